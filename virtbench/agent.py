@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""The virtbench agent: the one small program that runs inside every environment.
+
+Standard library only, so it runs on any python3 >= 3.7 (a guest's python3-minimal included).
+It reads requests and writes replies as newline-delimited JSON (ASCII only, so the same
+framing works over a pipe, a virtio-serial port or a raw serial line) and parses nothing:
+every benchmark's output goes back to the host verbatim.
+
+Requests (one JSON object a line; "id" is echoed back):
+  {"op": "ping"}
+  {"op": "exec", "argv": [...], "env": {...}, "timeout": 60, "cwd": "/tmp", "stdin": ""}
+  {"op": "put", "path": "/x", "data_b64": "...", "mode": 493}
+  {"op": "get", "path": "/x"}
+  {"op": "shutdown"}                       # ends the agent loop
+Replies: {"id": .., "ok": true, ...} or {"id": .., "ok": false, "error": "..."}.
+An exec reply carries exit, stdout, stderr, wall_s, user_s, sys_s and timed_out.
+
+Transports: --stdio (a subprocess of the host), --port PATH (a virtio-serial port such as
+/dev/virtio-ports/org.virtbench.agent), --serial PATH (a tty, put in raw mode).
+"""
+import argparse
+import base64
+import json
+import os
+import platform
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+AGENT_VERSION = 1
+MAX_OUTPUT = 32 * 1024 * 1024  # bytes of stdout/stderr returned per stream
+
+
+def _decode(data):
+    if len(data) > MAX_OUTPUT:
+        data = data[-MAX_OUTPUT:]
+    return data.decode("utf-8", errors="replace")
+
+
+def do_exec(req):
+    argv = req["argv"]
+    env = dict(os.environ)
+    env.update(req.get("env") or {})
+    timeout = req.get("timeout")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    timed_out = False
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=req.get("cwd") or None,
+            env=env,
+            start_new_session=True,  # so a timeout kills the whole process group
+        )
+    except OSError as exc:
+        return {"ok": True, "exit": 127, "stdout": "", "stderr": "%s: %s" % (argv[0], exc),
+                "wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "timed_out": False}
+    stdin = (req.get("stdin") or "").encode()
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "ok": True,
+        "exit": proc.returncode,
+        "stdout": _decode(out),
+        "stderr": _decode(err),
+        "wall_s": wall,
+        "user_s": after.ru_utime - before.ru_utime,
+        "sys_s": after.ru_stime - before.ru_stime,
+        "timed_out": timed_out,
+    }
+
+
+def do_put(req):
+    path = req["path"]
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    tmp = path + ".part"
+    with open(tmp, "wb") as f:
+        f.write(base64.b64decode(req["data_b64"]))
+    os.chmod(tmp, req.get("mode", 0o644))
+    os.replace(tmp, path)
+    return {"ok": True}
+
+
+def do_get(req):
+    with open(req["path"], "rb") as f:
+        return {"ok": True, "data_b64": base64.b64encode(f.read()).decode("ascii")}
+
+
+def do_ping(_req):
+    return {"ok": True, "agent_version": AGENT_VERSION, "hostname": socket.gethostname(),
+            "python": platform.python_version(), "pid": os.getpid(),
+            "uptime_s": _uptime()}
+
+
+def _uptime():
+    try:
+        with open("/proc/uptime") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+HANDLERS = {"exec": do_exec, "put": do_put, "get": do_get, "ping": do_ping}
+
+
+def handle(req):
+    op = req.get("op")
+    if op not in HANDLERS:
+        return {"ok": False, "error": "unknown op %r" % (op,)}
+    try:
+        return HANDLERS[op](req)
+    except Exception as exc:  # the agent must survive any one bad request
+        return {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}
+
+
+def serve(reader, writer):
+    """Answer requests until EOF (returns False) or a shutdown request (returns True)."""
+    for raw in iter(reader.readline, b""):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line.decode("ascii", errors="replace"))
+        except ValueError:
+            reply = {"id": None, "ok": False, "error": "malformed request line"}
+            req = {}
+        else:
+            if req.get("op") == "shutdown":
+                writer.write((json.dumps({"id": req.get("id"), "ok": True}) + "\n").encode())
+                writer.flush()
+                return True
+            reply = handle(req)
+        reply["id"] = req.get("id")
+        writer.write((json.dumps(reply, ensure_ascii=True) + "\n").encode("ascii"))
+        writer.flush()
+    return False
+
+
+def _raw_tty(fd):
+    import termios
+    import tty
+    tty.setraw(fd)
+    attrs = termios.tcgetattr(fd)
+    attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="virtbench agent")
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--stdio", action="store_true", help="serve on stdin/stdout")
+    group.add_argument("--port", help="serve on a virtio-serial port (character device)")
+    group.add_argument("--serial", help="serve on a serial tty (raw mode)")
+    args = parser.parse_args(argv)
+    if args.stdio:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
+        return 0
+    path = args.port or args.serial
+    # A port lives as long as the guest. While no host is connected a virtio-serial read
+    # returns EOF at once, so EOF means "wait and reopen", and only shutdown ends the loop.
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
+        if args.serial:
+            _raw_tty(fd)
+        reader = os.fdopen(fd, "rb", buffering=0, closefd=False)
+        writer = os.fdopen(fd, "wb", buffering=0, closefd=False)
+        try:
+            if serve(reader, writer):
+                return 0
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        time.sleep(0.2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

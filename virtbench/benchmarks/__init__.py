@@ -1,0 +1,24 @@
+"""Benchmark families. Each module holds one family; REGISTRY maps a name to its benchmark.
+
+To add a benchmark: write a Benchmark subclass in its family's module (a command, the tools
+it needs, parameters, and a pure parser tested on captured real output) and list it here.
+"""
+from __future__ import annotations
+
+from ..errors import VirtbenchError
+from .base import Benchmark, Metric, ParseError, TrialOutcome
+from .cpu import Himeno, Pi
+from .memory import Stream
+
+REGISTRY: dict[str, Benchmark] = {b.name: b for b in (Himeno(), Stream(), Pi())}
+
+
+def get(name: str) -> Benchmark:
+    if name not in REGISTRY:
+        raise VirtbenchError(
+            f"unknown benchmark {name!r}; valid benchmarks: {', '.join(sorted(REGISTRY))} "
+            "(see `virtbench benchmarks`)")
+    return REGISTRY[name]
+
+
+__all__ = ["Benchmark", "Metric", "ParseError", "TrialOutcome", "REGISTRY", "get"]

@@ -1,0 +1,143 @@
+"""What a benchmark is: a command to run in an environment and a pure parser of its output."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import VirtbenchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..environments.base import Environment
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One named number with a unit and a direction."""
+
+    name: str
+    unit: str
+    higher_is_better: bool
+    description: str = ""
+
+
+class ParseError(ValueError):
+    """The tool's output did not hold what the parser needs (a failed trial, not bad input)."""
+
+
+@dataclass
+class TrialOutcome:
+    """What one trial produced: its metric values, or why it failed, and the raw output."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    exit: int | None = None
+    wall_s: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Benchmark:
+    """A named measurement procedure. Subclasses fill the class attributes and `argv`/`parse`.
+
+    `defaults` are the seed studies' parameters; `quick` overrides them for a smoke run.
+    """
+
+    name: ClassVar[str]
+    family: ClassVar[str]
+    description: ClassVar[str] = ""
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    tools: ClassVar[tuple[str, ...]] = ()      # what must exist in the environment
+    defaults: ClassVar[dict[str, Any]] = {}
+    quick: ClassVar[dict[str, Any]] = {}
+
+    # -- parameters ----------------------------------------------------------------------
+    def params(self, given: dict[str, Any] | None = None, quick: bool = False) -> dict[str, Any]:
+        """Defaults, then the quick sizes, then what the study gave; unknown keys are errors."""
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.defaults))
+        if unknown:
+            raise VirtbenchError(
+                f"benchmark {self.name}: unknown parameter {unknown[0]}; "
+                f"valid parameters: {', '.join(sorted(self.defaults)) or 'none'}")
+        merged = dict(self.defaults)
+        if quick:
+            merged.update(self.quick)
+        for key, value in given.items():
+            expected = type(self.defaults[key])
+            if expected is float and isinstance(value, int):
+                value = float(value)
+            if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+                raise VirtbenchError(
+                    f"benchmark {self.name}: parameter {key}={value!r} should be a "
+                    f"{expected.__name__}, like {self.defaults[key]!r}")
+            merged[key] = value
+        self.check(merged)
+        return merged
+
+    def check(self, params: dict[str, Any]) -> None:
+        """Raise VirtbenchError for parameter values that make no sense."""
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    # -- running -------------------------------------------------------------------------
+    def timeout(self, params: dict[str, Any]) -> float:
+        """Seconds a trial may take before it is killed (generous: guests may be slow)."""
+        return 3600.0
+
+    def argv(self, params: dict[str, Any], env: "Environment") -> list[str]:
+        raise NotImplementedError
+
+    def parse(self, stdout: str) -> dict[str, float]:
+        """Pure: the tool's stdout -> metric values. Raise ParseError when it is not there."""
+        raise NotImplementedError
+
+    def run_trial(self, env: "Environment", params: dict[str, Any]) -> TrialOutcome:
+        """Run once in `env` and parse. Failure is an outcome, never an exception."""
+        result = env.exec(self.argv(params, env), timeout=self.timeout(params))
+        outcome = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
+                               wall_s=result.wall_s)
+        if result.timed_out:
+            outcome.error = f"timed out after {self.timeout(params):.0f} s"
+        elif result.exit != 0:
+            last = (result.stderr.strip().splitlines() or ["(no stderr)"])[-1]
+            outcome.error = f"exit status {result.exit}: {last}"
+        else:
+            try:
+                outcome.values = self.parse(result.stdout)
+            except ParseError as exc:
+                outcome.error = f"unparsable output: {exc}"
+        return outcome
+
+
+def last_json_line(stdout: str) -> dict:
+    """The last line of stdout that is a JSON object (our kernels print exactly one)."""
+    for line in reversed(stdout.strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError as exc:
+                raise ParseError(f"malformed JSON result line: {exc}") from exc
+            if isinstance(value, dict):
+                return value
+    raise ParseError("no JSON result line in the output")
+
+
+def number(obj: dict, key: str) -> float:
+    """obj[key] as a finite float, or ParseError naming the key."""
+    try:
+        value = float(obj[key])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ParseError(f"missing or non-numeric {key!r}") from exc
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ParseError(f"{key!r} is not finite")
+    return value

@@ -1,0 +1,66 @@
+"""CPU benchmarks: Himeno (RIKEN's Poisson solver) and SuperPI-style pi, our own kernels."""
+from __future__ import annotations
+
+from ..errors import VirtbenchError
+from .base import Benchmark, Metric, ParseError, last_json_line, number
+
+HIMENO_SIZES = ("XS", "S", "M", "L")
+
+
+class Himeno(Benchmark):
+    name = "himeno"
+    family = "cpu"
+    description = "Himeno: 19-point Jacobi iteration of a Poisson equation, single precision (MFLOPS)"
+    metrics = (Metric("mflops", "MFLOPS", True, "floating-point rate of the Jacobi sweeps"),)
+    tools = ("himeno",)
+    # RIKEN 2012 ran size M; the original times itself to run about 60 s.
+    defaults = {"size": "M", "target_seconds": 60.0, "iterations": 0}
+    quick = {"size": "S", "target_seconds": 1.0}
+
+    def check(self, params):
+        if params["size"] not in HIMENO_SIZES:
+            raise VirtbenchError(f"benchmark himeno: size={params['size']} is not valid; "
+                                 f"use one of: {', '.join(HIMENO_SIZES)}")
+
+    def argv(self, params, env):
+        argv = [env.kernel_path("himeno"), "-s", params["size"]]
+        if params["iterations"] > 0:
+            return argv + ["-n", str(params["iterations"])]
+        return argv + ["-t", str(params["target_seconds"])]
+
+    def timeout(self, params):
+        return 600.0 + 100 * params["target_seconds"]
+
+    def parse(self, stdout):
+        result = last_json_line(stdout)
+        if result.get("kernel") != "himeno":
+            raise ParseError("not a himeno result line")
+        return {"mflops": number(result, "mflops")}
+
+
+class Pi(Benchmark):
+    name = "pi"
+    family = "cpu"
+    description = "SuperPI-style: 2^k decimal digits of pi by Gauss-Legendre (GMP), verified against MPFR"
+    metrics = (Metric("seconds", "s", False, "time to compute the digits"),)
+    tools = ("pi",)
+    defaults = {"k": 20}   # SuperPI "1M": 2^20 = 1,048,576 digits, as RIKEN 2012
+    quick = {"k": 16}
+
+    def check(self, params):
+        if not 4 <= params["k"] <= 27:
+            raise VirtbenchError(f"benchmark pi: k={params['k']} is out of range; use 4 to 27")
+
+    def argv(self, params, env):
+        return [env.kernel_path("pi"), "-k", str(params["k"])]
+
+    def timeout(self, params):
+        return 600.0 * max(1, 2 ** (params["k"] - 20)) * 4
+
+    def parse(self, stdout):
+        result = last_json_line(stdout)
+        if result.get("kernel") != "pi":
+            raise ParseError("not a pi result line")
+        if result.get("verified") is not True:
+            raise ParseError("the digits did not verify against MPFR: a wrong digit is no result")
+        return {"seconds": number(result, "seconds")}

@@ -1,0 +1,21 @@
+"""Environment kinds. Each module defines one kind; KINDS maps its name to its class."""
+from __future__ import annotations
+
+from ..errors import VirtbenchError
+from .base import Environment, EnvSpec, Option, Usability
+from .native import Native
+
+KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native,)}
+
+
+def create(spec: EnvSpec | str) -> Environment:
+    """An Environment for a spec, or a one-line error naming the valid kinds."""
+    if isinstance(spec, str):
+        spec = EnvSpec.parse(spec)
+    if spec.kind not in KINDS:
+        raise VirtbenchError(
+            f"unknown environment kind {spec.kind!r}; valid kinds: {', '.join(sorted(KINDS))}")
+    return KINDS[spec.kind](spec)
+
+
+__all__ = ["Environment", "EnvSpec", "Option", "Usability", "KINDS", "create"]

@@ -1,0 +1,151 @@
+"""What every environment kind shares: its spec, its options, its label, its life cycle."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+from ..errors import VirtbenchError
+from ..transport import AgentClient, ExecResult
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of an environment kind: its default and what values it takes."""
+
+    default: Any
+    choices: tuple[str, ...] | None = None      # the valid values, when they are a fixed set
+    convert: Callable[[str], Any] | None = None  # a parser for free-form values (int, size)
+    help: str = ""
+    in_label: bool = True                        # does a non-default value appear in the label?
+
+    def parse(self, kind: str, name: str, raw: str) -> Any:
+        if self.choices is not None and raw not in self.choices:
+            raise VirtbenchError(
+                f"environment {kind}: {name}={raw} is not valid; use one of: {', '.join(self.choices)}")
+        if self.convert is not None:
+            try:
+                return self.convert(raw)
+            except ValueError as exc:
+                raise VirtbenchError(f"environment {kind}: {name}={raw} is not valid ({exc})") from exc
+        return raw
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """`KIND[:key=value,...]` as the user wrote it, split into its parts."""
+
+    kind: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> "EnvSpec":
+        text = text.strip()
+        if not text:
+            raise VirtbenchError("empty environment spec; write KIND[:key=value,...], e.g. native")
+        kind, _, rest = text.partition(":")
+        options: dict[str, str] = {}
+        for item in filter(None, (p.strip() for p in rest.split(","))):
+            key, eq, value = item.partition("=")
+            if not eq or not key or not value:
+                raise VirtbenchError(
+                    f"environment spec {text!r}: {item!r} is not key=value; "
+                    "write e.g. qemu:disk=ide,nic=e1000")
+            if key in options:
+                raise VirtbenchError(f"environment spec {text!r}: option {key} given twice")
+            options[key] = value
+        return cls(kind.strip(), options)
+
+    def __str__(self) -> str:
+        if not self.options:
+            return self.kind
+        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options.items())
+
+
+@dataclass
+class Usability:
+    """Whether an environment kind can run here, and why not."""
+
+    usable: bool
+    reason: str = ""
+    details: dict = field(default_factory=dict)
+
+
+class Environment(ABC):
+    """One place benchmarks run. Subclasses set `kind` and `options` and talk to an agent.
+
+    Life cycle: resolve() (cheap, decides things like the accelerator) -> start() -> exec()...
+    -> stop(). stop() must leave nothing behind, whatever state start() reached.
+    """
+
+    kind: ClassVar[str]
+    options: ClassVar[dict[str, Option]] = {}
+    summary: ClassVar[str] = ""
+
+    def __init__(self, spec: EnvSpec):
+        unknown = sorted(set(spec.options) - set(self.options))
+        if unknown:
+            valid = ", ".join(sorted(self.options)) or "none"
+            raise VirtbenchError(
+                f"environment {spec.kind}: unknown option {unknown[0]}; valid options: {valid}")
+        self.spec = spec
+        self.values: dict[str, Any] = {name: opt.default for name, opt in self.options.items()}
+        for name, raw in spec.options.items():
+            self.values[name] = self.options[name].parse(spec.kind, name, raw)
+        self.agent: AgentClient | None = None
+        self.boot_s: float | None = None   # start-to-agent-ready, when it means something
+        self.notes: list[str] = []          # things the report should say (e.g. why TCG)
+
+    # -- identity ------------------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        """Stable label: the kind, then every option that differs from its default."""
+        parts = [self.kind]
+        for name, opt in self.options.items():
+            if opt.in_label and self.values[name] != opt.default:
+                parts.append(f"{self.values[name]}" if opt.choices else f"{name}={self.values[name]}")
+        return "/".join(parts)
+
+    @classmethod
+    def probe(cls) -> Usability:
+        """Can this kind run on this host at all? Cheap and side-effect free."""
+        return Usability(True)
+
+    def resolve(self) -> None:
+        """Settle choices that depend on the host (accelerator...) before the label is used."""
+
+    # -- life cycle ----------------------------------------------------------------------
+    @abstractmethod
+    def start(self) -> None:
+        """Bring the environment up and connect `self.agent`."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Tear everything down; safe to call more than once and after a failed start."""
+
+    def pause(self) -> None:
+        """Quiesce while another environment measures (a guest is stopped, say)."""
+
+    def resume(self) -> None:
+        """Undo pause()."""
+
+    # -- running things ------------------------------------------------------------------
+    def exec(self, argv: list[str], timeout: float, env: dict | None = None) -> ExecResult:
+        if self.agent is None:
+            raise RuntimeError(f"{self.label}: exec before start")
+        return self.agent.exec(argv, timeout=timeout, env=env)
+
+    @abstractmethod
+    def kernel_path(self, name: str) -> str:
+        """Where our kernel binary `name` (himeno, stream, pi) is inside the environment."""
+
+    def metadata(self) -> dict:
+        """The fingerprint stored with the run (CPU, kernel, versions, device models...)."""
+        return {}
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

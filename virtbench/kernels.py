@@ -1,0 +1,71 @@
+"""Our benchmark kernels (himeno, stream, pi): find their C sources and build them once.
+
+They are built static and for generic x86-64 so one binary runs on the host and in any guest.
+Builds are cached under the user's cache directory by a hash of the sources, so editing a
+kernel rebuilds it and nothing else ever does.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import platformdirs
+
+from .errors import VirtbenchError
+
+KERNELS = ("himeno", "stream", "pi")
+
+
+def source_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_kernels", here.parent / "kernels"):
+        if (candidate / "Makefile").exists():
+            return candidate
+    raise VirtbenchError("kernel sources not found; reinstall virtbench (pip install -e .)")
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("VIRTBENCH_CACHE") or platformdirs.user_cache_dir("virtbench"))
+
+
+def sources_hash(src: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(src.iterdir()):
+        if path.is_file() and (path.suffix in {".c", ".h"} or path.name == "Makefile"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def check_build_tools() -> None:
+    """One line naming what is missing and how to get it."""
+    if not shutil.which("make") or not shutil.which("cc"):
+        raise VirtbenchError("a C compiler and make are needed to build the kernels; "
+                             "install them with: apt-get install build-essential")
+    for lib, pkg in (("gmp.h", "libgmp-dev"), ("mpfr.h", "libmpfr-dev")):
+        if not any(Path(d, lib).exists() for d in ("/usr/include", "/usr/local/include",
+                                                     "/usr/include/x86_64-linux-gnu")):
+            raise VirtbenchError(f"{lib} not found (needed by the pi kernel); "
+                                 f"install it with: apt-get install {pkg}")
+
+
+def build(force: bool = False) -> Path:
+    """Build the kernels if needed and return the directory holding the binaries."""
+    src = source_dir()
+    out = cache_dir() / "kernels" / sources_hash(src)
+    if not force and all((out / k).exists() for k in KERNELS):
+        return out
+    check_build_tools()
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    proc = subprocess.run(["make", "-C", str(src), f"OUT={tmp}"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise VirtbenchError(f"building the kernels failed: {last}; "
+                             f"run `make -C {src}` to see the whole error")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
