@@ -77,11 +77,11 @@ class AgentClient:
         line, self._buf = self._buf.split(b"\n", 1)
         return line
 
-    def request(self, op: str, timeout: float | None = None, **fields) -> dict:
-        """Send one request and wait for its reply (replies to other ids are dropped)."""
+    def request(self, op: str, wait: float | None = None, **fields) -> dict:
+        """Send one request and wait up to `wait` s for its reply (other ids are dropped)."""
         rid = next(self._ids)
         self._send({"id": rid, "op": op, **fields})
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if wait is None else time.monotonic() + wait
         while True:
             line = self._readline(deadline).strip()
             if not line.startswith(b"{"):
@@ -98,27 +98,27 @@ class AgentClient:
 
     # -- operations ----------------------------------------------------------------------
     def ping(self, timeout: float = 10.0) -> dict:
-        return self.request("ping", timeout=timeout)
+        return self.request("ping", wait=timeout)
 
     def exec(self, argv: list[str], timeout: float, env: dict | None = None,
              cwd: str | None = None, stdin: str = "") -> ExecResult:
         # The agent enforces `timeout` on the command; give the reply a margin beyond it.
-        reply = self.request("exec", timeout=timeout + 30, argv=argv, env=env or {},
+        reply = self.request("exec", wait=timeout + 30, argv=argv, env=env or {},
                              timeout=timeout, cwd=cwd, stdin=stdin)
         return ExecResult(exit=reply["exit"], stdout=reply["stdout"], stderr=reply["stderr"],
                           wall_s=reply["wall_s"], user_s=reply.get("user_s", 0.0),
                           sys_s=reply.get("sys_s", 0.0), timed_out=reply.get("timed_out", False))
 
     def put(self, path: str, data: bytes, mode: int = 0o644, timeout: float = 120) -> None:
-        self.request("put", timeout=timeout, path=path, mode=mode,
+        self.request("put", wait=timeout, path=path, mode=mode,
                      data_b64=base64.b64encode(data).decode("ascii"))
 
     def get(self, path: str, timeout: float = 120) -> bytes:
-        return base64.b64decode(self.request("get", timeout=timeout, path=path)["data_b64"])
+        return base64.b64decode(self.request("get", wait=timeout, path=path)["data_b64"])
 
     def shutdown(self, timeout: float = 5.0) -> None:
         try:
-            self.request("shutdown", timeout=timeout)
+            self.request("shutdown", wait=timeout)
         except AgentError:
             pass
 

@@ -1,0 +1,31 @@
+"""Reports: one module per output format, all rendering the dict from analysis.analyze_run."""
+from __future__ import annotations
+
+from ..errors import VirtbenchError
+from . import export, markdown, terminal
+
+FORMATS = ("table", "markdown", "json", "csv")
+
+
+def render(analysis: dict, fmt: str) -> str:
+    if fmt == "table":
+        return terminal.render_text(analysis)
+    if fmt == "markdown":
+        return markdown.render(analysis)
+    if fmt == "json":
+        return export.to_json(analysis)
+    if fmt == "csv":
+        return export.to_csv(analysis)
+    raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")
+
+
+def render_compare(comparison: dict, fmt: str) -> str:
+    if fmt == "table":
+        return terminal.render_compare_text(comparison)
+    if fmt == "markdown":
+        return markdown.render_compare(comparison)
+    if fmt == "json":
+        return export.to_json(comparison)
+    if fmt == "csv":
+        return export.compare_to_csv(comparison)
+    raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")

@@ -1,0 +1,86 @@
+"""The agent and its host-side client, over the subprocess transport used by `native`."""
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from virtbench.errors import AgentError
+from virtbench.transport import AGENT_SOURCE, SubprocessAgent
+
+
+@pytest.fixture
+def agent():
+    a = SubprocessAgent([sys.executable, str(AGENT_SOURCE), "--stdio"])
+    yield a
+    a.close()
+
+
+def test_ping_reports_version_and_host(agent):
+    reply = agent.ping()
+    assert reply["agent_version"] == 1 and reply["hostname"]
+
+
+def test_exec_returns_exit_output_and_times(agent):
+    r = agent.exec(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=10)
+    assert (r.exit, r.stdout, r.stderr, r.timed_out) == (3, "out\n", "err\n", False)
+    assert r.wall_s > 0
+
+
+def test_exec_counts_cpu_time_of_the_child(agent):
+    r = agent.exec([sys.executable, "-c", "sum(i*i for i in range(3_000_000))"], timeout=60)
+    assert r.exit == 0 and r.user_s > 0.05
+
+
+def test_exec_passes_env_and_stdin(agent):
+    r = agent.exec(["sh", "-c", "echo $VB_X; cat"], timeout=10, env={"VB_X": "hello"}, stdin="in")
+    assert r.stdout == "hello\nin"
+
+
+def test_exec_timeout_kills_the_whole_process_group(agent, tmp_path):
+    marker = tmp_path / "grandchild-alive"
+    script = f"(sleep 3; touch {marker}) & sleep 30"
+    t0 = time.monotonic()
+    r = agent.exec(["sh", "-c", script], timeout=0.5)
+    assert r.timed_out and time.monotonic() - t0 < 5
+    time.sleep(3.5)
+    assert not marker.exists()
+
+
+def test_missing_program_is_exit_127_not_a_crash(agent):
+    r = agent.exec(["/nonexistent/tool"], timeout=5)
+    assert r.exit == 127 and "nonexistent" in r.stderr
+    assert agent.ping()["ok"]
+
+
+def test_put_and_get_round_trip(agent, tmp_path):
+    path = str(tmp_path / "sub" / "file.bin")
+    data = bytes(range(256)) * 100
+    agent.put(path, data, mode=0o755)
+    assert agent.get(path) == data
+    assert (tmp_path / "sub" / "file.bin").stat().st_mode & 0o777 == 0o755
+
+
+def test_bad_requests_get_errors_and_the_agent_survives(agent):
+    with pytest.raises(AgentError, match="unknown op"):
+        agent.request("dance", wait=5)
+    with pytest.raises(AgentError, match="No such file"):
+        agent.get("/nonexistent/file")
+    assert agent.ping()["ok"]
+
+
+def test_malformed_line_is_answered_not_fatal():
+    proc = subprocess.run([sys.executable, str(AGENT_SOURCE), "--stdio"],
+                          input=b'not json\n{"id": 7, "op": "ping"}\n', capture_output=True,
+                          timeout=10)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert replies[0]["ok"] is False and "malformed" in replies[0]["error"]
+    assert replies[1]["id"] == 7 and replies[1]["ok"] is True
+
+
+def test_a_dead_agent_is_an_agent_error(agent):
+    agent.proc.kill()
+    agent.proc.wait()
+    with pytest.raises(AgentError):
+        agent.ping(timeout=2)

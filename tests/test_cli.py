@@ -1,0 +1,139 @@
+"""The command line as users and scripts see it: exit codes, one-line errors, the reports."""
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from virtbench import benchmarks, cli
+from virtbench.benchmarks.base import Benchmark, Metric, ParseError
+from virtbench.store import Store
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["run", "--bench", "nosuch"], "unknown benchmark 'nosuch'"),
+    (["run", "--env", "nosuch", "--bench", "pi"], "unknown environment kind 'nosuch'"),
+    (["run", "--env", "native:fast=yes", "--bench", "pi"], "unknown option fast"),
+    (["run", "--bench", "pi", "--baseline", "qemu"], "baseline 'qemu' is not an environment"),
+    (["run", "--bench", "himeno", "--trials", "0"], "trials must be at least 1"),
+    (["run", "/nonexistent/study.toml"], "no such file"),
+    (["run"], "nothing to run"),
+    (["run", "--trials", "many"], "invalid int value"),
+    (["report", "--format", "pdf"], "invalid choice"),
+])
+def test_bad_input_is_one_line_exit_2_and_nothing_stored(capsys, store_url, argv, words):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert words in err
+    assert len(err.strip().splitlines()) == 1
+    assert not Path(store_url[len("sqlite:///"):]).exists()
+
+
+def test_malformed_study_file(capsys, store_url, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[benchmark]]\nname = 'stream'\nparams = { elements = }\n")
+    code, _, err = run_cli(capsys, "run", str(bad))
+    assert code == 2 and f"study {bad}: not valid TOML" in err
+
+
+def test_report_of_an_empty_store(capsys, store_url):
+    code, _, err = run_cli(capsys, "report")
+    assert code == 2 and "holds no runs yet" in err
+
+
+def test_benchmarks_and_envs_list(capsys):
+    code, out, _ = run_cli(capsys, "benchmarks")
+    assert code == 0 and "himeno" in out and "triad_mb_s" in out
+    code, out, _ = run_cli(capsys, "envs")
+    assert code == 0 and "native" in out and "yes" in out
+
+
+def test_dry_run_prints_the_plan_and_runs_nothing(capsys, store_url):
+    code, out, _ = run_cli(capsys, "run", str(REPO / "studies" / "quick.toml"), "--quick",
+                           "--dry-run")
+    assert code == 0
+    assert "5 trials x 1 environment(s) x 3 benchmark(s) = 15 trials" in out
+    assert "benchmark pi: k=16" in out
+    assert not Path(store_url[len("sqlite:///"):]).exists()
+
+
+def test_quick_run_then_json_markdown_csv_reports(capsys, store_url):
+    code, out, err = run_cli(capsys, "run", "--env", "native", "--bench", "stream",
+                             "--bench", "himeno", "--bench", "pi", "--trials", "3", "--quick",
+                             "--no-progress", "--seed", "1")
+    assert code == 0, err
+    assert "stream" in out and "himeno" in out
+
+    code, out, _ = run_cli(capsys, "report", "--format", "json")
+    data = json.loads(out)
+    assert set(data) >= {"run", "environments", "results", "warnings"}
+    assert set(data["run"]) >= {"id", "study", "started", "finished", "quick", "status"}
+    assert data["run"]["quick"] is True and data["run"]["status"] == "complete"
+    assert data["environments"][0]["label"] == "native"
+    assert data["environments"][0]["metadata"]["cores"] >= 1
+    metrics = {(r["benchmark"], r["metric"]) for r in data["results"]}
+    assert metrics == {("stream", "copy_mb_s"), ("stream", "scale_mb_s"), ("stream", "add_mb_s"),
+                       ("stream", "triad_mb_s"), ("himeno", "mflops"), ("pi", "seconds")}
+    for r in data["results"]:
+        assert set(r) >= {"environment", "benchmark", "metric", "unit", "higher_is_better", "n",
+                          "samples", "failed_trials", "trimmed_mean", "median", "stdev", "cv",
+                          "ci_low", "ci_high", "vs_baseline"}
+        assert r["n"] == 3 and len(r["samples"]) == 3 and r["failed_trials"] == 0
+        assert r["trimmed_mean"] > 0 and r["vs_baseline"] is None   # native is the baseline
+    w = data["warnings"][0]
+    assert set(w) >= {"environment", "benchmark", "metric", "kind", "message"}
+
+    code, out, _ = run_cli(capsys, "report", "--format", "markdown")
+    assert "## himeno" in out and "| native | mflops ↑ (MFLOPS) | 3 |" in out
+
+    code, out, _ = run_cli(capsys, "report", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 3 * 6 and {r["environment"] for r in rows} == {"native"}
+
+
+class Flaky(Benchmark):
+    """Trial 2 prints garbage, trial 3 crashes; the others report a number."""
+
+    name = "flaky"
+    family = "test"
+    metrics = (Metric("value", "x", True),)
+    defaults = {"counter": ""}
+
+    def argv(self, params, env):
+        script = ('n=$(($(cat {c} 2>/dev/null || echo 0) + 1)); echo $n > {c}; '
+                  '[ $n = 2 ] && {{ echo "Segmentation fault? no: garbage"; exit 0; }}; '
+                  '[ $n = 3 ] && {{ echo "core dumped" >&2; kill -SEGV $$; }}; '
+                  'echo "{{\\"value\\": $n}}"').format(c=params["counter"])
+        return ["sh", "-c", script]
+
+    def parse(self, stdout):
+        from virtbench.benchmarks.base import last_json_line, number
+        return {"value": number(last_json_line(stdout), "value")}
+
+
+def test_a_failing_trial_is_kept_with_its_stderr_and_the_others_stand(capsys, store_url, tmp_path,
+                                                                      monkeypatch):
+    monkeypatch.setitem(benchmarks.REGISTRY, "flaky", Flaky())
+    study = tmp_path / "flaky.toml"
+    study.write_text(f'trials = 5\n[[benchmark]]\nname = "flaky"\nlabel = "flaky"\n'
+                     f'params = {{ counter = "{tmp_path / "n"}" }}\n')
+    code, _, err = run_cli(capsys, "run", str(study), "--no-progress")
+    assert code == 1
+    assert "2 trial(s) failed" in err
+    store = Store(store_url)
+    run = store.get_run()
+    trials = store.trials(run["id"])
+    assert [t["status"] for t in trials] == ["ok", "failed", "failed", "ok", "ok"]
+    assert "unparsable output" in trials[1]["error"]
+    assert "garbage" in trials[1]["stdout"]
+    assert trials[2]["exit"] != 0 and "core dumped" in trials[2]["stderr"]
+    assert sorted(s["value"] for s in store.samples(run["id"])) == [1.0, 4.0, 5.0]

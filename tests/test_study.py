@@ -1,0 +1,98 @@
+import pytest
+
+from virtbench import study
+from virtbench.errors import VirtbenchError
+
+
+def write(tmp_path, text):
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+def test_load_a_study_file(tmp_path):
+    s = study.load(write(tmp_path, """
+name = "riken-2012"
+trials = 12
+baseline = "native"
+[[environment]]
+spec = "native"
+[[benchmark]]
+name = "stream"
+params = { elements = 10000000, passes = 20, processes = 4 }
+[[benchmark]]
+name = "pi"
+"""))
+    assert s.name == "riken-2012" and s.trials == 12 and s.baseline == "native"
+    assert [e.spec for e in s.environments] == ["native"]
+    assert s.benchmarks[0].label == "stream[elements=10000000,passes=20,processes=4]"
+    assert s.benchmarks[1].label == "pi"
+    study.validate(s)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("name = ", "not valid TOML"),
+    ("colour = 'red'", "unknown key 'colour'"),
+    ("[[environment]]\nimage = 'x'", "needs spec"),
+    ("[[benchmark]]\nparams = {}", "needs name"),
+    ("trials = 'many'", "trials must be a number"),
+    ("[[benchmark]]\nname = 'stream'\nparams = 3", "params must be a table"),
+])
+def test_malformed_study_files_name_the_problem(tmp_path, text, words):
+    with pytest.raises(VirtbenchError) as err:
+        study.load(write(tmp_path, text))
+    assert words in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_study_file(tmp_path):
+    with pytest.raises(VirtbenchError, match="no such file"):
+        study.load(tmp_path / "nope.toml")
+
+
+def test_flags_override_the_file(tmp_path):
+    s = study.load(write(tmp_path, """
+trials = 12
+[[environment]]
+spec = "native"
+[[benchmark]]
+name = "stream"
+params = { processes = 2 }
+"""))
+    s = study.with_flags(s, benches=["stream", "pi"], trials=3, quick=True, seed=5)
+    assert s.trials == 3 and s.quick and s.seed == 5
+    assert [b.label for b in s.benchmarks] == ["stream[processes=2]", "pi"]
+
+
+@pytest.mark.parametrize("case, words", [
+    (study.BenchmarkCase("nosuch"), "unknown benchmark 'nosuch'"),
+    (study.BenchmarkCase("stream", {"colour": 1}), "unknown parameter colour"),
+    (study.BenchmarkCase("stream", {"elements": "many"}), "should be a int"),
+    (study.BenchmarkCase("himeno", {"size": "XXL"}), "use one of: XS, S, M, L"),
+])
+def test_validate_rejects_bad_benchmarks(case, words):
+    s = study.with_flags(None)
+    s.benchmarks = [case]
+    with pytest.raises(VirtbenchError, match=words):
+        study.validate(s)
+
+
+def test_validate_needs_something_to_run():
+    with pytest.raises(VirtbenchError, match="nothing to run"):
+        study.validate(study.with_flags(None))
+
+
+def test_plan_is_randomised_blocks_reproducible_by_seed():
+    envs, cases = ["native", "qemu-tcg", "qemu-tcg/ide"], ["stream", "pi"]
+    p = study.plan(envs, cases, trials=4, seed=42)
+    assert len(p) == 4 * 3 * 2
+    assert [s.seq for s in p] == list(range(24))
+    for t in range(4):   # every block holds each (environment, benchmark) exactly once
+        block = p[t * 6:(t + 1) * 6]
+        assert {s.trial for s in block} == {t}
+        assert sorted((s.environment, s.benchmark) for s in block) == sorted(
+            (e, c) for e in envs for c in cases)
+    assert p == study.plan(envs, cases, trials=4, seed=42)
+    orders = {tuple((s.environment, s.benchmark) for s in study.plan(envs, cases, 4, seed))
+              for seed in range(5)}
+    assert len(orders) > 1

@@ -1,0 +1,142 @@
+"""From stored samples to results: per environment x benchmark x metric, the statistics and
+the comparison against the baseline, in the shape of interface.md's JSON report."""
+from __future__ import annotations
+
+import zlib
+from collections import defaultdict
+
+from . import benchmarks, stats
+from .store import Store
+
+
+def _seed(*parts: str) -> int:
+    """A stable seed per result, so a report is the same every time it is made."""
+    return zlib.crc32("\x1f".join(parts).encode())
+
+
+def _num(x):
+    return None if x is None else float(x)
+
+
+def _metric_order(study: dict) -> dict[tuple[str, str], int]:
+    """(case label, metric) -> position of the metric in its benchmark's declaration."""
+    order = {}
+    for case in study["benchmarks"]:
+        bench = benchmarks.REGISTRY.get(case["name"])
+        for i, m in enumerate(bench.metrics if bench else ()):
+            order[(case["label"], m.name)] = i
+    return order
+
+
+def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | None = None) -> dict:
+    run = store.get_run(run_id)
+    run_id = run["id"]
+    study = run["study"]
+    threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
+    envs = store.environments(run_id)
+    labels = [e["label"] for e in envs]
+    baseline = study.get("baseline") or ("native" if "native" in labels else None)
+    trials = store.trials(run_id)
+    failed = defaultdict(int)
+    for t in trials:
+        if t["status"] != "ok":
+            failed[(t["environment"], t["benchmark"])] += 1
+    groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    meta: dict[tuple[str, str, str], tuple[str, bool]] = {}
+    for s in store.samples(run_id):
+        key = (s["environment"], s["benchmark"], s["metric"])
+        groups[key].append(s["value"])
+        meta[key] = (s["unit"], bool(s["higher_is_better"]))
+
+    bench_order = [b["label"] for b in study["benchmarks"]]
+    metric_order = _metric_order(study)
+    results, warnings = [], list(store.warnings(run_id))
+    keys = sorted(groups, key=lambda k: (bench_order.index(k[1]) if k[1] in bench_order else 99,
+                                         k[1], metric_order.get((k[1], k[2]), 99), k[2],
+                                         labels.index(k[0]) if k[0] in labels else 99))
+    for env, bench, metric in keys:
+        values = groups[(env, bench, metric)]
+        unit, hib = meta[(env, bench, metric)]
+        summary = stats.summarize(values, seed=_seed(run_id, env, bench, metric))
+        vs = None
+        base_values = groups.get((baseline, bench, metric)) if baseline else None
+        if env != baseline and base_values:
+            cmp = stats.compare(values, base_values, hib, threshold,
+                                seed=_seed(run_id, env, bench, metric, "vs"))
+            vs = {"ratio": cmp.ratio, "overhead_pct": cmp.overhead_pct,
+                  "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
+                  "ratio_ci_low": cmp.ratio_ci_low, "ratio_ci_high": cmp.ratio_ci_high,
+                  "p_value": cmp.p_value, "verdict": cmp.verdict,
+                  "threshold_pct": threshold}
+        results.append({
+            "environment": env, "benchmark": bench, "metric": metric, "unit": unit,
+            "higher_is_better": hib, "n": summary.n, "samples": values,
+            "failed_trials": failed.get((env, bench), 0),
+            "trimmed_mean": summary.trimmed_mean, "median": summary.median,
+            "stdev": _num(summary.stdev), "cv": _num(summary.cv),
+            "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
+            "vs_baseline": vs,
+        })
+        for kind, message in stats.noise_warnings(values):
+            # too few samples is a property of the trial, not of each metric: say it once
+            if kind == "few_samples" and any(w["kind"] == kind and w["environment"] == env
+                                             and w["benchmark"] == bench for w in warnings):
+                continue
+            warnings.append({"environment": env, "benchmark": bench,
+                             "metric": None if kind == "few_samples" else metric,
+                             "kind": kind, "message": message})
+    # trials that failed everywhere have no samples: say so rather than print nothing
+    for (env, bench), n in sorted(failed.items()):
+        if not any(r["environment"] == env and r["benchmark"] == bench for r in results):
+            last = next(t["error"] for t in reversed(trials)
+                        if t["environment"] == env and t["benchmark"] == bench and t["status"] != "ok")
+            warnings.append({"environment": env, "benchmark": bench, "metric": None,
+                             "kind": "all_trials_failed",
+                             "message": f"all {n} trial(s) failed; last error: {last}"})
+    for e in envs:
+        md = e.get("metadata") or {}
+        if e["label"] == baseline and md.get("hypervisor_flag"):
+            warnings.append({"environment": e["label"], "benchmark": None, "metric": None,
+                             "kind": "baseline_virtualized",
+                             "message": "the baseline itself runs under a hypervisor "
+                                        f"({md.get('virtualization') or 'CPUID hypervisor bit set'}); "
+                                        "overheads are relative to that, not to bare metal"})
+    return {
+        "run": {"id": run_id, "study": run["study_name"],
+                "started": run["started"].isoformat() if run["started"] else None,
+                "finished": run["finished"].isoformat() if run["finished"] else None,
+                "quick": bool(run["quick"]), "status": run["status"], "seed": run["seed"],
+                "baseline": baseline, "threshold_pct": threshold,
+                "trials_planned": study["trials"], "virtbench_version": run["virtbench_version"],
+                "host": run["host"]},
+        "environments": [{"label": e["label"], "kind": e["kind"], "spec": e["spec"],
+                          "options": e["options"], "status": e["status"], "error": e["error"],
+                          "boot_s": e["boot_s"], "metadata": e["metadata"] or {}} for e in envs],
+        "results": results,
+        "warnings": warnings,
+    }
+
+
+def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 5.0) -> dict:
+    """Pair two analyses by (environment, benchmark, metric): the change from A to B."""
+    index_b = {(r["environment"], r["benchmark"], r["metric"]): r for r in b["results"]}
+    rows = []
+    for ra in a["results"]:
+        key = (ra["environment"], ra["benchmark"], ra["metric"])
+        rb = index_b.get(key)
+        if rb is None:
+            continue
+        cmp = stats.compare(rb["samples"], ra["samples"], ra["higher_is_better"],
+                            seed=_seed(a["run"]["id"], b["run"]["id"], *key))
+        rows.append({
+            "environment": key[0], "benchmark": key[1], "metric": key[2], "unit": ra["unit"],
+            "higher_is_better": ra["higher_is_better"],
+            "a": ra["trimmed_mean"], "b": rb["trimmed_mean"], "n_a": ra["n"], "n_b": rb["n"],
+            "ratio": cmp.ratio, "change_pct": cmp.overhead_pct,
+            "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p_value": cmp.p_value,
+            "verdict": stats.change_verdict(cmp.overhead_pct, cmp.p_value, alpha, min_change_pct),
+        })
+    unmatched = sorted({(r["environment"], r["benchmark"], r["metric"]) for r in b["results"]}
+                       - {(r["environment"], r["benchmark"], r["metric"]) for r in a["results"]})
+    return {"a": a["run"], "b": b["run"], "alpha": alpha, "min_change_pct": min_change_pct,
+            "rows": rows, "only_in_b": [list(k) for k in unmatched]}

@@ -1,0 +1,235 @@
+"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__, analysis, benchmarks, environments, report, study as study_mod
+from .errors import VirtbenchError
+from .runner import Runner, estimate_s, prepare
+from .store import Store
+
+EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2 like every other bad input."""
+
+    def error(self, message):
+        self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="virtbench", description="What does virtualization cost me, and why?")
+    p.add_argument("--version", action="version", version=f"virtbench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sub.add_parser("envs", help="every environment kind, whether it is usable here, and why not")
+    sub.add_parser("benchmarks", help="every benchmark: family, metrics, tools it needs")
+
+    img = sub.add_parser("image", help="the guest image")
+    img_sub = img.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
+    build = img_sub.add_parser("build", help="build or reuse the cached guest image")
+    build.add_argument("--force", action="store_true", help="rebuild even if cached")
+
+    run = sub.add_parser("run", help="run a study")
+    run.add_argument("study", nargs="?", help="a study file (TOML)")
+    run.add_argument("--env", action="append", metavar="SPEC",
+                     help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
+    run.add_argument("--bench", action="append", metavar="NAME",
+                     help="benchmark to run; repeat for several (overrides the study's)")
+    run.add_argument("--trials", type=int, help="trials per benchmark and environment (default 12)")
+    run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
+    run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
+    run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
+    run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    runs = sub.add_parser("runs", help="list the runs in the store")
+    runs.add_argument("--store", metavar="URL")
+
+    rep = sub.add_parser("report", help="report a run (default: the latest)")
+    rep.add_argument("run_id", nargs="?", metavar="RUN_ID")
+    rep.add_argument("--format", default="table", choices=report.FORMATS)
+    rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    rep.add_argument("--threshold", type=float, help="verdict threshold in % (default: the study's)")
+    rep.add_argument("--store", metavar="URL")
+
+    cmp = sub.add_parser("compare", help="A/B two runs with significance")
+    cmp.add_argument("run_a", metavar="RUN_A")
+    cmp.add_argument("run_b", metavar="RUN_B")
+    cmp.add_argument("--format", default="table", choices=report.FORMATS)
+    cmp.add_argument("-o", "--output", metavar="FILE")
+    cmp.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
+    cmp.add_argument("--min-change", type=float, default=5.0,
+                     help="smallest change in %% that counts (default 5)")
+    cmp.add_argument("--store", metavar="URL")
+    return p
+
+
+# -- commands ----------------------------------------------------------------------------
+
+def cmd_envs(args, out: Console) -> int:
+    table = Table(title="environment kinds")
+    for col in ("kind", "usable", "why / details", "options"):
+        table.add_column(col)
+    for kind, cls in sorted(environments.KINDS.items()):
+        u = cls.probe()
+        details = u.reason or "; ".join(f"{k}: {v}" for k, v in u.details.items()) or cls.summary
+        opts = ", ".join(f"{n}={'|'.join(o.choices) if o.choices else o.default}"
+                         for n, o in cls.options.items())
+        table.add_row(kind, "[green]yes[/]" if u.usable else "[red]no[/]", details, opts or "—")
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_benchmarks(args, out: Console) -> int:
+    table = Table(title="benchmarks")
+    for col in ("name", "family", "metrics (unit, ↑ higher / ↓ lower is better)", "tools",
+                "defaults", "description"):
+        table.add_column(col)
+    for name, b in sorted(benchmarks.REGISTRY.items(), key=lambda kv: (kv[1].family, kv[0])):
+        metrics = ", ".join(f"{m.name} ({m.unit} {'↑' if m.higher_is_better else '↓'})"
+                            for m in b.metrics)
+        defaults = ", ".join(f"{k}={v}" for k, v in b.defaults.items())
+        table.add_row(name, b.family, metrics, ", ".join(b.tools), defaults, b.description)
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_image(args, out: Console) -> int:
+    from .guest import image   # guests are optional for every other command
+    info = image.build(force=args.force)
+    how = (f"reused the cached image ({info.build_s:.2f} s)" if info.reused
+           else f"built in {info.build_s:.1f} s")
+    out.print(f"path {info.path}\nsize {info.size_bytes / 2**20:.0f} MiB\n"
+              f"recipe {info.recipe_hash}\n{how}", highlight=False)
+    return EXIT_OK
+
+
+def cmd_run(args, out: Console, err: Console) -> int:
+    if args.resume:
+        store = Store(args.store)
+        outcome = Runner(store, console=err, show_progress=not args.no_progress).resume(args.resume)
+    else:
+        study = study_mod.load(args.study) if args.study else None
+        study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
+                                     baseline=args.baseline, seed=args.seed, quick=args.quick)
+        prepared = prepare(study)       # bad input stops here, before the store is touched
+        if args.dry_run:
+            return _print_plan(prepared, out)
+        store = Store(args.store)
+        outcome = Runner(store, console=err, show_progress=not args.no_progress).start(prepared)
+    if outcome.status == "interrupted":
+        return EXIT_INTERRUPTED
+    from .report.terminal import print_report
+    print_report(analysis.analyze_run(store, outcome.run_id), out)
+    if outcome.failed:
+        err.print(f"[yellow]{outcome.failed} trial(s) failed[/]; their errors are in the store "
+                  f"(virtbench report {outcome.run_id} --format json)")
+        return EXIT_FAILED_TRIALS
+    return EXIT_OK
+
+
+def _print_plan(prepared, out: Console) -> int:
+    s = prepared.study
+    total = s.trials * len(prepared.envs) * len(prepared.cases)
+    out.print(f"study {s.name}: {s.trials} trials x {len(prepared.envs)} environment(s) x "
+              f"{len(prepared.cases)} benchmark(s) = {total} trials"
+              + (" (quick sizes)" if s.quick else ""), highlight=False)
+    out.print(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
+              f"{s.seed if s.seed is not None else '(random at start)'}", highlight=False)
+    for label, env in prepared.envs.items():
+        out.print(f"  environment {label}  ({env.spec})", highlight=False)
+    for label, (bench, params) in prepared.cases.items():
+        out.print(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()),
+                  highlight=False)
+    out.print(f"estimated time: about {estimate_s(prepared) / 60:.0f} min on bare metal "
+              "(guests under TCG are much slower)", highlight=False)
+    return EXIT_OK
+
+
+def cmd_runs(args, out: Console) -> int:
+    store = Store(args.store)
+    table = Table(title=f"runs in {store.url}")
+    for col in ("id", "study", "status", "quick", "started", "finished"):
+        table.add_column(col)
+    for r in store.list_runs():
+        table.add_row(r["id"], r["study_name"], r["status"], "yes" if r["quick"] else "",
+                      f"{r['started']:%Y-%m-%d %H:%M}", f"{r['finished']:%H:%M}" if r["finished"] else "")
+    out.print(table)
+    return EXIT_OK
+
+
+def _emit(text: str, output: str | None, out: Console) -> None:
+    if output:
+        Path(output).write_text(text)
+        out.print(f"wrote {output}", highlight=False)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_report(args, out: Console) -> int:
+    store = Store(args.store)
+    result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold)
+    if args.format == "table" and not args.output:
+        from .report.terminal import print_report
+        print_report(result, out)
+    else:
+        _emit(report.render(result, args.format), args.output, out)
+    return EXIT_OK
+
+
+def cmd_compare(args, out: Console) -> int:
+    store = Store(args.store)
+    a = analysis.analyze_run(store, args.run_a)
+    b = analysis.analyze_run(store, args.run_b)
+    comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change)
+    if args.format == "table" and not args.output:
+        from .report.terminal import print_compare
+        print_compare(comparison, out)
+    else:
+        _emit(report.render_compare(comparison, args.format), args.output, out)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:          # --help, --version, or a usage error (exit 2)
+        return int(exc.code or 0)
+    # Tables want room: a pipe or a file gets 160 columns rather than rich's 80.
+    out = Console(width=None if sys.stdout.isatty() else 160)
+    err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+    try:
+        if args.command == "envs":
+            return cmd_envs(args, out)
+        if args.command == "benchmarks":
+            return cmd_benchmarks(args, out)
+        if args.command == "image":
+            return cmd_image(args, out)
+        if args.command == "run":
+            return cmd_run(args, out, err)
+        if args.command == "runs":
+            return cmd_runs(args, out)
+        if args.command == "report":
+            return cmd_report(args, out)
+        if args.command == "compare":
+            return cmd_compare(args, out)
+    except VirtbenchError as exc:
+        print(f"virtbench: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("virtbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""Machine-readable exports: JSON (interface.md's shape) and CSV (one row per sample)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+
+def to_json(data: dict) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def to_csv(analysis: dict) -> str:
+    """One row per sample: easy to load in a spreadsheet or pandas."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
+                "sample_index", "value", "trimmed_mean", "median", "ci_low", "ci_high",
+                "overhead_pct", "verdict"])
+    run = analysis["run"]["id"]
+    for r in analysis["results"]:
+        vs = r["vs_baseline"] or {}
+        for i, v in enumerate(r["samples"]):
+            w.writerow([run, r["environment"], r["benchmark"], r["metric"], r["unit"],
+                        int(r["higher_is_better"]), i, repr(v), r["trimmed_mean"], r["median"],
+                        r["ci_low"], r["ci_high"], vs.get("overhead_pct"), vs.get("verdict", "baseline")])
+    return buf.getvalue()
+
+
+def compare_to_csv(comparison: dict) -> str:
+    buf = io.StringIO()
+    cols = ["environment", "benchmark", "metric", "unit", "a", "b", "change_pct", "ci_low",
+            "ci_high", "p_value", "verdict"]
+    w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in comparison["rows"]:
+        w.writerow(r)
+    return buf.getvalue()

@@ -1,0 +1,71 @@
+"""Number formatting shared by every report."""
+from __future__ import annotations
+
+import math
+
+
+def value(x: float | None) -> str:
+    """Four significant digits, no exponent for ordinary magnitudes."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    ax = abs(x)
+    if ax >= 1e6 or (ax < 1e-3 and ax != 0):
+        return f"{x:.3e}"
+    if ax >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.4g}"
+
+
+def pct(x: float | None, signed: bool = True) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:+.1f} %" if signed else f"{x:.1f} %"
+
+
+def ci_pct(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "n/a"
+    return f"[{low:+.1f}, {high:+.1f}]"
+
+
+def ci(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "n/a"
+    return f"[{value(low)}, {value(high)}]"
+
+
+def p(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def direction(higher_is_better: bool) -> str:
+    return "↑" if higher_is_better else "↓"
+
+
+def verdict_mark(verdict: str | None) -> str:
+    return {"pass": "✓ pass", "fail": "✗ fail"}.get(verdict or "", "baseline")
+
+
+def header_lines(analysis: dict) -> list[str]:
+    run = analysis["run"]
+    lines = [f"run {run['id']} · study {run['study']} · {run['status']}"
+             + (" · QUICK sizes (smoke run, not comparable to full-size figures)" if run["quick"] else ""),
+             f"baseline {run['baseline'] or '(none)'} · verdict threshold {run['threshold_pct']:g} % · "
+             f"{run['trials_planned']} trials planned · seed {run['seed']}"]
+    for e in analysis["environments"]:
+        md = e["metadata"] or {}
+        bits = [e["label"]]
+        if md.get("cpu_model"):
+            bits.append(md["cpu_model"])
+        if md.get("kernel"):
+            bits.append(md["kernel"])
+        if md.get("accel"):
+            bits.append(f"accel {md['accel']}")
+        if e.get("boot_s") is not None and e["kind"] != "native":
+            bits.append(f"ready in {e['boot_s']:.1f} s")
+        if e["status"] == "failed":
+            bits.append(f"FAILED: {e['error']}")
+        lines.append("  " + " · ".join(bits))
+    return lines

@@ -1,0 +1,58 @@
+"""The Markdown report: the seed studies' tables with ✓/✗ verdicts, plus the statistics."""
+from __future__ import annotations
+
+from . import fmt
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def render(analysis: dict) -> str:
+    run = analysis["run"]
+    out = [f"# virtbench run {run['id']}", ""]
+    out += [f"- {line.strip()}" for line in fmt.header_lines(analysis)]
+    out.append("")
+    current = None
+    for r in analysis["results"]:
+        if r["benchmark"] != current:
+            current = r["benchmark"]
+            out += ["", f"## {current}", "",
+                    _row(["environment", "metric", "n", "trimmed mean", "median", "CV", "95 % CI",
+                          "overhead vs baseline", "overhead CI", "p", "verdict"]),
+                    _row(["---"] * 2 + ["---:"] * 8 + [":---:"])]
+        vs = r["vs_baseline"]
+        out.append(_row([
+            r["environment"], f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})",
+            r["n"] if not r["failed_trials"] else f"{r['n']} ({r['failed_trials']} failed)",
+            fmt.value(r["trimmed_mean"]), fmt.value(r["median"]),
+            fmt.pct(r["cv"] * 100, signed=False) if r["cv"] is not None else "n/a",
+            fmt.ci(r["ci_low"], r["ci_high"]),
+            fmt.pct(vs["overhead_pct"]) if vs else "—",
+            fmt.ci_pct(vs["ci_low"], vs["ci_high"]) if vs else "—",
+            fmt.p(vs["p_value"]) if vs else "—",
+            fmt.verdict_mark(vs["verdict"]) if vs else "baseline"]))
+    if analysis["warnings"]:
+        out += ["", "## Warnings", ""]
+        for w in analysis["warnings"]:
+            where = " · ".join(x for x in (w["environment"], w["benchmark"], w["metric"]) if x)
+            out.append(f"- **{w['kind']}** {where}: {w['message']}")
+    out += ["", "_Trimmed mean: the seed method (drop the highest and the lowest sample, mean of "
+            "the rest). Overhead: positive = worse than the baseline, whatever the metric's "
+            "direction. CI: 95 % bootstrap. p: two-sided permutation test._", ""]
+    return "\n".join(out)
+
+
+def render_compare(comparison: dict) -> str:
+    a, b = comparison["a"], comparison["b"]
+    out = [f"# virtbench compare {a['id']} → {b['id']}", "",
+           f"A change counts when p < {comparison['alpha']} and |change| > "
+           f"{comparison['min_change_pct']:g} % (positive = B worse than A).", "",
+           _row(["environment", "benchmark", "metric", "A", "B", "change", "95 % CI", "p", "verdict"]),
+           _row(["---"] * 3 + ["---:"] * 5 + [":---:"])]
+    for r in comparison["rows"]:
+        out.append(_row([r["environment"], r["benchmark"],
+                         f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})",
+                         fmt.value(r["a"]), fmt.value(r["b"]), fmt.pct(r["change_pct"]),
+                         fmt.ci_pct(r["ci_low"], r["ci_high"]), fmt.p(r["p_value"]), r["verdict"]]))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,255 @@
+"""Where runs live: a SQLAlchemy schema over SQLite (default) or PostgreSQL (a team store).
+
+A trial and its samples are written in one transaction the moment the trial ends, so an
+interrupted run holds exactly the trials that finished: nothing half-written, nothing twice.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import platformdirs
+import sqlalchemy as sa
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+from .errors import VirtbenchError
+
+metadata = sa.MetaData()
+
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("study_name", sa.String(200), nullable=False),
+    sa.Column("study", sa.JSON, nullable=False),          # the resolved study, for --resume
+    sa.Column("seed", sa.BigInteger, nullable=False),
+    sa.Column("quick", sa.Boolean, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),   # running, complete, interrupted
+    sa.Column("started", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("finished", sa.DateTime(timezone=True)),
+    sa.Column("virtbench_version", sa.String(20)),
+    sa.Column("host", sa.String(200)),
+)
+
+environments = sa.Table(
+    "environments", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("label", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(40), nullable=False),
+    sa.Column("spec", sa.String(400), nullable=False),
+    sa.Column("options", sa.JSON, nullable=False),
+    sa.Column("metadata", sa.JSON),
+    sa.Column("status", sa.String(20), nullable=False),   # planned, up, failed, skipped
+    sa.Column("error", sa.Text),
+    sa.Column("boot_s", sa.Float),
+    sa.UniqueConstraint("run_id", "label"),
+)
+
+trials = sa.Table(
+    "trials", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("environment", sa.String(200), nullable=False),
+    sa.Column("benchmark", sa.String(200), nullable=False),     # the case label
+    sa.Column("benchmark_name", sa.String(100), nullable=False),
+    sa.Column("params", sa.JSON, nullable=False),
+    sa.Column("trial", sa.Integer, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),         # ok, failed
+    sa.Column("error", sa.Text),
+    sa.Column("exit", sa.Integer),
+    sa.Column("stdout", sa.Text),
+    sa.Column("stderr", sa.Text),
+    sa.Column("wall_s", sa.Float),
+    sa.Column("started", sa.DateTime(timezone=True)),
+    sa.Column("finished", sa.DateTime(timezone=True)),
+    sa.UniqueConstraint("run_id", "environment", "benchmark", "trial"),
+)
+
+samples = sa.Table(
+    "samples", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("trial_id", sa.Integer, sa.ForeignKey("trials.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("metric", sa.String(100), nullable=False),
+    sa.Column("value", sa.Float, nullable=False),
+    sa.Column("unit", sa.String(40), nullable=False),
+    sa.Column("higher_is_better", sa.Boolean, nullable=False),
+)
+
+warnings = sa.Table(
+    "warnings", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("environment", sa.String(200)),
+    sa.Column("benchmark", sa.String(200)),
+    sa.Column("metric", sa.String(100)),
+    sa.Column("kind", sa.String(40), nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+)
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def default_url() -> str:
+    env = os.environ.get("VIRTBENCH_STORE")
+    if env:
+        return env
+    return "sqlite:///" + str(Path(platformdirs.user_data_dir("virtbench")) / "virtbench.db")
+
+
+def normalize_url(url: str | None) -> str:
+    url = url or default_url()
+    if "://" not in url:          # a bare path means a SQLite file
+        url = "sqlite:///" + str(Path(url).resolve())
+    return url
+
+
+def new_run_id() -> str:
+    return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+@dataclass
+class Sample:
+    metric: str
+    value: float
+    unit: str
+    higher_is_better: bool
+
+
+class Store:
+    def __init__(self, url: str | None = None):
+        self.url = normalize_url(url)
+        if self.url.startswith("sqlite:///"):
+            Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine = sa.create_engine(self.url)
+            if self.engine.dialect.name == "sqlite":
+                sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+            metadata.create_all(self.engine)
+        except (SQLAlchemyError, ImportError) as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise VirtbenchError(f"store {self.url}: cannot open ({first}); "
+                                 "check the --store URL or $VIRTBENCH_STORE") from None
+
+    # -- runs ----------------------------------------------------------------------------
+    def create_run(self, study: dict, seed: int, quick: bool, version: str, host: str) -> str:
+        run_id = new_run_id()
+        with self.engine.begin() as c:
+            c.execute(runs.insert().values(id=run_id, study_name=study["name"], study=study,
+                                           seed=seed, quick=quick, status="running",
+                                           started=now(), virtbench_version=version, host=host))
+        return run_id
+
+    def set_run_status(self, run_id: str, status: str, finished: bool = True) -> None:
+        with self.engine.begin() as c:
+            c.execute(runs.update().where(runs.c.id == run_id).values(
+                status=status, finished=now() if finished else None))
+
+    def get_run(self, run_id: str | None = None) -> dict:
+        """A run by id, or the latest when run_id is None; a one-line error if absent."""
+        with self.engine.connect() as c:
+            if run_id is None:
+                row = c.execute(runs.select().order_by(runs.c.started.desc()).limit(1)).first()
+                if row is None:
+                    raise VirtbenchError(f"store {self.url} holds no runs yet; "
+                                         "start one with `virtbench run`")
+            else:
+                row = c.execute(runs.select().where(runs.c.id == run_id)).first()
+                if row is None:
+                    raise VirtbenchError(f"no run {run_id!r} in {self.url}; "
+                                         "list runs with `virtbench runs`")
+        return dict(row._mapping)
+
+    def list_runs(self, limit: int = 20) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(runs.select().order_by(runs.c.started.desc()).limit(limit))
+            return [dict(r._mapping) for r in rows]
+
+    # -- environments --------------------------------------------------------------------
+    def upsert_environment(self, run_id: str, label: str, **values) -> None:
+        with self.engine.begin() as c:
+            existing = c.execute(sa.select(environments.c.id).where(
+                environments.c.run_id == run_id, environments.c.label == label)).first()
+            if existing is None:
+                c.execute(environments.insert().values(run_id=run_id, label=label, **values))
+            else:
+                c.execute(environments.update().where(environments.c.id == existing.id)
+                          .values(**values))
+
+    def environments(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(environments.select().where(environments.c.run_id == run_id)
+                             .order_by(environments.c.id))
+            return [dict(r._mapping) for r in rows]
+
+    # -- trials and samples ----------------------------------------------------------------
+    def record_trial(self, run_id: str, *, environment: str, benchmark: str,
+                     benchmark_name: str, params: dict, trial: int, seq: int, status: str,
+                     samples_: list[Sample], error: str | None = None, exit: int | None = None,
+                     stdout: str = "", stderr: str = "", wall_s: float | None = None,
+                     started: datetime | None = None) -> int:
+        """One trial and all its samples, atomically."""
+        with self.engine.begin() as c:
+            trial_id = c.execute(trials.insert().values(
+                run_id=run_id, environment=environment, benchmark=benchmark,
+                benchmark_name=benchmark_name, params=params, trial=trial, seq=seq,
+                status=status, error=error, exit=exit, stdout=stdout, stderr=stderr,
+                wall_s=wall_s, started=started or now(), finished=now())).inserted_primary_key[0]
+            if samples_:
+                c.execute(samples.insert(), [
+                    {"trial_id": trial_id, "metric": s.metric, "value": s.value, "unit": s.unit,
+                     "higher_is_better": s.higher_is_better} for s in samples_])
+        return trial_id
+
+    def done_slots(self, run_id: str) -> set[tuple[str, str, int]]:
+        """(environment, benchmark, trial) of every trial already recorded."""
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial)
+                             .where(trials.c.run_id == run_id))
+            return {(r.environment, r.benchmark, r.trial) for r in rows}
+
+    def trials(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(trials.select().where(trials.c.run_id == run_id).order_by(trials.c.seq))
+            return [dict(r._mapping) for r in rows]
+
+    def samples(self, run_id: str) -> list[dict]:
+        """Every sample of a run with its trial's environment, benchmark and index."""
+        q = (sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial, trials.c.seq,
+                       samples.c.metric, samples.c.value, samples.c.unit,
+                       samples.c.higher_is_better)
+             .join(samples, samples.c.trial_id == trials.c.id)
+             .where(trials.c.run_id == run_id)
+             .order_by(trials.c.seq, samples.c.id))
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q)]
+
+    # -- warnings ------------------------------------------------------------------------
+    def add_warning(self, run_id: str, kind: str, message: str, environment: str | None = None,
+                    benchmark: str | None = None, metric: str | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(warnings.insert().values(run_id=run_id, kind=kind, message=message,
+                                               environment=environment, benchmark=benchmark,
+                                               metric=metric))
+
+    def warnings(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(warnings.select().where(warnings.c.run_id == run_id)
+                             .order_by(warnings.c.id))
+            return [{k: v for k, v in r._mapping.items() if k not in ("id", "run_id")}
+                    for r in rows]
+
+
+def _sqlite_pragmas(dbapi_conn, _record):
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA journal_mode=WAL")   # a reader (report) never blocks a running study
+    cur.close()
+
+
+__all__ = ["Store", "Sample", "default_url", "normalize_url", "OperationalError"]
