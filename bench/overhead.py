@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Does virtbench's harness disturb what it measures?
+
+Runs the `stream` kernel N times by hand (the binary straight from a shell) and N times
+through `virtbench run --env native --bench stream --trials 1`, interleaved so drift lands
+on both, and prints the ratio of the medians of Triad MB/s (1.00 = no effect) and the
+wall time a trial costs by hand and through the harness.
+
+    .venv/bin/python bench/overhead.py            # seed size: 10,000,000 elements, 20 passes
+    .venv/bin/python bench/overhead.py --quick    # 2,000,000 elements, 5 passes
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from virtbench import kernels  # noqa: E402
+from virtbench.benchmarks.memory import Stream  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", "--repeats", type=int, default=12)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+
+    bench = Stream()
+    params = bench.params(quick=args.quick)
+    binary = kernels.build() / "stream"
+    hand_argv = [str(binary), "-n", str(params["elements"]), "-p", str(params["passes"])]
+    store = Path(tempfile.mkdtemp(prefix="vb-overhead-")) / "store.db"
+    env = dict(os.environ, VIRTBENCH_STORE=f"sqlite:///{store}")
+    vb_argv = [sys.executable, "-m", "virtbench.cli", "run", "--env", "native", "--bench", "stream",
+               "--trials", "1", "--no-progress"] + (["--quick"] if args.quick else [])
+
+    hand, harness, hand_wall, harness_wall = [], [], [], []
+    for i in range(args.repeats):
+        t0 = time.monotonic()
+        out = subprocess.run(hand_argv, capture_output=True, text=True, check=True).stdout
+        hand_wall.append(time.monotonic() - t0)
+        hand.append(bench.parse(out)["triad_mb_s"])
+        t0 = time.monotonic()
+        subprocess.run(vb_argv, capture_output=True, text=True, check=True, env=env)
+        harness_wall.append(time.monotonic() - t0)
+        print(f"  {i + 1:2d}/{args.repeats}: by hand {hand[-1]:9.0f} MB/s", end="", flush=True)
+        print("  (through virtbench: stored)")
+
+    from virtbench.store import Store
+    s = Store(f"sqlite:///{store}")
+    harness = [x["value"] for run in s.list_runs(limit=args.repeats)
+               for x in s.samples(run["id"]) if x["metric"] == "triad_mb_s"]
+    trial_wall = [t["wall_s"] for run in s.list_runs(limit=args.repeats) for t in s.trials(run["id"])]
+
+    med_hand, med_vb = statistics.median(hand), statistics.median(harness)
+    print(json.dumps({
+        "elements": params["elements"], "passes": params["passes"], "repeats": args.repeats,
+        "triad_mb_s_median_by_hand": round(med_hand), "triad_mb_s_median_virtbench": round(med_vb),
+        "ratio_of_medians": round(med_vb / med_hand, 3),
+        "kernel_wall_s_median_by_hand": round(statistics.median(hand_wall), 3),
+        "kernel_wall_s_median_in_agent": round(statistics.median(trial_wall), 3),
+        "virtbench_run_wall_s_median": round(statistics.median(harness_wall), 3),
+    }, indent=1))
+    print(f"ratio of medians (virtbench / by hand), Triad: {med_vb / med_hand:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Set up virtbench on Debian 12, as root: Debian's packages, then a virtualenv in .venv.
+# Idempotent: a second run only checks. Used by the README's commands and by CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  python3 python3-venv                      # the tool itself
+  build-essential libgmp-dev libmpfr-dev    # our kernels: himeno, stream, pi (static)
+  qemu-system-x86 qemu-utils                # guests
+  debootstrap e2fsprogs busybox-static cpio # the guest image and its small initramfs
+  iproute2 kmod procps                      # network namespaces, taps, module loading
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q "${missing[@]}"
+fi
+
+# Debian's own python3 (3.11 on bookworm), whatever else is on PATH.
+PY=/usr/bin/python3
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+echo "setup: ready (.venv/bin/virtbench)"
