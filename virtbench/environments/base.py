@@ -135,6 +135,21 @@ class Environment(ABC):
             raise RuntimeError(f"{self.label}: exec before start")
         return self.agent.exec(argv, timeout=timeout, env=env)
 
+    # -- what disk and network benchmarks need -------------------------------------------
+    def scratch_dir(self) -> str:
+        """A directory on the file system under test, where file-based disk benchmarks
+        (dd, fio, bonnie++) write. Guests put it on their separate scratch disk."""
+        raise VirtbenchError(f"environment {self.label} has no scratch disk")
+
+    def scratch_device(self) -> str | None:
+        """The block device under test, as seen inside the environment (read by hdparm);
+        None where there is none."""
+        return None
+
+    def drop_caches(self) -> None:
+        """Drop the environment's page cache (a guest also drops the host's)."""
+        self.exec(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=300)
+
     @abstractmethod
     def kernel_path(self, name: str) -> str:
         """Where our kernel binary `name` (himeno, stream, pi) is inside the environment."""

@@ -1,17 +1,25 @@
 """`native`: bare metal, the baseline. The agent runs as a local subprocess."""
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
 import sys
 
 from .. import fingerprint, kernels
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment
+from .base import Environment, Option
+
+DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 
 
 class Native(Environment):
     kind = "native"
     summary = "this host, no virtualization layer added (the baseline)"
+    options = {
+        "scratch": Option(DEFAULT_SCRATCH, help="directory on the file system under test",
+                          in_label=False),
+    }
 
     def start(self) -> None:
         self._kernel_dir = kernels.build()
@@ -26,6 +34,17 @@ class Native(Environment):
 
     def kernel_path(self, name: str) -> str:
         return str(self._kernel_dir / name)
+
+    def scratch_dir(self) -> str:
+        os.makedirs(self.values["scratch"], exist_ok=True)
+        return self.values["scratch"]
+
+    def scratch_device(self) -> str | None:
+        """The block device holding the scratch directory (read-only use: hdparm)."""
+        proc = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()],
+                              capture_output=True, text=True)
+        source = proc.stdout.strip()
+        return source if source.startswith("/dev/") else None
 
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)
