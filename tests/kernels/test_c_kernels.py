@@ -1,0 +1,232 @@
+"""Tests of the C benchmark kernels (kernels/himeno.c, stream.c, pi.c).
+
+Each kernel must print exactly one JSON line on stdout and human text on
+stderr; exit 0 on success, 3 on a verification failure (JSON still printed),
+2 on bad arguments.
+"""
+import re
+
+import numpy as np
+import pytest
+
+HIMENO_GRIDS = {"XS": (33, 33, 65), "S": (65, 65, 129), "M": (129, 129, 257), "L": (257, 257, 513)}
+PI_FIRST50 = "3.14159265358979323846264338327950288419716939937510"
+
+
+def assert_contract(run, expected_rc=0):
+    assert run.returncode == expected_rc, f"{run.args}: rc {run.returncode}\n{run.stderr}"
+    lines = run.stdout.splitlines()
+    assert len(lines) == 1, f"stdout must be exactly one JSON line, got {run.stdout!r}"
+    return run.json
+
+
+def assert_usage_error(run):
+    assert run.returncode == 2, f"{run.args}: rc {run.returncode}\n{run.stderr}"
+    assert run.stdout == ""
+    assert "usage:" in run.stderr
+
+
+# --------------------------------------------------------------------------
+# himeno
+
+
+def himeno_reference_gosa(imax, jmax, kmax, iterations):
+    """Independent double-precision numpy Himeno: residual of the last iteration.
+
+    Same initialisation as the benchmark: a = (1, 1, 1, 1/6), b = 0, c = 1,
+    bnd = 1, wrk1 = 0, p = i^2/(imax-1)^2, omega = 0.8.  The initial values
+    are rounded to float32 first because that is what the kernel's float
+    arrays hold; all arithmetic is then done in float64.
+    """
+    shape = (imax, jmax, kmax)
+    f32 = lambda v: float(np.float32(v))  # noqa: E731
+    a = [np.ones(shape), np.ones(shape), np.ones(shape), np.full(shape, f32(np.float32(1) / np.float32(6)))]
+    b = [np.zeros(shape) for _ in range(3)]
+    c = [np.ones(shape) for _ in range(3)]
+    bnd = np.ones(shape)
+    wrk1 = np.zeros(shape)
+    i = np.arange(imax, dtype=np.float64)
+    p_i = (i * i / float((imax - 1) ** 2)).astype(np.float32).astype(np.float64)
+    p = np.broadcast_to(p_i[:, None, None], shape).copy()
+    omega = f32(0.8)
+
+    inner = (slice(1, -1),) * 3
+
+    def P(di, dj, dk):  # p shifted by (di, dj, dk), restricted to the interior
+        return p[1 + di:imax - 1 + di, 1 + dj:jmax - 1 + dj, 1 + dk:kmax - 1 + dk]
+
+    A = [x[inner] for x in a]
+    B = [x[inner] for x in b]
+    C = [x[inner] for x in c]
+    gosa = None
+    for _ in range(iterations):
+        s0 = (A[0] * P(1, 0, 0) + A[1] * P(0, 1, 0) + A[2] * P(0, 0, 1)
+              + B[0] * (P(1, 1, 0) - P(1, -1, 0) - P(-1, 1, 0) + P(-1, -1, 0))
+              + B[1] * (P(0, 1, 1) - P(0, -1, 1) - P(0, 1, -1) + P(0, -1, -1))
+              + B[2] * (P(1, 0, 1) - P(-1, 0, 1) - P(1, 0, -1) + P(-1, 0, -1))
+              + C[0] * P(-1, 0, 0) + C[1] * P(0, -1, 0) + C[2] * P(0, 0, -1)
+              + wrk1[inner])
+        ss = (s0 * A[3] - P(0, 0, 0)) * bnd[inner]
+        gosa = float(np.sum(ss * ss))
+        p[inner] = P(0, 0, 0) + omega * ss  # Jacobi: all of s0 used the old p
+    return gosa
+
+
+# Tolerances from measurement (float32 kernel vs float64 reference), each
+# with a >= 5x margin: XS n=1 4.9e-5, XS n=50 6.8e-6, XS n=200 2.1e-6,
+# S n=30 1.5e-4.  The first iterations are the worst because every point of
+# an i-plane then has the same value and hence the same rounding error.
+@pytest.mark.parametrize("size,iterations,rel_tol", [
+    ("XS", 1, 1e-3),
+    ("XS", 50, 5e-5),
+    ("XS", 200, 5e-5),
+    ("S", 30, 1e-3),
+])
+def test_himeno_gosa_matches_numpy_reference(run_kernel, size, iterations, rel_tol):
+    out = assert_contract(run_kernel("himeno", "-s", size, "-n", iterations))
+    grid = HIMENO_GRIDS[size]
+    assert out["kernel"] == "himeno"
+    assert out["size"] == size
+    assert out["grid"] == list(grid)
+    assert out["iterations"] == iterations
+    ref = himeno_reference_gosa(*grid, iterations)
+    assert out["gosa"] == pytest.approx(ref, rel=rel_tol), (out["gosa"], ref)
+
+
+def test_himeno_mflops_formula(run_kernel):
+    out = assert_contract(run_kernel("himeno", "-s", "XS", "-n", 300))
+    imax, jmax, kmax = out["grid"]
+    assert out["seconds"] > 0
+    expect = 34 * (imax - 2) * (jmax - 2) * (kmax - 2) * out["iterations"] / out["seconds"] / 1e6
+    # seconds is printed with 6 decimals; the run lasts >> 1 ms.
+    assert out["mflops"] == pytest.approx(expect, rel=1e-3)
+
+
+def test_himeno_calibrated_run(run_kernel):
+    out = assert_contract(run_kernel("himeno", "-s", "XS", "-t", "0.3"))
+    assert out["iterations"] >= 1
+    assert out["mflops"] > 0
+    # Calibrated to ~0.3 s; generous bounds to survive a noisy machine.
+    assert 0.02 < out["seconds"] < 5
+    assert "calibration" in run_kernel("himeno", "-s", "XS", "-t", "0.05").stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["-s", "XXL"], ["-s", "m"], ["-n", "0"], ["-n", "x"], ["-n"], ["-t", "-1"],
+    ["-t", "0"], ["-q"], ["XS"],
+])
+def test_himeno_bad_arguments(run_kernel, args):
+    assert_usage_error(run_kernel("himeno", *args))
+
+
+# --------------------------------------------------------------------------
+# stream
+
+RATE_KEYS = ("copy_mb_s", "scale_mb_s", "add_mb_s", "triad_mb_s")
+
+
+@pytest.mark.parametrize("procs", [1, 2, 3])
+def test_stream_runs_and_validates(run_kernel, procs):
+    out = assert_contract(run_kernel("stream", "-n", 200000, "-p", 5, "-P", procs))
+    assert out["kernel"] == "stream"
+    assert out["elements"] == 200000
+    assert out["passes"] == 5
+    assert out["processes"] == procs
+    assert out["validated"] is True
+    assert len(out["per_process"]) == procs
+    for proc in out["per_process"]:
+        assert set(proc) == set(RATE_KEYS)
+        assert all(proc[k] > 0 for k in RATE_KEYS)
+    assert set(out["aggregate"]) == set(RATE_KEYS)
+    for k in RATE_KEYS:
+        total = sum(proc[k] for proc in out["per_process"])
+        assert out["aggregate"][k] == pytest.approx(total, abs=0.001 * (procs + 1))
+
+
+def test_stream_rates_are_bytes_over_best_time(run_kernel):
+    # stderr reports each kernel's best time; the JSON rate must be
+    # bytes moved (16 per element for Copy/Scale, 24 for Add/Triad) / best / 1e6.
+    n = 200000
+    run = run_kernel("stream", "-n", n, "-p", 5)
+    out = assert_contract(run)
+    best = dict(re.findall(r"(copy|scale|add|triad) [0-9.]+ MB/s \(best ([0-9.]+) s\)", run.stderr))
+    assert set(best) == {"copy", "scale", "add", "triad"}, run.stderr
+    for name, nbytes in (("copy", 16), ("scale", 16), ("add", 24), ("triad", 24)):
+        expect = nbytes * n / float(best[name]) / 1e6
+        assert out["per_process"][0][f"{name}_mb_s"] == pytest.approx(expect, rel=1e-4)
+
+
+@pytest.mark.parametrize("procs", [1, 2])
+def test_stream_validation_failure_detected(run_kernel, procs):
+    # Test hook: one element of a[] off by 1 part in 1e12 must fail validation.
+    run = run_kernel("stream", "-n", 100000, "-p", 3, "-P", procs, "--corrupt-element", 99999)
+    out = assert_contract(run, expected_rc=3)
+    assert out["validated"] is False
+    assert len(out["per_process"]) == procs
+    assert "VALIDATION FAILED" in run.stderr
+
+
+def test_stream_defaults_reported(run_kernel):
+    # Only -n overridden, to stay fast; passes/processes take their defaults.
+    out = assert_contract(run_kernel("stream", "-n", 50000))
+    assert (out["passes"], out["processes"], out["validated"]) == (20, 1, True)
+
+
+@pytest.mark.parametrize("args", [
+    ["-P", "0"], ["-p", "1"], ["-n", "abc"], ["-n", "0"], ["-n"], ["-q"], ["-n", "10", "extra"],
+    ["-n", "10", "--corrupt-element", "10"],
+])
+def test_stream_bad_arguments(run_kernel, args):
+    assert_usage_error(run_kernel("stream", *args))
+
+
+# --------------------------------------------------------------------------
+# pi
+
+# FNV-1a 64 over the first 16384 fractional digits of pi (verified against
+# MPFR by the kernel itself when the value was pinned).
+PI_K14_CHECKSUM = "a28b02f99fc94d82"
+
+
+def test_pi_verified(run_kernel):
+    out = assert_contract(run_kernel("pi", "-k", 14))
+    assert out["kernel"] == "pi"
+    assert out["digits"] == 16384
+    assert out["verified"] is True
+    assert out["first50"] == PI_FIRST50
+    assert re.fullmatch(r"[0-9a-f]{16}", out["checksum"])
+    assert out["checksum"] == PI_K14_CHECKSUM
+    assert 10 <= out["iterations"] <= 16  # ~log2(digits)
+    assert out["seconds"] >= 0
+
+
+def test_pi_digit_count_not_power_of_two(run_kernel):
+    out = assert_contract(run_kernel("pi", "-d", 1000))
+    assert (out["digits"], out["verified"], out["first50"]) == (1000, True, PI_FIRST50)
+
+
+def test_pi_corrupt_leading_digit_detected(run_kernel):
+    run = run_kernel("pi", "-k", 14, "--corrupt-digit", 1)
+    out = assert_contract(run, expected_rc=3)
+    assert out["verified"] is False
+    assert out["first50"] != PI_FIRST50
+    assert out["first50"][:3] == "3.6"  # digit 1 ('1') is changed
+    assert "VERIFICATION FAILED" in run.stderr
+
+
+@pytest.mark.parametrize("digit", [10000, 16384])
+def test_pi_corrupt_deep_digit_caught_by_checksum(run_kernel, digit):
+    run = run_kernel("pi", "-k", 14, "--corrupt-digit", digit)
+    out = assert_contract(run, expected_rc=3)
+    assert out["verified"] is False
+    assert out["first50"] == PI_FIRST50  # only the checksum can catch it
+    assert out["checksum"] != PI_K14_CHECKSUM
+    assert "checksum" in run.stderr and "VERIFICATION FAILED" in run.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["-k", "5"], ["-k", "29"], ["-k", "14", "-d", "100"], ["-d", "49"],
+    ["-k", "14", "--corrupt-digit", "16385"], ["--corrupt-digit", "0"], ["-k"], ["--bogus"],
+])
+def test_pi_bad_arguments(run_kernel, args):
+    assert_usage_error(run_kernel("pi", *args))
