@@ -1,0 +1,173 @@
+"""Fast tests of the pure parts: options, labels, the QEMU command line, modules.dep, cpio."""
+import gzip
+from pathlib import Path
+
+import pytest
+
+from virtbench.environments.base import EnvSpec
+from virtbench.environments import qemu as q
+from virtbench.errors import VirtbenchError
+from virtbench.guest import image
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qemu"
+
+
+def make(text):
+    return q.Qemu(EnvSpec.parse(text))
+
+
+def test_parse_version_real_output():
+    assert q.parse_version((FIX / "version-7.2-debian12.txt").read_text()) == "7.2.22"
+    assert q.parse_version("qemu-img version 7.2.22") is None
+
+
+def test_bad_choice_lists_valid_values():
+    with pytest.raises(VirtbenchError) as exc:
+        make("qemu:disk=floppy")
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for bus in q.DISKS:
+        assert bus in msg
+    with pytest.raises(VirtbenchError, match="e1000"):
+        make("qemu:nic=ne2k")
+    with pytest.raises(VirtbenchError, match="unknown option"):
+        make("qemu:gpu=1")
+    with pytest.raises(VirtbenchError, match="size"):
+        make("qemu:mem=lots")
+
+
+def test_ide_picks_pc_and_rejects_q35():
+    assert make("qemu:disk=ide").machine == "pc"
+    assert make("qemu:disk=ahci").machine == "q35"
+    with pytest.raises(VirtbenchError, match="machine=pc"):
+        make("qemu:disk=ide,machine=q35")
+
+
+def test_aio_native_needs_direct():
+    with pytest.raises(VirtbenchError, match="aio=native"):
+        make("qemu:aio=native,cache=writeback")
+    make("qemu:aio=native,cache=none")
+
+
+def test_label_shows_resolved_accelerator():
+    env = make("qemu:accel=tcg,disk=ide,nic=e1000")
+    assert env.label == "qemu-tcg/ide/e1000"  # before resolve: what was asked
+    env.resolve()
+    assert env.label == "qemu-tcg/ide/e1000"
+    assert env.cpu == "max"
+    env = make("qemu:disk=nvme,nic=rtl8139,cache=writeback,vcpus=2")
+    env.accel = "kvm"  # as resolve() would set it after a good probe
+    assert env.label == "qemu-kvm/nvme/rtl8139/vcpus=2/cache=writeback"
+    assert make("qemu").label == "qemu-auto/virtio-blk/virtio-net"
+    assert make("qemu:machine=pc").label == "qemu-auto/virtio-blk/virtio-net/machine=pc"
+
+
+def cfg(**over):
+    base = dict(qemu="qemu-system-x86_64", accel="tcg", machine="q35", cpu="max", vcpus=1,
+                mem="1G", kernel="/c/vmlinuz", initrd="/c/initrd.img", root_image="/c/root.raw",
+                root_label="vbroot", scratch="/w/scratch.raw", scratch_format="raw",
+                cache="none", aio="threads", disk="virtio-blk", nic="virtio-net", vhost=False,
+                mac="52:54:00:01:02:03", guest_addr="10.213.0.2/24", tap="tap0",
+                console_log="/w/console.log", agent_socket="/w/agent.sock",
+                agent_transport="virtio-serial", qmp_socket="/w/qmp.sock",
+                pidfile="/w/qemu.pid", name="virtbench-vb-abc")
+    base.update(over)
+    return base
+
+
+def joined(argv):
+    return " ".join(map(str, argv))
+
+
+def test_argv_core():
+    argv = q.build_argv(cfg())
+    s = joined(argv)
+    assert argv[0] == "qemu-system-x86_64"
+    assert "-machine q35,accel=tcg" in s and "-cpu max" in s and "-no-reboot" in s
+    assert "file=/c/root.raw,format=raw,if=none,id=root,snapshot=on" in s
+    assert "id=scratch,cache=none,aio=threads" in s
+    assert "virtserialport,bus=vser0.0,chardev=agent0,name=org.virtbench.agent" in s
+    assert "-qmp unix:/w/qmp.sock,server=on,wait=off" in s
+    assert "-netdev tap,id=net0,ifname=tap0,script=no,downscript=no,vhost=off" in s
+    assert "virtio-net-pci,netdev=net0,mac=52:54:00:01:02:03" in s
+    append = argv[argv.index("-append") + 1]
+    assert "root=LABEL=vbroot" in append and "console=ttyS0" in append
+    assert "vb.ip=10.213.0.2/24" in append and "vb.mac=52:54:00:01:02:03" in append
+
+
+@pytest.mark.parametrize("disk,needle", [
+    ("virtio-blk", "virtio-blk-pci,drive=scratch,serial=vbscratch"),
+    ("virtio-scsi", "scsi-hd,drive=scratch,bus=scsi0.0,serial=vbscratch"),
+    ("ahci", "ide-hd,drive=scratch,bus=ahci0.0,serial=vbscratch"),
+    ("ide", "ide-hd,drive=scratch,bus=ide.0,serial=vbscratch"),
+    ("nvme", "nvme,drive=scratch,serial=vbscratch"),
+])
+def test_argv_disk_models(disk, needle):
+    assert needle in joined(q.build_argv(cfg(disk=disk)))
+
+
+@pytest.mark.parametrize("nic,model", [("virtio-net", "virtio-net-pci"), ("e1000", "e1000"),
+                                       ("rtl8139", "rtl8139")])
+def test_argv_nic_models(nic, model):
+    s = joined(q.build_argv(cfg(nic=nic)))
+    assert f"-device {model},netdev=net0" in s
+    if nic != "virtio-net":
+        assert "vhost" not in s
+
+
+def test_argv_serial_agent_fallback():
+    s = joined(q.build_argv(cfg(agent_transport="serial")))
+    assert "virtio-serial" not in s
+    assert "-serial file:/w/console.log" in s and "-serial chardev:agent0" in s
+
+
+def test_vhost_only_for_virtio_net():
+    env = make("qemu:accel=tcg,nic=e1000,vhost=on")
+    with pytest.raises(VirtbenchError, match="virtio-net"):
+        env.resolve()
+
+
+MODULES_DEP = """\
+kernel/fs/ext4/ext4.ko: kernel/lib/crc16.ko kernel/fs/mbcache.ko kernel/fs/jbd2/jbd2.ko
+kernel/lib/crc16.ko:
+kernel/fs/mbcache.ko:
+kernel/fs/jbd2/jbd2.ko:
+kernel/drivers/ata/ahci.ko: kernel/drivers/ata/libahci.ko kernel/drivers/ata/libata.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/ata/libahci.ko: kernel/drivers/ata/libata.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/ata/libata.ko: kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/scsi/scsi_mod.ko: kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/scsi/scsi_common.ko:
+kernel/drivers/net/ethernet/realtek/8139cp.ko: kernel/drivers/net/mii.ko
+kernel/drivers/net/mii.ko:
+"""
+
+
+def test_module_load_order_deps_first():
+    order = image.module_load_order(MODULES_DEP, ["ahci", "ext4", "virtio_pci", "8139cp"],
+                                    builtin="kernel/drivers/virtio/virtio_pci.ko\n")
+    names = [p.rsplit("/", 1)[1] for p in order]
+    assert names.index("scsi_common.ko") < names.index("scsi_mod.ko") < names.index("libata.ko")
+    assert names.index("libata.ko") < names.index("libahci.ko") < names.index("ahci.ko")
+    assert names.index("jbd2.ko") < names.index("ext4.ko")
+    assert names.index("mii.ko") < names.index("8139cp.ko")
+    assert len(names) == len(set(names))
+    assert "virtio_pci.ko" not in names
+
+
+def test_cpio_newc_layout():
+    data = image._cpio_newc([("init", 0o100755, b"#!/bin/sh\n"), ("bin", 0o40755, b"")])
+    assert data.startswith(b"070701")
+    assert b"init\0" in data and b"TRAILER!!!\0" in data
+    assert len(data) % 4 == 0
+
+
+def test_recipe_hash_is_stable():
+    assert image.recipe_hash() == image.recipe_hash()
+    assert len(image.recipe_hash()) == 16
+
+
+def test_missing_tool_names_package(monkeypatch):
+    monkeypatch.setattr(image.shutil, "which", lambda name: None)
+    monkeypatch.setattr(image.Path, "exists", lambda self: False)
+    with pytest.raises(VirtbenchError, match="apt-get install debootstrap"):
+        image.check_tools()

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Clean up after a QEMU guest even when the virtbench process dies (SIGKILL, a crash).
+
+Standard library only; run by path as a child in its own session, with a pipe on stdin
+whose write end only the virtbench process holds:
+
+    python3 guardian.py MANIFEST.json
+
+When the pipe reaches EOF (the owner exited or was killed) without the owner having written
+"done", it reads MANIFEST.json (kept current by the owner) and removes everything listed:
+the QEMU process (killed), loop devices, the network namespace, and the work directory
+(the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
+a normal stop() runs, so both paths remove the same things.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+
+def _is_qemu(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"qemu" in f.read()
+    except OSError:
+        return False
+
+
+def kill_qemu(pid: int, wait_s: float = 10.0) -> None:
+    if not pid or not _is_qemu(pid):
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            # our own child: reap it; anyone else's: wait for /proc to drop it
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+        except ChildProcessError:
+            if not os.path.exists(f"/proc/{pid}"):
+                return
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        return
+            except OSError:
+                return
+        time.sleep(0.02)
+
+
+def _pid_from(manifest: dict) -> int:
+    pid = manifest.get("qemu_pid") or 0
+    pidfile = manifest.get("pidfile")
+    if not pid and pidfile:
+        try:
+            with open(pidfile) as f:
+                pid = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            pid = 0
+    return pid
+
+
+def cleanup(manifest: dict) -> list[str]:
+    """Remove everything the manifest lists; return what could not be removed."""
+    problems = []
+    kill_qemu(_pid_from(manifest))
+    for loop in manifest.get("loops") or []:
+        proc = subprocess.run(["losetup", "-d", loop], capture_output=True, text=True)
+        if proc.returncode != 0 and "No such device" not in proc.stderr:
+            problems.append(f"losetup -d {loop}: {proc.stderr.strip()}")
+    ns = manifest.get("netns")
+    if ns:
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        if any(line.split()[0] == ns for line in listed.splitlines() if line.strip()):
+            proc = subprocess.run(["ip", "netns", "delete", ns], capture_output=True, text=True)
+            if proc.returncode != 0:
+                problems.append(f"ip netns delete {ns}: {proc.stderr.strip()}")
+        try:
+            os.unlink(os.path.join(manifest.get("owners_dir") or "/run/virtbench/netns", ns))
+        except OSError:
+            pass
+    workdir = manifest.get("workdir")
+    if workdir and os.path.basename(workdir.rstrip("/")).startswith("vbqemu-"):
+        shutil.rmtree(workdir, ignore_errors=True)
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_IGN)
+    path = argv[1]
+    data = b""
+    while True:
+        chunk = os.read(0, 4096)
+        if not chunk:
+            break
+        data += chunk
+        if b"done" in data:
+            return 0
+    os.environ["PATH"] = "/usr/sbin:/usr/bin:/sbin:/bin:" + os.environ.get("PATH", "")
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        return 0
+    cleanup(manifest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
