@@ -9,8 +9,9 @@ from ..errors import VirtbenchError
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 from .cpu import Himeno, Pi
 from .memory import Stream
+from .network import PingHops, RequestResponse, Tcp, Udp
 
-REGISTRY: dict[str, Benchmark] = {b.name: b for b in (Himeno(), Stream(), Pi())}
+REGISTRY: dict[str, Benchmark] = {b.name: b for b in (Himeno(), Stream(), Pi(), Tcp(), Udp(), RequestResponse(), PingHops())}
 
 
 def get(name: str) -> Benchmark:

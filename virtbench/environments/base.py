@@ -63,6 +63,27 @@ class EnvSpec:
 
 
 @dataclass
+class NetPath:
+    """The network path under test, as a network benchmark sees it.
+
+    The environment is one end; the host side of its NIC (a namespace virtbench made, holding
+    the tap or the veth peer) is the other, where servers (iperf3, sockperf, sshd) run; a
+    `remote` namespace one veth hop behind the host side stands for a second machine (the
+    Zhang study's "remote host"). Commands at the host side or the remote run as
+    `prefix + argv` on the host; commands in the environment go through its agent,
+    prefixed by `env_prefix` (native runs its end in a namespace of its own).
+    """
+
+    env_address: str
+    host_address: str
+    host_prefix: list[str]
+    env_prefix: list[str] = field(default_factory=list)
+    remote_address: str | None = None        # the remote as everyone else reaches it
+    remote_prefix: list[str] | None = None
+    nic: str = "veth"                         # the device model on the path
+
+
+@dataclass
 class Usability:
     """Whether an environment kind can run here, and why not."""
 
@@ -145,6 +166,10 @@ class Environment(ABC):
         """The block device under test, as seen inside the environment (read by hdparm);
         None where there is none."""
         return None
+
+    def net_path(self) -> NetPath:
+        """Set up (once) and return the network path under test; stop() removes it."""
+        raise VirtbenchError(f"environment {self.label} has no network path for network benchmarks")
 
     def drop_caches(self) -> None:
         """Drop the environment's page cache (a guest also drops the host's)."""

@@ -8,7 +8,7 @@ import sys
 
 from .. import fingerprint, kernels
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, Option
+from .base import Environment, NetPath, Option
 
 DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 
@@ -21,6 +21,8 @@ class Native(Environment):
                           in_label=False),
     }
 
+    _topology = None
+
     def start(self) -> None:
         self._kernel_dir = kernels.build()
         self.agent = SubprocessAgent([sys.executable, str(AGENT_SOURCE), "--stdio"],
@@ -31,6 +33,22 @@ class Native(Environment):
         if self.agent is not None:
             self.agent.close()
             self.agent = None
+        if self._topology is not None:
+            self._topology.delete()
+            self._topology = None
+            self._net = None
+
+    def net_path(self) -> NetPath:
+        if self._topology is None:
+            from ..netpath import Topology, native_path
+            self._topology = Topology()
+            try:
+                self._net = native_path(self._topology)
+            except BaseException:
+                self._topology.delete()
+                self._topology = None
+                raise
+        return self._net
 
     def kernel_path(self, name: str) -> str:
         return str(self._kernel_dir / name)

@@ -1,0 +1,321 @@
+"""Network benchmarks: both ends driven by virtbench over the environment's network path.
+
+The client runs in the environment (through its agent); the server runs at the host side of
+the environment's NIC, in a namespace virtbench created (see environments.base.NetPath).
+Every test is bounded in time; every server is started for one trial and stopped after it.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from typing import Any
+
+from ..errors import VirtbenchError
+from .base import Benchmark, Metric, ParseError, TrialOutcome, number
+
+DIRECTIONS = ("send", "receive", "bidir")
+MBIT = 1e6
+
+
+# -- pure parsers ------------------------------------------------------------------------
+
+def _iperf3_json(stdout: str) -> dict:
+    start = stdout.find("{")
+    if start < 0:
+        raise ParseError("no iperf3 JSON in the output")
+    try:
+        data = json.loads(stdout[start:])
+    except ValueError as exc:
+        raise ParseError(f"malformed iperf3 JSON: {exc}") from exc
+    if data.get("error"):
+        raise ParseError(f"iperf3: {data['error']}")
+    if "end" not in data:
+        raise ParseError("iperf3 JSON has no end summary")
+    return data
+
+
+def parse_iperf3_tcp(stdout: str) -> dict[str, float]:
+    """Mbit/s per direction as the receiver counted it, and the sender's retransmits.
+
+    send = environment -> host side, receive = host side -> environment; iperf3's -R
+    reverses the direction of its `sum_*` blocks, --bidir adds `*_bidir_reverse` ones.
+    """
+    data = _iperf3_json(stdout)
+    end = data["end"]
+    start = data.get("start", {}).get("test_start", {})
+    forward_rx = end.get("sum_received")
+    forward_tx = end.get("sum_sent")
+    if not forward_rx or not forward_tx:
+        raise ParseError("iperf3 JSON has no sum_sent/sum_received")
+    out: dict[str, float] = {}
+    forward = "receive" if start.get("reverse") else "send"
+    out[f"{forward}_mbit_s"] = number(forward_rx, "bits_per_second") / MBIT
+    retrans = float(forward_tx.get("retransmits", 0))
+    if "sum_received_bidir_reverse" in end:
+        out["receive_mbit_s"] = number(end["sum_received_bidir_reverse"], "bits_per_second") / MBIT
+        retrans += float(end.get("sum_sent_bidir_reverse", {}).get("retransmits", 0))
+    out["retransmits"] = retrans
+    return out
+
+
+def parse_iperf3_udp(stdout: str) -> dict[str, float]:
+    data = _iperf3_json(stdout)
+    summary = data["end"].get("sum_received") or data["end"].get("sum")
+    if not summary:
+        raise ParseError("iperf3 UDP JSON has no summary")
+    return {"udp_mbit_s": number(summary, "bits_per_second") / MBIT,
+            "loss_pct": number(summary, "lost_percent"),
+            "jitter_ms": number(summary, "jitter_ms")}
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def parse_sockperf_pingpong(stdout: str) -> dict[str, float]:
+    """sockperf ping-pong --full-rtt: transactions/s over the valid duration, RTT avg/p50/p99."""
+    text = _ANSI.sub("", stdout)
+    valid = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); "
+                      r"ReceivedMessages=(\d+)", text)
+    avg = re.search(r"avg-rtt=([\d.]+)", text)
+    p50 = re.search(r"percentile 50\.000 =\s*([\d.]+)", text)
+    p99 = re.search(r"percentile 99\.000 =\s*([\d.]+)", text)
+    if not (valid and avg and p50 and p99):
+        raise ParseError("sockperf output lacks the valid-duration line, avg-rtt or percentiles "
+                         "(was it run with --full-rtt?)")
+    seconds, received = float(valid.group(1)), int(valid.group(3))
+    if seconds <= 0:
+        raise ParseError("sockperf valid duration is zero")
+    return {"transactions_per_s": received / seconds, "rtt_avg_us": float(avg.group(1)),
+            "rtt_p50_us": float(p50.group(1)), "rtt_p99_us": float(p99.group(1))}
+
+
+def parse_ping_rtt(stdout: str) -> dict[str, float]:
+    """iputils ping summary: min/avg/max/mdev in ms -> µs, and the loss."""
+    m = re.search(r"rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms", stdout)
+    loss = re.search(r"([\d.]+)% packet loss", stdout)
+    if not m or not loss:
+        raise ParseError("no ping rtt summary (did every packet get lost?)")
+    return {"min_us": float(m.group(1)) * 1000, "avg_us": float(m.group(2)) * 1000,
+            "max_us": float(m.group(3)) * 1000, "loss_pct": float(loss.group(1))}
+
+
+def hop_shares(peer_host_us: float, host_env_us: float, peer_env_us: float) -> dict[str, float]:
+    """The Zhang decomposition: the share of the end-to-end RTT the virtualization hop adds."""
+    if peer_env_us <= 0:
+        raise ParseError("end-to-end RTT is zero")
+    return {"peer_host_rtt_us": peer_host_us, "host_env_rtt_us": host_env_us,
+            "peer_env_rtt_us": peer_env_us,
+            "virt_hop_share_pct": 100.0 * host_env_us / peer_env_us}
+
+
+# -- running servers at the host side ---------------------------------------------------
+
+class HostServer:
+    """A server started in the host-side namespace for one trial; always stopped."""
+
+    def __init__(self, argv: list[str], port: int, prefix: list[str], ready_timeout: float = 10):
+        self.proc = subprocess.Popen(prefix + argv, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + ready_timeout
+        while not self._listening(prefix, port):
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace").strip().splitlines()
+                raise VirtbenchError(f"{argv[0]} server exited: {err[-1] if err else 'no output'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise VirtbenchError(f"{argv[0]} server not listening on port {port} in time")
+            time.sleep(0.05)
+
+    @staticmethod
+    def _listening(prefix: list[str], port: int) -> bool:
+        out = subprocess.run(prefix + ["ss", "-H", "-ltnu", f"sport = :{port}"],
+                             capture_output=True, text=True, timeout=10).stdout
+        return bool(out.strip())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stderr:
+            self.proc.stderr.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class NetworkBenchmark(Benchmark):
+    """Client in the environment, server at the host side; subclasses give argv and parse."""
+
+    family = "network"
+    port = 5201
+
+    def server_argv(self, params: dict[str, Any], address: str) -> list[str]:
+        raise NotImplementedError
+
+    def client_argv(self, params: dict[str, Any], server: str) -> list[str]:
+        raise NotImplementedError
+
+    def timeout(self, params):
+        return float(params.get("seconds", 10)) + 60.0
+
+    def run_trial(self, env, params) -> TrialOutcome:
+        try:
+            path = env.net_path()
+            with HostServer(self.server_argv(params, path.host_address), self.port,
+                            path.host_prefix):
+                result = env.exec(path.env_prefix + self.client_argv(params, path.host_address),
+                                  timeout=self.timeout(params))
+        except VirtbenchError as exc:
+            return TrialOutcome(error=str(exc))
+        return self.outcome(result)
+
+    def outcome(self, result) -> TrialOutcome:
+        out = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
+                           wall_s=result.wall_s)
+        if result.timed_out:
+            out.error = "timed out"
+        elif result.exit != 0:
+            last = (result.stderr.strip() or result.stdout.strip() or "(no output)").splitlines()[-1]
+            out.error = f"exit status {result.exit}: {last}"
+        else:
+            try:
+                out.values = self.parse(result.stdout)
+            except ParseError as exc:
+                out.error = f"unparsable output: {exc}"
+        return out
+
+
+class Tcp(NetworkBenchmark):
+    name = "tcp"
+    description = ("iperf3 TCP throughput: streams 1 or 10 (RIKEN nettcp), send / receive / bidir; "
+                   "window for the CNAF -w256k -P5 form")
+    metrics = (Metric("send_mbit_s", "Mbit/s", True, "environment -> host side"),
+               Metric("receive_mbit_s", "Mbit/s", True, "host side -> environment"),
+               Metric("retransmits", "segments", False, "TCP retransmits of the senders"))
+    tools = ("iperf3",)
+    defaults = {"streams": 1, "direction": "bidir", "window": "", "seconds": 10}
+    quick = {"seconds": 3}
+
+    def check(self, params):
+        if params["direction"] not in DIRECTIONS:
+            raise VirtbenchError(f"benchmark tcp: direction={params['direction']} is not valid; "
+                                 f"use one of: {', '.join(DIRECTIONS)}")
+        if not 1 <= params["streams"] <= 128 or not 1 <= params["seconds"] <= 600:
+            raise VirtbenchError("benchmark tcp: streams 1..128 and seconds 1..600")
+
+    def server_argv(self, params, address):
+        return ["iperf3", "-s", "-1", "-B", address, "-p", str(self.port)]
+
+    def client_argv(self, params, server):
+        argv = ["iperf3", "-c", server, "-p", str(self.port), "-J", "-t", str(params["seconds"]),
+                "-P", str(params["streams"])]
+        if params["direction"] == "receive":
+            argv.append("-R")
+        elif params["direction"] == "bidir":
+            argv.append("--bidir")
+        if params["window"]:
+            argv += ["-w", params["window"]]
+        return argv
+
+    def parse(self, stdout):
+        return parse_iperf3_tcp(stdout)
+
+
+class Udp(NetworkBenchmark):
+    name = "udp"
+    description = "iperf3 UDP at a target rate from the environment: throughput, loss, jitter"
+    metrics = (Metric("udp_mbit_s", "Mbit/s", True, "received at the host side"),
+               Metric("loss_pct", "%", False, "datagrams lost"),
+               Metric("jitter_ms", "ms", False, "iperf3's jitter"))
+    tools = ("iperf3",)
+    defaults = {"rate": "1G", "seconds": 10, "length": 1448}
+    quick = {"seconds": 3, "rate": "500M"}
+
+    def server_argv(self, params, address):
+        return ["iperf3", "-s", "-1", "-B", address, "-p", str(self.port)]
+
+    def client_argv(self, params, server):
+        return ["iperf3", "-c", server, "-p", str(self.port), "-J", "-u", "-b", params["rate"],
+                "-l", str(params["length"]), "-t", str(params["seconds"])]
+
+    def parse(self, stdout):
+        return parse_iperf3_udp(stdout)
+
+
+class RequestResponse(NetworkBenchmark):
+    name = "rr"
+    description = "request/response latency: sockperf ping-pong (netperf TCP_RR/UDP_RR's role)"
+    metrics = (Metric("transactions_per_s", "1/s", True, "round trips per second"),
+               Metric("rtt_avg_us", "µs", False, "mean round-trip time"),
+               Metric("rtt_p50_us", "µs", False, "median round-trip time"),
+               Metric("rtt_p99_us", "µs", False, "99th percentile round-trip time"))
+    tools = ("sockperf",)
+    defaults = {"protocol": "tcp", "seconds": 10, "size": 64}
+    quick = {"seconds": 3}
+    port = 11111
+
+    def check(self, params):
+        if params["protocol"] not in ("tcp", "udp"):
+            raise VirtbenchError(f"benchmark rr: protocol={params['protocol']} is not valid; "
+                                 "use one of: tcp, udp")
+
+    def _proto(self, params):
+        return ["--tcp"] if params["protocol"] == "tcp" else []
+
+    def server_argv(self, params, address):
+        return ["sockperf", "server", "-i", address, "-p", str(self.port), *self._proto(params)]
+
+    def client_argv(self, params, server):
+        return ["sockperf", "ping-pong", "-i", server, "-p", str(self.port), *self._proto(params),
+                "-t", str(params["seconds"]), "-m", str(params["size"]), "--full-rtt"]
+
+    def parse(self, stdout):
+        return parse_sockperf_pingpong(stdout)
+
+
+class PingHops(Benchmark):
+    """Zhang et al.: RTT remote->host, host->environment, remote->environment."""
+
+    name = "ping-hops"
+    family = "network"
+    description = ("ping RTT split into hops: remote->host side, host side->environment (the "
+                   "virtualization hop), remote->environment; and that hop's share")
+    metrics = (Metric("peer_host_rtt_us", "µs", False, "remote namespace -> host side"),
+               Metric("host_env_rtt_us", "µs", False, "host side -> environment"),
+               Metric("peer_env_rtt_us", "µs", False, "remote namespace -> environment"),
+               Metric("virt_hop_share_pct", "%", False, "host->environment RTT / end-to-end RTT"))
+    tools = ("ping",)
+    defaults = {"count": 100, "interval": 0.01}
+    quick = {"count": 30}
+
+    def timeout(self, params):
+        return params["count"] * max(params["interval"], 0.01) * 3 + 30
+
+    def _ping(self, prefix, target, params) -> dict[str, float]:
+        argv = prefix + ["ping", "-q", "-c", str(params["count"]), "-i", str(params["interval"]),
+                         "-W", "2", target]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout(params))
+        return parse_ping_rtt(proc.stdout)
+
+    def run_trial(self, env, params) -> TrialOutcome:
+        try:
+            path = env.net_path()
+            if path.remote_prefix is None:
+                return TrialOutcome(error=f"{env.label} has no remote namespace for ping-hops")
+            hops = (self._ping(path.remote_prefix, path.host_address, params),
+                    self._ping(path.host_prefix, path.env_address, params),
+                    self._ping(path.remote_prefix, path.env_address, params))
+        except (ParseError, VirtbenchError, subprocess.TimeoutExpired) as exc:
+            return TrialOutcome(error=str(exc))
+        text = "\n".join(f"{name}: {json.dumps(h)}" for name, h in
+                         zip(("remote->host", "host->env", "remote->env"), hops))
+        return TrialOutcome(values=hop_shares(*(h["avg_us"] for h in hops)), stdout=text, exit=0)

@@ -1,0 +1,88 @@
+"""Network paths for network benchmarks, built from namespaces and veth pairs virtbench owns.
+
+- native: the environment's end is a namespace `vb-<id>-e` joined by veth to a host-side
+  namespace `vb-<id>-h`, so bare metal's baseline crosses the same kind of kernel path a
+  guest's traffic crosses after its virtual NIC, minus the NIC.
+- any kind: a remote namespace `vb-<id>-r` one veth hop behind the host side, with
+  forwarding on, stands for a second machine (the Zhang study's ping decomposition).
+
+Every namespace gets an owner file (see netns.py), so a crashed run's leftovers are swept.
+Nothing here touches the host's own interfaces.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+
+from . import netns
+from .environments.base import NetPath
+
+# Subnets inside our own namespaces only; never routed anywhere else.
+NATIVE_NET = ("10.215.0.1", "10.215.0.2")   # host side, environment side
+REMOTE_NET = ("10.216.0.1", "10.216.0.2")   # host side, remote
+
+
+def _own(name: str) -> None:
+    netns.OWNERS.mkdir(parents=True, exist_ok=True)
+    (netns.OWNERS / name).write_text(f"{os.getpid()} {netns.process_start_time(os.getpid())}\n")
+
+
+def _add_ns(name: str) -> None:
+    _own(name)
+    netns._ip("netns", "add", name)
+    netns._ip("-n", name, "link", "set", "lo", "up")
+
+
+def _veth(ns_a: str, dev_a: str, addr_a: str, ns_b: str, dev_b: str, addr_b: str) -> None:
+    """A veth pair created inside ns_a (so no end ever appears in the host's namespace)."""
+    netns._ip("-n", ns_a, "link", "add", dev_a, "type", "veth", "peer", "name", dev_b)
+    netns._ip("-n", ns_a, "link", "set", dev_b, "netns", ns_b)
+    netns._ip("-n", ns_a, "addr", "add", f"{addr_a}/24", "dev", dev_a)
+    netns._ip("-n", ns_b, "addr", "add", f"{addr_b}/24", "dev", dev_b)
+    netns._ip("-n", ns_a, "link", "set", dev_a, "up")
+    netns._ip("-n", ns_b, "link", "set", dev_b, "up")
+
+
+def _exec_prefix(name: str) -> list[str]:
+    return netns.NetNS(name).exec_argv([])
+
+
+class Topology:
+    """The namespaces one environment's network path is made of; delete() removes them all."""
+
+    def __init__(self):
+        self.names: list[str] = []
+
+    def add(self, name: str) -> str:
+        self.names.append(name)
+        _add_ns(name)
+        return name
+
+    def delete(self) -> None:
+        for name in reversed(self.names):
+            netns.delete(name)
+        self.names.clear()
+
+
+def add_remote(topo: Topology, host_ns: str, name: str) -> tuple[str, list[str]]:
+    """A remote namespace `name` one veth hop behind `host_ns`, which forwards between it and
+    the environment; returns (the remote's address, its exec prefix)."""
+    remote = topo.add(name)
+    _veth(host_ns, "vbr0", REMOTE_NET[0], remote, "vbr1", REMOTE_NET[1])
+    netns._ip("-n", remote, "route", "add", "default", "via", REMOTE_NET[0])
+    netns.NetNS(host_ns).run(["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"], check=True,
+                             capture_output=True)
+    return REMOTE_NET[1], _exec_prefix(remote)
+
+
+def native_path(topo: Topology) -> NetPath:
+    """Two namespaces over veth (plus the remote): bare metal's network baseline."""
+    base = netns.PREFIX + secrets.token_hex(3)
+    env_ns = topo.add(base + "-e")
+    host_ns = topo.add(base + "-h")
+    _veth(host_ns, "vbh0", NATIVE_NET[0], env_ns, "vbe0", NATIVE_NET[1])
+    netns._ip("-n", env_ns, "route", "add", "default", "via", NATIVE_NET[0])
+    remote_addr, remote_prefix = add_remote(topo, host_ns, base + "-r")
+    return NetPath(env_address=NATIVE_NET[1], host_address=NATIVE_NET[0],
+                   host_prefix=_exec_prefix(host_ns), env_prefix=_exec_prefix(env_ns),
+                   remote_address=remote_addr, remote_prefix=remote_prefix, nic="veth")
