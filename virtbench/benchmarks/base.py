@@ -35,6 +35,8 @@ class TrialOutcome:
     stderr: str = ""
     exit: int | None = None
     wall_s: float | None = None
+    # (kind, message) pairs the store should keep with the trial, e.g. ("physical-limit", ...)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
