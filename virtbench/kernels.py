@@ -16,7 +16,7 @@ import platformdirs
 
 from .errors import VirtbenchError
 
-KERNELS = ("himeno", "stream", "pi")
+KERNELS = ("himeno", "stream", "pi", "cyclepi")
 
 
 def source_dir() -> Path:

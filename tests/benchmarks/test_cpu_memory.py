@@ -46,3 +46,22 @@ def test_quick_sizes_and_seed_defaults():
     assert REGISTRY["pi"].params() == {"k": 20}
     assert REGISTRY["pi"].params(quick=True) == {"k": 16}
     assert REGISTRY["stream"].params({"processes": 4}, quick=True)["processes"] == 4
+
+
+def test_cyclepi_parser(fixture_text):
+    v = REGISTRY["cyclepi"].parse(fixture_text("kernels", "cyclepi-n2e7.stdout"))
+    assert v == {"cycles": 70383548.0, "seconds": 0.030604}
+    bad = fixture_text("kernels", "cyclepi-n2e7.stdout").replace('"verified":true', '"verified":false')
+    with pytest.raises(ParseError, match="wrong result"):
+        REGISTRY["cyclepi"].parse(bad)
+
+
+def test_cyclepi_kernel_runs_and_rejects_bad_arguments():
+    import subprocess
+    from virtbench import kernels
+    binary = kernels.build() / "cyclepi"
+    ok = subprocess.run([str(binary), "-n", "100000"], capture_output=True, text=True)
+    assert ok.returncode == 0
+    assert REGISTRY["cyclepi"].parse(ok.stdout)["cycles"] > 0
+    bad = subprocess.run([str(binary), "-n", "12"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "usage" in bad.stderr

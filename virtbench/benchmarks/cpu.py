@@ -64,3 +64,33 @@ class Pi(Benchmark):
         if result.get("verified") is not True:
             raise ParseError("the digits did not verify against MPFR: a wrong digit is no result")
         return {"seconds": number(result, "seconds")}
+
+
+class CyclePi(Benchmark):
+    name = "cyclepi"
+    family = "cpu"
+    description = ("CNAF PI test: a CPU-bound pi loop timed in TSC cycles (rdtsc) and wall time; "
+                   "run with instances = N to see how fairly guests share the CPUs")
+    metrics = (Metric("cycles", "cycles", False, "time-stamp counter ticks for the loop"),
+               Metric("seconds", "s", False, "wall time of the loop"))
+    tools = ("cyclepi",)
+    defaults = {"steps": 2_000_000_000}
+    quick = {"steps": 50_000_000}
+
+    def check(self, params):
+        if not 1000 <= params["steps"] <= 10**12:
+            raise VirtbenchError("benchmark cyclepi: steps from 1000 to 10^12")
+
+    def argv(self, params, env):
+        return [env.kernel_path("cyclepi"), "-n", str(params["steps"])]
+
+    def timeout(self, params):
+        return 600.0 + params["steps"] * 1e-7
+
+    def parse(self, stdout):
+        result = last_json_line(stdout)
+        if result.get("kernel") != "cyclepi":
+            raise ParseError("not a cyclepi result line")
+        if result.get("verified") is not True:
+            raise ParseError("the loop did not compute pi: the CPU gave a wrong result")
+        return {"cycles": number(result, "cycles"), "seconds": number(result, "seconds")}
