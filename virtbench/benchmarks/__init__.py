@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from ..errors import VirtbenchError
 from .base import Benchmark, Metric, ParseError, TrialOutcome
+from .application import Blast
 from .cpu import CyclePi, Himeno, Pi
 from .disk import DISK_BENCHMARKS
 from .memory import Stream
 from .network import PingHops, RequestResponse, Tcp, Udp
 
-REGISTRY: dict[str, Benchmark] = {b.name: b for b in (Himeno(), Stream(), Pi(), CyclePi(), Tcp(), Udp(), RequestResponse(), PingHops())}
+REGISTRY: dict[str, Benchmark] = {b.name: b for b in (Himeno(), Stream(), Pi(), CyclePi(), Tcp(), Udp(), RequestResponse(), PingHops(), Blast())}
 REGISTRY.update({b.name: b for b in (cls() for cls in DISK_BENCHMARKS)})
 
 
