@@ -184,6 +184,8 @@ class Runner:
                                 error=result.error, exit=result.exit, stdout=result.stdout,
                                 stderr=result.stderr, wall_s=result.wall_s, started=started,
                                 **record)
+        for kind, message in result.warnings:
+            state.warn_once(self.store, run_id, kind, message, slot.environment, slot.benchmark)
         if not result.ok:
             self.console.print(f"[red]failed[/] {slot.environment} · {slot.benchmark} "
                                f"#{slot.trial + 1}: {result.error}")
@@ -199,6 +201,7 @@ class _EnvState:
         self.paused: set[str] = set()
         self.dead: dict[str, str] = {}        # label -> why it cannot start
         self.restarts: dict[str, int] = {}
+        self.warned: set[tuple[str, str, str, str]] = set()
 
     def ensure_up(self, env: Environment, store: Store, run_id: str, console: Console) -> str | None:
         label = env.label
@@ -225,6 +228,14 @@ class _EnvState:
         for note in env.notes:
             store.add_warning(run_id, "environment_note", note, environment=label)
         return None
+
+    def warn_once(self, store: Store, run_id: str, kind: str, message: str, environment: str,
+                  benchmark: str) -> None:
+        """A trial's warning, stored the first time it is seen in this session of the run."""
+        key = (kind, message, environment, benchmark)
+        if key not in self.warned:
+            self.warned.add(key)
+            store.add_warning(run_id, kind, message, environment=environment, benchmark=benchmark)
 
     def focus(self, env: Environment) -> None:
         """Give the machine to `env`: pause every other running environment."""
