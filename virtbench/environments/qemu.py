@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import io
 import json
 import os
 import re
@@ -29,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -176,6 +178,16 @@ def sweep_stale() -> None:
         if not netns.owner_alive(manifest.get("owner", "")):
             manifest["workdir"] = str(d)
             guardian.cleanup(manifest)
+
+
+def _is_qemu_alive(pid: int) -> bool:
+    """Is `pid` a running (not zombie) QEMU process?"""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z" and b"qemu" in cmdline
 
 
 # -- KVM probe -------------------------------------------------------------------------------
@@ -429,6 +441,7 @@ class Qemu(Environment):
         self._scratch_dev: str | None = None
         self._kernel_names: list[str] = []
         self.guest_uptime_at_ready: float | None = None
+        self.stage_s: float | None = None
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
 
     # -- identity ------------------------------------------------------------------------
@@ -643,16 +656,28 @@ class Qemu(Environment):
             f"{self.values['boot_timeout']:.0f} s; console log: {log}", log)
 
     def _stage_kernels(self) -> None:
+        """Copy our benchmark kernels to GUEST_KERNEL_DIR with agent.put (one tar.gz)."""
         try:
             kdir = kernels.build()
         except VirtbenchError as exc:
             self.notes.append(f"benchmark kernels not staged: {exc}")
             return
-        for name in kernels.KERNELS:
-            src = kdir / name
-            if src.exists():
-                self.agent.put(f"{GUEST_KERNEL_DIR}/{name}", src.read_bytes(), mode=0o755)
-                self._kernel_names.append(name)
+        names = [n for n in kernels.KERNELS if (kdir / n).exists()]
+        if not names:
+            return
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=9) as tar:
+            for name in names:
+                tar.add(kdir / name, arcname=name)
+        t0 = time.monotonic()
+        staged = f"{GUEST_KERNEL_DIR}/kernels.tar.gz"
+        self.agent.put(staged, buf.getvalue())
+        res = self.agent.exec(["sh", "-c", f'tar -xzf "$1" -C "$2" && rm -f "$1"', "sh",
+                               staged, GUEST_KERNEL_DIR], timeout=60)
+        if res.exit != 0:
+            raise AgentError(f"{self.label}: unpacking the kernels failed: {res.stderr.strip()}")
+        self.stage_s = time.monotonic() - t0
+        self._kernel_names = names
 
     def stop(self) -> None:
         with _live_lock:
@@ -773,7 +798,7 @@ class Qemu(Environment):
             "boot_s": self.boot_s, "guest_uptime_at_ready_s": self.guest_uptime_at_ready,
             "image_recipe": self.image.recipe_hash if self.image else None,
             "guest_kernel_package": self.image.kernel_version if self.image else None,
-            "kernels_staged": list(self._kernel_names),
+            "kernels_staged": list(self._kernel_names), "kernels_stage_s": self.stage_s,
             "qemu_argv": list(getattr(self, "argv", [])),
         }
         if self.agent is not None:
