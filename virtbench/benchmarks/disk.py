@@ -664,7 +664,11 @@ class Bonnie(DiskBenchmark):
         return argv
 
     def parse(self, stdout):
-        return parse_bonnie(stdout).values
+        result = parse_bonnie(stdout)
+        if not result.values:
+            raise ParseError("bonnie++ printed +++++ for every test it ran: each finished too "
+                             "fast to time; use a larger size_mb")
+        return result.values
 
     def extra_warnings(self, text):
         try:

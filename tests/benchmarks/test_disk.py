@@ -1,0 +1,268 @@
+"""Disk family: parsers on captured real output, the physical-limit check, and each benchmark
+end to end in the native environment at quick sizes."""
+import shutil
+import subprocess
+
+import pytest
+
+from virtbench import environments
+from virtbench.benchmarks import get
+from virtbench.benchmarks.base import ParseError
+from virtbench.benchmarks.disk import (RatedSpeed, fio_jobs, parse_bonnie, parse_dd,
+                                       parse_device_facts, parse_hdparm, physical_limit_warning,
+                                       rated_speed)
+from virtbench.errors import VirtbenchError
+
+MIB = 1024 * 1024
+
+
+def disk(fixture_text, name):
+    return fixture_text("disk", name)
+
+
+# -- dd ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name, nbytes, seconds", [
+    ("dd-direct-64m-GBps.stderr", 67108864, 0.0476309),      # "..., 1.4 GB/s"
+    ("dd-1g-MBps.stderr", 1073741824, 4.07558),               # "..., 263 MB/s"
+    ("dd-fdatasync-256m.stderr", 268435456, 0.330965),        # "..., 811 MB/s"
+    ("dd-pipe-kBps.stderr", 2000, 1.203),                     # "..., 1.7 kB/s"
+    ("dd-pipe-500-bytes.stderr", 500, 1.10253),               # "500 bytes copied, ..., 0.5 kB/s"
+    ("dd-sync-mount-32m.stderr", 33554432, 0.114624),
+    ("dd-oflag-sync-32m.stderr", 33554432, 0.0582339),
+])
+def test_dd_rate_is_bytes_over_seconds_whatever_unit_dd_prints(fixture_text, name, nbytes, seconds):
+    result = parse_dd(disk(fixture_text, name))
+    assert result["bytes"] == nbytes and result["seconds"] == seconds
+    assert result["mb_s"] == pytest.approx(nbytes / seconds / 1e6)
+    assert get("dd-write").parse(disk(fixture_text, name)) == {"write_mb_s": result["mb_s"]}
+
+
+def test_dd_old_formats():
+    # as printed in the Xen 2006 article (BSD-style dd) and by coreutils before 8.24
+    xen = ("32+0 records in\n32+0 records out\n"
+           "33554432 bytes transferred in 17.615797 seconds (1904792 bytes/sec)\n")
+    assert parse_dd(xen)["mb_s"] == pytest.approx(33554432 / 17.615797 / 1e6)
+    old = "1073741824 bytes (1.1 GB) copied, 4.07558 s, 263 MB/s\n"
+    assert parse_dd(old)["mb_s"] == pytest.approx(1073741824 / 4.07558 / 1e6)
+
+
+@pytest.mark.parametrize("text", [
+    "", "garbage\n", "1024+0 records in\n1024+0 records out\n",
+    "67108864 bytes (67 MB, 64 MiB) copied, 0.04",                       # truncated
+    "0 bytes copied, 0.000102 s, 0.0 kB/s\n",
+])
+def test_dd_garbage_is_a_parse_error(text):
+    with pytest.raises(ParseError):
+        parse_dd(text)
+
+
+def test_dd_error_output_is_a_parse_error(fixture_text):
+    with pytest.raises(ParseError):
+        parse_dd(disk(fixture_text, "dd-enoent.stderr"))
+
+
+# -- hdparm -----------------------------------------------------------------------------------
+def test_hdparm_rate_in_decimal_mb(fixture_text):
+    assert parse_hdparm(disk(fixture_text, "hdparm-t-loop.stdout")) == {
+        "read_mb_s": pytest.approx(470.66 * MIB / 1e6)}
+    assert parse_hdparm(disk(fixture_text, "hdparm-t-direct-loop.stdout")) == {
+        "read_mb_s": pytest.approx(2117.16 * MIB / 1e6)}
+
+
+@pytest.mark.parametrize("text", ["", "\n/dev/loop0:\n", "/dev/vda: Operation not permitted\n",
+                                  " Timing buffered disk reads: 512 MB in  1.09 sec"])
+def test_hdparm_garbage_is_a_parse_error(text):
+    with pytest.raises(ParseError):
+        parse_hdparm(text)
+
+
+# -- fio: ior-rw and cdm ----------------------------------------------------------------------
+def test_ior_rw_from_fio_json(fixture_text):
+    bench = get("ior-rw")
+    assert bench.parse(disk(fixture_text, "fio-ior-direct-64m.json")) == {
+        "write_mb_s": 2236962133 / 1e6, "read_mb_s": 1398101333 / 1e6}
+
+
+def test_fio_json_after_note_lines(fixture_text):
+    text = disk(fixture_text, "fio-ior-buffered-notes.stdout")
+    assert text.startswith("note: both iodepth >= 1 and synchronous I/O engine")
+    assert get("ior-rw").parse(text) == {"write_mb_s": 2581110153 / 1e6,
+                                         "read_mb_s": 1973790117 / 1e6}
+
+
+def test_cdm_all_jobs(fixture_text):
+    values = get("cdm").parse(disk(fixture_text, "fio-cdm-quick-32m.json"))
+    assert len(values) == 12
+    assert values["seq1m_read_mb_s"] == 1954972203 / 1e6
+    assert values["seq1m_write_mb_s"] == 1408925794 / 1e6
+    assert values["rnd512k_read_mb_s"] == 816548443 / 1e6
+    assert values["rnd512k_write_mb_s"] == 1384308875 / 1e6
+    assert values["rnd4k_qd1_read_iops"] == 11470.529471
+    assert values["rnd4k_qd1_write_mb_s"] == 23804171 / 1e6
+    assert values["rnd4k_qd32_read_iops"] == 71327.672328
+    assert values["rnd4k_qd32_write_iops"] == 55678.642715
+    full = get("cdm").parse(disk(fixture_text, "fio-cdm-50m.json"))
+    assert full["rnd4k_qd32_write_mb_s"] == 315836144 / 1e6
+
+
+@pytest.mark.parametrize("cut", [0, 100, 5000, -3])
+def test_fio_truncated_or_garbage_is_a_parse_error(fixture_text, cut):
+    text = disk(fixture_text, "fio-cdm-quick-32m.json")
+    with pytest.raises(ParseError):
+        get("cdm").parse(text[:cut])
+    with pytest.raises(ParseError):
+        get("ior-rw").parse("fio: /nonexistent/dir is not a directory\n")
+
+
+def test_fio_missing_job_and_failed_job(fixture_text):
+    ior = disk(fixture_text, "fio-ior-direct-64m.json")
+    with pytest.raises(ParseError, match="lacks job seq1m_read"):
+        get("cdm").parse(ior)
+    with pytest.raises(ParseError, match="error 5"):
+        fio_jobs(ior.replace('"error" : 0', '"error" : 5', 1))
+
+
+# -- bonnie++ ---------------------------------------------------------------------------------
+def test_bonnie_csv_fields(fixture_text):
+    values = get("bonnie").parse(disk(fixture_text, "bonnie-s1024-direct.stdout"))
+    assert values == {"block_write_mb_s": 83673 * 1024 / 1e6, "block_write_cpu_pct": 33.0,
+                      "rewrite_mb_s": 185425 * 1024 / 1e6, "rewrite_cpu_pct": 62.0,
+                      "seeks_per_s": 13926.0, "seeks_cpu_pct": 71.0}
+    assert parse_bonnie(disk(fixture_text, "bonnie-s1024-direct.stdout")).unmeasured == ["block_read"]
+    values = get("bonnie").parse(disk(fixture_text, "bonnie-s512.stdout"))
+    assert values == {"block_write_mb_s": 1025994 * 1024 / 1e6, "block_write_cpu_pct": 42.0}
+
+
+def test_bonnie_all_plus_and_garbage(fixture_text):
+    text = disk(fixture_text, "bonnie-s64-all-plus.stdout")
+    assert parse_bonnie(text).unmeasured == ["block_write", "rewrite", "block_read", "seeks"]
+    with pytest.raises(ParseError, match="too fast"):
+        get("bonnie").parse(text)
+    assert get("bonnie").extra_warnings(text)[0][0] == "unmeasured"
+    for bad in ("", "garbage", text[:40], "1.98,2.00a,vm,1,1,64M,,8192,5,,,abc,12,,,,,,,,,\n"):
+        with pytest.raises(ParseError):
+            get("bonnie").parse(bad)
+
+
+# -- the physical-limit check -----------------------------------------------------------------
+SATA_300 = {"source": ["/dev/sda"], "disk": ["sda"], "device/model": ["VBOX HARDDISK"],
+            "driver": ["sd", "ahci"], "sata_spd": ["3.0 Gbps"]}
+
+
+def test_rated_speeds_from_sysfs_facts(fixture_text):
+    sata = rated_speed(SATA_300)
+    assert sata.mb_s == 300.0 and sata.virtual and "SATA/300" in sata.source
+    hdd = rated_speed({"disk": ["sdb"], "device/model": ["ST4000DM004-2CV1"],
+                       "sata_spd": ["6.0 Gbps"], "driver": ["sd", "ahci"]})
+    assert hdd.mb_s == 600.0 and not hdd.virtual
+    assert rated_speed({"disk": ["sda"], "xfer_mode": ["MWDMA2"],
+                        "sata_spd": ["<unknown>"]}).mb_s == 16.7
+    assert rated_speed({"disk": ["nvme0n1"], "pcie_speed": ["8.0 GT/s PCIe"],
+                        "pcie_width": ["4"]}).mb_s == pytest.approx(3938.4)
+    virtio = rated_speed(parse_device_facts(disk(fixture_text, "facts-virtio-vda.txt")))
+    assert virtio.mb_s is None and virtio.virtual
+    loop = rated_speed(parse_device_facts(disk(fixture_text, "facts-loop.txt")))
+    assert loop.mb_s is None and "stacked" in loop.source
+    assert rated_speed(parse_device_facts(disk(fixture_text, "facts-tmpfs.txt"))).mb_s is None
+
+
+def test_physical_limit_warning_the_2010_virtualbox_case():
+    # CrystalDiskMark 3.0 in the guest, AHCI "SATA/300": in ZFS ARC 578.894 MB/s, outside 83.699
+    rated = rated_speed(SATA_300)
+    warning = physical_limit_warning("seq1m_read_mb_s", 578.894, rated, cache="in")
+    assert warning is not None
+    assert "578.9 MB/s exceeds the 300 MB/s" in warning and "cache" in warning
+    assert physical_limit_warning("seq1m_read_mb_s", 83.699, rated, cache="out") is None
+    # a bare-metal SATA/300 disk measured out of cache above its link: the page/device cache
+    bare = RatedSpeed(300.0, "/dev/sda: SATA link 3.0 Gbps (SATA/300)")
+    assert "cache" in physical_limit_warning("write_mb_s", 788.23, bare, cache="out")
+    assert physical_limit_warning("write_mb_s", 999.0, RatedSpeed(None, "unknown")) is None
+
+
+# -- parameters and commands ------------------------------------------------------------------
+def test_params_and_commands():
+    with pytest.raises(VirtbenchError, match="cache=warm is not valid"):
+        get("cdm").params({"cache": "warm"})
+    with pytest.raises(VirtbenchError, match="form=async is not valid"):
+        get("dd-write").params({"form": "async"})
+    env = environments.create("native:scratch=/var/tmp/vb-test-argv")
+    argv = get("cdm").argv(get("cdm").params(), env)
+    assert argv.count("--stonewall") == 8 and "--direct=1" in argv and "--size=50M" in argv
+    assert get("dd-write").argv(get("dd-write").params(), env)[-3:] == [
+        "count=1024", "conv=fdatasync", "oflag=direct"]
+    dd_sync = get("dd-write").argv(get("dd-write").params({"form": "sync-mount"}), env)
+    assert dd_sync[-2:] == ["bs=1M", "count=32"]
+    bonnie = get("bonnie").argv(get("bonnie").params({"cache": "in"}, quick=True), env)
+    assert "-D" not in bonnie and bonnie[bonnie.index("-s") + 1] == "256"
+    shutil.rmtree("/var/tmp/vb-test-argv", ignore_errors=True)
+
+
+# -- end to end in the native environment -----------------------------------------------------
+@pytest.fixture(scope="module")
+def native(tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("disk-scratch")
+    env = environments.create(f"native:scratch={scratch}")
+    env.start()
+    yield env, scratch
+    env.stop()
+
+
+@pytest.mark.parametrize("name, given, metric", [
+    ("dd-write", {}, "write_mb_s"),
+    ("dd-write", {"form": "sync-mount"}, "write_mb_s"),
+    ("dd-write", {"cache": "in"}, "write_mb_s"),
+    ("ior-rw", {}, "read_mb_s"),
+    ("cdm", {}, "rnd4k_qd32_read_iops"),
+    ("bonnie", {}, "block_write_mb_s"),
+])
+def test_end_to_end_native(native, name, given, metric):
+    env, scratch = native
+    bench = get(name)
+    outcome = bench.run_trial(env, bench.params(given, quick=True))
+    assert outcome.ok, outcome.error
+    assert outcome.values[metric] > 0
+    assert all(v >= 0 for v in outcome.values.values())
+    assert list(scratch.iterdir()) == []          # the trial's files are gone
+    assert all(kind != "cleanup" for kind, _ in outcome.warnings)
+
+
+def test_hdparm_end_to_end_on_a_loop_mounted_scratch(tmp_path):
+    image, mnt = tmp_path / "fs.img", tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["truncate", "-s", "96M", str(image)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    if subprocess.run(["mount", "-o", "loop", str(image), str(mnt)]).returncode != 0:
+        pytest.skip("cannot loop-mount here")
+    try:
+        env = environments.create(f"native:scratch={mnt}")
+        env.start()
+        try:
+            bench = get("hdparm-read")
+            assert env.scratch_device().startswith("/dev/loop")
+            outcome = bench.run_trial(env, bench.params(quick=True))
+            assert outcome.ok, outcome.error
+            assert outcome.values["read_mb_s"] > 0
+        finally:
+            env.stop()
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_hdparm_without_a_device_is_a_failed_trial(tmp_path):
+    env = environments.create("native:scratch=/dev/shm/virtbench-test-nodev")
+    env.start()
+    try:
+        assert env.scratch_device() is None            # tmpfs: no block device
+        outcome = get("hdparm-read").run_trial(env, get("hdparm-read").params())
+        assert not outcome.ok and "has no block device under test" in outcome.error
+    finally:
+        env.stop()
+        shutil.rmtree("/dev/shm/virtbench-test-nodev", ignore_errors=True)
+
+
+def test_a_failing_command_is_a_failed_trial_and_cleans_up(native):
+    env, scratch = native
+    bench = get("ior-rw")
+    outcome = bench.run_trial(env, bench.params({"bs_kb": 1000000}, quick=True))
+    assert not outcome.ok and outcome.error
+    assert list(scratch.iterdir()) == []
