@@ -12,8 +12,9 @@ from .cpu import CyclePi, Himeno, Pi
 from .disk import DISK_BENCHMARKS
 from .memory import Stream
 from .network import PingHops, RequestResponse, Tcp, Udp
+from .transfer import Scp
 
-REGISTRY: dict[str, Benchmark] = {b.name: b for b in (Himeno(), Stream(), Pi(), CyclePi(), Tcp(), Udp(), RequestResponse(), PingHops(), Blast())}
+REGISTRY: dict[str, Benchmark] = {b.name: b for b in (Himeno(), Stream(), Pi(), CyclePi(), Tcp(), Udp(), RequestResponse(), PingHops(), Blast(), Scp())}
 REGISTRY.update({b.name: b for b in (cls() for cls in DISK_BENCHMARKS)})
 
 

@@ -84,6 +84,18 @@ class NetPath:
 
 
 @dataclass
+class SshTarget:
+    """How the host side reaches the environment's sshd (scp benchmarks): run
+    `prefix + ["scp", "-i", identity, "-P", port, ...]` on the host."""
+
+    address: str
+    port: int
+    user: str
+    identity: str                # private key file on the host
+    prefix: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Usability:
     """Whether an environment kind can run here, and why not."""
 
@@ -170,6 +182,10 @@ class Environment(ABC):
     def net_path(self) -> NetPath:
         """Set up (once) and return the network path under test; stop() removes it."""
         raise VirtbenchError(f"environment {self.label} has no network path for network benchmarks")
+
+    def ssh_target(self) -> SshTarget:
+        """Start (once) the environment's sshd on its network path and say how to reach it."""
+        raise VirtbenchError(f"environment {self.label} has no sshd for transfer benchmarks")
 
     def drop_caches(self) -> None:
         """Drop the environment's page cache (a guest also drops the host's)."""

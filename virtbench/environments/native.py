@@ -8,7 +8,7 @@ import sys
 
 from .. import fingerprint, kernels
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, NetPath, Option
+from .base import Environment, NetPath, Option, SshTarget
 
 DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 
@@ -22,6 +22,7 @@ class Native(Environment):
     }
 
     _topology = None
+    _sshd = None
 
     def start(self) -> None:
         self._kernel_dir = kernels.build()
@@ -33,6 +34,9 @@ class Native(Environment):
         if self.agent is not None:
             self.agent.close()
             self.agent = None
+        if self._sshd is not None:
+            self._sshd.stop()
+            self._sshd = None
         if self._topology is not None:
             self._topology.delete()
             self._topology = None
@@ -49,6 +53,14 @@ class Native(Environment):
                 self._topology = None
                 raise
         return self._net
+
+    def ssh_target(self) -> SshTarget:
+        from ..sshd import PORT, Sshd
+        path = self.net_path()
+        if self._sshd is None:
+            self._sshd = Sshd(path.env_address, path.env_prefix)
+        return SshTarget(address=path.env_address, port=PORT, user="root",
+                         identity=self._sshd.identity, prefix=path.host_prefix)
 
     def kernel_path(self, name: str) -> str:
         return str(self._kernel_dir / name)

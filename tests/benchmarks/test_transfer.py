@@ -1,0 +1,37 @@
+import subprocess
+
+import pytest
+
+from virtbench import environments
+from virtbench.benchmarks import REGISTRY
+from virtbench.benchmarks.transfer import metric_name
+from virtbench.errors import VirtbenchError
+
+
+def test_metric_names_per_cipher():
+    assert metric_name("aes128-gcm@openssh.com") == "aes128_gcm_mb_s"
+    assert metric_name("chacha20-poly1305@openssh.com") == "chacha20_poly1305_mb_s"
+    assert metric_name("3des-cbc") == "3des_cbc_mb_s"
+
+
+def test_unknown_cipher_is_bad_input():
+    with pytest.raises(VirtbenchError, match="cipher blowfish-cbc is not one of"):
+        REGISTRY["scp"].params({"ciphers": "aes128-ctr,blowfish-cbc"})
+
+
+def test_scp_every_cipher_or_unsupported_in_native(tmp_path):
+    bench = REGISTRY["scp"]
+    params = bench.params({"size_mb": 4, "ciphers": "aes128-ctr,chacha20-poly1305@openssh.com,"
+                           "arcfour128"})
+    env = environments.create(f"native:scratch={tmp_path}")
+    with env:
+        outcome = bench.run_trial(env, params)
+        sshd_pid = env._sshd.proc.pid
+    assert outcome.ok, outcome.error
+    assert set(outcome.values) == {"aes128_ctr_mb_s", "chacha20_poly1305_mb_s"}
+    assert all(v > 0 for v in outcome.values.values())
+    assert outcome.warnings == [("unsupported_cipher", "arcfour128: not offered by this OpenSSH "
+                                 "(ssh -Q cipher); reported as unsupported, not 0")]
+    assert "arcfour128: unsupported" in outcome.stdout
+    assert not list(tmp_path.glob("vb-scp-*"))            # the copy is removed
+    assert subprocess.run(["kill", "-0", str(sshd_pid)], capture_output=True).returncode != 0

@@ -1,0 +1,105 @@
+"""Transfer benchmarks: SCP of a large file to the environment, once per cipher (RIKEN 2012).
+
+The copy goes from the host side of the environment's network path to its scratch disk,
+so it measures what a user's scp measures: network path, cipher and disk together.
+Ciphers this OpenSSH no longer offers (the study's arcfour128) are reported as
+unsupported, never as zero.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from .. import kernels
+from ..errors import VirtbenchError
+from ..sshd import supported_ciphers
+from .base import Benchmark, Metric, TrialOutcome
+
+# RIKEN's ciphers as today's OpenSSH names them, and the one it no longer has.
+CIPHERS = ("aes128-ctr", "aes128-cbc", "aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com",
+           "3des-cbc", "arcfour128")
+
+
+def metric_name(cipher: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", cipher.split("@")[0].lower()) + "_mb_s"
+
+
+def source_file(size_mb: int) -> Path:
+    """A file of random bytes (incompressible), made once per size in the cache directory."""
+    path = kernels.cache_dir() / "transfer" / f"random-{size_mb}MB.bin"
+    if not path.exists() or path.stat().st_size != size_mb * 10**6:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".part")
+        with open("/dev/urandom", "rb") as src, open(tmp, "wb") as dst:
+            for _ in range(size_mb):
+                dst.write(src.read(10**6))
+        tmp.rename(path)
+    return path
+
+
+class Scp(Benchmark):
+    name = "scp"
+    family = "transfer"
+    description = "scp of a large file to the environment with -c CIPHER, for each cipher (MB/s)"
+    metrics = tuple(Metric(metric_name(c), "MB/s", True, f"scp with -c {c}") for c in CIPHERS)
+    tools = ("sshd",)
+    defaults = {"size_mb": 1300, "ciphers": ",".join(CIPHERS)}   # RIKEN: a ~1.3 GB file
+    quick = {"size_mb": 64}
+
+    def _ciphers(self, params) -> list[str]:
+        return [c.strip() for c in params["ciphers"].split(",") if c.strip()]
+
+    def check(self, params):
+        unknown = [c for c in self._ciphers(params) if c not in CIPHERS]
+        if unknown:
+            raise VirtbenchError(f"benchmark scp: cipher {unknown[0]} is not one of: "
+                                 f"{', '.join(CIPHERS)}")
+        if params["size_mb"] < 1:
+            raise VirtbenchError("benchmark scp: size_mb must be at least 1")
+
+    def timeout(self, params):
+        return 120.0 + params["size_mb"] * 0.5
+
+    def run_trial(self, env, params) -> TrialOutcome:
+        outcome = TrialOutcome(exit=0)
+        try:
+            target = env.ssh_target()
+            dest = f"{env.scratch_dir()}/vb-scp-target.bin"
+        except VirtbenchError as exc:
+            return TrialOutcome(error=str(exc))
+        source = source_file(params["size_mb"])
+        offered = set(supported_ciphers())
+        lines = []
+        for cipher in self._ciphers(params):
+            if cipher not in offered:
+                outcome.warnings.append(("unsupported_cipher", f"{cipher}: not offered by this "
+                                         "OpenSSH (ssh -Q cipher); reported as unsupported, not 0"))
+                lines.append(f"{cipher}: unsupported")
+                continue
+            argv = target.prefix + [
+                "scp", "-q", "-B", "-c", cipher, "-i", target.identity, "-P", str(target.port),
+                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                "-o", "LogLevel=ERROR", str(source), f"{target.user}@{target.address}:{dest}"]
+            t0 = time.monotonic()
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True,
+                                      timeout=self.timeout(params))
+            except subprocess.TimeoutExpired:
+                outcome.error = f"scp -c {cipher} timed out"
+                break
+            seconds = time.monotonic() - t0
+            if proc.returncode != 0:
+                last = (proc.stderr.strip() or "(no output)").splitlines()[-1]
+                outcome.error = f"scp -c {cipher} failed: {last}"
+                outcome.exit = proc.returncode
+                break
+            mb_s = params["size_mb"] / seconds
+            outcome.values[metric_name(cipher)] = mb_s
+            lines.append(f"{cipher}: {params['size_mb']} MB in {seconds:.3f} s = {mb_s:.1f} MB/s")
+        env.exec(["rm", "-f", dest], timeout=60)
+        outcome.stdout = "\n".join(lines) + "\n"
+        if outcome.error is None and not outcome.values:
+            outcome.error = "no cipher could be measured"
+        return outcome
