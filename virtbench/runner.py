@@ -171,15 +171,16 @@ class Runner:
             return False
         state.focus(env)
         try:
-            result = bench.run_trial(env, params)
+            result = env.run_trial(bench, params)
         except AgentError as exc:
             state.mark_down(env)
             result = benchmarks.TrialOutcome(error=f"agent lost: {exc}")
-        values = {m.name: result.values[m.name] for m in bench.metrics if m.name in result.values}
+        metrics = env.metrics_for(bench)
+        values = {m.name: result.values[m.name] for m in metrics if m.name in result.values}
         if result.ok and not values:
             result.error = "the parser returned none of the benchmark's metrics"
         samples_ = [Sample(m.name, values[m.name], m.unit, m.higher_is_better)
-                    for m in bench.metrics if m.name in values] if result.ok else []
+                    for m in metrics if m.name in values] if result.ok else []
         self.store.record_trial(run_id, status="ok" if result.ok else "failed", samples_=samples_,
                                 error=result.error, exit=result.exit, stdout=result.stdout,
                                 stderr=result.stderr, wall_s=result.wall_s, started=started,

@@ -15,7 +15,15 @@ def create(spec: EnvSpec | str) -> Environment:
     if spec.kind not in KINDS:
         raise VirtbenchError(
             f"unknown environment kind {spec.kind!r}; valid kinds: {', '.join(sorted(KINDS))}")
-    return KINDS[spec.kind](spec)
+    options = dict(spec.options)
+    raw = options.pop("instances", "1")
+    if not raw.isdigit() or not 1 <= int(raw) <= 64:
+        raise VirtbenchError(f"environment {spec}: instances={raw} is not valid; use 1 to 64")
+    if int(raw) == 1:
+        return KINDS[spec.kind](EnvSpec(spec.kind, options))
+    from .group import InstanceGroup
+    members = [KINDS[spec.kind](EnvSpec(spec.kind, options)) for _ in range(int(raw))]
+    return InstanceGroup(members, spec)
 
 
 __all__ = ["Environment", "EnvSpec", "Option", "Usability", "KINDS", "create"]

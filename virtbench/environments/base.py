@@ -195,6 +195,14 @@ class Environment(ABC):
     def kernel_path(self, name: str) -> str:
         """Where our kernel binary `name` (himeno, stream, pi) is inside the environment."""
 
+    def metrics_for(self, bench) -> tuple:
+        """The metrics a trial of `bench` yields here (a group of instances adds its own)."""
+        return bench.metrics
+
+    def run_trial(self, bench, params: dict):
+        """One trial of `bench` here; a group of instances runs it in all of them at once."""
+        return bench.run_trial(self, params)
+
     def metadata(self) -> dict:
         """The fingerprint stored with the run (CPU, kernel, versions, device models...)."""
         return {}

@@ -1,0 +1,171 @@
+"""Several instances of one environment, measured at the same moment (`instances = N`).
+
+The CNAF study ran 8 VMs at once and reported their aggregate and how far apart they were
+("max difference 14 %, average 5 %"). A group starts N copies of an environment, runs each
+trial in all of them at once (threads released by one barrier), and reports per metric the
+aggregate, each instance, the spread between instances and Jain's fairness index.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from ..benchmarks.base import Metric, TrialOutcome
+from ..errors import VirtbenchError
+from .base import Environment
+
+OVERCOMMIT = 2.0          # at most this many vCPUs (or busy processes) per host core
+MEMORY_SHARE = 0.8        # at most this share of the host's memory for all instances
+
+
+def jain_index(values: list[float]) -> float:
+    """Jain's fairness index: 1 when every instance got the same, 1/n when one got all."""
+    total = sum(values)
+    squares = sum(v * v for v in values)
+    return total * total / (len(values) * squares) if squares else 1.0
+
+
+def spread_pct(values: list[float]) -> float:
+    """How far the best instance is from the worst, in % of the worst (CNAF's max difference)."""
+    low, high = min(values), max(values)
+    return (high - low) / low * 100.0 if low else float("inf")
+
+
+def group_metrics(metrics: tuple[Metric, ...], n: int) -> tuple[Metric, ...]:
+    out: list[Metric] = []
+    for m in metrics:
+        how = "sum" if m.higher_is_better else "mean"
+        out.append(replace(m, description=f"{how} over {n} instances: {m.description}"))
+        out.append(Metric(f"{m.name}_spread_pct", "%", False, f"max/min - 1 of {m.name} across instances"))
+        out.append(Metric(f"{m.name}_fairness", "Jain", True, f"Jain's fairness index of {m.name}"))
+        out += [Metric(f"{m.name}_i{i}", m.unit, m.higher_is_better, f"{m.name} of instance {i}")
+                for i in range(n)]
+    return tuple(out)
+
+
+def combine(metrics: tuple[Metric, ...], per_instance: list[dict[str, float]]) -> dict[str, float]:
+    """Pure: the instances' values -> aggregate, spread, fairness and each instance."""
+    values: dict[str, float] = {}
+    n = len(per_instance)
+    for m in metrics:
+        xs = [inst[m.name] for inst in per_instance if m.name in inst]
+        if len(xs) != n:
+            continue
+        values[m.name] = sum(xs) if m.higher_is_better else sum(xs) / n
+        values[f"{m.name}_spread_pct"] = spread_pct(xs)
+        values[f"{m.name}_fairness"] = jain_index(xs)
+        for i, x in enumerate(xs):
+            values[f"{m.name}_i{i}"] = x
+    return values
+
+
+def host_capacity() -> tuple[int, int]:
+    """(cores, memory bytes) of this host."""
+    with open("/proc/meminfo") as f:
+        mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
+    return os.cpu_count() or 1, mem_kb * 1024
+
+
+class InstanceGroup(Environment):
+    """N copies of an environment; trials run in all of them at once."""
+
+    kind = "group"
+
+    def __init__(self, members: list[Environment], spec):
+        # no Environment.__init__: the options are the members'
+        self.members = members
+        self.spec = spec
+        self.values = dict(members[0].values)
+        self.agent = None
+        self.boot_s = None
+        self.notes = []
+        self.kind = members[0].kind
+        self._check_capacity()
+
+    def _check_capacity(self) -> None:
+        n = len(self.members)
+        cores, mem = host_capacity()
+        vcpus = int(self.values.get("vcpus", 1) or 1) * n
+        if vcpus > OVERCOMMIT * cores:
+            raise VirtbenchError(
+                f"environment {self.spec}: {n} instances need {vcpus} CPUs, more than "
+                f"{OVERCOMMIT:g} x the host's {cores} cores; lower instances or vcpus")
+        need = getattr(self.members[0], "memory_bytes", lambda: 0)() * n
+        if need > MEMORY_SHARE * mem:
+            raise VirtbenchError(
+                f"environment {self.spec}: {n} instances need {need / 2**30:.1f} GiB, more than "
+                f"{MEMORY_SHARE:.0%} of the host's {mem / 2**30:.1f} GiB; lower instances or mem")
+
+    @property
+    def label(self) -> str:
+        return f"{self.members[0].label}/x{len(self.members)}"
+
+    def resolve(self) -> None:
+        for m in self.members:
+            m.resolve()
+
+    def start(self) -> None:
+        started = []
+        try:
+            for m in self.members:
+                m.start()
+                started.append(m)
+        except BaseException:
+            for m in started:
+                m.stop()
+            raise
+        boots = [m.boot_s for m in self.members if m.boot_s is not None]
+        self.boot_s = max(boots) if boots else None
+        self.notes = [n for m in self.members for n in m.notes]
+
+    def stop(self) -> None:
+        for m in self.members:
+            m.stop()
+
+    def pause(self) -> None:
+        for m in self.members:
+            m.pause()
+
+    def resume(self) -> None:
+        for m in self.members:
+            m.resume()
+
+    def kernel_path(self, name: str) -> str:
+        return self.members[0].kernel_path(name)
+
+    def metadata(self) -> dict:
+        md = self.members[0].metadata()
+        md["instances"] = len(self.members)
+        return md
+
+    def exec(self, argv, timeout, env=None):
+        return self.members[0].exec(argv, timeout, env)
+
+    def metrics_for(self, bench) -> tuple[Metric, ...]:
+        return group_metrics(bench.metrics, len(self.members))
+
+    def run_trial(self, bench, params) -> TrialOutcome:
+        """The benchmark in every instance at the same moment; one combined outcome."""
+        barrier = threading.Barrier(len(self.members))
+
+        def one(member):
+            barrier.wait(timeout=60)
+            return bench.run_trial(member, params)
+
+        with ThreadPoolExecutor(max_workers=len(self.members)) as pool:
+            outcomes = list(pool.map(one, self.members))
+        failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
+        text = "\n".join(f"== instance {i}\n{o.stdout}" for i, o in enumerate(outcomes))
+        errs = "\n".join(f"== instance {i}\n{o.stderr}" for i, o in enumerate(outcomes))
+        out = TrialOutcome(stdout=text, stderr=errs, exit=0,
+                           wall_s=max((o.wall_s or 0.0) for o in outcomes),
+                           warnings=[w for o in outcomes for w in o.warnings])
+        if failed:
+            i, o = failed[0]
+            out.error = f"instance {i}: {o.error}"
+            out.exit = o.exit
+            return out
+        out.values = combine(bench.metrics, [o.values for o in outcomes])
+        return out
