@@ -10,6 +10,7 @@ PACKAGES=(
   qemu-system-x86 qemu-utils                # guests
   debootstrap e2fsprogs busybox-static cpio # the guest image and its small initramfs
   iproute2 kmod procps                      # network namespaces, taps, module loading
+  chromium                                  # headless check of the HTML report (tests)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

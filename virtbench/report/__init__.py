@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..errors import VirtbenchError
 from . import export, markdown, terminal
 
-FORMATS = ("table", "markdown", "json", "csv")
+FORMATS = ("table", "markdown", "json", "csv", "html")
 
 
 def render(analysis: dict, fmt: str) -> str:
@@ -16,6 +16,9 @@ def render(analysis: dict, fmt: str) -> str:
         return export.to_json(analysis)
     if fmt == "csv":
         return export.to_csv(analysis)
+    if fmt == "html":
+        from . import html        # plotly is only needed for this format
+        return html.render(analysis)
     raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")
 
 
@@ -28,4 +31,7 @@ def render_compare(comparison: dict, fmt: str) -> str:
         return export.to_json(comparison)
     if fmt == "csv":
         return export.compare_to_csv(comparison)
+    if fmt == "html":
+        from . import html
+        return html.render_compare(comparison)
     raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")

@@ -1,0 +1,322 @@
+"""The HTML report: one self-contained file (plotly.js inline, nothing fetched when opened).
+
+Per benchmark, one bar chart per metric (environments as bars, 95 % CI as error bars, the
+baseline drawn apart, the source's published ratio as a marker where the study has one),
+then the overhead table with its verdicts; before that the run and the environments' finger-
+prints side by side; after it the warnings. `render_compare` draws an A/B comparison.
+"""
+from __future__ import annotations
+
+import json
+from html import escape
+from itertools import groupby
+
+from . import fmt
+
+BASELINE_COLOR = "#6b7280"
+PASS_COLOR = "#2563eb"
+FAIL_COLOR = "#dc2626"
+NEUTRAL_COLOR = "#2563eb"
+PUBLISHED_COLOR = "#f59e0b"
+
+CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111827;
+       margin: 0 auto; max-width: 1240px; padding: 16px 24px 48px; }
+h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px;
+     border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 16px 0 6px; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
+th, td { border: 1px solid #e5e7eb; padding: 3px 8px; vertical-align: top; }
+th { background: #f9fafb; text-align: left; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+span.key { font-weight: 600; white-space: nowrap; }
+.pass { color: #15803d; font-weight: 600; } .fail { color: #b91c1c; font-weight: 600; }
+.better { color: #15803d; font-weight: 600; } .worse { color: #b91c1c; font-weight: 600; }
+.quick { background: #fef3c7; border: 1px solid #f59e0b; padding: 6px 10px; border-radius: 4px; }
+.muted { color: #6b7280; } .mono { font-family: ui-monospace, monospace; font-size: 12px; }
+.charts { display: flex; flex-wrap: wrap; gap: 8px; }
+.chart { flex: 1 1 380px; min-width: 340px; max-width: 600px; border: 1px solid #e5e7eb;
+         border-radius: 4px; }
+.envs td { max-width: 320px; overflow-wrap: anywhere; }
+ul.warnings li { margin: 2px 0; }
+"""
+
+
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+    return get_plotlyjs()
+
+
+def _page(title: str, body: list[str], charts: list[tuple[str, dict]]) -> str:
+    """The whole document: plotly.js once, inline; every chart drawn from its JSON spec."""
+    specs = json.dumps([{"id": cid, "fig": fig} for cid, fig in charts], separators=(",", ":"))
+    specs = specs.replace("</", "<\\/")      # never close the script element early
+    draw = ("(function(){var specs=" + specs + ";"
+            "specs.forEach(function(s){var el=document.getElementById(s.id);"
+            "Plotly.newPlot(el,s.fig.data,s.fig.layout,{displaylogo:false,responsive:true,"
+            "modeBarButtonsToRemove:['select2d','lasso2d']});});})();")
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title>", f"<style>{CSS}</style>",
+        f'<script type="text/javascript">{_plotly_js()}</script>',
+        "</head>", "<body>", *body,
+        f'<script type="text/javascript">{draw}</script>', "</body>", "</html>", ""])
+
+
+def _table(header: list[str], rows: list[list[str]], num_from: int = 99, cls: str = "") -> str:
+    """Cells are HTML already (escaped by the caller); columns from `num_from` are numbers."""
+    out = [f'<table class="{cls}">' if cls else "<table>", "<thead><tr>"]
+    out += [f"<th>{h}</th>" for h in header]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>" + "".join(
+            f'<td class="num">{c}</td>' if i >= num_from else f"<td>{c}</td>"
+            for i, c in enumerate(row)) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _e(x) -> str:
+    return escape("" if x is None else str(x))
+
+
+def _verdict_html(verdict: str | None) -> str:
+    if verdict in ("pass", "fail"):
+        return f'<span class="{verdict}">{escape(fmt.verdict_mark(verdict))}</span>'
+    return '<span class="muted">baseline</span>'
+
+
+# -- environments side by side ---------------------------------------------------------------
+FIRST_KEYS = ("cpu_model", "cpus", "memory", "kernel", "os", "accel", "virtualization",
+              "hypervisor_flag", "qemu_version", "machine", "disk_model", "nic_model",
+              "devices", "cache", "backing")
+
+
+def _md_value(v) -> str:
+    if isinstance(v, (dict, list)):
+        return f'<span class="mono">{escape(json.dumps(v, ensure_ascii=False, default=str))}</span>'
+    return _e(v)
+
+
+def _environments(analysis: dict) -> str:
+    envs = analysis["environments"]
+    if not envs:
+        return "<p class='muted'>no environments</p>"
+    baseline = analysis["run"]["baseline"]
+    header = ["", *(_e(e["label"]) + (" <span class='muted'>(baseline)</span>"
+                                      if e["label"] == baseline else "") for e in envs)]
+    rows = [["kind", *(_e(e["kind"]) for e in envs)],
+            ["spec", *(f'<span class="mono">{_e(e.get("spec"))}</span>' for e in envs)],
+            ["status", *(_e(e["status"]) + (f"<br><span class='fail'>{_e(e['error'])}</span>"
+                                             if e.get("error") else "") for e in envs)],
+            ["ready in", *("—" if e.get("boot_s") is None else f"{e['boot_s']:.1f} s"
+                           for e in envs)]]
+    opts = sorted({k for e in envs for k in (e.get("options") or {})})
+    for k in opts:
+        rows.append([f"option {_e(k)}", *(_md_value((e.get("options") or {}).get(k, "—"))
+                                          for e in envs)])
+    keys = sorted({k for e in envs for k in (e["metadata"] or {})},
+                  key=lambda k: (FIRST_KEYS.index(k) if k in FIRST_KEYS else 99, k))
+    for k in keys:
+        rows.append([_e(k), *(_md_value((e["metadata"] or {}).get(k, "—")) for e in envs)])
+    return _table(header, [[f'<span class="key">{r[0]}</span>', *r[1:]] for r in rows],
+                  cls="envs")
+
+
+# -- charts ---------------------------------------------------------------------------------
+def _bar_figure(metric_rows: list[dict], baseline: str | None, title: str) -> dict:
+    x = [r["environment"] for r in metric_rows]
+    y = [r["trimmed_mean"] for r in metric_rows]
+    up = [max(0.0, (r["ci_high"] - r["trimmed_mean"])) if r["ci_high"] is not None else 0.0
+          for r in metric_rows]
+    down = [max(0.0, (r["trimmed_mean"] - r["ci_low"])) if r["ci_low"] is not None else 0.0
+            for r in metric_rows]
+    colors, texts, hover = [], [], []
+    for r in metric_rows:
+        vs = r["vs_baseline"]
+        if r["environment"] == baseline:
+            colors.append(BASELINE_COLOR)
+            texts.append("baseline")
+        elif vs:
+            colors.append(PASS_COLOR if vs["verdict"] == "pass" else FAIL_COLOR)
+            texts.append(f"{vs['overhead_pct']:+.1f} %")
+        else:
+            colors.append(NEUTRAL_COLOR)
+            texts.append("")
+        hover.append(f"{r['environment']}<br>trimmed mean {fmt.value(r['trimmed_mean'])} {r['unit']}"
+                     f"<br>95 % CI {fmt.ci(r['ci_low'], r['ci_high'])}<br>n = {r['n']}")
+    data = [{"type": "bar", "x": x, "y": y, "name": "measured (trimmed mean)",
+             "marker": {"color": colors}, "text": texts, "textposition": "outside",
+             "cliponaxis": False, "hovertext": hover, "hoverinfo": "text",
+             "error_y": {"type": "data", "symmetric": False, "array": up, "arrayminus": down,
+                         "color": "#111827", "thickness": 1.5, "width": 6}}]
+    # the source's figure: its ratio times the measured reference, so bars and markers share
+    # the metric's own scale
+    base = {r["environment"]: r["trimmed_mean"] for r in metric_rows}
+    px, py, ph = [], [], []
+    for r in metric_rows:
+        pub = r.get("published")
+        if not pub or pub.get("ratio") is None:
+            continue
+        ref = pub.get("versus") or baseline
+        if ref not in base:
+            continue
+        px.append(r["environment"])
+        py.append(pub["ratio"] * base[ref])
+        ph.append(f"published ratio {pub['ratio']:.3f} vs {ref} ({pub['source']})")
+    if px:
+        data.append({"type": "scatter", "mode": "markers", "x": px, "y": py,
+                     "name": "published ratio × measured reference",
+                     "marker": {"symbol": "diamond", "size": 11, "color": PUBLISHED_COLOR,
+                                "line": {"color": "#111827", "width": 1}},
+                     "hovertext": ph, "hoverinfo": "text"})
+    layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
+              "height": 330, "margin": {"l": 60, "r": 16, "t": 44, "b": 90},
+              "yaxis": {"title": {"text": metric_rows[0]["unit"]}, "rangemode": "tozero",
+                        "automargin": True},
+              "xaxis": {"type": "category", "automargin": True, "tickangle": -20},
+              "showlegend": bool(px), "legend": {"orientation": "h", "y": -0.35, "x": 0},
+              "bargap": 0.35, "plot_bgcolor": "#ffffff",
+              "font": {"family": "system-ui, sans-serif", "size": 11}}
+    if baseline in x and y[x.index(baseline)] is not None:
+        layout["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1,
+                             "y0": y[x.index(baseline)], "y1": y[x.index(baseline)],
+                             "line": {"color": BASELINE_COLOR, "width": 1, "dash": "dot"}}]
+    return {"data": data, "layout": layout}
+
+
+def _overhead_table(rows: list[dict], baseline: str | None, pub: bool) -> str:
+    header = ["environment", "metric", "n", "trimmed mean", "95 % CI", "CV", "ratio",
+              "overhead", "overhead CI", "p", "verdict"]
+    if pub:
+        header += ["measured ratio", "published", "source"]
+    out = []
+    for r in rows:
+        vs = r["vs_baseline"]
+        n = f"{r['n']}" + (f" <span class='fail'>({r['failed_trials']} failed)</span>"
+                           if r["failed_trials"] else "")
+        row = [_e(r["environment"]),
+               _e(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"), n,
+               _e(fmt.value(r["trimmed_mean"])), _e(fmt.ci(r["ci_low"], r["ci_high"])),
+               _e(fmt.pct(r["cv"] * 100, signed=False)) if r["cv"] is not None else "n/a",
+               _e(fmt.ratio(vs["ratio"])) if vs else "—",
+               _e(fmt.pct(vs["overhead_pct"])) if vs else "—",
+               _e(fmt.ci_pct(vs["ci_low"], vs["ci_high"])) if vs else "—",
+               _e(fmt.p(vs["p_value"])) if vs else "—",
+               _verdict_html(vs["verdict"]) if vs else _verdict_html(None)]
+        if pub:
+            row += [_e(c) for c in fmt.published_cells(r, baseline)]
+        out.append(row)
+    return _table(header, out, num_from=2)
+
+
+def render(analysis: dict) -> str:
+    run = analysis["run"]
+    baseline = run["baseline"]
+    pub = fmt.has_published(analysis)
+    body = [f"<h1>virtbench run {_e(run['id'])} · {_e(run['study'])}</h1>"]
+    if run["quick"]:
+        body.append('<p class="quick">QUICK sizes: a smoke run, not comparable to full-size '
+                    "figures.</p>")
+    summary = [["study", _e(run["study"])], ["status", _e(run["status"])],
+               ["started", _e(run["started"])], ["finished", _e(run["finished"])],
+               ["baseline", _e(baseline or "(none)")],
+               ["verdict threshold", _e(f"{run['threshold_pct']:g} %")],
+               ["trials planned", _e(run["trials_planned"])], ["seed", _e(run["seed"])],
+               ["host", _e(run.get("host"))], ["virtbench", _e(run.get("virtbench_version"))],
+               ["results", _e(f"{len(analysis['results'])} (environment × benchmark × metric)")],
+               ["warnings", _e(len(analysis["warnings"]))]]
+    body += ["<h2>Run</h2>", _table(["", ""], [[f'<span class="key">{k}</span>', v]
+                                              for k, v in summary])]
+    body += ["<h2>Environments</h2>", _environments(analysis)]
+    charts: list[tuple[str, dict]] = []
+    for bench, rows in groupby(analysis["results"], key=lambda r: r["benchmark"]):
+        rows = list(rows)
+        body.append(f"<h2>{_e(bench)}</h2>")
+        body.append('<div class="charts">')
+        for metric, mrows in groupby(rows, key=lambda r: r["metric"]):
+            mrows = list(mrows)
+            cid = f"chart-{len(charts)}"
+            title = (f"{metric} ({mrows[0]['unit']}) · "
+                     f"{'higher' if mrows[0]['higher_is_better'] else 'lower'} is better")
+            charts.append((cid, _bar_figure(mrows, baseline, title)))
+            body.append(f'<div class="chart" id="{cid}" data-metric="{_e(metric)}"></div>')
+        body.append("</div>")
+        body.append(_overhead_table(rows, baseline, pub))
+    if analysis.get("published_only"):
+        body.append("<h2>Published figures not measured in this run</h2><ul>")
+        body += [f"<li>{_e(line)}</li>" for line in fmt.published_only_lines(analysis)]
+        body.append("</ul>")
+    body.append("<h2>Warnings</h2>")
+    if analysis["warnings"]:
+        body.append('<ul class="warnings">')
+        for w in analysis["warnings"]:
+            where = " · ".join(x for x in (w["environment"], w["benchmark"], w["metric"]) if x)
+            body.append(f"<li><b>{_e(w['kind'])}</b> {_e(where)}: {_e(w['message'])}</li>")
+        body.append("</ul>")
+    else:
+        body.append("<p class='muted'>none</p>")
+    body.append(
+        "<p class='muted'>Bars: trimmed mean (the seed method: drop the highest and the lowest "
+        "sample, mean of the rest); error bars: 95 % bootstrap CI; grey bar and dotted line: the "
+        f"baseline; blue: within {run['threshold_pct']:g} % of it, red: not. Overhead: positive "
+        "= worse than the baseline, whatever the metric's direction; p: two-sided permutation "
+        "test." + (" Diamonds: the source's published ratio applied to the measured reference."
+                   if pub else "") + "</p>")
+    return _page(f"virtbench {run['id']}", body, charts)
+
+
+# -- compare ---------------------------------------------------------------------------------
+def _compare_figure(rows: list[dict], title: str) -> dict:
+    labels = [f"{r['environment']} · {r['benchmark']} · {r['metric']}" for r in rows]
+    color = {"worse": FAIL_COLOR, "better": "#15803d"}
+    data = [{"type": "bar", "orientation": "h", "y": labels, "x": [r["change_pct"] for r in rows],
+             "marker": {"color": [color.get(r["verdict"], BASELINE_COLOR) for r in rows]},
+             "error_x": {"type": "data", "symmetric": False,
+                         "array": [max(0.0, r["ci_high"] - r["change_pct"])
+                                   if r["ci_high"] is not None else 0 for r in rows],
+                         "arrayminus": [max(0.0, r["change_pct"] - r["ci_low"])
+                                        if r["ci_low"] is not None else 0 for r in rows],
+                         "color": "#111827", "thickness": 1.5},
+             "hovertext": [f"{lab}<br>change {fmt.pct(r['change_pct'])} "
+                           f"CI {fmt.ci_pct(r['ci_low'], r['ci_high'])} p {fmt.p(r['p_value'])}"
+                           for lab, r in zip(labels, rows)], "hoverinfo": "text"}]
+    layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
+              "height": 120 + 28 * len(rows), "margin": {"l": 20, "r": 20, "t": 44, "b": 40},
+              "xaxis": {"title": {"text": "change B vs A, % (positive = B worse)"},
+                        "zeroline": True, "zerolinecolor": "#111827"},
+              "yaxis": {"automargin": True, "autorange": "reversed"},
+              "showlegend": False, "font": {"family": "system-ui, sans-serif", "size": 11}}
+    return {"data": data, "layout": layout}
+
+
+def render_compare(comparison: dict) -> str:
+    a, b = comparison["a"], comparison["b"]
+    body = [f"<h1>virtbench compare {_e(a['id'])} → {_e(b['id'])}</h1>",
+            _table(["", "A", "B"], [
+                [f'<span class="key">{k}</span>', _e(a.get(k)), _e(b.get(k))]
+                for k in ("id", "study", "started", "status", "quick", "baseline", "host")]),
+            f"<p>A change counts when p &lt; {_e(comparison['alpha'])} and |change| &gt; "
+            f"{comparison['min_change_pct']:g} % (positive = B worse than A, whatever the "
+            "metric's direction).</p>"]
+    charts = []
+    rows = comparison["rows"]
+    if rows:
+        charts.append(("chart-0", _compare_figure(rows, "change per metric, with 95 % CI")))
+        body.append('<div class="charts"><div class="chart" id="chart-0" '
+                    'style="max-width:none"></div></div>')
+    trs = []
+    for r in rows:
+        trs.append([_e(r["environment"]), _e(r["benchmark"]),
+                    _e(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
+                    _e(fmt.value(r["a"])), _e(fmt.value(r["b"])), _e(f"{r['n_a']} / {r['n_b']}"),
+                    _e(fmt.pct(r["change_pct"])), _e(fmt.ci_pct(r["ci_low"], r["ci_high"])),
+                    _e(fmt.p(r["p_value"])),
+                    f'<span class="{_e(r["verdict"])}">{_e(r["verdict"])}</span>'])
+    body.append(_table(["environment", "benchmark", "metric", "A", "B", "n A / B", "change",
+                        "95 % CI", "p", "verdict"], trs, num_from=3))
+    if comparison.get("only_in_b"):
+        body.append("<h2>Only in B</h2><ul>" + "".join(
+            f"<li>{_e(' · '.join(k))}</li>" for k in comparison["only_in_b"]) + "</ul>")
+    return _page(f"virtbench compare {a['id']} {b['id']}", body, charts)
