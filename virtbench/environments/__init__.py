@@ -4,8 +4,9 @@ from __future__ import annotations
 from ..errors import VirtbenchError
 from .base import Environment, EnvSpec, Option, Usability
 from .native import Native
+from .qemu import Qemu
 
-KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native,)}
+KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native, Qemu)}
 
 
 def create(spec: EnvSpec | str) -> Environment:
