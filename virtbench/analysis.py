@@ -101,6 +101,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                              "message": "the baseline itself runs under a hypervisor "
                                         f"({md.get('virtualization') or 'CPUID hypervisor bit set'}); "
                                         "overheads are relative to that, not to bare metal"})
+    published_only = _attach_published(study.get("published") or [], envs, results, baseline)
     return {
         "run": {"id": run_id, "study": run["study_name"],
                 "started": run["started"].isoformat() if run["started"] else None,
@@ -114,7 +115,44 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                           "boot_s": e["boot_s"], "metadata": e["metadata"] or {}} for e in envs],
         "results": results,
         "warnings": warnings,
+        "published_only": published_only,
     }
+
+
+def _attach_published(published: list[dict], envs: list[dict], results: list[dict],
+                      baseline: str | None) -> list[dict]:
+    """Put the study's published figure beside each measured result it belongs to, as
+    result["published"] = {ratio, verdict, source, versus, measured_ratio, ...}; the measured
+    ratio is against the same reference as the published one (the baseline unless `versus`).
+    Returns the published figures no result of this run matches (e.g. a Xen environment
+    virtbench could not start), so that reports can still show them."""
+    from .study import normalize_spec
+    label_of = {}
+    for e in envs:
+        try:
+            label_of[normalize_spec(e["spec"])] = e["label"]
+        except Exception:       # a spec this version no longer parses: leave it unmatched
+            continue
+    for r in results:
+        r.setdefault("published", None)
+    by_key = {(r["environment"], r["benchmark"], r["metric"]): r for r in results}
+    unmatched = []
+    for p in published:
+        label = label_of.get(p["environment"])
+        versus = label_of.get(p["versus"]) if p.get("versus") else baseline
+        r = by_key.get((label, p["benchmark"], p["metric"])) if label else None
+        if r is None:
+            unmatched.append(dict(p))
+            continue
+        ref = by_key.get((versus, p["benchmark"], p["metric"])) if versus else None
+        measured = None
+        if ref is not None and ref["trimmed_mean"]:
+            measured = r["trimmed_mean"] / ref["trimmed_mean"]
+        r["published"] = {"ratio": p.get("ratio"), "ratio_derived": p.get("ratio_derived", False),
+                          "value": p.get("value"), "versus_value": p.get("versus_value"),
+                          "verdict": p.get("verdict"), "source": p["source"], "note": p.get("note"),
+                          "versus": versus, "measured_ratio": measured}
+    return unmatched
 
 
 def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 5.0) -> dict:

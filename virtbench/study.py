@@ -36,6 +36,10 @@ class BenchmarkCase:
 @dataclass
 class EnvironmentEntry:
     spec: str
+    # What virtbench lacks to start this environment here (e.g. "xen"): the study still lists
+    # it, so the design is complete and its published figures are shown, but a run skips it.
+    requires: str | None = None
+    note: str | None = None
 
     def parsed(self) -> EnvSpec:
         return EnvSpec.parse(self.spec)
@@ -52,6 +56,7 @@ class Study:
     seed: int | None = None
     quick: bool = False
     source: str | None = None
+    published: list[dict] = field(default_factory=list)   # figures of the source, see _published
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -65,7 +70,10 @@ class Study:
 
 
 STUDY_KEYS = {"name", "trials", "baseline", "threshold", "seed", "environment", "benchmark",
-              "description"}
+              "description", "published"}
+ENVIRONMENT_KEYS = {"spec", "requires", "note"}
+PUBLISHED_KEYS = {"environment", "benchmark", "metric", "source", "ratio", "value", "versus",
+                  "versus_value", "verdict", "note", "unmeasured"}
 
 
 def _fail(path, what: str) -> VirtbenchError:
@@ -89,7 +97,15 @@ def load(path: str | Path) -> Study:
     for i, entry in enumerate(data.get("environment", []), 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("spec"), str):
             raise _fail(path, f"[[environment]] #{i} needs spec = \"KIND[:key=value,...]\"")
-        envs.append(EnvironmentEntry(entry["spec"]))
+        unknown_env = sorted(set(entry) - ENVIRONMENT_KEYS)
+        if unknown_env:
+            raise _fail(path, f"[[environment]] {entry['spec']}: unknown key {unknown_env[0]!r}; "
+                        f"valid keys: {', '.join(sorted(ENVIRONMENT_KEYS))}")
+        for key in ("requires", "note"):
+            if key in entry and not isinstance(entry[key], str):
+                raise _fail(path, f"[[environment]] {entry['spec']}: {key} must be a string")
+        EnvSpec.parse(entry["spec"])      # the syntax, even for one that cannot start here
+        envs.append(EnvironmentEntry(entry["spec"], entry.get("requires"), entry.get("note")))
     cases = []
     for i, entry in enumerate(data.get("benchmark", []), 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -103,10 +119,91 @@ def load(path: str | Path) -> Study:
     for key, kind in (("trials", int), ("threshold", (int, float)), ("seed", int)):
         if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
             raise _fail(path, f"{key} must be a number, not {data[key]!r}")
+    published = _published(path, data.get("published", []), envs, cases)
     return Study(name=str(data.get("name", path.stem)), environments=envs, benchmarks=cases,
                  trials=data.get("trials", DEFAULT_TRIALS), baseline=data.get("baseline"),
                  threshold_pct=float(data.get("threshold", DEFAULT_THRESHOLD)),
-                 seed=data.get("seed"), source=str(path))
+                 seed=data.get("seed"), source=str(path), published=published)
+
+
+def normalize_spec(spec: str) -> str:
+    """One spelling per environment spec (spaces dropped), to match entries by spec."""
+    return str(EnvSpec.parse(spec))
+
+
+def _published(path, entries, envs: list[EnvironmentEntry], cases: list[BenchmarkCase]) -> list[dict]:
+    """[[published]]: the source's own figures, to be shown beside the measured ones.
+
+    Each names an environment (its spec as in [[environment]]), a benchmark (its label) and
+    a metric, cites where the figure is (`source`), and gives the figure as the source does:
+    `ratio` (environment / reference), or `value` with `versus_value` (then the ratio is
+    derived), or a `value` alone, or only a `verdict` ("pass"/"fail", a source's own ✓/✗
+    table). `versus` is the spec of the reference environment when it is not the study's
+    baseline. `unmeasured = "why"` admits a figure of a benchmark the study cannot run
+    (e.g. a proprietary suite): it is shown, never matched.
+    """
+    if not isinstance(entries, list):
+        raise _fail(path, "published must be an array of tables: [[published]]")
+    specs = {normalize_spec(e.spec) for e in envs}
+    labels = {c.label for c in cases}
+    out = []
+    for i, entry in enumerate(entries, 1):
+        where = f"[[published]] #{i}"
+        if not isinstance(entry, dict):
+            raise _fail(path, f"{where} must be a table")
+        unknown = sorted(set(entry) - PUBLISHED_KEYS)
+        if unknown:
+            raise _fail(path, f"{where}: unknown key {unknown[0]!r}; valid keys: "
+                        f"{', '.join(sorted(PUBLISHED_KEYS))}")
+        for key in ("environment", "benchmark", "metric", "source"):
+            if not isinstance(entry.get(key), str):
+                raise _fail(path, f"{where} needs {key} = \"...\"")
+        env = normalize_spec(entry["environment"])
+        if env not in specs:
+            raise _fail(path, f"{where}: environment {entry['environment']!r} is not the spec of "
+                        "any [[environment]] of this study; copy its spec")
+        versus = normalize_spec(entry["versus"]) if "versus" in entry else None
+        if versus is not None and versus not in specs:
+            raise _fail(path, f"{where}: versus {entry['versus']!r} is not the spec of any "
+                        "[[environment]] of this study")
+        if "unmeasured" in entry and not isinstance(entry["unmeasured"], str):
+            raise _fail(path, f"{where}: unmeasured must say why, e.g. unmeasured = \"proprietary\"")
+        if entry["benchmark"] not in labels and "unmeasured" not in entry:
+            raise _fail(path, f"{where}: benchmark {entry['benchmark']!r} is not the label of any "
+                        f"[[benchmark]] (labels: {', '.join(sorted(labels))}); or say why it "
+                        "cannot be, with unmeasured = \"...\"")
+        for key in ("ratio", "value", "versus_value"):
+            if key in entry and (not isinstance(entry[key], (int, float))
+                                 or isinstance(entry[key], bool) or entry[key] <= 0):
+                raise _fail(path, f"{where}: {key} must be a positive number")
+        if "verdict" in entry and entry["verdict"] not in ("pass", "fail"):
+            raise _fail(path, f"{where}: verdict must be \"pass\" or \"fail\"")
+        ratio, derived = entry.get("ratio"), False
+        if ratio is None and "value" in entry and "versus_value" in entry:
+            ratio, derived = entry["value"] / entry["versus_value"], True
+        if ratio is None and "verdict" not in entry and "value" not in entry:
+            raise _fail(path, f"{where}: give ratio, or value (with versus_value), or verdict")
+        out.append({"environment": env, "benchmark": entry["benchmark"], "metric": entry["metric"],
+                    "ratio": None if ratio is None else float(ratio), "ratio_derived": derived,
+                    "value": entry.get("value"), "versus": versus,
+                    "versus_value": entry.get("versus_value"), "verdict": entry.get("verdict"),
+                    "source": entry["source"], "note": entry.get("note"),
+                    "unmeasured": entry.get("unmeasured")})
+    return out
+
+
+def skipped_environments(study: Study) -> list[tuple[str, str]]:
+    """(spec, why) for every environment the study lists but virtbench cannot start here.
+
+    Pure: decided from the study alone (an entry with `requires`), so the runner can print
+    one line per entry and leave it out of the plan before anything is probed or started.
+    """
+    out = []
+    for e in study.environments:
+        if e.requires:
+            why = f"needs {e.requires}, which virtbench cannot provide on this host yet"
+            out.append((e.spec, f"{why}; {e.note}" if e.note else why))
+    return out
 
 
 def with_flags(study: Study | None, envs: list[str] | None = None,

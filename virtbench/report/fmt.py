@@ -69,3 +69,51 @@ def header_lines(analysis: dict) -> list[str]:
             bits.append(f"FAILED: {e['error']}")
         lines.append("  " + " · ".join(bits))
     return lines
+
+
+def ratio(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def published_ratio(pub: dict | None) -> str:
+    """The source's figure: its ratio (≈ when derived from its absolute values) and/or its
+    own verdict."""
+    if not pub:
+        return "—"
+    bits = []
+    if pub.get("ratio") is not None:
+        bits.append(ratio(pub["ratio"]))
+    elif pub.get("value") is not None:
+        bits.append(f"value {value(pub['value'])}")
+    if pub.get("verdict"):
+        bits.append({"pass": "✓", "fail": "✗"}[pub["verdict"]])
+    return " ".join(bits) or "—"
+
+
+PUBLISHED_COLUMNS = ("measured ratio", "published", "source")
+
+
+def published_cells(r: dict, baseline: str | None = None) -> list[str]:
+    """[measured ratio vs the published figure's reference, published figure, its source]."""
+    pub = r.get("published")
+    if not pub:
+        return ["—", "—", "—"]
+    ref = "" if pub.get("versus") in (None, baseline) else f" vs {pub['versus']}"
+    return [ratio(pub.get("measured_ratio")) + ref, published_ratio(pub), pub["source"]]
+
+
+def has_published(analysis: dict) -> bool:
+    return any(r.get("published") for r in analysis["results"]) or bool(analysis.get("published_only"))
+
+
+def published_only_lines(analysis: dict) -> list[str]:
+    """One line per published figure that no measured result of the run matches."""
+    out = []
+    for p in analysis.get("published_only") or []:
+        ref = f" vs {p['versus']}" if p.get("versus") else ""
+        extra = [x for x in (p.get("unmeasured") and f"not measurable here: {p['unmeasured']}",
+                             p.get("note")) if x]
+        why = f" — {'; '.join(extra)}" if extra else ""
+        out.append(f"{p['environment']} · {p['benchmark']} · {p['metric']}: "
+                   f"{published_ratio(p)}{ref} ({p['source']}){why}")
+    return out

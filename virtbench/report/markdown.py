@@ -14,15 +14,18 @@ def render(analysis: dict) -> str:
     out += [f"- {line.strip()}" for line in fmt.header_lines(analysis)]
     out.append("")
     current = None
+    pub = fmt.has_published(analysis)
     for r in analysis["results"]:
         if r["benchmark"] != current:
             current = r["benchmark"]
             out += ["", f"## {current}", "",
                     _row(["environment", "metric", "n", "trimmed mean", "median", "CV", "95 % CI",
-                          "overhead vs baseline", "overhead CI", "p", "verdict"]),
-                    _row(["---"] * 2 + ["---:"] * 8 + [":---:"])]
+                          "overhead vs baseline", "overhead CI", "p", "verdict"]
+                         + (list(fmt.PUBLISHED_COLUMNS) if pub else [])),
+                    _row(["---"] * 2 + ["---:"] * 8 + [":---:"]
+                         + (["---:", "---:", "---"] if pub else []))]
         vs = r["vs_baseline"]
-        out.append(_row([
+        out.append(_row(([
             r["environment"], f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})",
             r["n"] if not r["failed_trials"] else f"{r['n']} ({r['failed_trials']} failed)",
             fmt.value(r["trimmed_mean"]), fmt.value(r["median"]),
@@ -31,7 +34,11 @@ def render(analysis: dict) -> str:
             fmt.pct(vs["overhead_pct"]) if vs else "—",
             fmt.ci_pct(vs["ci_low"], vs["ci_high"]) if vs else "—",
             fmt.p(vs["p_value"]) if vs else "—",
-            fmt.verdict_mark(vs["verdict"]) if vs else "baseline"]))
+            fmt.verdict_mark(vs["verdict"]) if vs else "baseline"])
+            + (fmt.published_cells(r, run["baseline"]) if pub else [])))
+    if analysis.get("published_only"):
+        out += ["", "## Published figures not measured in this run", ""]
+        out += [f"- {line}" for line in fmt.published_only_lines(analysis)]
     if analysis["warnings"]:
         out += ["", "## Warnings", ""]
         for w in analysis["warnings"]:
@@ -39,7 +46,10 @@ def render(analysis: dict) -> str:
             out.append(f"- **{w['kind']}** {where}: {w['message']}")
     out += ["", "_Trimmed mean: the seed method (drop the highest and the lowest sample, mean of "
             "the rest). Overhead: positive = worse than the baseline, whatever the metric's "
-            "direction. CI: 95 % bootstrap. p: two-sided permutation test._", ""]
+            "direction. CI: 95 % bootstrap. p: two-sided permutation test._"
+            + (" _Measured ratio: environment / reference (the baseline unless named), beside "
+               "the source's published ratio (derived from its table's values where it gives "
+               "values) and its own ✓/✗ verdict._" if pub else ""), ""]
     return "\n".join(out)
 
 

@@ -11,13 +11,15 @@ from . import fmt
 
 def _tables(analysis: dict):
     results = analysis["results"]
+    pub = fmt.has_published(analysis)
     for bench, rows in groupby(results, key=lambda r: r["benchmark"]):
         rows = list(rows)
         table = Table(title=f"{bench}", title_justify="left", show_lines=False)
         for col, just in (("environment", "left"), ("metric", "left"), ("n", "right"),
                           ("trimmed mean", "right"), ("median", "right"), ("CV", "right"),
                           ("95 % CI", "right"), ("vs baseline", "right"), ("overhead CI", "right"),
-                          ("p", "right"), ("verdict", "left")):
+                          ("p", "right"), ("verdict", "left"),
+                          *(((c, "right") for c in fmt.PUBLISHED_COLUMNS) if pub else ())):
             table.add_column(col, justify=just)
         for r in rows:
             vs = r["vs_baseline"]
@@ -32,7 +34,8 @@ def _tables(analysis: dict):
                 fmt.pct(vs["overhead_pct"]) if vs else "—",
                 fmt.ci_pct(vs["ci_low"], vs["ci_high"]) if vs else "—",
                 fmt.p(vs["p_value"]) if vs else "—",
-                f"[{style}]{verdict}[/]" if style else verdict)
+                f"[{style}]{verdict}[/]" if style else verdict,
+                *(fmt.published_cells(r, analysis["run"]["baseline"]) if pub else ()))
         yield table
 
 
@@ -41,6 +44,10 @@ def print_report(analysis: dict, console: Console) -> None:
         console.print(line, highlight=False)
     for table in _tables(analysis):
         console.print(table)
+    if analysis.get("published_only"):
+        console.print("[bold]published figures not measured in this run[/]")
+        for line in fmt.published_only_lines(analysis):
+            console.print(f"  {line}", highlight=False, markup=False)
     if analysis["warnings"]:
         console.print("[bold yellow]warnings[/]")
         for w in analysis["warnings"]:
