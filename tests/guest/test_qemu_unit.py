@@ -171,3 +171,21 @@ def test_missing_tool_names_package(monkeypatch):
     monkeypatch.setattr(image.Path, "exists", lambda self: False)
     with pytest.raises(VirtbenchError, match="apt-get install debootstrap"):
         image.check_tools()
+
+
+def test_extract_vmlinux_from_xz_and_gzip_payloads():
+    import lzma
+    elf = b"\x7fELF" + bytes(range(256)) * 20
+    assert image.extract_vmlinux(b"MZ-setup-code" * 50 + lzma.compress(elf) + b"\0" * 64) == elf
+    assert image.extract_vmlinux(b"setup" * 10 + gzip.compress(elf) + b"trailer") == elf
+    assert image.extract_vmlinux(b"no kernel in here") is None
+
+
+def test_prune_keeps_the_current_image(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path))
+    current = tmp_path / "images" / image.recipe_hash()
+    old = tmp_path / "images" / "0123456789abcdef"
+    current.mkdir(parents=True)
+    old.mkdir()
+    assert image.prune() == [old]
+    assert current.exists() and not old.exists()

@@ -72,7 +72,7 @@ Progress = Callable[[str], None] | None
 @dataclass
 class ImageInfo:
     path: Path          # root.raw
-    kernel: Path        # vmlinuz
+    kernel: Path        # vmlinux (ELF, booted through PVH) when the kernel has PVH, else vmlinuz
     initrd: Path        # initrd.img
     size_bytes: int     # bytes the root image occupies on disk
     recipe_hash: str
@@ -128,7 +128,8 @@ def cached() -> ImageInfo | None:
     if not info.exists():
         return None
     data = json.loads(info.read_text())
-    return ImageInfo(path=out / "root.raw", kernel=out / "vmlinuz", initrd=out / "initrd.img",
+    kernel = out / "vmlinux" if (out / "vmlinux").exists() else out / "vmlinuz"
+    return ImageInfo(path=out / "root.raw", kernel=kernel, initrd=out / "initrd.img",
                      size_bytes=data["size_bytes"], recipe_hash=data["recipe_hash"],
                      build_s=data["build_s"], reused=True,
                      kernel_version=data.get("kernel_version", ""),
@@ -165,6 +166,18 @@ def build(force: bool = False, progress: Progress = None) -> ImageInfo:
     result.reused = False
     say(f"image ready: {out} ({result.size_bytes / 1e6:.0f} MB on disk, {result.build_s:.0f} s)")
     return result
+
+
+def prune(keep_current: bool = True) -> list[Path]:
+    """Delete cached images and base trees other than the current recipe's; return them."""
+    keep = {recipe_hash(), f"base-{_hash(base_recipe())}"} if keep_current else set()
+    removed = []
+    if images_dir().is_dir():
+        for d in images_dir().iterdir():
+            if d.is_dir() and d.name not in keep:
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+    return removed
 
 
 def check_tools() -> None:
@@ -241,6 +254,15 @@ def _build_image(base: Path, out: Path, h: str, say) -> ImageInfo:
     say("generating SSH keys ...")
     _ssh_keys(tree, out)
     shutil.copy2(tree / "boot" / f"vmlinuz-{kver}", out / "vmlinuz")
+    kernel = out / "vmlinuz"
+    config = tree / "boot" / f"config-{kver}"
+    if config.exists() and "CONFIG_PVH=y" in config.read_text():
+        elf = extract_vmlinux((out / "vmlinuz").read_bytes())
+        if elf is not None:
+            # QEMU boots an ELF kernel through PVH: no firmware, no decompression under TCG
+            # (about 3.5 s less per boot here)
+            (out / "vmlinux").write_bytes(elf)
+            kernel = out / "vmlinux"
     say("building the initramfs ...")
     (out / "initrd.img").write_bytes(build_initramfs(tree, kver))
     say("making the root disk (mkfs.ext4 -d) ...")
@@ -250,7 +272,7 @@ def _build_image(base: Path, out: Path, h: str, say) -> ImageInfo:
           "-d", str(tree), str(raw)], what="mkfs.ext4 -d")
     shutil.rmtree(tree)
     size = raw.stat().st_blocks * 512
-    return ImageInfo(path=raw, kernel=out / "vmlinuz", initrd=out / "initrd.img",
+    return ImageInfo(path=raw, kernel=kernel, initrd=out / "initrd.img",
                      size_bytes=size, recipe_hash=h, build_s=0.0, reused=False,
                      kernel_version=kver, ssh_key=out / "id_ed25519")
 
@@ -299,6 +321,24 @@ def _ssh_keys(tree: Path, out: Path) -> None:
     shutil.copy2(ssh / "id_ed25519.pub", out / "id_ed25519.pub")
     os.chmod(out / "id_ed25519", 0o600)
     shutil.copy2(tree / "etc/ssh/ssh_host_ed25519_key.pub", out / "ssh_host_ed25519_key.pub")
+
+
+def extract_vmlinux(bzimage: bytes) -> bytes | None:
+    """The uncompressed ELF kernel inside a bzImage (xz or gzip payload), or None."""
+    import lzma
+    import zlib
+    for magic, make in ((b"\xfd7zXZ\x00", lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ)),
+                        (b"\x1f\x8b\x08", lambda: zlib.decompressobj(16 + zlib.MAX_WBITS))):
+        start = bzimage.find(magic)
+        while start != -1:
+            try:
+                data = make().decompress(bzimage[start:])
+            except (lzma.LZMAError, zlib.error):
+                data = b""
+            if data.startswith(b"\x7fELF"):
+                return data
+            start = bzimage.find(magic, start + 1)
+    return None
 
 
 # -- initramfs ------------------------------------------------------------------------------
