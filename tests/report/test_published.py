@@ -144,3 +144,15 @@ def test_requires_marks_an_environment_skipped(tmp_path):
     p.write_text(p.read_text().replace('requires = "xen"', 'requires = 3'))
     with pytest.raises(VirtbenchError, match="requires must be a string"):
         study.load(p)
+
+
+def test_html_marks_the_published_ratio_on_each_chart(riken_run, tmp_path):
+    from reportkit import open_in_chromium
+    path = tmp_path / "riken.html"
+    path.write_text(render(riken_run, "html"))
+    seen = open_in_chromium(path)
+    assert seen["probe"]["errors"] == [] and seen["console_errors"] == []
+    charts = seen["probe"]["charts"]
+    assert [c["title"].split(" ")[0] for c in charts] == ["mflops", "seconds"]
+    for c in charts:
+        assert c["bars"] == 2 and c["markers"] == 1, c     # one diamond: the KVM stand-in

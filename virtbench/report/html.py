@@ -37,7 +37,9 @@ span.key { font-weight: 600; white-space: nowrap; }
 .charts { display: flex; flex-wrap: wrap; gap: 8px; }
 .chart { flex: 1 1 380px; min-width: 340px; max-width: 600px; border: 1px solid #e5e7eb;
          border-radius: 4px; }
-.envs td { max-width: 320px; overflow-wrap: anywhere; }
+.envs td { max-width: 340px; overflow-wrap: anywhere; }
+.long { max-height: 4.5em; overflow: auto; }
+details { margin: 4px 0 12px; } summary { cursor: pointer; color: #374151; }
 ul.warnings li { margin: 2px 0; }
 """
 
@@ -53,8 +55,8 @@ def _page(title: str, body: list[str], charts: list[tuple[str, dict]]) -> str:
     specs = specs.replace("</", "<\\/")      # never close the script element early
     draw = ("(function(){var specs=" + specs + ";"
             "specs.forEach(function(s){var el=document.getElementById(s.id);"
-            "Plotly.newPlot(el,s.fig.data,s.fig.layout,{displaylogo:false,responsive:true,"
-            "modeBarButtonsToRemove:['select2d','lasso2d']});});})();")
+            "Plotly.newPlot(el,s.fig.data,s.fig.layout,{displayModeBar:false,responsive:true});"
+            "});})();")
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -88,15 +90,34 @@ def _verdict_html(verdict: str | None) -> str:
 
 
 # -- environments side by side ---------------------------------------------------------------
-FIRST_KEYS = ("cpu_model", "cpus", "memory", "kernel", "os", "accel", "virtualization",
-              "hypervisor_flag", "qemu_version", "machine", "disk_model", "nic_model",
-              "devices", "cache", "backing")
+# The fingerprint's headline, in this order; everything else goes under "all details".
+HEADLINE_KEYS = ("cpu_model", "cores", "logical_cpus", "cpus", "mem", "memory", "kernel", "os",
+                 "accel", "accel_reason", "virtualization", "hypervisor_flag", "qemu_version",
+                 "machine", "dmi", "disk", "disk_model", "guest_disk_drivers", "nic", "nic_model",
+                 "guest_nic_drivers", "cache", "backing", "clocksource")
 
 
 def _md_value(v) -> str:
-    if isinstance(v, (dict, list)):
-        return f'<span class="mono">{escape(json.dumps(v, ensure_ascii=False, default=str))}</span>'
-    return _e(v)
+    if v is None:
+        return '<span class="muted">—</span>'
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return _e(fmt.value(v))
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+        text = ", ".join(str(x) for x in v)
+    elif isinstance(v, (dict, list)):
+        text = json.dumps(v, ensure_ascii=False, default=str)
+    else:
+        text = str(v)
+    if len(text) > 80:
+        return f'<div class="long mono">{escape(text)}</div>'
+    return f'<span class="mono">{escape(text)}</span>' if isinstance(v, (list, dict)) else escape(text)
+
+
+def _env_rows(envs: list[dict], keys, source) -> list[list[str]]:
+    return [[f'<span class="key">{_e(label)}</span>', *(_md_value(source(e).get(k)) for e in envs)]
+            for k, label in keys]
 
 
 def _environments(analysis: dict) -> str:
@@ -106,25 +127,42 @@ def _environments(analysis: dict) -> str:
     baseline = analysis["run"]["baseline"]
     header = ["", *(_e(e["label"]) + (" <span class='muted'>(baseline)</span>"
                                       if e["label"] == baseline else "") for e in envs)]
-    rows = [["kind", *(_e(e["kind"]) for e in envs)],
-            ["spec", *(f'<span class="mono">{_e(e.get("spec"))}</span>' for e in envs)],
-            ["status", *(_e(e["status"]) + (f"<br><span class='fail'>{_e(e['error'])}</span>"
-                                             if e.get("error") else "") for e in envs)],
-            ["ready in", *("—" if e.get("boot_s") is None else f"{e['boot_s']:.1f} s"
-                           for e in envs)]]
+    top = [[f'<span class="key">{k}</span>', *cells] for k, cells in (
+        ("kind", [_e(e["kind"]) for e in envs]),
+        ("spec", [f'<span class="mono">{_e(e.get("spec"))}</span>' for e in envs]),
+        ("status", [_e(e["status"]) + (f"<br><span class='fail'>{_e(e['error'])}</span>"
+                                       if e.get("error") else "") for e in envs]),
+        ("ready in", ["—" if e.get("boot_s") is None else f"{e['boot_s']:.1f} s" for e in envs]))]
+    md = [e["metadata"] or {} for e in envs]
+    present = {k for m in md for k in m if m.get(k) not in (None, "", [], {})}
+    head = [(k, k) for k in HEADLINE_KEYS if k in present]
+    rows = top + _env_rows(envs, head, lambda e: e["metadata"] or {})
     opts = sorted({k for e in envs for k in (e.get("options") or {})})
-    for k in opts:
-        rows.append([f"option {_e(k)}", *(_md_value((e.get("options") or {}).get(k, "—"))
-                                          for e in envs)])
-    keys = sorted({k for e in envs for k in (e["metadata"] or {})},
-                  key=lambda k: (FIRST_KEYS.index(k) if k in FIRST_KEYS else 99, k))
-    for k in keys:
-        rows.append([_e(k), *(_md_value((e["metadata"] or {}).get(k, "—")) for e in envs)])
-    return _table(header, [[f'<span class="key">{r[0]}</span>', *r[1:]] for r in rows],
-                  cls="envs")
+    rest = sorted({k for m in md for k in m} - {k for k, _ in head})
+    details = (_env_rows(envs, [(k, f"option {k}") for k in opts], lambda e: e.get("options") or {})
+               + _env_rows(envs, [(k, k) for k in rest], lambda e: e["metadata"] or {}))
+    out = _table(header, rows, cls="envs")
+    if details:
+        out += ("<details><summary>every option and fingerprint field "
+                f"({len(details)})</summary>" + _table(header, details, cls="envs") + "</details>")
+    return out
 
 
 # -- charts ---------------------------------------------------------------------------------
+def _wrap_label(label: str, width: int = 18) -> str:
+    """Break an environment label at its "/" so that several fit side by side."""
+    lines, line = [], ""
+    for part in label.split("/"):
+        piece = part if not line else "/" + part
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = "/" + part
+        else:
+            line += piece
+    lines.append(line)
+    return "<br>".join(escape(x) for x in lines)
+
+
 def _bar_figure(metric_rows: list[dict], baseline: str | None, title: str) -> dict:
     x = [r["environment"] for r in metric_rows]
     y = [r["trimmed_mean"] for r in metric_rows]
@@ -147,8 +185,8 @@ def _bar_figure(metric_rows: list[dict], baseline: str | None, title: str) -> di
         hover.append(f"{r['environment']}<br>trimmed mean {fmt.value(r['trimmed_mean'])} {r['unit']}"
                      f"<br>95 % CI {fmt.ci(r['ci_low'], r['ci_high'])}<br>n = {r['n']}")
     data = [{"type": "bar", "x": x, "y": y, "name": "measured (trimmed mean)",
-             "marker": {"color": colors}, "text": texts, "textposition": "outside",
-             "cliponaxis": False, "hovertext": hover, "hoverinfo": "text",
+             "marker": {"color": colors}, "text": texts, "textposition": "auto",
+             "insidetextanchor": "middle", "cliponaxis": False, "hovertext": hover, "hoverinfo": "text",
              "error_y": {"type": "data", "symmetric": False, "array": up, "arrayminus": down,
                          "color": "#111827", "thickness": 1.5, "width": 6}}]
     # the source's figure: its ratio times the measured reference, so bars and markers share
@@ -172,11 +210,15 @@ def _bar_figure(metric_rows: list[dict], baseline: str | None, title: str) -> di
                                 "line": {"color": "#111827", "width": 1}},
                      "hovertext": ph, "hoverinfo": "text"})
     layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
-              "height": 330, "margin": {"l": 60, "r": 16, "t": 44, "b": 90},
+              "height": 340, "margin": {"l": 60, "r": 16, "t": 64 if px else 44, "b": 20},
               "yaxis": {"title": {"text": metric_rows[0]["unit"]}, "rangemode": "tozero",
                         "automargin": True},
-              "xaxis": {"type": "category", "automargin": True, "tickangle": -20},
-              "showlegend": bool(px), "legend": {"orientation": "h", "y": -0.35, "x": 0},
+              # long labels (qemu-tcg/virtio-blk/virtio-net/...) break at each "/"
+              "xaxis": {"type": "category", "automargin": True, "tickangle": 0,
+                        "tickvals": x, "ticktext": [_wrap_label(v) for v in x]},
+              "showlegend": bool(px),
+              "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1.0,
+                         "yanchor": "bottom", "font": {"size": 10}},
               "bargap": 0.35, "plot_bgcolor": "#ffffff",
               "font": {"family": "system-ui, sans-serif", "size": 11}}
     if baseline in x and y[x.index(baseline)] is not None:
