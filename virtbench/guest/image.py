@@ -15,6 +15,7 @@ interrupted build never leaves a half image that looks finished.
 """
 from __future__ import annotations
 
+import fcntl
 import gzip
 import hashlib
 import io
@@ -137,13 +138,27 @@ def cached() -> ImageInfo | None:
 
 
 def build(force: bool = False, progress: Progress = None) -> ImageInfo:
-    """Build the guest image if needed (or always with force) and describe it."""
+    """Build the guest image if needed (or always with force) and describe it.
+
+    Concurrent builders serialise on a lock file; whoever comes second reuses the result.
+    """
     say = progress or (lambda msg: None)
     if not force:
         info = cached()
         if info is not None:
             return info
     check_tools()
+    images_dir().mkdir(parents=True, exist_ok=True)
+    with open(images_dir() / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not force:
+            info = cached()
+            if info is not None:
+                return info
+        return _build_locked(force, say)
+
+
+def _build_locked(force: bool, say) -> ImageInfo:
     t0 = time.monotonic()
     base = build_base(force=force, progress=say)
     h = recipe_hash()
@@ -154,7 +169,7 @@ def build(force: bool = False, progress: Progress = None) -> ImageInfo:
         info_data = info.to_json()
         info_data["build_s"] = round(time.monotonic() - t0, 2)
         (tmp / "info.json").write_text(json.dumps(info_data, indent=2) + "\n")
-        if out.exists():
+        if out.exists():  # force: move the old one aside (a running guest keeps its open files)
             old = out.with_name(out.name + f".old-{os.getpid()}")
             out.rename(old)
             shutil.rmtree(old, ignore_errors=True)
@@ -174,7 +189,7 @@ def prune(keep_current: bool = True) -> list[Path]:
     removed = []
     if images_dir().is_dir():
         for d in images_dir().iterdir():
-            if d.is_dir() and d.name not in keep:
+            if d.is_dir() and d.name not in keep and ".tmp-" not in d.name:
                 shutil.rmtree(d, ignore_errors=True)
                 removed.append(d)
     return removed
