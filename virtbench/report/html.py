@@ -68,9 +68,10 @@ def _page(title: str, body: list[str], charts: list[tuple[str, dict]]) -> str:
 
 def _table(header: list[str], rows: list[list[str]], num_from: int = 99, cls: str = "") -> str:
     """Cells are HTML already (escaped by the caller); columns from `num_from` are numbers."""
-    out = [f'<table class="{cls}">' if cls else "<table>", "<thead><tr>"]
-    out += [f"<th>{h}</th>" for h in header]
-    out.append("</tr></thead><tbody>")
+    out = [f'<table class="{cls}">' if cls else "<table>"]
+    if any(header):
+        out += ["<thead><tr>", *(f"<th>{h}</th>" for h in header), "</tr></thead>"]
+    out.append("<tbody>")
     for row in rows:
         out.append("<tr>" + "".join(
             f'<td class="num">{c}</td>' if i >= num_from else f"<td>{c}</td>"
