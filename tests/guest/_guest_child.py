@@ -26,7 +26,9 @@ def main():
 
     env._wait_for_agent = announce
     env.start()
-    print(json.dumps({"stage": "ready", "boot_s": env.boot_s}), flush=True)
+    env.net_path()  # the remote namespace too must go
+    print(json.dumps({"stage": "ready", "boot_s": env.boot_s,
+                      "extra_netns": env._manifest.get("extra_netns", [])}), flush=True)
     while True:
         time.sleep(1)
 

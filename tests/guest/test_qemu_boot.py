@@ -91,13 +91,33 @@ def assert_nothing_left(env_ns=None, workdir=None, qemu_pid=None, loops=(), wait
     assert not left, "left behind: " + ", ".join(left)
 
 
-def test_pause_resume_and_metadata(guest_image):
+def test_pause_resume_metadata_and_paths(guest_image):
     env = env_for("qemu:accel=tcg,backing=qcow2,aio=io_uring")
     try:
         env.start()
         env.pause()
         env.resume()
         assert env.exec(["true"], timeout=30).exit == 0
+        # the scratch file system lives on the scratch disk
+        d = env.scratch_dir()
+        res = env.exec(["sh", "-c", f"echo hi > {d}/f && findmnt -n -o SOURCE -T {d}"],
+                       timeout=60)
+        dev = env.exec(["readlink", "-f", env.scratch_device()], timeout=10).stdout.strip()
+        assert res.exit == 0 and res.stdout.strip() == dev
+        # the network path: guest -> host side -> remote namespace
+        path = env.net_path()
+        assert path.nic == "virtio-net" and path.env_address == env.guest_ip
+        ping = env.exec(["ping", "-c", "1", "-W", "5", path.remote_address], timeout=30)
+        assert ping.exit == 0, ping.stdout + ping.stderr
+        # the guest's sshd with the image's key, from the host side
+        t = env.ssh_target()
+        ssh = subprocess.run(t.prefix + ["ssh", "-i", t.identity, "-p", str(t.port),
+                                         "-o", "StrictHostKeyChecking=no",
+                                         "-o", "UserKnownHostsFile=/dev/null",
+                                         "-o", "BatchMode=yes", f"{t.user}@{t.address}",
+                                         "cat /proc/sys/kernel/hostname"],
+                             capture_output=True, text=True, timeout=60)
+        assert ssh.returncode == 0 and ssh.stdout.strip() == "vbguest", ssh.stderr
         meta = env.metadata()
         assert meta["accel"] == "tcg" and meta["qemu_version"]
         assert meta["disk"] == "virtio-blk" and "virtio_blk" in meta["guest_disk_drivers"]
@@ -157,10 +177,13 @@ def test_ctrl_c_during_boot_leaves_nothing(guest_image):
 def test_ctrl_c_after_boot_leaves_nothing(guest_image):
     proc = start_child("qemu:accel=tcg")
     info = read_stage(proc, "booting")
-    read_stage(proc, "ready")
+    ready = read_stage(proc, "ready")
+    assert ready["extra_netns"]
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=60)
     assert_nothing_left(info["netns"], info["workdir"], info["qemu_pid"])
+    for ns in ready["extra_netns"]:
+        assert_nothing_left(ns)
 
 
 def test_sigkill_of_virtbench_leaves_nothing(guest_image):
@@ -168,10 +191,12 @@ def test_sigkill_of_virtbench_leaves_nothing(guest_image):
     proc = start_child("qemu:accel=tcg,backing=device,disk=ahci")
     info = read_stage(proc, "booting")
     assert info["loops"]
-    read_stage(proc, "ready")
+    ready = read_stage(proc, "ready")
     proc.kill()
     proc.wait(timeout=10)
     assert_nothing_left(info["netns"], info["workdir"], info["qemu_pid"], info["loops"])
+    for ns in ready["extra_netns"]:
+        assert_nothing_left(ns)
 
 
 @pytest.mark.slow

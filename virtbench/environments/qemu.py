@@ -42,12 +42,13 @@ from ..errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ..guest import guardian
 from ..guest import image as guest_image
 from ..transport import SocketAgent
-from .base import Environment, Option, Usability
+from .base import Environment, NetPath, Option, SshTarget, Usability
 
 QEMU = "qemu-system-x86_64"
 AGENT_PORT = "org.virtbench.agent"
 GUEST_KERNEL_DIR = "/opt/virtbench/kernels"
 SCRATCH_SERIAL = "vbscratch"
+SCRATCH_MOUNT = "/mnt/vbscratch"
 KVM_PROBE_TIMEOUT = 20.0
 WORK_ROOT = Path(os.environ.get("VIRTBENCH_TMP", "/var/tmp")) / "virtbench"
 
@@ -439,6 +440,9 @@ class Qemu(Environment):
         self._guardian: subprocess.Popen | None = None
         self._manifest: dict = {}
         self._scratch_dev: str | None = None
+        self._scratch_dir: str | None = None
+        self._net: NetPath | None = None
+        self._topology = None
         self._kernel_names: list[str] = []
         self.guest_uptime_at_ready: float | None = None
         self.stage_s: float | None = None
@@ -594,9 +598,13 @@ class Qemu(Environment):
         env = dict(os.environ, TMPDIR=str(self.workdir))  # snapshot=on's overlay lands here
         t0 = time.monotonic()
         with open(stderr_path, "wb") as err:
+            # PR_SET_PDEATHSIG fires when the *thread* that forked exits, and preexec_fn is
+            # unsafe in threads: use it from the main thread only (the guardian covers both)
+            main = threading.current_thread() is threading.main_thread()
             self.proc = subprocess.Popen(self.ns.exec_argv(self.argv), stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=err, env=env,
-                                         preexec_fn=_die_with_parent, start_new_session=True)
+                                         preexec_fn=_die_with_parent if main else None,
+                                         start_new_session=True)
         self._manifest["qemu_pid"] = self.proc.pid  # `ip netns exec` execs QEMU: same pid
         self._save_manifest()
         self.agent = self._wait_for_agent(t0, stderr_path)
@@ -710,8 +718,14 @@ class Qemu(Environment):
                 pass
         if self.workdir is not None:
             guardian.cleanup(self._manifest)
+        if self._topology is not None:
+            self._topology.delete()
+            self._topology = None
         if self.ns is not None:
             self.ns.delete()
+        self._net = None
+        self._scratch_dir = None
+        self._scratch_dev = None
         if self._guardian is not None:
             try:
                 os.write(self._guardian_fd, b"done")
@@ -760,6 +774,61 @@ class Qemu(Environment):
                                  "under /dev/disk/by-id in the guest")
             self._scratch_dev = res.stdout.split()[0]
         return self._scratch_dev
+
+    def scratch_dir(self) -> str:
+        """A fresh ext4 file system on the scratch disk, mounted at SCRATCH_MOUNT (made once).
+
+        Inode tables and journal are initialised at mkfs time, so no ext4lazyinit thread
+        writes in the background while a benchmark measures."""
+        if self._scratch_dir is None:
+            dev = self.scratch_device()
+            script = ('set -e; mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 '
+                      '-L vbscratch "$1"; mkdir -p "$2"; mount "$1" "$2"')
+            res = self.exec(["sh", "-c", script, "sh", dev, SCRATCH_MOUNT], timeout=600)
+            if res.exit != 0:
+                raise AgentError(f"{self.label}: preparing the scratch file system failed: "
+                                 f"{(res.stderr.strip() or 'no output').splitlines()[-1]}")
+            self._scratch_dir = SCRATCH_MOUNT
+        return self._scratch_dir
+
+    def net_path(self) -> NetPath:
+        """Guest NIC <-> tap in the host-side namespace, plus a remote namespace behind it."""
+        if self._net is None:
+            if self.ns is None or self.agent is None:
+                raise VirtbenchError(f"{self.label}: net_path() before start()")
+            from .. import netpath
+            topo = netpath.Topology()
+            self._topology = topo
+            remote_ns = self.ns.name + "-r"
+            self._manifest.setdefault("extra_netns", []).append(remote_ns)
+            self._save_manifest()
+            remote_addr, remote_prefix = netpath.add_remote(topo, self.ns.name, remote_ns)
+            res = self.exec(["ip", "route", "replace", "default", "via", self.ns.host_ip],
+                            timeout=30)
+            if res.exit != 0:
+                raise AgentError(f"{self.label}: setting the guest's default route failed: "
+                                 f"{res.stderr.strip()}")
+            self._net = NetPath(env_address=self.ns.guest_ip, host_address=self.ns.host_ip,
+                                host_prefix=self.ns.exec_argv([]), env_prefix=[],
+                                remote_address=remote_addr, remote_prefix=remote_prefix,
+                                nic=self.values["nic"])
+        return self._net
+
+    def ssh_target(self) -> SshTarget:
+        """The guest's own sshd (started at boot) with the image's client key."""
+        if self.ns is None or self.image is None:
+            raise VirtbenchError(f"{self.label}: ssh_target() before start()")
+        return SshTarget(address=self.ns.guest_ip, port=22, user="root",
+                         identity=str(self.image.ssh_key), prefix=self.ns.exec_argv([]))
+
+    def drop_caches(self) -> None:
+        """Drop the guest's page cache, then the host's (the scratch image's pages)."""
+        super().drop_caches()
+        try:
+            subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"],
+                           capture_output=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
 
     def _driver_chain(self, sysfs_path: str) -> list[str]:
         script = ('p=$(readlink -f "$1"); while [ "$p" != / ] && [ "$p" != /sys ]; do '

@@ -77,8 +77,9 @@ def cleanup(manifest: dict) -> list[str]:
         proc = subprocess.run(["losetup", "-d", loop], capture_output=True, text=True)
         if proc.returncode != 0 and "No such device" not in proc.stderr:
             problems.append(f"losetup -d {loop}: {proc.stderr.strip()}")
-    ns = manifest.get("netns")
-    if ns:
+    for ns in list(manifest.get("extra_netns") or []) + [manifest.get("netns")]:
+        if not ns:
+            continue
         listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
         if any(line.split()[0] == ns for line in listed.splitlines() if line.strip()):
             proc = subprocess.run(["ip", "netns", "delete", ns], capture_output=True, text=True)
