@@ -189,3 +189,41 @@ def test_prune_keeps_the_current_image(tmp_path, monkeypatch):
     old.mkdir()
     assert image.prune() == [old]
     assert current.exists() and not old.exists()
+
+
+def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(q, "_kvm_probe", None)
+    monkeypatch.setattr(q.os.path, "exists", lambda p: True)
+    monkeypatch.setattr(q.os, "access", lambda p, mode: True)
+    monkeypatch.setattr(q, "_probe_kernel", lambda: Path("/boot/vmlinuz-test"))
+    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    calls = []
+
+    def fake_run(kernel, timeout):
+        calls.append(kernel)
+        return q.KvmProbe(False, f"kvm probe: guest did not boot in {timeout:.0f} s", timeout)
+
+    monkeypatch.setattr(q, "_run_kvm_probe", fake_run)
+    first = q.kvm_probe()
+    assert not first.usable and "did not boot in 20 s" in first.reason
+    assert q.kvm_probe() is first and len(calls) == 1            # per process
+    monkeypatch.setattr(q, "_kvm_probe", None)
+    assert q.kvm_probe().reason == first.reason and len(calls) == 1  # on disk
+    assert q.kvm_probe(force=True) and len(calls) == 2
+
+
+def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):
+    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    monkeypatch.setattr(q, "kvm_probe",
+                        lambda: q.KvmProbe(False, "kvm probe: guest did not boot in 20 s"))
+    env = make("qemu:disk=ahci")
+    env.resolve()
+    assert env.accel == "tcg" and env.label == "qemu-tcg/ahci/virtio-net"
+    assert "did not boot" in env.accel_reason and env.cpu == "max"
+    with pytest.raises(VirtbenchError, match="accel=kvm is not usable here"):
+        make("qemu:accel=kvm").resolve()
+    monkeypatch.setattr(q, "kvm_probe", lambda: q.KvmProbe(True, "kvm probe: booted in 0.4 s"))
+    env = make("qemu")
+    env.resolve()
+    assert env.accel == "kvm" and env.cpu == "host" and env.label.startswith("qemu-kvm/")

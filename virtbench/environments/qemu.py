@@ -215,9 +215,15 @@ def _probe_kernel() -> Path | None:
     return None
 
 
-def _probe_key(kernel: Path) -> str:
+def _probe_key() -> str:
+    """What the probe's answer depends on: the host kernel (and its KVM module) and QEMU."""
     version = qemu_version()[0]
-    return f"{os.uname().release}|qemu {version}|{kernel.name}|{kernel.stat().st_size}"
+    try:
+        kvm = os.stat("/dev/kvm")
+        node = f"{os.major(kvm.st_rdev)}:{os.minor(kvm.st_rdev)}"
+    except OSError:
+        node = "none"
+    return f"{os.uname().release}|{os.uname().version}|qemu {version}|/dev/kvm {node}"
 
 
 def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT) -> KvmProbe:
@@ -235,7 +241,7 @@ def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT) -> KvmPro
     if kernel is None:
         return KvmProbe(False, "kvm probe: no kernel to boot (build the guest image first)")
     cache_file = kernels.cache_dir() / "kvm-probe.json"
-    key = _probe_key(kernel)
+    key = _probe_key()
     if not force:
         try:
             saved = json.loads(cache_file.read_text())
