@@ -147,6 +147,8 @@ def _print_plan(prepared, out: Console) -> int:
               f"{s.seed if s.seed is not None else '(random at start)'}", highlight=False)
     for label, env in prepared.envs.items():
         out.print(f"  environment {label}  ({env.spec})", highlight=False)
+    for spec, why in prepared.skipped:
+        out.print(f"  skipped environment {spec}: {why}", highlight=False)
     for label, (bench, params) in prepared.cases.items():
         out.print(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()),
                   highlight=False)

@@ -22,7 +22,7 @@ from . import __version__, benchmarks, environments, kernels
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
 from .store import Sample, Store, now
-from .study import PlannedTrial, Study, plan, validate
+from .study import PlannedTrial, Study, plan, skipped_environments, validate
 
 MAX_RESTARTS = 2   # an environment whose agent dies is restarted at most this often
 
@@ -33,6 +33,7 @@ class Prepared:
     envs: dict[str, Environment]                 # label -> environment, in study order
     cases: dict[str, tuple[benchmarks.Benchmark, dict[str, Any]]]   # label -> (bench, params)
     baseline: str | None
+    skipped: list[tuple[str, str]] = field(default_factory=list)   # (spec, why) not run here
 
 
 @dataclass
@@ -48,8 +49,11 @@ class Outcome:
 def prepare(study: Study) -> Prepared:
     """Validate the study and create (not start) its environments. Raises VirtbenchError."""
     validate(study)
+    skipped = skipped_environments(study)
     envs: dict[str, Environment] = {}
     for entry in study.environments:
+        if entry.requires:
+            continue
         env = environments.create(entry.parsed())
         usability = type(env).probe()
         if not usability.usable:
@@ -72,7 +76,10 @@ def prepare(study: Study) -> Prepared:
     needs_kernels = any(set(b.tools) & set(kernels.KERNELS) for b, _ in cases.values())
     if needs_kernels:
         kernels.build()   # a missing compiler is bad input: fail before the run exists
-    return Prepared(study, envs, cases, baseline)
+    if not envs:
+        raise VirtbenchError("no environment of this study can run here: " + "; ".join(
+            f"{spec}: {why}" for spec, why in skipped))
+    return Prepared(study, envs, cases, baseline, skipped)
 
 
 def estimate_s(prepared: Prepared) -> float:
@@ -105,6 +112,8 @@ class Runner:
         for label, env in prepared.envs.items():
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),
                                           options=_jsonable(env.values), status="planned")
+        for spec, why in prepared.skipped:
+            self.store.add_warning(run_id, "environment_skipped", f"{spec}: {why}", environment=spec)
         return self._execute(run_id, prepared)
 
     def resume(self, run_id: str) -> Outcome:
@@ -120,6 +129,8 @@ class Runner:
         done = self.store.done_slots(run_id)
         todo = [s for s in slots if (s.environment, s.benchmark, s.trial) not in done]
         outcome = Outcome(run_id=run_id, status="running", skipped_before=len(slots) - len(todo))
+        for spec, why in prepared.skipped:
+            self.console.print(f"[yellow]skipping[/] environment {spec}: {why}", highlight=False)
         self.store.set_run_status(run_id, "running", finished=False)
         self.console.print(f"[bold]run {run_id}[/]: {len(prepared.envs)} environment(s) x "
                            f"{len(prepared.cases)} benchmark(s) x {study.trials} trial(s)"

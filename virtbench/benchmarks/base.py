@@ -59,7 +59,8 @@ class Benchmark:
 
     # -- parameters ----------------------------------------------------------------------
     def params(self, given: dict[str, Any] | None = None, quick: bool = False) -> dict[str, Any]:
-        """Defaults, then the quick sizes, then what the study gave; unknown keys are errors."""
+        """Defaults, then what the study gave, then (for a smoke run) the quick sizes, which
+        win over a study's full-size parameters; unknown keys are errors."""
         given = dict(given or {})
         unknown = sorted(set(given) - set(self.defaults))
         if unknown:
@@ -67,8 +68,6 @@ class Benchmark:
                 f"benchmark {self.name}: unknown parameter {unknown[0]}; "
                 f"valid parameters: {', '.join(sorted(self.defaults)) or 'none'}")
         merged = dict(self.defaults)
-        if quick:
-            merged.update(self.quick)
         for key, value in given.items():
             expected = type(self.defaults[key])
             if expected is float and isinstance(value, int):
@@ -78,6 +77,8 @@ class Benchmark:
                     f"benchmark {self.name}: parameter {key}={value!r} should be a "
                     f"{expected.__name__}, like {self.defaults[key]!r}")
             merged[key] = value
+        if quick:
+            merged.update(self.quick)
         self.check(merged)
         return merged
 
