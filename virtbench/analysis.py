@@ -18,14 +18,24 @@ def _num(x):
     return None if x is None else float(x)
 
 
-def _metric_order(study: dict) -> dict[tuple[str, str], int]:
-    """(case label, metric) -> position of the metric in its benchmark's declaration."""
-    order = {}
+def _metric_order(study: dict):
+    """A sort key for (case label, metric): the benchmark's declaration order, with the
+    metrics a group of instances derives from one (`triad_mb_s_i0`...) right after it."""
+    declared = {}
     for case in study["benchmarks"]:
         bench = benchmarks.REGISTRY.get(case["name"])
-        for i, m in enumerate(bench.metrics if bench else ()):
-            order[(case["label"], m.name)] = i
-    return order
+        declared[case["label"]] = [m.name for m in bench.metrics] if bench else []
+
+    def key(label: str, metric: str) -> tuple[int, int]:
+        names = declared.get(label, [])
+        for i, name in enumerate(names):
+            if metric == name:
+                return (i, 0)
+        for i, name in sorted(enumerate(names), key=lambda p: -len(p[1])):
+            if metric.startswith(name + "_"):
+                return (i, 1)
+        return (len(names), 0)
+    return key
 
 
 def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | None = None) -> dict:
@@ -52,7 +62,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     metric_order = _metric_order(study)
     results, warnings = [], list(store.warnings(run_id))
     keys = sorted(groups, key=lambda k: (bench_order.index(k[1]) if k[1] in bench_order else 99,
-                                         k[1], metric_order.get((k[1], k[2]), 99), k[2],
+                                         k[1], metric_order(k[1], k[2]), k[2],
                                          labels.index(k[0]) if k[0] in labels else 99))
     for env, bench, metric in keys:
         values = groups[(env, bench, metric)]

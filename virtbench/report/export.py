@@ -5,6 +5,8 @@ import csv
 import io
 import json
 
+from . import fmt
+
 
 def to_json(data: dict) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
@@ -23,7 +25,8 @@ def to_csv(analysis: dict) -> str:
         for i, v in enumerate(r["samples"]):
             w.writerow([run, r["environment"], r["benchmark"], r["metric"], r["unit"],
                         int(r["higher_is_better"]), i, repr(v), r["trimmed_mean"], r["median"],
-                        r["ci_low"], r["ci_high"], vs.get("overhead_pct"), vs.get("verdict", "baseline")])
+                        r["ci_low"], r["ci_high"], vs.get("overhead_pct"),
+                        vs.get("verdict") or fmt.verdict_cell(r, analysis["run"]["baseline"])])
     return buf.getvalue()
 
 

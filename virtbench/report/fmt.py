@@ -48,6 +48,15 @@ def verdict_mark(verdict: str | None) -> str:
     return {"pass": "✓ pass", "fail": "✗ fail"}.get(verdict or "", "baseline")
 
 
+def verdict_cell(result: dict, baseline: str | None) -> str:
+    """✓/✗ against the baseline; "baseline" for the baseline itself; "—" for a metric the
+    baseline has no counterpart of (a group's spread, say)."""
+    vs = result["vs_baseline"]
+    if vs:
+        return verdict_mark(vs["verdict"])
+    return "baseline" if result["environment"] == baseline else "—"
+
+
 def header_lines(analysis: dict) -> list[str]:
     run = analysis["run"]
     lines = [f"run {run['id']} · study {run['study']} · {run['status']}"

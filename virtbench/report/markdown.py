@@ -34,7 +34,7 @@ def render(analysis: dict) -> str:
             fmt.pct(vs["overhead_pct"]) if vs else "—",
             fmt.ci_pct(vs["ci_low"], vs["ci_high"]) if vs else "—",
             fmt.p(vs["p_value"]) if vs else "—",
-            fmt.verdict_mark(vs["verdict"]) if vs else "baseline"])
+            fmt.verdict_cell(r, run["baseline"])])
             + (fmt.published_cells(r, run["baseline"]) if pub else [])))
     if analysis.get("published_only"):
         out += ["", "## Published figures not measured in this run", ""]

@@ -24,7 +24,7 @@ def _tables(analysis: dict):
         for r in rows:
             vs = r["vs_baseline"]
             n = f"{r['n']}" + (f" ({r['failed_trials']} failed)" if r["failed_trials"] else "")
-            verdict = fmt.verdict_mark(vs["verdict"]) if vs else "baseline"
+            verdict = fmt.verdict_cell(r, analysis["run"]["baseline"])
             style = "" if not vs else ("green" if vs["verdict"] == "pass" else "red")
             table.add_row(
                 r["environment"], f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})",
