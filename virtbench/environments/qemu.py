@@ -632,6 +632,8 @@ class Qemu(Environment):
         dest = logs / f"{time.strftime('%Y%m%d-%H%M%S')}-{safe}-console.log"
         shutil.copy2(self.console_log, dest)
         self.kept_console_log = dest
+        for old in sorted(logs.glob("*-console.log"))[:-20]:  # keep the 20 newest
+            old.unlink(missing_ok=True)
         return dest
 
     def _wait_for_agent(self, t0: float, stderr_path: Path) -> SocketAgent:
