@@ -179,7 +179,7 @@ def main(argv=None):
         fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
         if args.serial:
             _raw_tty(fd)
-        reader = os.fdopen(fd, "rb", buffering=0, closefd=False)
+        reader = os.fdopen(fd, "rb", closefd=False)   # buffered: readline in big reads
         writer = os.fdopen(fd, "wb", buffering=0, closefd=False)
         try:
             if serve(reader, writer):
