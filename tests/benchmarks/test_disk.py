@@ -8,7 +8,7 @@ import pytest
 from virtbench import environments
 from virtbench.benchmarks import get
 from virtbench.benchmarks.base import ParseError
-from virtbench.benchmarks.disk import (RatedSpeed, fio_jobs, parse_bonnie, parse_dd,
+from virtbench.benchmarks.disk import (RatedSpeed, behind_virtual, fio_jobs, parse_bonnie, parse_dd,
                                        parse_device_facts, parse_hdparm, physical_limit_warning,
                                        rated_speed)
 from virtbench.errors import VirtbenchError
@@ -177,6 +177,16 @@ def test_physical_limit_warning_the_2010_virtualbox_case():
     bare = RatedSpeed(300.0, "/dev/sda: SATA link 3.0 Gbps (SATA/300)")
     assert "cache" in physical_limit_warning("write_mb_s", 788.23, bare, cache="out")
     assert physical_limit_warning("write_mb_s", 999.0, RatedSpeed(None, "unknown")) is None
+
+
+def test_a_virtual_disk_is_bounded_by_the_host_device_behind_it():
+    guest = rated_speed(SATA_300)                       # the emulated AHCI link
+    host = RatedSpeed(150.0, "/dev/sdb (ST3500418AS): SATA link 1.5 Gbps (SATA/150)")
+    rated = behind_virtual(guest, host)
+    assert rated.mb_s == 150.0 and rated.virtual and "host device behind" in rated.source
+    assert "host's page cache" in physical_limit_warning("write_mb_s", 250.0, rated)
+    assert behind_virtual(guest, RatedSpeed(None, "virtio")) == guest
+    assert behind_virtual(host, guest) == host          # a physical disk keeps its own rating
 
 
 # -- parameters and commands ------------------------------------------------------------------

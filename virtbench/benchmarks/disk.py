@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-import shlex
+import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,6 +305,22 @@ def rated_speed(facts: dict[str, list[str]]) -> RatedSpeed:
     return RatedSpeed(None, f"{what}: no interface rating in sysfs", False)
 
 
+def behind_virtual(guest: RatedSpeed, host: RatedSpeed | None) -> RatedSpeed:
+    """For a virtual disk, the physical limit is the host device behind it when that has a
+    rating; otherwise the emulated link's (pure)."""
+    if guest.virtual and host is not None and host.mb_s is not None:
+        return RatedSpeed(host.mb_s, f"the host device behind the virtual disk ({host.source})",
+                          virtual=True)
+    return guest
+
+
+def host_rated_speed(path: str) -> RatedSpeed:
+    """The rating of the host device holding `path` (runs DEVICE_FACTS_SCRIPT on the host)."""
+    proc = subprocess.run(["sh", "-c", DEVICE_FACTS_SCRIPT, "sh", path], capture_output=True,
+                          text=True, timeout=60)
+    return rated_speed(parse_device_facts(proc.stdout))
+
+
 def physical_limit_warning(metric: str, measured_mb_s: float, rated: RatedSpeed,
                            cache: str = "out", tolerance: float = 0.05) -> str | None:
     """A warning when `measured_mb_s` exceeds what the device is rated for, naming the cache
@@ -459,6 +475,15 @@ class DiskBenchmark(Benchmark):
             return []
         res = self._exec(env, ["sh", "-c", DEVICE_FACTS_SCRIPT, "sh", self.limit_path(env, trial)], 60)
         rated = rated_speed(parse_device_facts(res.stdout))
+        # An environment whose scratch disk is a host file or device may say where it is
+        # (`scratch_backing()` -> host path); its host device then bounds the virtual disk.
+        backing = getattr(env, "scratch_backing", None)
+        if rated.virtual and callable(backing):
+            try:
+                path = backing()
+                rated = behind_virtual(rated, host_rated_speed(path) if path else None)
+            except (OSError, subprocess.SubprocessError, VirtbenchError):
+                pass
         out = []
         for name, value in rates.items():
             text = physical_limit_warning(name, value, rated, params.get("cache", "out"))
