@@ -84,3 +84,55 @@ def test_a_dead_agent_is_an_agent_error(agent):
     agent.proc.wait()
     with pytest.raises(AgentError):
         agent.ping(timeout=2)
+
+
+class PartialWriter:
+    """Like a virtio-serial port: each write takes at most 4 KB of what it is given."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def write(self, b):
+        chunk = bytes(b[:4096])
+        self.data += chunk
+        return len(chunk)
+
+    def flush(self):
+        pass
+
+
+def test_replies_are_written_whole_on_a_port_that_takes_part_of_each_write():
+    import io
+
+    from virtbench import agent
+    request = json.dumps({"id": 3, "op": "exec", "timeout": 30,
+                          "argv": [sys.executable, "-c", "print('x' * 100_000)"]}) + "\n"
+    out = PartialWriter()
+    agent.serve(io.BytesIO(request.encode()), out)
+    reply = json.loads(bytes(out.data))
+    assert reply["id"] == 3 and len(reply["stdout"]) == 100_001
+
+
+def test_large_replies_arrive_whole_over_a_serial_line():
+    """The serial transport end to end, on a pty: a 200 KB reply arrives complete."""
+    import os
+    import termios
+
+    from virtbench.transport import AgentClient
+
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, str(AGENT_SOURCE), "--serial", os.ttyname(slave)])
+    try:
+        # a guest's agent is up before the host speaks: wait until it has made the line raw
+        deadline = time.monotonic() + 10
+        while termios.tcgetattr(slave)[3] & termios.ECHO:
+            assert time.monotonic() < deadline, "the agent never put the line in raw mode"
+            time.sleep(0.05)
+        client = AgentClient(master, master, name="serial")
+        r = client.exec([sys.executable, "-c", "print('x' * 200_000)"], timeout=30)
+        assert r.exit == 0 and len(r.stdout) == 200_001
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(master)
+        os.close(slave)

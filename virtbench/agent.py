@@ -130,6 +130,15 @@ def handle(req):
         return {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}
 
 
+def send(writer, data):
+    """Write all of `data`: a raw port (virtio-serial) may take only part of it per write."""
+    view = memoryview(data)
+    while view:
+        n = writer.write(view)
+        view = view[n or 0:]
+    writer.flush()
+
+
 def serve(reader, writer):
     """Answer requests until EOF (returns False) or a shutdown request (returns True)."""
     for raw in iter(reader.readline, b""):
@@ -143,13 +152,11 @@ def serve(reader, writer):
             req = {}
         else:
             if req.get("op") == "shutdown":
-                writer.write((json.dumps({"id": req.get("id"), "ok": True}) + "\n").encode())
-                writer.flush()
+                send(writer, (json.dumps({"id": req.get("id"), "ok": True}) + "\n").encode())
                 return True
             reply = handle(req)
         reply["id"] = req.get("id")
-        writer.write((json.dumps(reply, ensure_ascii=True) + "\n").encode("ascii"))
-        writer.flush()
+        send(writer, (json.dumps(reply, ensure_ascii=True) + "\n").encode("ascii"))
     return False
 
 
@@ -180,7 +187,7 @@ def main(argv=None):
         if args.serial:
             _raw_tty(fd)
         reader = os.fdopen(fd, "rb", closefd=False)   # buffered: readline in big reads
-        writer = os.fdopen(fd, "wb", buffering=0, closefd=False)
+        writer = os.fdopen(fd, "wb", closefd=False)   # buffered: a reply is written whole
         try:
             if serve(reader, writer):
                 return 0
