@@ -159,7 +159,7 @@ def change_verdict(change_pct: float, p_value: float | None, alpha: float = 0.01
 def mad_outliers(samples, z: float = MAD_OUTLIER_Z) -> list[int]:
     """Indexes of samples whose modified z-score (median/MAD) exceeds z."""
     a = np.asarray(samples, dtype=float)
-    if a.size < 3:
+    if a.size < 5:      # with fewer, one sample cannot be told from the spread of the rest
         return []
     med = np.median(a)
     mad = np.median(np.abs(a - med))

@@ -20,7 +20,10 @@ def _tables(analysis: dict):
                           ("95 % CI", "right"), ("vs baseline", "right"), ("overhead CI", "right"),
                           ("p", "right"), ("verdict", "left"),
                           *(((c, "right") for c in fmt.PUBLISHED_COLUMNS) if pub else ())):
-            table.add_column(col, justify=just)
+            # labels are what a reader scans for: never wrap or cut them
+            table.add_column(col, justify=just, no_wrap=col in ("environment", "metric"),
+                             min_width=max(len(r["environment"]) for r in rows)
+                             if col == "environment" else None)
         for r in rows:
             vs = r["vs_baseline"]
             n = f"{r['n']}" + (f" ({r['failed_trials']} failed)" if r["failed_trials"] else "")
