@@ -9,7 +9,11 @@ PACKAGES=(
   build-essential libgmp-dev libmpfr-dev    # our kernels: himeno, stream, pi (static)
   qemu-system-x86 qemu-utils                # guests
   debootstrap e2fsprogs busybox-static cpio # the guest image and its small initramfs
-  iproute2 kmod procps                      # network namespaces, taps, module loading
+  iproute2 kmod procps util-linux           # network namespaces, taps, module loading, findmnt
+  fio hdparm bonnie++                       # disk benchmarks on bare metal
+  iperf3 sockperf iputils-ping              # network benchmarks (both ends run here)
+  openssh-client openssh-server             # scp per cipher (a private sshd, never the system's)
+  ncbi-blast+                               # the BLAST application benchmark
   chromium                                  # headless check of the HTML report (tests)
 )
 missing=()

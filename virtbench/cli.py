@@ -214,9 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:          # --help, --version, or a usage error (exit 2)
         return int(exc.code or 0)
-    # Tables want room: a pipe or a file gets 160 columns rather than rich's 80.
-    out = Console(width=None if sys.stdout.isatty() else 160)
-    err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+    # Tables want room: a pipe or a file gets 200 columns rather than rich's 80.
+    out = Console(width=None if sys.stdout.isatty() else 200)
+    err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
     try:
         if args.command == "envs":
             return cmd_envs(args, out)

@@ -60,7 +60,7 @@ def print_report(analysis: dict, console: Console) -> None:
                   "↑ higher is better, ↓ lower is better", style="dim")
 
 
-def render_text(analysis: dict, width: int = 160) -> str:
+def render_text(analysis: dict, width: int = 200) -> str:
     console = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
     print_report(analysis, console)
     return console.export_text()
