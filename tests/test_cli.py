@@ -61,7 +61,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(capsys, store_url):
     code, out, _ = run_cli(capsys, "run", str(REPO / "studies" / "quick.toml"), "--quick",
                            "--dry-run")
     assert code == 0
-    assert "5 trials x 2 environment(s) x 3 benchmark(s) = 30 trials" in out
+    assert "3 trials x 2 environment(s) x 3 benchmark(s) = 18 trials" in out   # --quick: 3
     assert "environment qemu-" in out
     assert "benchmark pi: k=16" in out
     assert not Path(store_url[len("sqlite:///"):]).exists()

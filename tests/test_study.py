@@ -96,3 +96,10 @@ def test_plan_is_randomised_blocks_reproducible_by_seed():
     orders = {tuple((s.environment, s.benchmark) for s in study.plan(envs, cases, 4, seed))
               for seed in range(5)}
     assert len(orders) > 1
+
+
+def test_quick_caps_trials_unless_given(tmp_path):
+    text = "trials = 12\n[[benchmark]]\nname = 'pi'\n"
+    assert study.with_flags(study.load(write(tmp_path, text)), quick=True).trials == 3
+    assert study.with_flags(study.load(write(tmp_path, text)), quick=True, trials=7).trials == 7
+    assert study.with_flags(study.load(write(tmp_path, text))).trials == 12

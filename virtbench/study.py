@@ -17,6 +17,7 @@ from .errors import VirtbenchError
 
 DEFAULT_TRIALS = 12      # the RIKEN method: 12 trials, drop max and min, mean of the rest
 DEFAULT_THRESHOLD = 10.0
+QUICK_TRIALS = 3         # --quick without --trials caps a study's trials at this
 
 
 @dataclass
@@ -225,6 +226,9 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
     if seed is not None:
         study.seed = seed
     study.quick = study.quick or quick
+    if quick and trials is None:
+        # a smoke run: enough trials for a CI and a p-value, not the full design's count
+        study.trials = min(study.trials, QUICK_TRIALS)
     if not study.environments:
         study.environments = [EnvironmentEntry("native")]
     return study
