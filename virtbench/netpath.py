@@ -17,9 +17,11 @@ import secrets
 from . import netns
 from .environments.base import NetPath
 
-# Subnets inside our own namespaces only; never routed anywhere else.
-NATIVE_NET = ("10.215.0.1", "10.215.0.2")   # host side, environment side
+# Subnets inside our own namespaces only; never routed anywhere else. Instance i of a group
+# gets 10.215.i.0/24, so two instances' paths can be joined without an address clash.
+NATIVE_NET = "10.215.{}.{}"                 # .1 host side, .2 environment side
 REMOTE_NET = ("10.216.0.1", "10.216.0.2")   # host side, remote
+PAIR_NET = ("10.217.0.1", "10.217.0.2")     # instance 0's host side, instance 1's host side
 
 
 def _own(name: str) -> None:
@@ -75,14 +77,33 @@ def add_remote(topo: Topology, host_ns: str, name: str) -> tuple[str, list[str]]
     return REMOTE_NET[1], _exec_prefix(remote)
 
 
-def native_path(topo: Topology) -> NetPath:
+def native_path(topo: Topology, index: int = 0) -> NetPath:
     """Two namespaces over veth (plus the remote): bare metal's network baseline."""
     base = netns.PREFIX + secrets.token_hex(3)
     env_ns = topo.add(base + "-e")
     host_ns = topo.add(base + "-h")
-    _veth(host_ns, "vbh0", NATIVE_NET[0], env_ns, "vbe0", NATIVE_NET[1])
-    netns._ip("-n", env_ns, "route", "add", "default", "via", NATIVE_NET[0])
+    host_addr, env_addr = NATIVE_NET.format(index, 1), NATIVE_NET.format(index, 2)
+    _veth(host_ns, "vbh0", host_addr, env_ns, "vbe0", env_addr)
+    netns._ip("-n", env_ns, "route", "add", "default", "via", host_addr)
     remote_addr, remote_prefix = add_remote(topo, host_ns, base + "-r")
-    return NetPath(env_address=NATIVE_NET[1], host_address=NATIVE_NET[0],
+    return NetPath(env_address=env_addr, host_address=host_addr,
                    host_prefix=_exec_prefix(host_ns), env_prefix=_exec_prefix(env_ns),
                    remote_address=remote_addr, remote_prefix=remote_prefix, nic="veth")
+
+
+def _subnet(address: str) -> str:
+    return address.rsplit(".", 1)[0] + ".0/24"
+
+
+def join_hosts(ns_a: str, env_a: str, ns_b: str, env_b: str) -> None:
+    """Join two environments' host-side namespaces by veth and route each environment's
+    subnet through it, so environment A reaches environment B across both host sides
+    (guest -> tap -> host side A -> veth -> host side B -> tap -> guest)."""
+    if _subnet(env_a) == _subnet(env_b):
+        raise ValueError(f"both environments are on {_subnet(env_a)}: nothing to route")
+    _veth(ns_a, "vbg0", PAIR_NET[0], ns_b, "vbg1", PAIR_NET[1])
+    netns._ip("-n", ns_a, "route", "add", _subnet(env_b), "via", PAIR_NET[1])
+    netns._ip("-n", ns_b, "route", "add", _subnet(env_a), "via", PAIR_NET[0])
+    for ns in (ns_a, ns_b):
+        netns.NetNS(ns).run(["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"], check=True,
+                            capture_output=True)

@@ -100,3 +100,29 @@ def test_native_path_namespaces_are_removed_on_stop():
     env.stop()
     assert not set(names) & set(netns.list_namespaces())
     assert not subprocess.run(["ip", "link", "show", "vbh0"], capture_output=True).returncode == 0
+
+
+def test_guest_to_guest_needs_two_instances(native_env):
+    bench = REGISTRY["tcp-g2g"]
+    outcome = native_env.run_trial(bench, bench.params(quick=True))
+    assert not outcome.ok and "instances=2" in outcome.error
+
+
+def test_join_hosts_refuses_one_subnet_on_both_sides():
+    from virtbench.netpath import join_hosts
+    with pytest.raises(ValueError, match="nothing to route"):
+        join_hosts("vb-a-h", "10.215.0.2", "vb-b-h", "10.215.0.2")
+
+
+def test_tcp_between_two_native_instances():
+    bench = REGISTRY["tcp-g2g"]
+    group = environments.create("native:instances=2")
+    with group:
+        path = group.pair_path()
+        assert (path.client_address, path.server_address) == ("10.215.0.2", "10.215.1.2")
+        outcome = group.run_trial(bench, bench.params({"seconds": 1}, quick=True))
+        assert outcome.ok, outcome.error
+        assert outcome.values["send_mbit_s"] > 0 and outcome.values["receive_mbit_s"] > 0
+        assert [m.name for m in group.metrics_for(bench)] == [m.name for m in bench.metrics]
+    names = {path.client_prefix[-1], path.server_prefix[-1]}
+    assert not names & set(netns.list_namespaces())

@@ -14,7 +14,7 @@ _CLASSES = (
     (cpu.Himeno, cpu.Pi, cpu.CyclePi)
     + (memory.Stream,)
     + disk.DISK_BENCHMARKS
-    + (network.Tcp, network.Udp, network.RequestResponse, network.PingHops)
+    + (network.Tcp, network.GuestToGuestTcp, network.Udp, network.RequestResponse, network.PingHops)
     + (transfer.Scp,)
     + (application.Blast,)
 )

@@ -319,3 +319,38 @@ class PingHops(Benchmark):
         text = "\n".join(f"{name}: {json.dumps(h)}" for name, h in
                          zip(("remote->host", "host->env", "remote->env"), hops))
         return TrialOutcome(values=hop_shares(*(h["avg_us"] for h in hops)), stdout=text, exit=0)
+
+
+class GuestToGuestTcp(Tcp):
+    """iperf3 between two instances of one environment (`instances=2`): guest to guest
+    across the host's virtual network, the server in instance 1, the client in instance 0."""
+
+    name = "tcp-g2g"
+    description = ("iperf3 TCP between two instances of an environment (instances=2): guest to "
+                   "guest through the host's virtual network")
+    pairwise = True
+
+    def run_trial(self, env, params) -> TrialOutcome:
+        return TrialOutcome(error=f"tcp-g2g needs two instances of an environment; "
+                                  f"use --env '{env.spec},instances=2'")
+
+    def run_pair(self, client, server, path, params) -> TrialOutcome:
+        """`path` is the pair's route: (client address, server address) and each end's prefix."""
+        start = server.exec(path.server_prefix + ["iperf3", "-s", "-1", "-D", "-B",
+                                                  path.server_address, "-p", str(self.port)],
+                            timeout=30)
+        if start.exit != 0:
+            return TrialOutcome(error=f"iperf3 server in the second instance: exit {start.exit}: "
+                                      f"{(start.stderr.strip() or 'no output').splitlines()[-1]}")
+        try:
+            deadline = time.monotonic() + 10
+            while not server.exec(path.server_prefix + ["ss", "-H", "-ltn", f"sport = :{self.port}"],
+                                  timeout=10).stdout.strip():
+                if time.monotonic() > deadline:
+                    return TrialOutcome(error="iperf3 server in the second instance not listening")
+                time.sleep(0.1)
+            result = client.exec(path.client_prefix + self.client_argv(params, path.server_address),
+                                 timeout=self.timeout(params))
+        finally:
+            server.exec(path.server_prefix + ["pkill", "-x", "iperf3"], timeout=10)
+        return self.outcome(result)

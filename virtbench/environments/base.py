@@ -114,6 +114,7 @@ class Environment(ABC):
     kind: ClassVar[str]
     options: ClassVar[dict[str, Option]] = {}
     summary: ClassVar[str] = ""
+    net_index: int = 0      # instance i of a group: its network path uses subnet i
 
     def __init__(self, spec: EnvSpec):
         unknown = sorted(set(spec.options) - set(self.options))

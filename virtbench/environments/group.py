@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..benchmarks.base import Metric, TrialOutcome
 from ..errors import VirtbenchError
@@ -68,6 +68,16 @@ def host_capacity() -> tuple[int, int]:
     return os.cpu_count() or 1, mem_kb * 1024
 
 
+@dataclass
+class PairPath:
+    """How instance 0 (client) reaches instance 1 (server) across the host."""
+
+    client_address: str
+    server_address: str
+    client_prefix: list[str]
+    server_prefix: list[str]
+
+
 class InstanceGroup(Environment):
     """N copies of an environment; trials run in all of them at once."""
 
@@ -82,6 +92,9 @@ class InstanceGroup(Environment):
         self.boot_s = None
         self.notes = []
         self.kind = members[0].kind
+        self._pair: PairPath | None = None
+        for i, m in enumerate(members):
+            m.net_index = i          # each instance's network path gets its own subnet
         self._check_capacity()
 
     def _check_capacity(self) -> None:
@@ -118,9 +131,10 @@ class InstanceGroup(Environment):
             raise
         boots = [m.boot_s for m in self.members if m.boot_s is not None]
         self.boot_s = max(boots) if boots else None
-        self.notes = [n for m in self.members for n in m.notes]
+        self.notes = list(dict.fromkeys(n for m in self.members for n in m.notes))
 
     def stop(self) -> None:
+        self._pair = None            # its veth goes with the members' namespaces
         for m in self.members:
             m.stop()
 
@@ -144,10 +158,31 @@ class InstanceGroup(Environment):
         return self.members[0].exec(argv, timeout, env)
 
     def metrics_for(self, bench) -> tuple[Metric, ...]:
+        if getattr(bench, "pairwise", False):
+            return bench.metrics
         return group_metrics(bench.metrics, len(self.members))
 
+    def pair_path(self) -> PairPath:
+        """Instance 0 and instance 1 joined through their host-side namespaces (made once)."""
+        if self._pair is None:
+            if len(self.members) != 2:
+                raise VirtbenchError(f"environment {self.spec}: a guest-to-guest benchmark needs "
+                                     f"exactly 2 instances, not {len(self.members)}")
+            from ..netpath import join_hosts
+            a, b = (m.net_path() for m in self.members)
+            join_hosts(a.host_prefix[-1], a.env_address, b.host_prefix[-1], b.env_address)
+            self._pair = PairPath(a.env_address, b.env_address, a.env_prefix, b.env_prefix)
+        return self._pair
+
     def run_trial(self, bench, params) -> TrialOutcome:
-        """The benchmark in every instance at the same moment; one combined outcome."""
+        """The benchmark in every instance at the same moment; one combined outcome.
+        A pairwise benchmark (guest to guest) runs once, between instance 0 and 1."""
+        if getattr(bench, "pairwise", False):
+            try:
+                path = self.pair_path()
+            except VirtbenchError as exc:
+                return TrialOutcome(error=str(exc))
+            return bench.run_pair(self.members[0], self.members[1], path, params)
         barrier = threading.Barrier(len(self.members))
 
         def one(member):

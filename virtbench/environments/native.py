@@ -47,7 +47,7 @@ class Native(Environment):
             from ..netpath import Topology, native_path
             self._topology = Topology()
             try:
-                self._net = native_path(self._topology)
+                self._net = native_path(self._topology, self.net_index)
             except BaseException:
                 self._topology.delete()
                 self._topology = None

@@ -580,7 +580,8 @@ class Qemu(Environment):
 
     def _boot(self) -> None:
         scratch, scratch_format = self._make_scratch()
-        self.ns = netns.NetNS()
+        i = self.net_index   # instance i of a group gets its own subnet, 10.213.i.0/24
+        self.ns = netns.NetNS(host_addr=f"10.213.{i}.1/24", guest_addr=f"10.213.{i}.2/24")
         self._manifest["netns"] = self.ns.name
         self._save_manifest()
         self.ns.create()
