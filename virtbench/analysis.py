@@ -6,6 +6,7 @@ import zlib
 from collections import defaultdict
 
 from . import benchmarks, stats
+from .errors import VirtbenchError
 from .store import Store
 
 
@@ -165,26 +166,50 @@ def _attach_published(published: list[dict], envs: list[dict], results: list[dic
     return unmatched
 
 
-def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 5.0) -> dict:
+def environment_pairs(a: dict, b: dict, pairs: dict[str, str] | None = None) -> dict[str, str]:
+    """Which environment of run B each environment of run A is compared with.
+
+    By label; `pairs` (A label -> B label) adds or overrides; and two runs of one
+    environment each are paired whatever their labels (1 vCPU in A against 2 in B, say)."""
+    labels_a = [e["label"] for e in a["environments"]]
+    labels_b = [e["label"] for e in b["environments"]]
+    mapping = {label: label for label in labels_a if label in labels_b}
+    if not pairs and len(labels_a) == 1 and len(labels_b) == 1:
+        mapping = {labels_a[0]: labels_b[0]}
+    for la, lb in (pairs or {}).items():
+        if la not in labels_a or lb not in labels_b:
+            raise VirtbenchError(f"--pair {la}={lb}: run A has {', '.join(labels_a)}; "
+                                 f"run B has {', '.join(labels_b)}")
+        mapping[la] = lb
+    return mapping
+
+
+def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 5.0,
+                 pairs: dict[str, str] | None = None) -> dict:
     """Pair two analyses by (environment, benchmark, metric): the change from A to B."""
+    mapping = environment_pairs(a, b, pairs)
     index_b = {(r["environment"], r["benchmark"], r["metric"]): r for r in b["results"]}
-    rows = []
+    rows, used_b = [], set()
     for ra in a["results"]:
-        key = (ra["environment"], ra["benchmark"], ra["metric"])
-        rb = index_b.get(key)
+        if ra["environment"] not in mapping:
+            continue
+        key_b = (mapping[ra["environment"]], ra["benchmark"], ra["metric"])
+        rb = index_b.get(key_b)
         if rb is None:
             continue
+        used_b.add(key_b)
         cmp = stats.compare(rb["samples"], ra["samples"], ra["higher_is_better"],
-                            seed=_seed(a["run"]["id"], b["run"]["id"], *key))
+                            seed=_seed(a["run"]["id"], b["run"]["id"], *key_b))
+        env = ra["environment"] if key_b[0] == ra["environment"] else f"{ra['environment']} → {key_b[0]}"
         rows.append({
-            "environment": key[0], "benchmark": key[1], "metric": key[2], "unit": ra["unit"],
-            "higher_is_better": ra["higher_is_better"],
+            "environment": env, "benchmark": ra["benchmark"], "metric": ra["metric"],
+            "unit": ra["unit"], "higher_is_better": ra["higher_is_better"],
             "a": ra["trimmed_mean"], "b": rb["trimmed_mean"], "n_a": ra["n"], "n_b": rb["n"],
             "ratio": cmp.ratio, "change_pct": cmp.overhead_pct,
             "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p_value": cmp.p_value,
             "verdict": stats.change_verdict(cmp.overhead_pct, cmp.p_value, alpha, min_change_pct),
         })
     unmatched = sorted({(r["environment"], r["benchmark"], r["metric"]) for r in b["results"]}
-                       - {(r["environment"], r["benchmark"], r["metric"]) for r in a["results"]})
+                       - used_b)
     return {"a": a["run"], "b": b["run"], "alpha": alpha, "min_change_pct": min_change_pct,
-            "rows": rows, "only_in_b": [list(k) for k in unmatched]}
+            "pairs": mapping, "rows": rows, "only_in_b": [list(k) for k in unmatched]}

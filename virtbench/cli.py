@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
     cmp.add_argument("--min-change", type=float, default=5.0,
                      help="smallest change in %% that counts (default 5)")
+    cmp.add_argument("--pair", action="append", metavar="LABEL_A=LABEL_B",
+                     help="compare environment LABEL_A of run A with LABEL_B of run B "
+                          "(default: same labels; one environment each pairs by itself)")
     cmp.add_argument("--store", metavar="URL")
     return p
 
@@ -200,7 +203,14 @@ def cmd_compare(args, out: Console) -> int:
     store = Store(args.store)
     a = analysis.analyze_run(store, args.run_a)
     b = analysis.analyze_run(store, args.run_b)
-    comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change)
+    pairs = {}
+    for item in args.pair or []:
+        la, eq, lb = item.partition("=")
+        if not eq or not la or not lb:
+            raise VirtbenchError(f"--pair {item}: write LABEL_A=LABEL_B")
+        pairs[la] = lb
+    comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change,
+                                       pairs=pairs or None)
     if args.format == "table" and not args.output:
         from .report.terminal import print_compare
         print_compare(comparison, out)
