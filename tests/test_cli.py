@@ -138,3 +138,21 @@ def test_a_failing_trial_is_kept_with_its_stderr_and_the_others_stand(capsys, st
     assert "garbage" in trials[1]["stdout"]
     assert trials[2]["exit"] != 0 and "core dumped" in trials[2]["stderr"]
     assert sorted(s["value"] for s in store.samples(run["id"])) == [1.0, 4.0, 5.0]
+
+
+class MissingTool(Benchmark):
+    name = "missing-tool"
+    family = "test"
+    metrics = (Metric("value", "x", True),)
+
+    def argv(self, params, env):
+        return ["vb-no-such-tool", "--run"]
+
+
+def test_a_tool_missing_in_the_environment_is_named_with_the_fix(capsys, store_url, monkeypatch):
+    monkeypatch.setitem(benchmarks.REGISTRY, "missing-tool", MissingTool())
+    code, _, err = run_cli(capsys, "run", "--bench", "missing-tool", "--trials", "1",
+                           "--no-progress")
+    assert code == 1
+    assert "a tool is missing in the environment (vb-no-such-tool" in err
+    assert "install it there" in err

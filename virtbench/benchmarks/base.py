@@ -108,17 +108,26 @@ class Benchmark:
         result = env.exec(self.argv(params, env), timeout=self.timeout(params))
         outcome = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
                                wall_s=result.wall_s)
-        if result.timed_out:
-            outcome.error = f"timed out after {self.timeout(params):.0f} s"
-        elif result.exit != 0:
-            last = (result.stderr.strip().splitlines() or ["(no stderr)"])[-1]
-            outcome.error = f"exit status {result.exit}: {last}"
-        else:
+        outcome.error = exec_error(result, self.timeout(params))
+        if outcome.error is None:
             try:
                 outcome.values = self.parse(result.stdout)
             except ParseError as exc:
                 outcome.error = f"unparsable output: {exc}"
         return outcome
+
+
+def exec_error(result, timeout: float | None = None) -> str | None:
+    """Why a command failed, in one line that names the fix where there is one; None if not."""
+    last = (result.stderr.strip() or result.stdout.strip() or "(no output)").splitlines()[-1]
+    if result.timed_out:
+        return f"timed out after {timeout:.0f} s" if timeout else "timed out"
+    if result.exit == 127:
+        return (f"a tool is missing in the environment ({last}); install it there "
+                "(for a guest: it belongs in the image recipe, then virtbench image build)")
+    if result.exit != 0:
+        return f"exit status {result.exit}: {last}"
+    return None
 
 
 def last_json_line(stdout: str) -> dict:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AgentError, VirtbenchError
-from .base import Benchmark, Metric, ParseError, TrialOutcome
+from .base import Benchmark, Metric, ParseError, TrialOutcome, exec_error
 
 MB = 1_000_000
 MIB = 1024 * 1024
@@ -436,11 +436,8 @@ class DiskBenchmark(Benchmark):
             outcome.stdout, outcome.stderr = result.stdout, result.stderr
             outcome.exit, outcome.wall_s = result.exit, result.wall_s
             text = result.stderr if self.output == "stderr" else result.stdout
-            if result.timed_out:
-                outcome.error = f"timed out after {timeout:.0f} s"
-            elif result.exit != 0:
-                outcome.error = f"exit status {result.exit}: {_last_line(result.stderr)}"
-            else:
+            outcome.error = exec_error(result, timeout)
+            if outcome.error is None:
                 try:
                     outcome.values = self.parse(text)
                 except ParseError as exc:

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, TrialOutcome, number
+from .base import Benchmark, Metric, ParseError, TrialOutcome, exec_error, number
 
 DIRECTIONS = ("send", "receive", "bidir")
 MBIT = 1e6
@@ -181,12 +181,8 @@ class NetworkBenchmark(Benchmark):
     def outcome(self, result) -> TrialOutcome:
         out = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
                            wall_s=result.wall_s)
-        if result.timed_out:
-            out.error = "timed out"
-        elif result.exit != 0:
-            last = (result.stderr.strip() or result.stdout.strip() or "(no output)").splitlines()[-1]
-            out.error = f"exit status {result.exit}: {last}"
-        else:
+        out.error = exec_error(result)
+        if out.error is None:
             try:
                 out.values = self.parse(result.stdout)
             except ParseError as exc:
