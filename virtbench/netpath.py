@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
+import time
 
 from . import netns
 from .environments.base import NetPath
+from .errors import VirtbenchError
 
 # Subnets inside our own namespaces only; never routed anywhere else. Instance i of a group
 # gets 10.215.i.0/24, so two instances' paths can be joined without an address clash.
@@ -107,3 +110,47 @@ def join_hosts(ns_a: str, env_a: str, ns_b: str, env_b: str) -> None:
     for ns in (ns_a, ns_b):
         netns.NetNS(ns).run(["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"], check=True,
                             capture_output=True)
+
+
+class HostServer:
+    """A server run on the host through a namespace's exec prefix (iperf3, sockperf, a private
+    sshd), ready once its port listens, always stopped. Bounded: it must listen within
+    `ready_timeout` seconds or it is killed."""
+
+    def __init__(self, argv: list[str], port: int, prefix: list[str], ready_timeout: float = 10):
+        self.name = os.path.basename(argv[0])
+        self.proc = subprocess.Popen(prefix + argv, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + ready_timeout
+        while not self._listening(prefix, port):
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace").strip().splitlines()
+                self.stop()
+                raise VirtbenchError(f"{self.name} exited: {err[-1] if err else 'no output'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise VirtbenchError(f"{self.name} not listening on port {port} in time")
+            time.sleep(0.05)
+
+    @staticmethod
+    def _listening(prefix: list[str], port: int) -> bool:
+        out = subprocess.run(prefix + ["ss", "-H", "-ltnu", f"sport = :{port}"],
+                             capture_output=True, text=True, timeout=10).stdout
+        return bool(out.strip())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stderr:
+            self.proc.stderr.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -8,10 +8,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from .errors import VirtbenchError
+from .netpath import HostServer
 
 PORT = 2222
 
@@ -49,35 +49,13 @@ class Sshd:
             "StrictModes no", f"PidFile {self.dir / 'sshd.pid'}", "Subsystem sftp internal-sftp",
             "Ciphers " + ",".join(supported_ciphers()), ""]))
         Path("/run/sshd").mkdir(exist_ok=True)   # privilege separation directory
-        self.proc = subprocess.Popen(prefix + [sshd, "-D", "-e", "-f", str(config)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     start_new_session=True)
         self.identity = str(self.dir / "client_key")
-        deadline = time.monotonic() + 10
-        while not self._listening(prefix):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                err = b""
-                if self.proc.poll() is not None:
-                    err = self.proc.stderr.read()
-                self.stop()
-                last = (err.decode(errors="replace").strip() or "not listening in time").splitlines()[-1]
-                raise VirtbenchError(f"sshd did not start: {last}")
-            time.sleep(0.05)
-
-    @staticmethod
-    def _listening(prefix: list[str]) -> bool:
-        out = subprocess.run(prefix + ["ss", "-H", "-ltn", f"sport = :{PORT}"], capture_output=True,
-                             text=True, timeout=10).stdout
-        return bool(out.strip())
+        try:
+            self.server = HostServer([sshd, "-D", "-e", "-f", str(config)], PORT, prefix)
+        except VirtbenchError as exc:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise VirtbenchError(f"sshd did not start: {exc}") from None
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
+        self.server.stop()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -26,7 +26,7 @@ def test_scp_every_cipher_or_unsupported_in_native(tmp_path):
     env = environments.create(f"native:scratch={tmp_path}")
     with env:
         outcome = bench.run_trial(env, params)
-        sshd_pid = env._sshd.proc.pid
+        sshd_pid = env._sshd.server.proc.pid
     assert outcome.ok, outcome.error
     assert set(outcome.values) == {"aes128_ctr_mb_s", "chacha20_poly1305_mb_s"}
     assert all(v > 0 for v in outcome.values.values())

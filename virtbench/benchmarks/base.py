@@ -105,10 +105,14 @@ class Benchmark:
 
     def run_trial(self, env: "Environment", params: dict[str, Any]) -> TrialOutcome:
         """Run once in `env` and parse. Failure is an outcome, never an exception."""
-        result = env.exec(self.argv(params, env), timeout=self.timeout(params))
+        timeout = self.timeout(params)
+        return self.outcome_of(env.exec(self.argv(params, env), timeout=timeout), timeout)
+
+    def outcome_of(self, result, timeout: float | None = None) -> TrialOutcome:
+        """A command's result as a trial outcome: its error, or its parsed metrics."""
         outcome = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
                                wall_s=result.wall_s)
-        outcome.error = exec_error(result, self.timeout(params))
+        outcome.error = exec_error(result, timeout)
         if outcome.error is None:
             try:
                 outcome.values = self.parse(result.stdout)

@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, TrialOutcome, exec_error, number
+from ..netpath import HostServer
+from .base import Benchmark, Metric, ParseError, TrialOutcome, number
 
 DIRECTIONS = ("send", "receive", "bidir")
 MBIT = 1e6
@@ -110,48 +111,6 @@ def hop_shares(peer_host_us: float, host_env_us: float, peer_env_us: float) -> d
             "virt_hop_share_pct": 100.0 * host_env_us / peer_env_us}
 
 
-# -- running servers at the host side ---------------------------------------------------
-
-class HostServer:
-    """A server started in the host-side namespace for one trial; always stopped."""
-
-    def __init__(self, argv: list[str], port: int, prefix: list[str], ready_timeout: float = 10):
-        self.proc = subprocess.Popen(prefix + argv, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True)
-        deadline = time.monotonic() + ready_timeout
-        while not self._listening(prefix, port):
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode(errors="replace").strip().splitlines()
-                raise VirtbenchError(f"{argv[0]} server exited: {err[-1] if err else 'no output'}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise VirtbenchError(f"{argv[0]} server not listening on port {port} in time")
-            time.sleep(0.05)
-
-    @staticmethod
-    def _listening(prefix: list[str], port: int) -> bool:
-        out = subprocess.run(prefix + ["ss", "-H", "-ltnu", f"sport = :{port}"],
-                             capture_output=True, text=True, timeout=10).stdout
-        return bool(out.strip())
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-
 class NetworkBenchmark(Benchmark):
     """Client in the environment, server at the host side; subclasses give argv and parse."""
 
@@ -176,18 +135,7 @@ class NetworkBenchmark(Benchmark):
                                   timeout=self.timeout(params))
         except VirtbenchError as exc:
             return TrialOutcome(error=str(exc))
-        return self.outcome(result)
-
-    def outcome(self, result) -> TrialOutcome:
-        out = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
-                           wall_s=result.wall_s)
-        out.error = exec_error(result)
-        if out.error is None:
-            try:
-                out.values = self.parse(result.stdout)
-            except ParseError as exc:
-                out.error = f"unparsable output: {exc}"
-        return out
+        return self.outcome_of(result, self.timeout(params))
 
 
 class Tcp(NetworkBenchmark):
@@ -349,4 +297,4 @@ class GuestToGuestTcp(Tcp):
                                  timeout=self.timeout(params))
         finally:
             server.exec(path.server_prefix + ["pkill", "-x", "iperf3"], timeout=10)
-        return self.outcome(result)
+        return self.outcome_of(result, self.timeout(params))
