@@ -102,6 +102,11 @@ def _hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
 
 
+# Hashed once, at import: the code that builds is the code that was hashed, even if the file
+# is edited while a long run is going on.
+_BUILDER_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
 def recipe() -> dict:
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
              for p in sorted(FILES.iterdir()) if p.is_file()}
@@ -109,8 +114,7 @@ def recipe() -> dict:
             "agent": hashlib.sha256(AGENT_SOURCE.read_bytes()).hexdigest(),
             "initramfs_modules": list(INITRAMFS_MODULES), "size": IMAGE_SIZE,
             "module_trim": list(MODULE_TRIM),
-            "label": ROOT_LABEL, "builder": hashlib.sha256(
-                Path(__file__).read_bytes()).hexdigest(), "v": 1}
+            "label": ROOT_LABEL, "builder": _BUILDER_HASH, "v": 1}
 
 
 def recipe_hash() -> str:
