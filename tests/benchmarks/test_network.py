@@ -126,3 +126,10 @@ def test_tcp_between_two_native_instances():
         assert [m.name for m in group.metrics_for(bench)] == [m.name for m in bench.metrics]
     names = {path.client_prefix[-1], path.server_prefix[-1]}
     assert not names & set(netns.list_namespaces())
+
+
+def test_ping_per_packet_median(fixture_text):
+    v = net.parse_ping_rtt(fixture_text("network", "ping-veth-per-packet.stdout"))
+    assert v["avg_us"] == 40.0 and v["max_us"] == 233.0
+    assert v["median_us"] == 30.0     # the 233 µs first packet does not move it
+    assert "median_us" not in net.parse_ping_rtt(fixture_text("network", "ping-veth.stdout"))
