@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from virtbench import benchmarks, cli
-from virtbench.benchmarks.base import Benchmark, Metric, ParseError
+from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.store import Store
 
 REPO = Path(__file__).resolve().parents[1]

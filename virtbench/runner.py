@@ -43,7 +43,6 @@ class Outcome:
     done: int = 0
     failed: int = 0
     skipped_before: int = 0
-    failures: list[str] = field(default_factory=list)
 
 
 def prepare(study: Study) -> Prepared:

@@ -6,7 +6,6 @@ confidence interval, a permutation test against the baseline, and warnings about
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,9 +185,3 @@ def noise_warnings(samples) -> list[tuple[str, str]]:
         found.append(("outlier", f"trial {i + 1} ({a[i]:.4g}) is an outlier by MAD: something "
                       "disturbed it; check the host's load at that time or rerun"))
     return found
-
-
-def fmt_ci(low: float | None, high: float | None, digits: int = 1) -> str:
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
-        return "n/a"
-    return f"[{low:.{digits}f}, {high:.{digits}f}]"

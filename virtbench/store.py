@@ -13,7 +13,7 @@ from pathlib import Path
 
 import platformdirs
 import sqlalchemy as sa
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from .errors import VirtbenchError
 
@@ -252,4 +252,4 @@ def _sqlite_pragmas(dbapi_conn, _record):
     cur.close()
 
 
-__all__ = ["Store", "Sample", "default_url", "normalize_url", "OperationalError"]
+__all__ = ["Store", "Sample", "default_url", "normalize_url"]

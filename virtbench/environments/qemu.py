@@ -689,7 +689,7 @@ class Qemu(Environment):
         t0 = time.monotonic()
         staged = f"{GUEST_KERNEL_DIR}/kernels.tar.gz"
         self.agent.put(staged, buf.getvalue())
-        res = self.agent.exec(["sh", "-c", f'tar -xzf "$1" -C "$2" && rm -f "$1"', "sh",
+        res = self.agent.exec(["sh", "-c", 'tar -xzf "$1" -C "$2" && rm -f "$1"', "sh",
                                staged, GUEST_KERNEL_DIR], timeout=60)
         if res.exit != 0:
             raise AgentError(f"{self.label}: unpacking the kernels failed: {res.stderr.strip()}")
