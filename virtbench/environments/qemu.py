@@ -561,7 +561,8 @@ class Qemu(Environment):
         self.resolve()
         _install_signal_handlers()
         sweep_stale()
-        self.image = guest_image.build()
+        self.image = guest_image.build(  # minutes the first time: say what it is doing
+            progress=lambda msg: print(f"  guest image: {msg}", file=sys.stderr, flush=True))
         WORK_ROOT.mkdir(parents=True, exist_ok=True)
         self.workdir = Path(tempfile.mkdtemp(prefix="vbqemu-", dir=WORK_ROOT))
         me = os.getpid()
