@@ -124,7 +124,8 @@ class NetworkBenchmark(Benchmark):
     port = 5201
 
     def server_argv(self, params: dict[str, Any], address: str) -> list[str]:
-        raise NotImplementedError
+        """iperf3's one-shot server by default (tcp, udp); sockperf overrides it."""
+        return ["iperf3", "-s", "-1", "-B", address, "-p", str(self.port)]
 
     def client_argv(self, params: dict[str, Any], server: str) -> list[str]:
         raise NotImplementedError
@@ -162,9 +163,6 @@ class Tcp(NetworkBenchmark):
         if not 1 <= params["streams"] <= 128 or not 1 <= params["seconds"] <= 600:
             raise VirtbenchError("benchmark tcp: streams 1..128 and seconds 1..600")
 
-    def server_argv(self, params, address):
-        return ["iperf3", "-s", "-1", "-B", address, "-p", str(self.port)]
-
     def client_argv(self, params, server):
         argv = ["iperf3", "-c", server, "-p", str(self.port), "-J", "-t", str(params["seconds"]),
                 "-P", str(params["streams"])]
@@ -189,9 +187,6 @@ class Udp(NetworkBenchmark):
     tools = ("iperf3",)
     defaults = {"rate": "1G", "seconds": 10, "length": 1448}
     quick = {"seconds": 3, "rate": "500M"}
-
-    def server_argv(self, params, address):
-        return ["iperf3", "-s", "-1", "-B", address, "-p", str(self.port)]
 
     def client_argv(self, params, server):
         return ["iperf3", "-c", server, "-p", str(self.port), "-J", "-u", "-b", params["rate"],
