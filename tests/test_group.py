@@ -17,6 +17,14 @@ def test_jain_index_hand_computed():
 
 def test_spread_is_max_over_min():
     assert spread_pct([100.0, 114.0, 105.0]) == pytest.approx(14.0)   # CNAF's "max difference 14 %"
+    assert spread_pct([0.0, 0.0]) == 0.0
+    assert spread_pct([0.0, 3.0]) is None          # no finite percentage: left out, not inf
+
+
+def test_combine_leaves_out_a_spread_it_cannot_express():
+    metrics = (Metric("retransmits", "segments", False),)
+    v = combine(metrics, [{"retransmits": 0.0}, {"retransmits": 4.0}])
+    assert v["retransmits"] == 2.0 and "retransmits_spread_pct" not in v
 
 
 def test_combine_sums_throughput_and_averages_times():

@@ -27,10 +27,13 @@ def jain_index(values: list[float]) -> float:
     return total * total / (len(values) * squares) if squares else 1.0
 
 
-def spread_pct(values: list[float]) -> float:
-    """How far the best instance is from the worst, in % of the worst (CNAF's max difference)."""
+def spread_pct(values: list[float]) -> float | None:
+    """How far the best instance is from the worst, in % of the worst (CNAF's max difference);
+    None when the worst is 0 and the best is not (no finite percentage: retransmits, say)."""
     low, high = min(values), max(values)
-    return (high - low) / low * 100.0 if low else float("inf")
+    if low <= 0:
+        return 0.0 if high == low else None
+    return (high - low) / low * 100.0
 
 
 def group_metrics(metrics: tuple[Metric, ...], n: int) -> tuple[Metric, ...]:
@@ -54,7 +57,9 @@ def combine(metrics: tuple[Metric, ...], per_instance: list[dict[str, float]]) -
         if len(xs) != n:
             continue
         values[m.name] = sum(xs) if m.higher_is_better else sum(xs) / n
-        values[f"{m.name}_spread_pct"] = spread_pct(xs)
+        spread = spread_pct(xs)
+        if spread is not None:
+            values[f"{m.name}_spread_pct"] = spread
         values[f"{m.name}_fairness"] = jain_index(xs)
         for i, x in enumerate(xs):
             values[f"{m.name}_i{i}"] = x
