@@ -8,6 +8,7 @@ from collections import defaultdict
 from . import benchmarks, stats
 from .errors import VirtbenchError
 from .store import Store
+from .study import default_baseline
 
 
 def _seed(*parts: str) -> int:
@@ -46,7 +47,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
-    baseline = study.get("baseline") or ("native" if "native" in labels else None)
+    baseline = default_baseline(study.get("baseline"), labels)
     trials = store.trials(run_id)
     failed = defaultdict(int)
     for t in trials:

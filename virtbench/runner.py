@@ -22,7 +22,8 @@ from . import __version__, benchmarks, environments, kernels
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
 from .store import Sample, Store, now
-from .study import PlannedTrial, Study, plan, skipped_environments, validate
+from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
+                    validate)
 
 MAX_RESTARTS = 2   # an environment whose agent dies is restarted at most this often
 
@@ -66,9 +67,7 @@ def prepare(study: Study) -> Prepared:
     for case in study.benchmarks:
         bench = benchmarks.get(case.name)
         cases[case.label] = (bench, bench.params(case.params, quick=study.quick))
-    baseline = study.baseline
-    if baseline is None and "native" in envs:
-        baseline = "native"
+    baseline = default_baseline(study.baseline, envs)
     if baseline is not None and baseline not in envs:
         raise VirtbenchError(f"baseline {baseline!r} is not an environment of this study; "
                              f"use one of: {', '.join(envs)}")

@@ -81,6 +81,13 @@ def _fail(path, what: str) -> VirtbenchError:
     return VirtbenchError(f"study {path}: {what}")
 
 
+def default_baseline(baseline: str | None, labels) -> str | None:
+    """The study's baseline, or `native` when the study has it and names none."""
+    if baseline is None and "native" in labels:
+        return "native"
+    return baseline
+
+
 def load(path: str | Path) -> Study:
     """Read a study file; every problem is one line naming the file, the key and the fix."""
     path = Path(path)

@@ -148,6 +148,14 @@ def last_json_line(stdout: str) -> dict:
     raise ParseError("no JSON result line in the output")
 
 
+def kernel_result(stdout: str, kernel: str) -> dict:
+    """The result line of one of our kernels (`{"kernel": NAME, ...}`), or ParseError."""
+    result = last_json_line(stdout)
+    if result.get("kernel") != kernel:
+        raise ParseError(f"not a {kernel} result line")
+    return result
+
+
 def number(obj: dict, key: str) -> float:
     """obj[key] as a finite float, or ParseError naming the key."""
     try:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, last_json_line, number
+from .base import Benchmark, Metric, ParseError, kernel_result, number
 
 HIMENO_SIZES = ("XS", "S", "M", "L")
 
@@ -32,9 +32,7 @@ class Himeno(Benchmark):
         return 600.0 + 100 * params["target_seconds"]
 
     def parse(self, stdout):
-        result = last_json_line(stdout)
-        if result.get("kernel") != "himeno":
-            raise ParseError("not a himeno result line")
+        result = kernel_result(stdout, "himeno")
         return {"mflops": number(result, "mflops")}
 
 
@@ -58,9 +56,7 @@ class Pi(Benchmark):
         return 600.0 * max(1, 2 ** (params["k"] - 20)) * 4
 
     def parse(self, stdout):
-        result = last_json_line(stdout)
-        if result.get("kernel") != "pi":
-            raise ParseError("not a pi result line")
+        result = kernel_result(stdout, "pi")
         if result.get("verified") is not True:
             raise ParseError("the digits did not verify against MPFR: a wrong digit is no result")
         return {"seconds": number(result, "seconds")}
@@ -88,9 +84,7 @@ class CyclePi(Benchmark):
         return 600.0 + params["steps"] * 1e-7
 
     def parse(self, stdout):
-        result = last_json_line(stdout)
-        if result.get("kernel") != "cyclepi":
-            raise ParseError("not a cyclepi result line")
+        result = kernel_result(stdout, "cyclepi")
         if result.get("verified") is not True:
             raise ParseError("the loop did not compute pi: the CPU gave a wrong result")
         return {"cycles": number(result, "cycles"), "seconds": number(result, "seconds")}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, last_json_line, number
+from .base import Benchmark, Metric, ParseError, kernel_result, number
 
 STREAM_KERNELS = ("copy", "scale", "add", "triad")
 
@@ -30,9 +30,7 @@ class Stream(Benchmark):
         return 300.0 + params["elements"] * params["passes"] * params["processes"] * 2e-6
 
     def parse(self, stdout):
-        result = last_json_line(stdout)
-        if result.get("kernel") != "stream":
-            raise ParseError("not a stream result line")
+        result = kernel_result(stdout, "stream")
         if result.get("validated") is not True:
             raise ParseError("STREAM's validation of the arrays failed")
         aggregate = result.get("aggregate")
