@@ -227,28 +227,17 @@ def main(argv: list[str] | None = None) -> int:
     # Tables want room: a pipe or a file gets 200 columns rather than rich's 80.
     out = Console(width=None if sys.stdout.isatty() else 200)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+    commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
+                "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
+                "report": cmd_report, "compare": cmd_compare}
     try:
-        if args.command == "envs":
-            return cmd_envs(args, out)
-        if args.command == "benchmarks":
-            return cmd_benchmarks(args, out)
-        if args.command == "image":
-            return cmd_image(args, out)
-        if args.command == "run":
-            return cmd_run(args, out, err)
-        if args.command == "runs":
-            return cmd_runs(args, out)
-        if args.command == "report":
-            return cmd_report(args, out)
-        if args.command == "compare":
-            return cmd_compare(args, out)
+        return commands[args.command](args, out)
     except VirtbenchError as exc:
         print(f"virtbench: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("virtbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":
