@@ -1,28 +1,45 @@
 /*
  * himeno -- virtbench implementation of the Himeno benchmark
  * (Ryutaro Himeno, RIKEN): Jacobi iteration with a 19-point stencil for a
- * 3-D Poisson equation, single-precision arrays a[4], b[3], c[3], p, bnd,
+ * 3-D Poisson equation, single-precision fields a[4], b[3], c[3], p, bnd,
  * wrk1, wrk2, relaxation factor omega = 0.8, counted as 34 floating-point
  * operations per interior grid point per iteration.
  *
  * Written for virtbench from the published description of the algorithm.
  *
+ * Grid convention: a size names the number of grid points including the
+ * boundaries, i x j x k, as RIKEN's C distribution does ("M (128x128x256)";
+ * the RIKEN 2012 study writes the same grid "256 x 128 x 128"):
+ *   XS 32x32x64, S 64x64x128, M 128x128x256, L 256x256x512.
+ * Each sweep updates the (i-2)(j-2)(k-2) interior points; the initial
+ * pressure is p(i,j,k) = i^2 / (imax-1)^2.
+ *
+ * Residual check: gosa (the sum of squared residuals of the last sweep) is
+ * compared, bit for bit, with the value the reference program gives for the
+ * same grid and iteration count (himeno_gosa.h).  Calibrated runs therefore
+ * pick their iteration count from the counts that table holds: 1, 2, 3 and
+ * m * 2^e for m = 4..7 (consecutive counts differ by at most 25 %).  A wrong
+ * residual exits 3, as a wrong digit does for pi.
+ *
  * Usage: himeno [-s XS|S|M|L] [-n ITERATIONS] [-t TARGET_SECONDS]
+ *               [--corrupt-point]
  * Human-readable progress goes to stderr; stdout carries exactly one JSON line.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
+#include "himeno_gosa.h"
 
 #define FLOPS_PER_POINT 34.0
-#define OMEGA 0.8f
 #define CALIBRATION_ITERATIONS 3
 #define DEFAULT_TARGET_SECONDS 60.0
+#define NFIELDS 14
 
 struct grid_size {
     const char *name;
@@ -30,157 +47,155 @@ struct grid_size {
 };
 
 static const struct grid_size SIZES[] = {
-    {"XS", 33, 33, 65},
-    {"S", 65, 65, 129},
-    {"M", 129, 129, 257},
-    {"L", 257, 257, 513},
+    {"XS", 32, 32, 64},
+    {"S", 64, 64, 128},
+    {"M", 128, 128, 256},
+    {"L", 256, 256, 512},
 };
 
 /* All fields live on the same imax*jmax*kmax grid, k fastest. */
 struct fields {
-    int imax, jmax, kmax;
-    float *a[4], *b[3], *c[3];
-    float *p, *bnd, *wrk1, *wrk2;
+    long imax, jmax, kmax;
+    float *block; /* one allocation holding every field (see init_fields) */
+    float *p;     /* the pressure field within it */
 };
 
 static void usage(void)
 {
     fprintf(stderr,
             "usage: himeno [-s XS|S|M|L] [-n ITERATIONS] [-t TARGET_SECONDS]\n"
-            "  -s SIZE     grid size: XS 33x33x65, S 65x65x129, M 129x129x257 (default),\n"
-            "              L 257x257x513\n"
-            "  -n N        run exactly N Jacobi iterations (no calibration)\n"
-            "  -t SECONDS  otherwise calibrate with %d iterations and size the measured\n"
-            "              run to last about SECONDS (default %.0f)\n",
+            "  -s SIZE     grid points incl. boundaries: XS 32x32x64, S 64x64x128,\n"
+            "              M 128x128x256 (default), L 256x256x512\n"
+            "  -n N        run exactly N Jacobi iterations (no calibration); the\n"
+            "              residual is checked when N is 1, 2, 3 or m*2^e (m = 4..7)\n"
+            "  -t SECONDS  otherwise calibrate with %d iterations and run the largest\n"
+            "              checked count that lasts at most about SECONDS (default %.0f)\n"
+            "  --corrupt-point  test hook: perturb one pressure value before the\n"
+            "              measured run (the residual check must then fail)\n",
             CALIBRATION_ITERATIONS, DEFAULT_TARGET_SECONDS);
 }
 
-static float *alloc_field(size_t n)
-{
-    float *f = malloc(n * sizeof *f);
-    if (f == NULL) {
-        fprintf(stderr, "himeno: out of memory allocating %zu floats\n", n);
-        exit(EXIT_INTERNAL);
-    }
-    return f;
-}
+/*
+ * One allocation for the 14 fields, in this order: a0..a3, b0..b2, c0..c2, p, bnd, wrk1,
+ * wrk2.  Field m starts at m * FIELD_STRIDE(n) floats: the grid rounded up to whole
+ * 64-byte lines plus one more line, so each field is shifted by one line more than the
+ * one before and the 14 streams the sweep walks side by side do not all fall on the same
+ * cache sets (back to back at a power-of-two size they would, and the loads of one grid
+ * point would evict each other).
+ */
+#define LINE_FLOATS 16 /* 64 bytes */
+#define FIELD_STRIDE(n) (((n) + LINE_FLOATS - 1) / LINE_FLOATS * LINE_FLOATS + LINE_FLOATS)
+enum { A0, A1, A2, A3, B0, B1, B2, C0, C1, C2, P, BND, WRK1, WRK2 };
 
-static void fill(float *f, size_t n, float v)
-{
-    for (size_t x = 0; x < n; x++)
-        f[x] = v;
-}
-
-/* Grid initialisation of the benchmark: a = (1,1,1,1/6), b = 0, c = 1,
- * bnd = 1, wrk1 = wrk2 = 0, p(i,j,k) = i^2 / (imax-1)^2. */
 static void init_fields(struct fields *F, const struct grid_size *g)
 {
     size_t n = (size_t)g->imax * g->jmax * g->kmax;
-
+    size_t total = NFIELDS * FIELD_STRIDE(n) * sizeof(float);
+    float *block = aligned_alloc(64, total);
+    if (block == NULL) {
+        fprintf(stderr, "himeno: out of memory allocating %zu bytes\n", total);
+        exit(EXIT_INTERNAL);
+    }
+    F->block = block;
     F->imax = g->imax;
     F->jmax = g->jmax;
     F->kmax = g->kmax;
-    for (int m = 0; m < 4; m++)
-        F->a[m] = alloc_field(n);
-    for (int m = 0; m < 3; m++) {
-        F->b[m] = alloc_field(n);
-        F->c[m] = alloc_field(n);
-    }
-    F->p = alloc_field(n);
-    F->bnd = alloc_field(n);
-    F->wrk1 = alloc_field(n);
-    F->wrk2 = alloc_field(n);
+    float *f[NFIELDS];
+    for (size_t m = 0; m < NFIELDS; m++)
+        f[m] = block + m * FIELD_STRIDE(n);
+    F->p = f[P];
 
-    fill(F->a[0], n, 1.0f);
-    fill(F->a[1], n, 1.0f);
-    fill(F->a[2], n, 1.0f);
-    fill(F->a[3], n, 1.0f / 6.0f);
-    for (int m = 0; m < 3; m++) {
-        fill(F->b[m], n, 0.0f);
-        fill(F->c[m], n, 1.0f);
+    /* the benchmark's coefficients: a = (1, 1, 1, 1/6), b = 0, c = 1, bnd = 1, wrk = 0 */
+    const float a3 = (float)(1.0 / 6.0);
+    for (size_t x = 0; x < n; x++) {
+        f[A0][x] = f[A1][x] = f[A2][x] = 1.0f;
+        f[A3][x] = a3;
+        f[B0][x] = f[B1][x] = f[B2][x] = 0.0f;
+        f[C0][x] = f[C1][x] = f[C2][x] = 1.0f;
+        f[BND][x] = 1.0f;
+        f[WRK1][x] = f[WRK2][x] = 0.0f;
     }
-    fill(F->bnd, n, 1.0f);
-    fill(F->wrk1, n, 0.0f);
-    fill(F->wrk2, n, 0.0f);
-
     size_t plane = (size_t)g->jmax * g->kmax;
     float denom = (float)((g->imax - 1) * (g->imax - 1));
-    for (int i = 0; i < g->imax; i++)
-        fill(F->p + (size_t)i * plane, plane, (float)(i * i) / denom);
-}
-
-static void free_fields(struct fields *F)
-{
-    for (int m = 0; m < 4; m++)
-        free(F->a[m]);
-    for (int m = 0; m < 3; m++) {
-        free(F->b[m]);
-        free(F->c[m]);
+    for (int i = 0; i < g->imax; i++) {
+        float v = (float)(i * i) / denom;
+        for (size_t x = 0; x < plane; x++)
+            f[P][(size_t)i * plane + x] = v;
     }
-    free(F->p);
-    free(F->bnd);
-    free(F->wrk1);
-    free(F->wrk2);
 }
 
-/* One i-j row of interior points; returns this row's sum of squared residuals. */
-static float sweep_row(size_t base, int kmax, size_t si, size_t sj,
-                       const float *restrict a0, const float *restrict a1,
-                       const float *restrict a2, const float *restrict a3,
-                       const float *restrict b0, const float *restrict b1,
-                       const float *restrict b2, const float *restrict c0,
-                       const float *restrict c1, const float *restrict c2,
-                       const float *restrict p, const float *restrict bnd,
-                       const float *restrict wrk1, float *restrict wrk2)
+/*
+ * nn Jacobi iterations on a grid of imax x jmax x kmax points; returns gosa (the sum of
+ * squared residuals) of the last.  The residual is summed point by point in i, j, k order,
+ * as the reference does, so that it can be compared bit for bit.
+ *
+ * Always inlined into one function per grid size with the dimensions as constants: every
+ * field and every stencil neighbour is then a constant offset from one row pointer (one
+ * register, as the reference's static arrays are), instead of fourteen live pointers
+ * that x86-64's sixteen registers cannot hold (that cost 30 % at size M).
+ */
+static inline __attribute__((always_inline)) float
+sweep(float *restrict block, const long imax, const long jmax, const long kmax, long nn)
 {
-    float g = 0.0f;
-
-    for (int k = 1; k < kmax - 1; k++) {
-        size_t x = base + (size_t)k;
-        float s0 = a0[x] * p[x + si]
-                 + a1[x] * p[x + sj]
-                 + a2[x] * p[x + 1]
-                 + b0[x] * (p[x + si + sj] - p[x + si - sj]
-                            - p[x - si + sj] + p[x - si - sj])
-                 + b1[x] * (p[x + sj + 1] - p[x - sj + 1]
-                            - p[x + sj - 1] + p[x - sj - 1])
-                 + b2[x] * (p[x + si + 1] - p[x - si + 1]
-                            - p[x + si - 1] + p[x - si - 1])
-                 + c0[x] * p[x - si]
-                 + c1[x] * p[x - sj]
-                 + c2[x] * p[x - 1]
-                 + wrk1[x];
-        float ss = (s0 * a3[x] - p[x]) * bnd[x];
-        g += ss * ss;
-        wrk2[x] = p[x] + OMEGA * ss;
-    }
-    return g;
-}
-
-/* nn Jacobi iterations; returns gosa (sum of squared residuals) of the last. */
-static float jacobi(struct fields *F, long nn)
-{
-    const int imax = F->imax, jmax = F->jmax, kmax = F->kmax;
-    const size_t sj = (size_t)kmax;
-    const size_t si = (size_t)jmax * kmax;
+    const long fs = FIELD_STRIDE(imax * jmax * kmax);
+    const long sj = kmax, si = jmax * kmax;
+    const float omega = 0.8f;
     float gosa = 0.0f;
 
     for (long n = 0; n < nn; n++) {
         gosa = 0.0f;
-        for (int i = 1; i < imax - 1; i++)
-            for (int j = 1; j < jmax - 1; j++)
-                gosa += sweep_row((size_t)i * si + (size_t)j * sj, kmax, si, sj,
-                                  F->a[0], F->a[1], F->a[2], F->a[3],
-                                  F->b[0], F->b[1], F->b[2],
-                                  F->c[0], F->c[1], F->c[2],
-                                  F->p, F->bnd, F->wrk1, F->wrk2);
-        for (int i = 1; i < imax - 1; i++)
-            for (int j = 1; j < jmax - 1; j++) {
-                size_t x = (size_t)i * si + (size_t)j * sj + 1;
-                memcpy(F->p + x, F->wrk2 + x, (size_t)(kmax - 2) * sizeof(float));
+        for (long i = 1; i < imax - 1; i++) {
+            for (long j = 1; j < jmax - 1; j++) {
+                float *restrict q = block + i * si + j * sj; /* this row in field 0 */
+#define F(m, off) q[(m) * fs + k + (off)]
+                for (long k = 1; k < kmax - 1; k++) {
+                    float s0 = F(A0, 0) * F(P, si)
+                             + F(A1, 0) * F(P, sj)
+                             + F(A2, 0) * F(P, 1)
+                             + F(B0, 0) * (F(P, si + sj) - F(P, si - sj)
+                                           - F(P, -si + sj) + F(P, -si - sj))
+                             + F(B1, 0) * (F(P, sj + 1) - F(P, -sj + 1)
+                                           - F(P, sj - 1) + F(P, -sj - 1))
+                             + F(B2, 0) * (F(P, si + 1) - F(P, -si + 1)
+                                           - F(P, si - 1) + F(P, -si - 1))
+                             + F(C0, 0) * F(P, -si)
+                             + F(C1, 0) * F(P, -sj)
+                             + F(C2, 0) * F(P, -1)
+                             + F(WRK1, 0);
+                    float ss = (s0 * F(A3, 0) - F(P, 0)) * F(BND, 0);
+                    gosa += ss * ss;
+                    F(WRK2, 0) = F(P, 0) + omega * ss;
+                }
+#undef F
+            }
+        }
+        for (long i = 1; i < imax - 1; i++)
+            for (long j = 1; j < jmax - 1; j++) {
+                long x = i * si + j * sj + 1;
+                memcpy(block + P * fs + x, block + WRK2 * fs + x,
+                       (size_t)(kmax - 2) * sizeof(float));
             }
     }
     return gosa;
+}
+
+static float jacobi_xs(float *block, long nn) { return sweep(block, 32, 32, 64, nn); }
+static float jacobi_s(float *block, long nn) { return sweep(block, 64, 64, 128, nn); }
+static float jacobi_m(float *block, long nn) { return sweep(block, 128, 128, 256, nn); }
+static float jacobi_l(float *block, long nn) { return sweep(block, 256, 256, 512, nn); }
+
+static float jacobi(struct fields *F, long nn)
+{
+    switch (F->imax) {
+    case 32:
+        return jacobi_xs(F->block, nn);
+    case 64:
+        return jacobi_s(F->block, nn);
+    case 128:
+        return jacobi_m(F->block, nn);
+    default:
+        return jacobi_l(F->block, nn);
+    }
 }
 
 static double mflops(const struct grid_size *g, long iterations, double seconds)
@@ -189,17 +204,55 @@ static double mflops(const struct grid_size *g, long iterations, double seconds)
     return FLOPS_PER_POINT * points * (double)iterations / seconds / 1e6;
 }
 
+/* The largest tabulated count <= want (at least 1). */
+static long ladder_floor(long want)
+{
+    long best = 1;
+    for (long n = 2; n <= 3 && n <= want; n++)
+        best = n;
+    for (int e = 0; e < 40 && (4L << e) <= want; e++)
+        for (long m = 4; m <= 7 && (m << e) <= want; m++)
+            best = m << e;
+    return best;
+}
+
+/* The reference residual for (size, iterations); 0 when the table has none. */
+static int expected_gosa(const char *size, long iterations, float *out)
+{
+    for (size_t x = 0; x < sizeof HIMENO_GOSA / sizeof HIMENO_GOSA[0]; x++)
+        if (HIMENO_GOSA[x].iterations == iterations && strcmp(HIMENO_GOSA[x].size, size) == 0) {
+            *out = HIMENO_GOSA[x].gosa;
+            return 1;
+        }
+    return 0;
+}
+
+/* The largest iteration count the table holds for `size`. */
+static long table_max(const char *size)
+{
+    long max = 0;
+    for (size_t x = 0; x < sizeof HIMENO_GOSA / sizeof HIMENO_GOSA[0]; x++)
+        if (strcmp(HIMENO_GOSA[x].size, size) == 0 && HIMENO_GOSA[x].iterations > max)
+            max = HIMENO_GOSA[x].iterations;
+    return max;
+}
+
 int main(int argc, char **argv)
 {
     const struct grid_size *g = &SIZES[2]; /* M */
     long fixed_iterations = 0;
     double target = DEFAULT_TARGET_SECONDS;
+    int corrupt = 0;
 
     for (int ai = 1; ai < argc; ai++) {
         const char *opt = argv[ai];
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
             usage();
             return EXIT_OK;
+        }
+        if (strcmp(opt, "--corrupt-point") == 0) {
+            corrupt = 1;
+            continue;
         }
         if (ai + 1 >= argc ||
             (strcmp(opt, "-s") != 0 && strcmp(opt, "-n") != 0 && strcmp(opt, "-t") != 0)) {
@@ -235,28 +288,40 @@ int main(int argc, char **argv)
 
     struct fields F;
     init_fields(&F, g);
-    fprintf(stderr, "himeno: grid %s %dx%dx%d (%.1f MiB in 14 float arrays)\n",
-            g->name, g->imax, g->jmax, g->kmax,
-            14.0 * g->imax * g->jmax * g->kmax * sizeof(float) / 1048576.0);
+    fprintf(stderr, "himeno: grid %s %dx%dx%d (%.1f MiB in %d float fields)\n", g->name,
+            g->imax, g->jmax, g->kmax,
+            (double)NFIELDS * g->imax * g->jmax * g->kmax * sizeof(float) / 1048576.0, NFIELDS);
 
     long iterations = fixed_iterations;
+    int capped = 0;
     if (iterations == 0) {
         double t0 = mono_seconds();
         jacobi(&F, CALIBRATION_ITERATIONS);
         double cal = mono_seconds() - t0;
         double per_iter = cal / CALIBRATION_ITERATIONS;
         double want = per_iter > 0.0 ? target / per_iter : 1e8;
-        iterations = want < 1.0 ? 1 : (want > 1e8 ? 100000000L : (long)want);
+        long max = table_max(g->name);
+        iterations = ladder_floor(want < 1.0 ? 1 : (want > 1e8 ? 100000000L : (long)want));
+        if (iterations > max) {
+            iterations = max;
+            capped = 1;
+        }
         fprintf(stderr,
                 "himeno: calibration %d iterations in %.3f s (%.1f MFLOPS); "
-                "running %ld iterations for ~%.1f s\n",
+                "running %ld iterations for ~%.1f s%s\n",
                 CALIBRATION_ITERATIONS, cal, mflops(g, CALIBRATION_ITERATIONS, cal),
-                iterations, target);
+                iterations, per_iter * (double)iterations,
+                capped ? " (capped: the largest count with a reference residual)" : "");
         /* Measure from the benchmark's initial state, like a fresh run. */
-        free_fields(&F);
+        free(F.block);
         init_fields(&F, g);
     } else {
         fprintf(stderr, "himeno: running %ld iterations\n", iterations);
+    }
+    if (corrupt) {
+        long x = (g->imax / 2 * (long)g->jmax + g->jmax / 2) * g->kmax + g->kmax / 2;
+        F.p[x] *= 1.0f + 1e-3f;
+        fprintf(stderr, "himeno: --corrupt-point: perturbed p at the grid centre\n");
     }
 
     double t0 = mono_seconds();
@@ -265,17 +330,32 @@ int main(int argc, char **argv)
     if (seconds <= 0.0)
         seconds = 1e-9; /* never divide by zero on a coarse clock */
     double rate = mflops(g, iterations, seconds);
-    free_fields(&F);
+    free(F.block);
 
+    float expect = 0.0f;
+    int known = expected_gosa(g->name, iterations, &expect);
+    int verified = known && memcmp(&gosa, &expect, sizeof gosa) == 0;
     fprintf(stderr, "himeno: %ld iterations in %.6f s, gosa %.9e, %.3f MFLOPS\n",
             iterations, seconds, (double)gosa, rate);
+    if (!known)
+        fprintf(stderr, "himeno: no reference residual for %ld iterations of %s: "
+                        "unverified (use 1, 2, 3 or m*2^e with m = 4..7)\n", iterations, g->name);
+    else if (!verified)
+        fprintf(stderr, "himeno: RESIDUAL CHECK FAILED: gosa %.9e, the reference gives %.9e\n",
+                (double)gosa, (double)expect);
 
     printf("{\"kernel\":\"himeno\",\"size\":\"%s\",\"grid\":[%d,%d,%d],"
-           "\"iterations\":%ld,\"seconds\":%.6f,\"mflops\":%.3f,\"gosa\":",
-           g->name, g->imax, g->jmax, g->kmax, iterations, seconds, rate);
+           "\"iterations\":%ld,\"capped\":%s,\"seconds\":%.6f,\"mflops\":%.3f,\"gosa\":",
+           g->name, g->imax, g->jmax, g->kmax, iterations, capped ? "true" : "false", seconds,
+           rate);
     if (isfinite(gosa))
-        printf("%.9e}\n", (double)gosa);
+        printf("%.9e", (double)gosa);
     else
-        printf("null}\n");
-    return EXIT_OK;
+        printf("null");
+    if (known)
+        printf(",\"gosa_expected\":%.9e,\"verified\":%s}\n", (double)expect,
+               verified ? "true" : "false");
+    else
+        printf(",\"gosa_expected\":null,\"verified\":null}\n");
+    return known && !verified ? EXIT_VERIFY : EXIT_OK;
 }

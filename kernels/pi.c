@@ -33,6 +33,8 @@
 #include "common.h"
 
 #define DEFAULT_K 20
+#define MIN_K 6
+#define MAX_K 28
 #define MIN_DIGITS 50L
 #define MAX_DIGITS (1L << 28)
 #define GUARD_BITS 128 /* extra working precision beyond DIGITS*log2(10) */
@@ -44,11 +46,11 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: pi [-k K | -d DIGITS] [--corrupt-digit I]\n"
-            "  -k K               compute 2^K decimal digits (default %d)\n"
+            "  -k K               compute 2^K decimal digits, K in %d..%d (default %d)\n"
             "  -d DIGITS          compute DIGITS decimal digits (%ld..%ld)\n"
             "  --corrupt-digit I  change fractional digit I (1-based) before verifying\n"
             "                     (test hook: must make verification fail)\n",
-            DEFAULT_K, MIN_DIGITS, MAX_DIGITS);
+            MIN_K, MAX_K, DEFAULT_K, MIN_DIGITS, MAX_DIGITS);
 }
 
 static uint64_t fnv1a64(const char *s, size_t len)
@@ -161,7 +163,7 @@ int main(int argc, char **argv)
         }
         const char *val = ai + 1 < argc ? argv[ai + 1] : NULL;
         long v;
-        if (strcmp(opt, "-k") == 0 && !have_k && !have_d && parse_long(val, 6, 28, &v) == 0) {
+        if (strcmp(opt, "-k") == 0 && !have_k && !have_d && parse_long(val, MIN_K, MAX_K, &v) == 0) {
             digits = 1L << v;
             have_k = 1;
         } else if (strcmp(opt, "-d") == 0 && !have_k && !have_d &&

@@ -116,9 +116,15 @@ class Benchmark:
         if outcome.error is None:
             try:
                 outcome.values = self.parse(result.stdout)
+                outcome.warnings += self.extra_warnings(result.stdout)
             except ParseError as exc:
                 outcome.error = f"unparsable output: {exc}"
         return outcome
+
+    def extra_warnings(self, text: str) -> list[tuple[str, str]]:
+        """(kind, message) pairs a successful trial's output calls for (pure); the runner
+        stores each distinct one once per environment and benchmark."""
+        return []
 
 
 def exec_error(result, timeout: float | None = None) -> str | None:

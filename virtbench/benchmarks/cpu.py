@@ -5,15 +5,30 @@ from ..errors import VirtbenchError
 from .base import Benchmark, Metric, ParseError, kernel_result, number
 
 HIMENO_SIZES = ("XS", "S", "M", "L")
+PI_K_RANGE = (6, 28)      # what the pi kernel accepts: 2^6 .. 2^28 digits
+
+
+def himeno_checked_count(n: int) -> bool:
+    """Is `n` an iteration count whose residual the himeno kernel can check: 1, 2, 3 or
+    m * 2^e with m = 4..7 (the counts its table of reference residuals holds)."""
+    if n < 1:
+        return False
+    if n <= 3:
+        return True
+    while n > 7 and n % 2 == 0:
+        n //= 2
+    return 4 <= n <= 7
 
 
 class Himeno(Benchmark):
     name = "himeno"
     family = "cpu"
-    description = "Himeno: 19-point Jacobi iteration of a Poisson equation, single precision (MFLOPS)"
+    description = ("Himeno: 19-point Jacobi iteration of a Poisson equation, single precision "
+                   "(MFLOPS); the residual is checked against the reference program's")
     metrics = (Metric("mflops", "MFLOPS", True, "floating-point rate of the Jacobi sweeps"),)
     tools = ("himeno",)
-    # RIKEN 2012 ran size M; the original times itself to run about 60 s.
+    # RIKEN 2012 ran size M (128 x 128 x 256 grid points: "256 x 128 x 128" in the paper);
+    # the original times itself to run about 60 s. iterations=0: calibrate to target_seconds.
     defaults = {"size": "M", "target_seconds": 60.0, "iterations": 0}
     quick = {"size": "S", "target_seconds": 1.0}
 
@@ -21,6 +36,13 @@ class Himeno(Benchmark):
         if params["size"] not in HIMENO_SIZES:
             raise VirtbenchError(f"benchmark himeno: size={params['size']} is not valid; "
                                  f"use one of: {', '.join(HIMENO_SIZES)}")
+        if not 0 < params["target_seconds"] <= 1e6:
+            raise VirtbenchError("benchmark himeno: target_seconds must be above 0")
+        n = params["iterations"]
+        if n != 0 and not himeno_checked_count(n):
+            raise VirtbenchError(
+                f"benchmark himeno: iterations={n} has no reference residual to check; use 0 "
+                "(calibrate to target_seconds), 1, 2, 3 or m*2^e with m = 4..7 (e.g. 64, 80, 96)")
 
     def argv(self, params, env):
         argv = [env.kernel_path("himeno"), "-s", params["size"]]
@@ -33,6 +55,11 @@ class Himeno(Benchmark):
 
     def parse(self, stdout):
         result = kernel_result(stdout, "himeno")
+        if result.get("verified") is not True:
+            why = ("differs from the reference program's" if result.get("verified") is False
+                   else "could not be checked (no reference residual for this count)")
+            raise ParseError(f"the residual (gosa {result.get('gosa')}) {why}: a wrong "
+                             "residual is no result")
         return {"mflops": number(result, "mflops")}
 
 
@@ -46,8 +73,10 @@ class Pi(Benchmark):
     quick = {"k": 16}
 
     def check(self, params):
-        if not 4 <= params["k"] <= 27:
-            raise VirtbenchError(f"benchmark pi: k={params['k']} is out of range; use 4 to 27")
+        low, high = PI_K_RANGE
+        if not low <= params["k"] <= high:
+            raise VirtbenchError(f"benchmark pi: k={params['k']} is out of range; use {low} to "
+                                 f"{high} (2^k digits)")
 
     def argv(self, params, env):
         return [env.kernel_path("pi"), "-k", str(params["k"])]
