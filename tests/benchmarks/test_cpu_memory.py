@@ -6,17 +6,26 @@ from virtbench.benchmarks import REGISTRY, ParseError
 
 def test_himeno_parser(fixture_text):
     assert REGISTRY["himeno"].parse(fixture_text("kernels", "himeno-s-t2.stdout")) == {
-        "mflops": 5170.529}
-    assert REGISTRY["himeno"].parse(fixture_text("kernels", "himeno-xs-n50.stdout")) == {
-        "mflops": 5665.258}
+        "mflops": 1804.778}
+    assert REGISTRY["himeno"].parse(fixture_text("kernels", "himeno-xs-n48.stdout")) == {
+        "mflops": 1464.857}
+
+
+@pytest.mark.parametrize("fixture, words", [
+    ("himeno-xs-corrupt.stdout", "differs from the reference"),
+    ("himeno-xs-n50-unverified.stdout", "could not be checked"),
+])
+def test_a_wrong_or_unchecked_residual_is_no_result(fixture_text, fixture, words):
+    with pytest.raises(ParseError, match=words):
+        REGISTRY["himeno"].parse(fixture_text("kernels", fixture))
 
 
 def test_stream_parser_takes_the_aggregate(fixture_text):
     one = REGISTRY["stream"].parse(fixture_text("kernels", "stream-1p.stdout"))
     assert set(one) == {"copy_mb_s", "scale_mb_s", "add_mb_s", "triad_mb_s"}
     two = REGISTRY["stream"].parse(fixture_text("kernels", "stream-2p.stdout"))
-    assert two == {"copy_mb_s": 46868.313, "scale_mb_s": 53515.814, "add_mb_s": 57375.735,
-                   "triad_mb_s": 56733.564}
+    assert two == {"copy_mb_s": 10401.355, "scale_mb_s": 11066.698, "add_mb_s": 13044.284,
+                   "triad_mb_s": 12784.355}
 
 
 def test_pi_parser_and_a_wrong_digit_is_no_result(fixture_text):
@@ -30,7 +39,7 @@ def test_pi_parser_and_a_wrong_digit_is_no_result(fixture_text):
     ("himeno", "Segmentation fault\n", "no JSON result line"),
     ("himeno", '{"kernel":"himeno","mflops":', "malformed JSON"),
     ("himeno", '{"kernel":"stream","mflops":1}', "not a himeno result"),
-    ("himeno", '{"kernel":"himeno","mflops":"fast"}', "non-numeric 'mflops'"),
+    ("himeno", '{"kernel":"himeno","verified":true,"mflops":"fast"}', "non-numeric 'mflops'"),
     ("stream", '{"kernel":"stream","validated":false,"aggregate":{}}', "validation"),
     ("stream", '{"kernel":"stream","validated":true}', "no aggregate"),
     ("pi", '{"kernel":"pi","verified":true}', "'seconds'"),
@@ -65,3 +74,12 @@ def test_cyclepi_kernel_runs_and_rejects_bad_arguments():
     assert REGISTRY["cyclepi"].parse(ok.stdout)["cycles"] > 0
     bad = subprocess.run([str(binary), "-n", "12"], capture_output=True, text=True)
     assert bad.returncode == 2 and "usage" in bad.stderr
+
+
+def test_stream_cache_rule_warning_on_real_output(fixture_text):
+    one = fixture_text("kernels", "stream-1p.stdout")   # 80 MB arrays, 32 MiB L3: rule broken
+    kinds = REGISTRY["stream"].extra_warnings(one)
+    assert [k for k, _ in kinds] == ["stream-cache-rule"]
+    assert "elements >= 16777216" in kinds[0][1]
+    two = fixture_text("kernels", "stream-2p.stdout")   # 2 x 80 MB >= 4 x 32 MiB: rule holds
+    assert REGISTRY["stream"].extra_warnings(two) == []
