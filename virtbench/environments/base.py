@@ -188,6 +188,11 @@ class Environment(ABC):
         """Start (once) the environment's sshd on its network path and say how to reach it."""
         raise VirtbenchError(f"environment {self.label} has no sshd for transfer benchmarks")
 
+    def owns_scratch_filesystem(self) -> bool:
+        """May a benchmark remount the scratch file system (e.g. -o sync for the trial)?
+        Only where virtbench made it (a guest's scratch disk); never the host's."""
+        return False
+
     def drop_caches(self) -> None:
         """Drop the environment's page cache (a guest also drops the host's)."""
         self.exec(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=300)

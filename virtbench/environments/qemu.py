@@ -831,6 +831,9 @@ class Qemu(Environment):
         return SshTarget(address=self.ns.guest_ip, port=22, user="root",
                          identity=str(self.image.ssh_key), prefix=self.ns.exec_argv([]))
 
+    def owns_scratch_filesystem(self) -> bool:
+        return True    # the scratch disk is one virtbench made for this guest
+
     def drop_caches(self) -> None:
         """Drop the guest's page cache, then the host's (the scratch image's pages)."""
         super().drop_caches()
