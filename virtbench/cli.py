@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__, analysis, benchmarks, environments, report, study as study_mod
@@ -152,29 +153,31 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 
 def _print_plan(prepared, out: Console) -> int:
+    """--dry-run: the plan, printed literally (labels like `pi[k=17]` are not markup)."""
     s = prepared.study
-    warmup = getattr(s, "warmup", 0)
-    per_slot = s.trials + warmup
+
+    def say(text: str) -> None:
+        out.print(escape(text), highlight=False)
+
+    per_slot = s.trials + s.warmup
     total = per_slot * len(prepared.envs) * len(prepared.cases)
-    out.print(f"study {s.name}: ({s.trials} trials + {warmup} warm-up) x {len(prepared.envs)} "
-              f"environment(s) x {len(prepared.cases)} benchmark(s) = {total} trials"
-              + (" (quick sizes)" if s.quick else ""), highlight=False)
-    out.print(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
-              f"{s.seed if s.seed is not None else '(random at start)'}; pin {s.pin}; "
-              f"alpha {s.alpha:g}", highlight=False)
+    say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
+        f"environment(s) x {len(prepared.cases)} benchmark(s) = {total} trials"
+        + (" (quick sizes)" if s.quick else ""))
+    say(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
+        f"{s.seed if s.seed is not None else '(random at start)'}; pin {s.pin}; alpha {s.alpha:g}")
     for label, env in prepared.envs.items():
-        out.print(f"  environment {label}  ({env.spec})", highlight=False)
+        say(f"  environment {label}  ({env.spec})")
     for spec, why in prepared.skipped:
-        out.print(f"  skipped environment {spec}: {why}", highlight=False)
+        say(f"  skipped environment {spec}: {why}")
     notes = s.method_notes()
     for label, (bench, params) in prepared.cases.items():
-        out.print(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()),
-                  highlight=False)
+        say(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()))
         if label in notes:
-            out.print(f"    method note: {notes[label]}", highlight=False)
+            say(f"    method note: {notes[label]}")
     minutes = estimate_s(prepared) * per_slot / max(1, s.trials) / 60
-    out.print(f"estimated time: about {minutes:.0f} min on bare metal (guests under TCG are "
-              "much slower); dry run: nothing was built, probed or started", highlight=False)
+    say(f"estimated time: about {minutes:.0f} min on bare metal (guests under TCG are much "
+        "slower); dry run: nothing was built, probed or started")
     return EXIT_OK
 
 
