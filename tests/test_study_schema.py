@@ -122,3 +122,15 @@ def test_table_names_count_from_one():
     assert study_schema.table_name(("benchmark", 1, "params")) == ("benchmark[2]", "params")
     assert study_schema.table_name(("trials",)) == ("", "trials")
     assert study_schema.table_name(("environment", 0, "spec")) == ("environment[1]", "spec")
+
+
+def test_a_run_stores_alpha_and_method_notes_in_its_metadata(tmp_path, capsys, store_url):
+    from virtbench.store import Store
+    path = write(tmp_path, 'alpha = 0.02\ntrials = 1\n[[benchmark]]\nname = "pi"\n'
+                 'params = { k = 6 }\nmethod_note = "GMP, not SuperPI"\n' + ENV)
+    code = cli.main(["run", str(path), "--no-progress", "--seed", "1"])
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    run = Store(store_url).get_run()
+    assert run["study"]["alpha"] == 0.02
+    assert run["study"]["method_notes"] == {"pi[k=6]": "GMP, not SuperPI"}
