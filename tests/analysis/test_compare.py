@@ -68,3 +68,15 @@ def test_benchmark_parameters_that_differ_are_listed(tmp_path):
     rb["benchmarks"][0]["params"] = {"elements": 100}
     keys = [d["key"] for d in compare_runs(ra, rb)["metadata_differences"]]
     assert keys == ["params of stream"]
+
+
+def test_a_zero_in_run_a_gives_a_verdict_without_a_percentage(tmp_path):
+    store = _store(tmp_path)
+    a = filled_run(store, {"native": {}}, {"native": {"retransmits": [0.0] * 12}}, hib=False)
+    b = filled_run(store, {"native": {}}, {"native": {"retransmits": around(50)}}, hib=False)
+    (row,) = compare_runs(analyze_run(store, a), analyze_run(store, b))["rows"]
+    assert row["change_pct"] is None and row["verdict"] == "worse"
+    from virtbench.report import FORMATS, render_compare
+    cmp = compare_runs(analyze_run(store, a), analyze_run(store, b))
+    for fmt in FORMATS:
+        assert "worse" in render_compare(cmp, fmt)

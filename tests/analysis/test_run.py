@@ -54,3 +54,14 @@ def test_run_settings_reads_run_meta_first_then_benchmark_notes():
     assert run_settings({"study": study}) == (0.05, {"dd": "conv=fdatasync"})
     meta = {"alpha": 0.02, "method_notes": {"pi": "k=17"}}
     assert run_settings({"study": study, "meta": meta}) == (0.02, {"pi": "k=17"})
+
+
+def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    run = filled_run(store, {"native": {}, "qemu": {}},
+                     {"native": {"retransmits": [0.0] * 6}, "qemu": {"retransmits": [0, 1, 0, 2, 0, 1]}},
+                     hib=False)
+    result = analyze_run(store, run)
+    row = next(r for r in result["results"] if r["environment"] == "qemu")
+    assert row["vs_baseline"] is None and "is 0" in row["reference_note"]
+    assert any(w["kind"] == "zero_reference" for w in result["warnings"])

@@ -83,6 +83,27 @@ def difference_warning(diffs: list[dict]) -> str | None:
             "meant to compare; check the list of differing metadata")
 
 
+def _change(ra: dict, rb: dict, alpha: float, min_change_pct: float, seed: int) -> dict:
+    """The change from A to B on one metric, with its verdict."""
+    if ra["trimmed_mean"] == 0:
+        # no % change from a zero (no retransmits in A, say): the test alone decides
+        p = stats.permutation_p_value(rb["samples"], ra["samples"], seed)
+        worse = (rb["trimmed_mean"] > 0) != ra["higher_is_better"]
+        word = "worse" if worse else "better"
+        decided = p is not None and p < alpha and rb["trimmed_mean"] != 0
+        return {"ratio": None, "change_pct": None, "ci_low": None, "ci_high": None,
+                "p_value": p, "verdict": word if decided else "inconclusive", "power": None,
+                "trials_needed": None,
+                "message": "A's trimmed mean is 0: no % change; "
+                           + (f"B is {word} (p {p:.3g})" if decided else "no significant difference")}
+    cmp = stats.compare(rb["samples"], ra["samples"], ra["higher_is_better"], seed=seed)
+    v = stats.compare_verdict(cmp.overhead_pct, cmp.p_value, ra["n"], rb["n"], cmp.cv_pooled,
+                              alpha, min_change_pct)
+    return {"ratio": cmp.ratio, "change_pct": cmp.overhead_pct, "ci_low": cmp.ci_low,
+            "ci_high": cmp.ci_high, "p_value": cmp.p_value, "verdict": v.verdict,
+            "power": v.power, "trials_needed": v.trials_needed, "message": v.message}
+
+
 def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 5.0,
                  pairs: dict[str, str] | None = None) -> dict:
     """Pair two analyses by (environment, benchmark, metric): the change from A to B."""
@@ -97,20 +118,13 @@ def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 
             only_a.append(list(key_a))
             continue
         used_b.add(key_b)
-        cmp = stats.compare(rb["samples"], ra["samples"], ra["higher_is_better"],
-                            seed=_seed(a["run"]["id"], b["run"]["id"], *key_b))
-        v = stats.compare_verdict(cmp.overhead_pct, cmp.p_value, ra["n"], rb["n"], cmp.cv_pooled,
-                                  alpha, min_change_pct)
         env = ra["environment"] if key_b[0] == ra["environment"] else f"{ra['environment']} → {key_b[0]}"
-        rows.append({
-            "environment": env, "benchmark": ra["benchmark"], "metric": ra["metric"],
-            "unit": ra["unit"], "higher_is_better": ra["higher_is_better"],
-            "a": ra["trimmed_mean"], "b": rb["trimmed_mean"], "n_a": ra["n"], "n_b": rb["n"],
-            "ratio": cmp.ratio, "change_pct": cmp.overhead_pct,
-            "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p_value": cmp.p_value,
-            "verdict": v.verdict, "power": v.power, "trials_needed": v.trials_needed,
-            "message": v.message,
-        })
+        row = {"environment": env, "benchmark": ra["benchmark"], "metric": ra["metric"],
+               "unit": ra["unit"], "higher_is_better": ra["higher_is_better"],
+               "a": ra["trimmed_mean"], "b": rb["trimmed_mean"], "n_a": ra["n"], "n_b": rb["n"]}
+        row.update(_change(ra, rb, alpha, min_change_pct,
+                           _seed(a["run"]["id"], b["run"]["id"], *key_b)))
+        rows.append(row)
     only_b = sorted({(r["environment"], r["benchmark"], r["metric"]) for r in b["results"]}
                     - used_b)
     diffs = metadata_differences(a, b, mapping)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zlib
 from collections import defaultdict
+from dataclasses import replace
 
 from .. import benchmarks, stats
 from ..store import Store
@@ -110,7 +111,11 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         ref = refs.for_row(env, metric, metrics_of[(env, bench)])
         vs = None
         ref_values = groups.get((ref.label, bench, ref.metric)) if ref.label else None
-        if ref_values:
+        if ref_values and stats.trimmed_mean(ref_values) == 0:
+            # no ratio to a zero (no retransmits on the baseline, say): the figures stand alone
+            ref = replace(ref, note=f"{ref.label}'s {ref.metric} is 0 (trimmed mean): no ratio "
+                                    "or overhead against it")
+        elif ref_values:
             vs = vs_reference(values, ref_values, hib, threshold, alpha,
                               _seed(run_id, env, bench, metric, "vs"), ref)
         results.append({
@@ -123,7 +128,10 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
             "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
             "vs_baseline": vs, "reference_note": None if vs else ref.note,
         })
-        if ref.note and not vs and not any(w["kind"] == "no_like_for_like_baseline"
+        if ref.note and not vs and ref.basis != "none":
+            warnings.append({"environment": env, "benchmark": bench, "metric": metric,
+                             "kind": "zero_reference", "message": ref.note})
+        elif ref.note and not vs and not any(w["kind"] == "no_like_for_like_baseline"
                                            and w["environment"] == env and w["benchmark"] == bench
                                            for w in warnings):
             warnings.append({"environment": env, "benchmark": bench, "metric": None,

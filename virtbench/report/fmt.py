@@ -69,7 +69,8 @@ def verdict_cell(result: dict, baseline: str | None) -> str:
             mark += f" vs {ref}"
         return mark
     if result.get("reference_note"):
-        return "no like-for-like baseline"
+        return ("no like-for-like baseline" if "like-for-like" in result["reference_note"]
+                else "no ratio (reference is 0)")
     return "baseline" if result["environment"] == baseline else "—"
 
 

@@ -34,7 +34,7 @@ def cell(result: dict | None, baseline: str | None) -> Cell:
         need = vs.get("trials_needed")
         return Cell(f"{ratio} ?" + (f" ≥{need} trials" if need else ""), "inconclusive")
     if result.get("reference_note"):
-        return Cell("no like-for-like baseline", None)
+        return Cell(fmt.verdict_cell(result, baseline), None)
     return Cell("baseline" if result["environment"] == baseline else "—", None)
 
 

@@ -50,7 +50,9 @@ def _pc(x: float) -> str:
     return f"{x:.0f} %"
 
 
-def _need_text(n: int | None, n_a: int, n_b: int) -> str:
+def _need_text(n: int | None, n_a: int, n_b: int, cv_known: bool = True) -> str:
+    if n is None and not cv_known:
+        return "the noise cannot be estimated (a mean of 0), so neither can the trials needed"
     if n is None:
         return "the noise is too high for any practical number of trials; quieten the host"
     return f"run at least {n} trials per side (has {n_a} vs {n_b})"
@@ -87,15 +89,16 @@ def baseline_verdict(overhead: float, p_value: float | None, n_a: int, n_b: int,
                            f"{size}, beyond ±{threshold_pct:g} % (p {p_value:.3g} < {alpha:g})")
         return Verdict("inconclusive", direction, pw, need,
                        f"{size} but not significant (p {p_value:.3g} >= {alpha:g}); "
-                       + _need_text(need, n_a, n_b))
+                       + _need_text(need, n_a, n_b, cv_pooled is not None))
     if pw is not None and pw >= sig.TARGET_POWER:
         return Verdict("pass", None, pw, None,
                        f"within ±{threshold_pct:g} % of {reference} "
                        f"(power {_pc(pw * 100)} to see a {threshold_pct:g} % change)")
+    power_text = "unknown" if pw is None else f"only {_pc(pw * 100)}"
     return Verdict("inconclusive", None, pw, need,
-                   f"{size}, within ±{threshold_pct:g} %, but the test had only "
-                   f"{_pc((pw or 0) * 100)} power to see a {threshold_pct:g} % change; "
-                   + _need_text(need, n_a, n_b))
+                   f"{size}, within ±{threshold_pct:g} %, but the test had {power_text} "
+                   f"power to see a {threshold_pct:g} % change; "
+                   + _need_text(need, n_a, n_b, cv_pooled is not None))
 
 
 def compare_verdict(change_pct: float, p_value: float | None, n_a: int | None = None,
@@ -121,8 +124,9 @@ def compare_verdict(change_pct: float, p_value: float | None, n_a: int | None = 
         return Verdict("same", None, pw, None,
                        f"no change beyond ±{min_change_pct:g} % (power {_pc(pw * 100)})")
     msg = (f"not significant (p {p_value:.3g} >= {alpha:g})"
-           + (f" and only {_pc((pw or 0) * 100)} power to see a {min_change_pct:g} % change; "
-              + _need_text(need, n_a, n_b) if known else ""))
+           + (f" and {'unknown' if pw is None else 'only ' + _pc(pw * 100)} power to see a "
+              f"{min_change_pct:g} % change; " + _need_text(need, n_a, n_b, cv_pooled is not None)
+              if known else ""))
     return Verdict("inconclusive", None, pw, need, msg)
 
 
