@@ -66,3 +66,10 @@ def test_reference_selection_is_pure():
     assert refs.for_row("qemu/x2", "t_i1", ms).label == "native"
     assert refs.for_row("qemu/x2", "t_spread_pct", ms).label is None
     assert refs.for_row("qemu/x2", "t", ms).note
+
+
+def test_no_baseline_means_no_reference_and_no_note():
+    refs = References(None, [{"label": "qemu"}, {"label": "qemu/x2", "metadata": {"instances": 2}}])
+    r = refs.for_row("qemu/x2", "t", {"t", "t_i0", "t_i1"})
+    assert r.label is None and r.note is None
+    assert refs.for_row("qemu/x2", "t_i0", {"t", "t_i0", "t_i1"}).label is None

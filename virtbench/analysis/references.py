@@ -54,6 +54,7 @@ class Reference:
     metric: str | None         # its metric (differs for per-instance rows)
     basis: str                 # "single" | "per-instance" | "same-instances" | "baseline" | "none"
     note: str | None = None    # said in the report when there is no like-for-like reference
+    short: str | None = None   # the same in a few words, for a table cell
 
 
 class References:
@@ -85,15 +86,18 @@ class References:
         base = per_instance_base(metric, metrics)
         if base is not None:
             if self.single is None:
-                return Reference(None, None, "none", "no single baseline in this run")
+                return Reference(None, None, "none")
             return Reference(self.single, base, "per-instance")
+        if self.baseline is None:
+            return Reference(None, None, "none")
         ref = self.at_n.get(n)
         if ref == env:
             return Reference(None, None, "baseline")
         if ref is None:
-            kind = member_label(self.baseline) if self.baseline else "the baseline"
+            kind = member_label(self.baseline)
             return Reference(None, None, "none",
                              f"no like-for-like baseline: the run has no {kind}/x{n} "
                              f"({kind}:instances={n}); the aggregate over {n} instances is not "
-                             "compared with a single baseline process (per-instance rows are)")
+                             "compared with a single baseline process (per-instance rows are)",
+                             "no like-for-like baseline")
         return Reference(ref, metric, "same-instances")

@@ -114,7 +114,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         if ref_values and stats.trimmed_mean(ref_values) == 0:
             # no ratio to a zero (no retransmits on the baseline, say): the figures stand alone
             ref = replace(ref, note=f"{ref.label}'s {ref.metric} is 0 (trimmed mean): no ratio "
-                                    "or overhead against it")
+                                    "or overhead against it", short="no ratio (reference is 0)")
         elif ref_values:
             vs = vs_reference(values, ref_values, hib, threshold, alpha,
                               _seed(run_id, env, bench, metric, "vs"), ref)
@@ -127,6 +127,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
             "stdev": _num(summary.stdev), "cv": _num(summary.cv),
             "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
             "vs_baseline": vs, "reference_note": None if vs else ref.note,
+            "no_verdict": None if vs else ref.short,
         })
         if ref.note and not vs and ref.basis != "none":
             warnings.append({"environment": env, "benchmark": bench, "metric": metric,

@@ -68,9 +68,8 @@ def verdict_cell(result: dict, baseline: str | None) -> str:
         if ref and ref != baseline:
             mark += f" vs {ref}"
         return mark
-    if result.get("reference_note"):
-        return ("no like-for-like baseline" if "like-for-like" in result["reference_note"]
-                else "no ratio (reference is 0)")
+    if result.get("no_verdict"):
+        return result["no_verdict"]
     return "baseline" if result["environment"] == baseline else "—"
 
 

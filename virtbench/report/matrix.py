@@ -33,8 +33,8 @@ def cell(result: dict | None, baseline: str | None) -> Cell:
             return Cell(f"{ratio} ✗ {vs.get('direction') or ''}".rstrip(), "fail")
         need = vs.get("trials_needed")
         return Cell(f"{ratio} ?" + (f" ≥{need} trials" if need else ""), "inconclusive")
-    if result.get("reference_note"):
-        return Cell(fmt.verdict_cell(result, baseline), None)
+    if result.get("no_verdict"):
+        return Cell(result["no_verdict"], None)
     return Cell("baseline" if result["environment"] == baseline else "—", None)
 
 
@@ -82,7 +82,7 @@ def build(analysis: dict) -> Matrix:
             if r and r["vs_baseline"] and r["vs_baseline"].get("reference"):
                 refs[env].add(r["vs_baseline"]["reference"])
             c = cell(r, baseline)
-            if r is not None and r["vs_baseline"] is None and r.get("reference_note"):
+            if r is not None and r["vs_baseline"] is None and r.get("no_verdict"):
                 inst = [x for (e, b, m), x in index.items() if e == env and b == bench
                         and m.startswith(metric + "_i") and m[len(metric) + 2:].isdigit()]
                 c = per_instance_cell(inst) or c
