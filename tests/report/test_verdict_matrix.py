@@ -51,6 +51,9 @@ def test_terminal_opens_with_the_matrix_and_prints_labels_literally(tmp_path):
     assert "✗ fail (better)" in out and "✗ fail (worse)" in out
     assert NOTE in out
     assert "inconclusive verdicts" in out and "trials per side" in out
+    # a group's rows say which baseline they used
+    inst = [line for line in out.splitlines() if "wall_s_i0" in line]
+    assert len(inst) == 1 and "✓ pass vs native" in inst[0]
 
 
 def test_markdown_and_html_open_with_the_matrix_and_carry_method_notes(tmp_path):

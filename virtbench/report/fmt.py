@@ -65,7 +65,8 @@ def verdict_cell(result: dict, baseline: str | None) -> str:
     if vs:
         mark = verdict_mark(vs["verdict"], vs.get("direction"), vs.get("trials_needed"))
         ref = vs.get("reference")
-        if ref and ref != baseline:
+        # a group's rows always name theirs: one instance vs one process, or the same N
+        if ref and (ref != baseline or vs.get("basis") in ("per-instance", "same-instances")):
             mark += f" vs {ref}"
         return mark
     if result.get("no_verdict"):

@@ -18,6 +18,7 @@ PASS_COLOR = "#2563eb"
 FAIL_COLOR = "#dc2626"
 NEUTRAL_COLOR = "#2563eb"
 PUBLISHED_COLOR = "#f59e0b"
+UNDECIDED_COLOR = "#d97706"
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111827;
@@ -202,7 +203,7 @@ def _bar_figure(metric_rows: list[dict], baseline: str | None, title: str) -> di
             colors.append(BASELINE_COLOR)
             texts.append("baseline")
         elif vs:
-            colors.append(PASS_COLOR if vs["verdict"] == "pass" else FAIL_COLOR)
+            colors.append({"pass": PASS_COLOR, "fail": FAIL_COLOR}.get(vs["verdict"], UNDECIDED_COLOR))
             texts.append(f"{vs['overhead_pct']:+.1f} %")
         else:
             colors.append(NEUTRAL_COLOR)
@@ -337,8 +338,10 @@ def render(analysis: dict) -> str:
     body.append(
         "<p class='muted'>Bars: trimmed mean (the seed method: drop the highest and the lowest "
         "sample, mean of the rest); error bars: 95 % bootstrap CI; grey bar and dotted line: the "
-        f"baseline; blue: within {run['threshold_pct']:g} % of it, red: not. Overhead: positive "
-        "= worse than the baseline, whatever the metric's direction; p: two-sided permutation "
-        f"test of the trimmed means; verdicts at alpha {run.get('alpha', 0.05):g}." + (" Diamonds: the source's published ratio applied to the measured reference."
-                   if pub else "") + "</p>")
+        f"baseline; blue: within {run['threshold_pct']:g} % of it, red: not, amber: "
+        "inconclusive. Overhead: positive = worse than the baseline, whatever the metric's "
+        "direction; p: two-sided permutation test of the trimmed means; verdicts at alpha "
+        f"{run.get('alpha', 0.05):g}."
+        + (" Diamonds: the source's published ratio applied to the measured reference."
+           if pub else "") + "</p>")
     return _page(f"virtbench {run['id']}", body, charts)
