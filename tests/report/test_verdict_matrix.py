@@ -47,7 +47,11 @@ def test_matrix_cells_say_direction_and_trials_needed(tmp_path):
 def test_terminal_opens_with_the_matrix_and_prints_labels_literally(tmp_path):
     out = render(_analysis(tmp_path), "table")
     assert out.index("verdicts") < out.index("trimmed mean")       # matrix before the detail
-    assert "pi[k=17] · wall_s" in out                               # not eaten as a style tag
+    # not eaten as a style tag: in the matrix, as a table title, in a table cell
+    assert "│ pi[k=17] · wall_s ↓ │" in out
+    assert "\npi[k=17]" in out
+    warn = [line for line in out.splitlines() if line.startswith("  few_samples")]
+    assert warn and "pi[k=17]" in warn[0]
     assert "✗ fail (better)" in out and "✗ fail (worse)" in out
     assert NOTE in out
     assert "inconclusive verdicts" in out and "trials per side" in out
