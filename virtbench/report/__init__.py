@@ -32,6 +32,6 @@ def render_compare(comparison: dict, fmt: str) -> str:
     if fmt == "csv":
         return export.compare_to_csv(comparison)
     if fmt == "html":
-        from . import html
-        return html.render_compare(comparison)
+        from . import html_compare
+        return html_compare.render_compare(comparison)
     raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")

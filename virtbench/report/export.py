@@ -18,22 +18,25 @@ def to_csv(analysis: dict) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
                 "sample_index", "value", "trimmed_mean", "median", "ci_low", "ci_high",
-                "overhead_pct", "verdict"])
+                "overhead_pct", "verdict", "direction", "trials_needed", "reference", "method_note"])
     run = analysis["run"]["id"]
+    notes = {m["benchmark"]: m["note"] for m in analysis.get("method_notes") or []}
     for r in analysis["results"]:
         vs = r["vs_baseline"] or {}
         for i, v in enumerate(r["samples"]):
             w.writerow([run, r["environment"], r["benchmark"], r["metric"], r["unit"],
                         int(r["higher_is_better"]), i, repr(v), r["trimmed_mean"], r["median"],
                         r["ci_low"], r["ci_high"], vs.get("overhead_pct"),
-                        vs.get("verdict") or fmt.verdict_cell(r, analysis["run"]["baseline"])])
+                        vs.get("verdict") or fmt.verdict_cell(r, analysis["run"]["baseline"]),
+                        vs.get("direction"), vs.get("trials_needed"), vs.get("reference"),
+                        notes.get(r["benchmark"])])
     return buf.getvalue()
 
 
 def compare_to_csv(comparison: dict) -> str:
     buf = io.StringIO()
-    cols = ["environment", "benchmark", "metric", "unit", "a", "b", "change_pct", "ci_low",
-            "ci_high", "p_value", "verdict"]
+    cols = ["environment", "benchmark", "metric", "unit", "a", "b", "n_a", "n_b", "change_pct",
+            "ci_low", "ci_high", "p_value", "verdict", "trials_needed", "message"]
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
     for r in comparison["rows"]:

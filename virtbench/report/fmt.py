@@ -44,17 +44,38 @@ def direction(higher_is_better: bool) -> str:
     return "↑" if higher_is_better else "↓"
 
 
-def verdict_mark(verdict: str | None) -> str:
-    return {"pass": "✓ pass", "fail": "✗ fail"}.get(verdict or "", "baseline")
+def verdict_mark(verdict: str | None, direction: str | None = None,
+                 trials_needed: int | None = None) -> str:
+    """✓ pass; ✗ fail (worse) / ✗ fail (better): which way it is outside the threshold;
+    ? inconclusive (≥ N trials): the samples could not decide."""
+    if verdict == "pass":
+        return "✓ pass"
+    if verdict == "fail":
+        return "✗ fail" + (f" ({direction})" if direction else "")
+    if verdict == "inconclusive":
+        return "? inconclusive" + (f" (≥ {trials_needed} trials)" if trials_needed else "")
+    return "baseline"
 
 
 def verdict_cell(result: dict, baseline: str | None) -> str:
-    """✓/✗ against the baseline; "baseline" for the baseline itself; "—" for a metric the
-    baseline has no counterpart of (a group's spread, say)."""
+    """✓/✗/? against the reference (named when it is not the run's baseline); "baseline"
+    for the baseline itself; "no like-for-like baseline" for an aggregate of instances the
+    run has no baseline at the same N for; "—" for a metric with no counterpart."""
     vs = result["vs_baseline"]
     if vs:
-        return verdict_mark(vs["verdict"])
+        mark = verdict_mark(vs["verdict"], vs.get("direction"), vs.get("trials_needed"))
+        ref = vs.get("reference")
+        # a group's rows always name theirs: one instance vs one process, or the same N
+        if ref and (ref != baseline or vs.get("basis") in ("per-instance", "same-instances")):
+            mark += f" vs {ref}"
+        return mark
+    if result.get("no_verdict"):
+        return result["no_verdict"]
     return "baseline" if result["environment"] == baseline else "—"
+
+
+def method_note_lines(analysis: dict) -> list[str]:
+    return [f"{m['benchmark']}: {m['note']}" for m in analysis.get("method_notes") or []]
 
 
 def header_lines(analysis: dict) -> list[str]:
@@ -62,6 +83,7 @@ def header_lines(analysis: dict) -> list[str]:
     lines = [f"run {run['id']} · study {run['study']} · {run['status']}"
              + (" · QUICK sizes (smoke run, not comparable to full-size figures)" if run["quick"] else ""),
              f"baseline {run['baseline'] or '(none)'} · verdict threshold {run['threshold_pct']:g} % · "
+             f"alpha {run.get('alpha', 0.05):g} · "
              f"{run['trials_planned']} trials planned · seed {run['seed']}"]
     for e in analysis["environments"]:
         md = e["metadata"] or {}
@@ -125,4 +147,13 @@ def published_only_lines(analysis: dict) -> list[str]:
         why = f" — {'; '.join(extra)}" if extra else ""
         out.append(f"{p['environment']} · {p['benchmark']} · {p['metric']}: "
                    f"{published_ratio(p)}{ref} ({p['source']}){why}")
+    return out
+
+
+def difference_lines(comparison: dict) -> list[str]:
+    """One line per metadata key that differs between the runs or paired environments."""
+    out = []
+    for d in comparison.get("metadata_differences") or []:
+        where = f"{d['environment']}: " if d.get("environment") else ""
+        out.append(f"{where}{d['key']}: {d['a']!r} → {d['b']!r}")
     return out

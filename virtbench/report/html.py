@@ -3,7 +3,7 @@
 Per benchmark, one bar chart per metric (environments as bars, 95 % CI as error bars, the
 baseline drawn apart, the source's published ratio as a marker where the study has one),
 then the overhead table with its verdicts; before that the run and the environments' finger-
-prints side by side; after it the warnings. `render_compare` draws an A/B comparison.
+prints side by side; after it the warnings. html_compare.py draws an A/B comparison.
 """
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ import json
 from html import escape
 from itertools import groupby
 
-from . import fmt
+from . import fmt, matrix
 
 BASELINE_COLOR = "#6b7280"
 PASS_COLOR = "#2563eb"
 FAIL_COLOR = "#dc2626"
 NEUTRAL_COLOR = "#2563eb"
 PUBLISHED_COLOR = "#f59e0b"
+UNDECIDED_COLOR = "#d97706"
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111827;
@@ -32,6 +33,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 span.key { font-weight: 600; white-space: nowrap; }
 .pass { color: #15803d; font-weight: 600; } .fail { color: #b91c1c; font-weight: 600; }
 .better { color: #15803d; font-weight: 600; } .worse { color: #b91c1c; font-weight: 600; }
+.inconclusive { color: #b45309; font-weight: 600; } .same { color: #374151; }
+table.matrix td.num { font-weight: 600; }
+.warn { background: #fef3c7; border: 1px solid #f59e0b; padding: 6px 10px; border-radius: 4px; }
 .quick { background: #fef3c7; border: 1px solid #f59e0b; padding: 6px 10px; border-radius: 4px; }
 .muted { color: #6b7280; } .mono { font-family: ui-monospace, monospace; font-size: 12px; }
 .charts { display: flex; flex-wrap: wrap; gap: 8px; }
@@ -84,10 +88,31 @@ def _e(x) -> str:
     return escape("" if x is None else str(x))
 
 
-def _verdict_html(verdict: str | None) -> str:
-    if verdict in ("pass", "fail"):
-        return f'<span class="{verdict}">{escape(fmt.verdict_mark(verdict))}</span>'
-    return '<span class="muted">baseline</span>'
+def _verdict_html(result: dict, baseline: str | None) -> str:
+    text = fmt.verdict_cell(result, baseline)
+    vs = result["vs_baseline"]
+    cls = vs["verdict"] if vs else "muted"
+    title = f' title="{_e(vs["message"])}"' if vs and vs.get("message") else ""
+    return f'<span class="{cls}"{title}>{escape(text)}</span>'
+
+
+def _matrix(analysis: dict) -> str:
+    m = matrix.build(analysis)
+    if not m.rows:
+        return ""
+    rows = [[_e(name), *(f'<span class="{c.verdict or "muted"}">{_e(c.text)}</span>'
+                         for c in cells)] for name, cells in m.rows]
+    return ("<h2>Verdicts</h2>" + _table(["metric", *(_e(c) for c in m.columns)], rows,
+                                          num_from=1, cls="matrix")
+            + f"<p class='muted'>{_e(matrix.LEGEND)}</p>")
+
+
+def _method_notes(analysis: dict) -> list[str]:
+    lines = fmt.method_note_lines(analysis)
+    if not lines:
+        return []
+    return (["<h2>Method notes</h2><ul>"] + [f"<li>{_e(line)}</li>" for line in lines]
+            + ["</ul>"])
 
 
 # -- environments side by side ---------------------------------------------------------------
@@ -178,7 +203,7 @@ def _bar_figure(metric_rows: list[dict], baseline: str | None, title: str) -> di
             colors.append(BASELINE_COLOR)
             texts.append("baseline")
         elif vs:
-            colors.append(PASS_COLOR if vs["verdict"] == "pass" else FAIL_COLOR)
+            colors.append({"pass": PASS_COLOR, "fail": FAIL_COLOR}.get(vs["verdict"], UNDECIDED_COLOR))
             texts.append(f"{vs['overhead_pct']:+.1f} %")
         else:
             colors.append(NEUTRAL_COLOR)
@@ -247,7 +272,7 @@ def _overhead_table(rows: list[dict], baseline: str | None, pub: bool) -> str:
                _e(fmt.pct(vs["overhead_pct"])) if vs else "—",
                _e(fmt.ci_pct(vs["ci_low"], vs["ci_high"])) if vs else "—",
                _e(fmt.p(vs["p_value"])) if vs else "—",
-               _verdict_html(vs["verdict"]) if vs else _verdict_html(None)]
+               _verdict_html(r, baseline)]
         if pub:
             row += [_e(c) for c in fmt.published_cells(r, baseline)]
         out.append(row)
@@ -266,10 +291,13 @@ def render(analysis: dict) -> str:
                ["started", _e(run["started"])], ["finished", _e(run["finished"])],
                ["baseline", _e(baseline or "(none)")],
                ["verdict threshold", _e(f"{run['threshold_pct']:g} %")],
+               ["alpha", _e(f"{run.get('alpha', 0.05):g}")],
                ["trials planned", _e(run["trials_planned"])], ["seed", _e(run["seed"])],
                ["host", _e(run.get("host"))], ["virtbench", _e(run.get("virtbench_version"))],
                ["results", _e(f"{len(analysis['results'])} (environment × benchmark × metric)")],
                ["warnings", _e(len(analysis["warnings"]))]]
+    body.append(_matrix(analysis))
+    body += _method_notes(analysis)
     body += ["<h2>Run</h2>", _table(["", ""], [[f'<span class="key">{k}</span>', v]
                                               for k, v in summary])]
     body += ["<h2>Environments</h2>", _environments(analysis)]
@@ -287,6 +315,13 @@ def render(analysis: dict) -> str:
             body.append(f'<div class="chart" id="{cid}" data-metric="{_e(metric)}"></div>')
         body.append("</div>")
         body.append(_overhead_table(rows, baseline, pub))
+    undecided = [r for r in analysis["results"]
+                 if r["vs_baseline"] and r["vs_baseline"]["verdict"] == "inconclusive"]
+    if undecided:
+        body.append("<h2>Inconclusive verdicts</h2><ul>")
+        body += [f"<li>{_e(r['environment'])} · {_e(r['benchmark'])} · {_e(r['metric'])}: "
+                 f"{_e(r['vs_baseline']['message'])}</li>" for r in undecided]
+        body.append("</ul>")
     if analysis.get("published_only"):
         body.append("<h2>Published figures not measured in this run</h2><ul>")
         body += [f"<li>{_e(line)}</li>" for line in fmt.published_only_lines(analysis)]
@@ -303,63 +338,10 @@ def render(analysis: dict) -> str:
     body.append(
         "<p class='muted'>Bars: trimmed mean (the seed method: drop the highest and the lowest "
         "sample, mean of the rest); error bars: 95 % bootstrap CI; grey bar and dotted line: the "
-        f"baseline; blue: within {run['threshold_pct']:g} % of it, red: not. Overhead: positive "
-        "= worse than the baseline, whatever the metric's direction; p: two-sided permutation "
-        "test." + (" Diamonds: the source's published ratio applied to the measured reference."
-                   if pub else "") + "</p>")
+        f"baseline; blue: within {run['threshold_pct']:g} % of it, red: not, amber: "
+        "inconclusive. Overhead: positive = worse than the baseline, whatever the metric's "
+        "direction; p: two-sided permutation test of the trimmed means; verdicts at alpha "
+        f"{run.get('alpha', 0.05):g}."
+        + (" Diamonds: the source's published ratio applied to the measured reference."
+           if pub else "") + "</p>")
     return _page(f"virtbench {run['id']}", body, charts)
-
-
-# -- compare ---------------------------------------------------------------------------------
-def _compare_figure(rows: list[dict], title: str) -> dict:
-    labels = [f"{r['environment']} · {r['benchmark']} · {r['metric']}" for r in rows]
-    color = {"worse": FAIL_COLOR, "better": "#15803d"}
-    data = [{"type": "bar", "orientation": "h", "y": labels, "x": [r["change_pct"] for r in rows],
-             "marker": {"color": [color.get(r["verdict"], BASELINE_COLOR) for r in rows]},
-             "error_x": {"type": "data", "symmetric": False,
-                         "array": [max(0.0, r["ci_high"] - r["change_pct"])
-                                   if r["ci_high"] is not None else 0 for r in rows],
-                         "arrayminus": [max(0.0, r["change_pct"] - r["ci_low"])
-                                        if r["ci_low"] is not None else 0 for r in rows],
-                         "color": "#111827", "thickness": 1.5},
-             "hovertext": [f"{lab}<br>change {fmt.pct(r['change_pct'])} "
-                           f"CI {fmt.ci_pct(r['ci_low'], r['ci_high'])} p {fmt.p(r['p_value'])}"
-                           for lab, r in zip(labels, rows)], "hoverinfo": "text"}]
-    layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
-              "height": 120 + 28 * len(rows), "margin": {"l": 20, "r": 20, "t": 44, "b": 40},
-              "xaxis": {"title": {"text": "change B vs A, % (positive = B worse)"},
-                        "zeroline": True, "zerolinecolor": "#111827"},
-              "yaxis": {"automargin": True, "autorange": "reversed"},
-              "showlegend": False, "font": {"family": "system-ui, sans-serif", "size": 11}}
-    return {"data": data, "layout": layout}
-
-
-def render_compare(comparison: dict) -> str:
-    a, b = comparison["a"], comparison["b"]
-    body = [f"<h1>virtbench compare {_e(a['id'])} → {_e(b['id'])}</h1>",
-            _table(["", "A", "B"], [
-                [f'<span class="key">{k}</span>', _e(a.get(k)), _e(b.get(k))]
-                for k in ("id", "study", "started", "status", "quick", "baseline", "host")]),
-            f"<p>A change counts when p &lt; {_e(comparison['alpha'])} and |change| &gt; "
-            f"{comparison['min_change_pct']:g} % (positive = B worse than A, whatever the "
-            "metric's direction).</p>"]
-    charts = []
-    rows = comparison["rows"]
-    if rows:
-        charts.append(("chart-0", _compare_figure(rows, "change per metric, with 95 % CI")))
-        body.append('<div class="charts"><div class="chart" id="chart-0" '
-                    'style="max-width:none"></div></div>')
-    trs = []
-    for r in rows:
-        trs.append([_e(r["environment"]), _e(r["benchmark"]),
-                    _e(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
-                    _e(fmt.value(r["a"])), _e(fmt.value(r["b"])), _e(f"{r['n_a']} / {r['n_b']}"),
-                    _e(fmt.pct(r["change_pct"])), _e(fmt.ci_pct(r["ci_low"], r["ci_high"])),
-                    _e(fmt.p(r["p_value"])),
-                    f'<span class="{_e(r["verdict"])}">{_e(r["verdict"])}</span>'])
-    body.append(_table(["environment", "benchmark", "metric", "A", "B", "n A / B", "change",
-                        "95 % CI", "p", "verdict"], trs, num_from=3))
-    if comparison.get("only_in_b"):
-        body.append("<h2>Only in B</h2><ul>" + "".join(
-            f"<li>{_e(' · '.join(k))}</li>" for k in comparison["only_in_b"]) + "</ul>")
-    return _page(f"virtbench compare {a['id']} {b['id']}", body, charts)

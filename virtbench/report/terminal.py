@@ -1,12 +1,34 @@
-"""The terminal report: rich tables, one per benchmark, in the spirit of hyperfine."""
+"""The terminal report: the verdict matrix, then rich tables, one per benchmark, in the
+spirit of hyperfine. Every label and message goes through rich.markup.escape: a benchmark
+label such as `pi[k=17]` is text, not a style tag."""
 from __future__ import annotations
 
 from itertools import groupby
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from . import fmt
+from . import fmt, matrix
+
+STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow",
+         "worse": "red", "better": "green"}
+
+
+def _styled(text: str, key: str | None) -> str:
+    style = STYLE.get(key or "")
+    return f"[{style}]{escape(text)}[/]" if style else escape(text)
+
+
+def matrix_table(analysis: dict) -> Table:
+    m = matrix.build(analysis)
+    table = Table(title="verdicts", title_justify="left")
+    table.add_column("metric", no_wrap=True)
+    for col in m.columns:
+        table.add_column(escape(col), justify="right")
+    for name, cells in m.rows:
+        table.add_row(escape(name), *(_styled(c.text, c.verdict) for c in cells))
+    return table
 
 
 def _tables(analysis: dict):
@@ -14,7 +36,7 @@ def _tables(analysis: dict):
     pub = fmt.has_published(analysis)
     for bench, rows in groupby(results, key=lambda r: r["benchmark"]):
         rows = list(rows)
-        table = Table(title=f"{bench}", title_justify="left", show_lines=False)
+        table = Table(title=escape(f"{bench}"), title_justify="left", show_lines=False)
         for col, just in (("environment", "left"), ("metric", "left"), ("n", "right"),
                           ("trimmed mean", "right"), ("median", "right"), ("CV", "right"),
                           ("95 % CI", "right"), ("vs baseline", "right"), ("overhead CI", "right"),
@@ -28,36 +50,54 @@ def _tables(analysis: dict):
             vs = r["vs_baseline"]
             n = f"{r['n']}" + (f" ({r['failed_trials']} failed)" if r["failed_trials"] else "")
             verdict = fmt.verdict_cell(r, analysis["run"]["baseline"])
-            style = "" if not vs else ("green" if vs["verdict"] == "pass" else "red")
             table.add_row(
-                r["environment"], f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})",
+                escape(r["environment"]),
+                escape(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
                 n, fmt.value(r["trimmed_mean"]), fmt.value(r["median"]),
                 fmt.pct(r["cv"] * 100, signed=False) if r["cv"] is not None else "n/a",
                 fmt.ci(r["ci_low"], r["ci_high"]),
                 fmt.pct(vs["overhead_pct"]) if vs else "—",
                 fmt.ci_pct(vs["ci_low"], vs["ci_high"]) if vs else "—",
                 fmt.p(vs["p_value"]) if vs else "—",
-                f"[{style}]{verdict}[/]" if style else verdict,
-                *(fmt.published_cells(r, analysis["run"]["baseline"]) if pub else ()))
+                _styled(verdict, vs["verdict"] if vs else None),
+                *(escape(c) for c in (fmt.published_cells(r, analysis["run"]["baseline"])
+                                      if pub else ())))
         yield table
+
+
+def _print_lines(console: Console, title: str, lines: list[str], style: str = "bold") -> None:
+    if lines:
+        console.print(f"[{style}]{title}[/]")
+        for line in lines:
+            console.print(f"  {line}", highlight=False, markup=False)
 
 
 def print_report(analysis: dict, console: Console) -> None:
     for line in fmt.header_lines(analysis):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, markup=False)
+    if analysis["results"]:
+        console.print(matrix_table(analysis))
+        console.print(matrix.LEGEND, style="dim", markup=False)
+    _print_lines(console, "method notes (where virtbench deviates from the seed's method)",
+                 fmt.method_note_lines(analysis))
     for table in _tables(analysis):
         console.print(table)
-    if analysis.get("published_only"):
-        console.print("[bold]published figures not measured in this run[/]")
-        for line in fmt.published_only_lines(analysis):
-            console.print(f"  {line}", highlight=False, markup=False)
+    _print_lines(console, "inconclusive verdicts",
+                 [f"{r['environment']} · {r['benchmark']} · {r['metric']}: "
+                  f"{r['vs_baseline']['message']}" for r in analysis["results"]
+                  if r["vs_baseline"] and r["vs_baseline"]["verdict"] == "inconclusive"])
+    _print_lines(console, "published figures not measured in this run",
+                 fmt.published_only_lines(analysis))
     if analysis["warnings"]:
         console.print("[bold yellow]warnings[/]")
         for w in analysis["warnings"]:
             where = " · ".join(x for x in (w["environment"], w["benchmark"], w["metric"]) if x)
-            console.print(f"  [yellow]{w['kind']}[/] {where}: {w['message']}", highlight=False)
+            console.print(f"  [yellow]{escape(w['kind'])}[/] {escape(where)}: "
+                          f"{escape(w['message'])}", highlight=False)
     console.print("overhead: positive = worse than baseline, whatever the metric's direction; "
-                  "↑ higher is better, ↓ lower is better", style="dim")
+                  "↑ higher is better, ↓ lower is better; p: permutation test of the trimmed "
+                  f"means, verdicts at alpha {analysis['run'].get('alpha', 0.05):g}",
+                  style="dim", markup=False)
 
 
 def render_text(analysis: dict, width: int = 200) -> str:
@@ -70,19 +110,31 @@ def print_compare(comparison: dict, console: Console) -> None:
     a, b = comparison["a"], comparison["b"]
     console.print(f"A = run {a['id']} ({a['study']}), B = run {b['id']} ({b['study']}); a change "
                   f"counts when p < {comparison['alpha']} and |change| > "
-                  f"{comparison['min_change_pct']:g} %", highlight=False)
+                  f"{comparison['min_change_pct']:g} %; same = the test could have seen that "
+                  "change and did not", highlight=False, markup=False)
+    for w in comparison.get("warnings") or []:
+        console.print(f"[bold yellow]warning[/] {escape(w)}", highlight=False)
     table = Table(title_justify="left")
-    for col in ("environment", "benchmark", "metric", "A", "B", "change", "95 % CI", "p", "verdict"):
+    for col in ("environment", "benchmark", "metric", "A", "B", "n A/B", "change", "95 % CI",
+                "p", "verdict"):
         table.add_column(col)
     for r in comparison["rows"]:
-        style = {"worse": "red", "better": "green"}.get(r["verdict"], "")
-        table.add_row(r["environment"], r["benchmark"],
-                      f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})",
-                      fmt.value(r["a"]), fmt.value(r["b"]), fmt.pct(r["change_pct"]),
-                      fmt.ci_pct(r["ci_low"], r["ci_high"]), fmt.p(r["p_value"]),
-                      f"[{style}]{r['verdict']}[/]" if style else r["verdict"])
+        verdict = r["verdict"] + (f" (≥ {r['trials_needed']} trials)"
+                                  if r["verdict"] == "inconclusive" and r.get("trials_needed") else "")
+        table.add_row(escape(r["environment"]), escape(r["benchmark"]),
+                      escape(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
+                      fmt.value(r["a"]), fmt.value(r["b"]), f"{r.get('n_a')}/{r.get('n_b')}",
+                      fmt.pct(r["change_pct"]), fmt.ci_pct(r["ci_low"], r["ci_high"]),
+                      fmt.p(r["p_value"]), _styled(verdict, r["verdict"]))
     console.print(table)
     console.print("change: positive = B worse than A", style="dim")
+    _print_lines(console, "inconclusive", [f"{r['environment']} · {r['benchmark']} · "
+                                            f"{r['metric']}: {r['message']}"
+                                            for r in comparison["rows"]
+                                            if r["verdict"] == "inconclusive" and r.get("message")])
+    for side, key in (("A", "only_in_a"), ("B", "only_in_b")):
+        _print_lines(console, f"only in {side}", [" · ".join(k) for k in comparison.get(key) or []])
+    _print_lines(console, "metadata that differ (A → B)", fmt.difference_lines(comparison))
 
 
 def render_compare_text(comparison: dict, width: int = 160) -> str:

@@ -1,14 +1,18 @@
 """From stored samples to results: per environment x benchmark x metric, the statistics and
-the comparison against the baseline, in the shape of interface.md's JSON report."""
+the comparison against its reference (see references.py), in the shape of interface.md's
+JSON report."""
 from __future__ import annotations
 
 import zlib
 from collections import defaultdict
+from dataclasses import replace
 
-from . import benchmarks, stats
-from .errors import VirtbenchError
-from .store import Store
-from .study import default_baseline
+from .. import benchmarks, stats
+from ..store import Store
+from ..study import default_baseline
+from .references import References
+
+DEFAULT_ALPHA = 0.05
 
 
 def _seed(*parts: str) -> int:
@@ -40,25 +44,59 @@ def _metric_order(study: dict):
     return key
 
 
+def run_settings(run: dict) -> tuple[float, dict[str, str]]:
+    """(alpha, {benchmark label: method note}) of a stored run: from its run metadata when
+    the store keeps one (`meta`), else from the stored study (alpha, each benchmark's
+    method_note); alpha 0.05 and no notes by default."""
+    meta = run.get("meta") or run.get("metadata") or {}
+    study = run.get("study") or {}
+    alpha = meta.get("alpha", study.get("alpha"))
+    notes = meta.get("method_notes") or study.get("method_notes") or {
+        b["label"]: b["method_note"] for b in study.get("benchmarks", []) if b.get("method_note")}
+    return float(alpha) if alpha is not None else DEFAULT_ALPHA, dict(notes)
+
+
+def vs_reference(values, ref_values, hib: bool, threshold: float, alpha: float, seed: int,
+                 ref) -> dict:
+    """vs_baseline of interface.md: the comparison with its verdict, power and reference."""
+    cmp = stats.compare(values, ref_values, hib, threshold, seed=seed, alpha=alpha,
+                        reference=ref.label if ref.metric is None or ref.basis != "per-instance"
+                        else f"{ref.label} ({ref.metric})")
+    return {"ratio": cmp.ratio, "overhead_pct": cmp.overhead_pct,
+            "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
+            "ratio_ci_low": cmp.ratio_ci_low, "ratio_ci_high": cmp.ratio_ci_high,
+            "p_value": cmp.p_value, "verdict": cmp.verdict, "direction": cmp.direction,
+            "power": cmp.power, "trials_needed": cmp.trials_needed, "message": cmp.message,
+            "alpha": alpha, "threshold_pct": threshold,
+            "reference": ref.label, "reference_metric": ref.metric, "basis": ref.basis}
+
+
 def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | None = None) -> dict:
     run = store.get_run(run_id)
     run_id = run["id"]
     study = run["study"]
     threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
+    alpha, notes = run_settings(run)
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
     baseline = default_baseline(study.get("baseline"), labels)
+    refs = References(baseline, envs)
     trials = store.trials(run_id)
     failed = defaultdict(int)
     for t in trials:
         if t["status"] != "ok":
             failed[(t["environment"], t["benchmark"])] += 1
     groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    trial_no: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     meta: dict[tuple[str, str, str], tuple[str, bool]] = {}
     for s in store.samples(run_id):
         key = (s["environment"], s["benchmark"], s["metric"])
         groups[key].append(s["value"])
+        trial_no[key].append(s["trial"] + 1 if s.get("trial") is not None else len(trial_no[key]) + 1)
         meta[key] = (s["unit"], bool(s["higher_is_better"]))
+    metrics_of: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for env, bench, metric in groups:
+        metrics_of[(env, bench)].add(metric)
 
     bench_order = [b["label"] for b in study["benchmarks"]]
     metric_order = _metric_order(study)
@@ -70,26 +108,36 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         values = groups[(env, bench, metric)]
         unit, hib = meta[(env, bench, metric)]
         summary = stats.summarize(values, seed=_seed(run_id, env, bench, metric))
+        ref = refs.for_row(env, metric, metrics_of[(env, bench)])
         vs = None
-        base_values = groups.get((baseline, bench, metric)) if baseline else None
-        if env != baseline and base_values:
-            cmp = stats.compare(values, base_values, hib, threshold,
-                                seed=_seed(run_id, env, bench, metric, "vs"))
-            vs = {"ratio": cmp.ratio, "overhead_pct": cmp.overhead_pct,
-                  "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
-                  "ratio_ci_low": cmp.ratio_ci_low, "ratio_ci_high": cmp.ratio_ci_high,
-                  "p_value": cmp.p_value, "verdict": cmp.verdict,
-                  "threshold_pct": threshold}
+        ref_values = groups.get((ref.label, bench, ref.metric)) if ref.label else None
+        if ref_values and stats.trimmed_mean(ref_values) == 0:
+            # no ratio to a zero (no retransmits on the baseline, say): the figures stand alone
+            ref = replace(ref, note=f"{ref.label}'s {ref.metric} is 0 (trimmed mean): no ratio "
+                                    "or overhead against it", short="no ratio (reference is 0)")
+        elif ref_values:
+            vs = vs_reference(values, ref_values, hib, threshold, alpha,
+                              _seed(run_id, env, bench, metric, "vs"), ref)
         results.append({
             "environment": env, "benchmark": bench, "metric": metric, "unit": unit,
             "higher_is_better": hib, "n": summary.n, "samples": values,
+            "trials": trial_no[(env, bench, metric)],
             "failed_trials": failed.get((env, bench), 0),
             "trimmed_mean": summary.trimmed_mean, "median": summary.median,
             "stdev": _num(summary.stdev), "cv": _num(summary.cv),
             "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
-            "vs_baseline": vs,
+            "vs_baseline": vs, "reference_note": None if vs else ref.note,
+            "no_verdict": None if vs else ref.short,
         })
-        for kind, message in stats.noise_warnings(values):
+        if ref.note and not vs and ref.basis != "none":
+            warnings.append({"environment": env, "benchmark": bench, "metric": metric,
+                             "kind": "zero_reference", "message": ref.note})
+        elif ref.note and not vs and not any(w["kind"] == "no_like_for_like_baseline"
+                                           and w["environment"] == env and w["benchmark"] == bench
+                                           for w in warnings):
+            warnings.append({"environment": env, "benchmark": bench, "metric": None,
+                             "kind": "no_like_for_like_baseline", "message": ref.note})
+        for kind, message in stats.noise_warnings(values, trial_no[(env, bench, metric)]):
             # too few samples is a property of the trial, not of each metric: say it once
             if kind == "few_samples" and any(w["kind"] == kind and w["environment"] == env
                                              and w["benchmark"] == bench for w in warnings):
@@ -119,14 +167,17 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                 "started": run["started"].isoformat() if run["started"] else None,
                 "finished": run["finished"].isoformat() if run["finished"] else None,
                 "quick": bool(run["quick"]), "status": run["status"], "seed": run["seed"],
-                "baseline": baseline, "threshold_pct": threshold,
+                "baseline": baseline, "threshold_pct": threshold, "alpha": alpha,
                 "trials_planned": study["trials"], "virtbench_version": run["virtbench_version"],
                 "host": run["host"]},
+        "benchmarks": [{"label": b["label"], "name": b["name"], "params": b.get("params") or {}}
+                       for b in study["benchmarks"]],
         "environments": [{"label": e["label"], "kind": e["kind"], "spec": e["spec"],
                           "options": e["options"], "status": e["status"], "error": e["error"],
                           "boot_s": e["boot_s"], "metadata": e["metadata"] or {}} for e in envs],
         "results": results,
         "warnings": warnings,
+        "method_notes": [{"benchmark": b, "note": n} for b, n in notes.items()],
         "published_only": published_only,
     }
 
@@ -138,7 +189,7 @@ def _attach_published(published: list[dict], envs: list[dict], results: list[dic
     ratio is against the same reference as the published one (the baseline unless `versus`).
     Returns the published figures no result of this run matches (e.g. a Xen environment
     virtbench could not start), so that reports can still show them."""
-    from .study import normalize_spec
+    from ..study import normalize_spec
     label_of = {}
     for e in envs:
         try:
@@ -165,52 +216,3 @@ def _attach_published(published: list[dict], envs: list[dict], results: list[dic
                           "verdict": p.get("verdict"), "source": p["source"], "note": p.get("note"),
                           "versus": versus, "measured_ratio": measured}
     return unmatched
-
-
-def environment_pairs(a: dict, b: dict, pairs: dict[str, str] | None = None) -> dict[str, str]:
-    """Which environment of run B each environment of run A is compared with.
-
-    By label; `pairs` (A label -> B label) adds or overrides; and two runs of one
-    environment each are paired whatever their labels (1 vCPU in A against 2 in B, say)."""
-    labels_a = [e["label"] for e in a["environments"]]
-    labels_b = [e["label"] for e in b["environments"]]
-    mapping = {label: label for label in labels_a if label in labels_b}
-    if not pairs and len(labels_a) == 1 and len(labels_b) == 1:
-        mapping = {labels_a[0]: labels_b[0]}
-    for la, lb in (pairs or {}).items():
-        if la not in labels_a or lb not in labels_b:
-            raise VirtbenchError(f"--pair {la}={lb}: run A has {', '.join(labels_a)}; "
-                                 f"run B has {', '.join(labels_b)}")
-        mapping[la] = lb
-    return mapping
-
-
-def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 5.0,
-                 pairs: dict[str, str] | None = None) -> dict:
-    """Pair two analyses by (environment, benchmark, metric): the change from A to B."""
-    mapping = environment_pairs(a, b, pairs)
-    index_b = {(r["environment"], r["benchmark"], r["metric"]): r for r in b["results"]}
-    rows, used_b = [], set()
-    for ra in a["results"]:
-        if ra["environment"] not in mapping:
-            continue
-        key_b = (mapping[ra["environment"]], ra["benchmark"], ra["metric"])
-        rb = index_b.get(key_b)
-        if rb is None:
-            continue
-        used_b.add(key_b)
-        cmp = stats.compare(rb["samples"], ra["samples"], ra["higher_is_better"],
-                            seed=_seed(a["run"]["id"], b["run"]["id"], *key_b))
-        env = ra["environment"] if key_b[0] == ra["environment"] else f"{ra['environment']} → {key_b[0]}"
-        rows.append({
-            "environment": env, "benchmark": ra["benchmark"], "metric": ra["metric"],
-            "unit": ra["unit"], "higher_is_better": ra["higher_is_better"],
-            "a": ra["trimmed_mean"], "b": rb["trimmed_mean"], "n_a": ra["n"], "n_b": rb["n"],
-            "ratio": cmp.ratio, "change_pct": cmp.overhead_pct,
-            "ci_low": cmp.ci_low, "ci_high": cmp.ci_high, "p_value": cmp.p_value,
-            "verdict": stats.change_verdict(cmp.overhead_pct, cmp.p_value, alpha, min_change_pct),
-        })
-    unmatched = sorted({(r["environment"], r["benchmark"], r["metric"]) for r in b["results"]}
-                       - used_b)
-    return {"a": a["run"], "b": b["run"], "alpha": alpha, "min_change_pct": min_change_pct,
-            "pairs": mapping, "rows": rows, "only_in_b": [list(k) for k in unmatched]}

@@ -1,0 +1,17 @@
+"""Outliers by MAD, including when the MAD is 0; messages name the trial numbers."""
+from virtbench import stats
+
+
+def test_mad_zero_still_finds_the_odd_one_out():
+    data = [10.0, 10.0, 10.0, 10.0, 10.0, 30.0]       # MAD = 0
+    assert stats.mad_outliers(data) == [5]
+    assert stats.mad_outliers([10.0] * 6) == []
+
+
+def test_outlier_message_names_trial_numbers():
+    data = [10.0, 10.0, 10.0, 10.0, 10.0, 30.0]
+    msgs = [m for k, m in stats.noise_warnings(data, trials=[3, 4, 5, 6, 7, 9]) if k == "outlier"]
+    assert len(msgs) == 1 and msgs[0].startswith("trial 9 (30)")
+    two = [10.0, 10.1, 9.9, 10.05, 9.95, 30.0, 31.0, 10.0, 10.02]
+    (msg,) = [m for k, m in stats.noise_warnings(two) if k == "outlier"]
+    assert msg.startswith("trials 6, 7 ")

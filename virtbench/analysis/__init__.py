@@ -1,0 +1,12 @@
+"""From stored samples to results and comparisons.
+
+run         one run: per environment x benchmark x metric, statistics and vs_baseline
+references  which row each result is compared with (instances against the right baseline)
+compare     two runs: change per metric, rows in one run only, metadata that differ
+"""
+from .compare import compare_runs, environment_pairs, metadata_differences
+from .references import References, instance_count
+from .run import DEFAULT_ALPHA, analyze_run, run_settings
+
+__all__ = ["compare_runs", "environment_pairs", "metadata_differences", "References",
+           "instance_count", "DEFAULT_ALPHA", "analyze_run", "run_settings"]

@@ -1,0 +1,100 @@
+"""The verdict matrix every report opens with (as the RIKEN study's Table 15): one row per
+metric, one column per environment, each cell the ratio to its reference and ✓ / ✗ (with the
+direction) / ? (with the trials per side that would decide). Pure: the formats style it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..analysis.references import is_group_detail
+from . import fmt
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    verdict: str | None          # pass / fail / inconclusive / None (no verdict)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    columns: list[str]           # environment labels, with " (vs REF)" when not the baseline
+    rows: list[tuple[str, list[Cell]]]
+
+
+def cell(result: dict | None, baseline: str | None) -> Cell:
+    if result is None:
+        return Cell("—", None)
+    vs = result["vs_baseline"]
+    if vs:
+        ratio = fmt.ratio(vs["ratio"])
+        if vs["verdict"] == "pass":
+            return Cell(f"{ratio} ✓", "pass")
+        if vs["verdict"] == "fail":
+            return Cell(f"{ratio} ✗ {vs.get('direction') or ''}".rstrip(), "fail")
+        need = vs.get("trials_needed")
+        return Cell(f"{ratio} ?" + (f" ≥{need} trials" if need else ""), "inconclusive")
+    if result.get("no_verdict"):
+        return Cell(result["no_verdict"], None)
+    return Cell("baseline" if result["environment"] == baseline else "—", None)
+
+
+_RANK = {"fail": 3, "inconclusive": 2, "pass": 1}
+
+
+def per_instance_cell(rows: list[dict]) -> Cell | None:
+    """A group's instances against the single baseline, in one cell: the range of their
+    ratios and the worst verdict among them."""
+    rows = [r for r in rows if r["vs_baseline"]]
+    if not rows:
+        return None
+    ratios = [r["vs_baseline"]["ratio"] for r in rows]
+    worst = max(rows, key=lambda r: _RANK.get(r["vs_baseline"]["verdict"], 0))
+    c = cell(worst, None)
+    mark = c.text.split(" ", 1)[1] if " " in c.text else ""
+    lo, hi = fmt.ratio(min(ratios)), fmt.ratio(max(ratios))
+    span = lo if lo == hi else f"{lo}–{hi}"
+    return Cell(f"{span} {mark} per instance".replace("  ", " "), c.verdict)
+
+
+def build(analysis: dict) -> Matrix:
+    baseline = analysis["run"]["baseline"]
+    results = analysis["results"]
+    envs = [e["label"] for e in analysis["environments"]
+            if any(r["environment"] == e["label"] for r in results)]
+    metrics_of: dict[tuple[str, str], set[str]] = {}
+    for r in results:
+        metrics_of.setdefault((r["environment"], r["benchmark"]), set()).add(r["metric"])
+    index = {(r["environment"], r["benchmark"], r["metric"]): r for r in results}
+    keys: list[tuple[str, str]] = []
+    for r in results:
+        key = (r["benchmark"], r["metric"])
+        if key in keys or is_group_detail(r["metric"], metrics_of[(r["environment"], r["benchmark"])]):
+            continue
+        keys.append(key)
+    refs: dict[str, set[str]] = {e: set() for e in envs}
+    rows = []
+    for bench, metric in keys:
+        first = next(r for r in results if (r["benchmark"], r["metric"]) == (bench, metric))
+        name = f"{bench} · {metric} {fmt.direction(first['higher_is_better'])}"
+        cells = []
+        for env in envs:
+            r = index.get((env, bench, metric))
+            if r and r["vs_baseline"] and r["vs_baseline"].get("reference"):
+                refs[env].add(r["vs_baseline"]["reference"])
+            c = cell(r, baseline)
+            if r is not None and r["vs_baseline"] is None and r.get("no_verdict"):
+                inst = [x for (e, b, m), x in index.items() if e == env and b == bench
+                        and m.startswith(metric + "_i") and m[len(metric) + 2:].isdigit()]
+                c = per_instance_cell(inst) or c
+            cells.append(c)
+        rows.append((name, cells))
+    columns = [env + "".join(f" (vs {ref})" for ref in sorted(refs[env]) if ref != baseline)
+               for env in envs]
+    return Matrix(columns, rows)
+
+
+LEGEND = ("ratio = environment / reference (trimmed means, the metric's own scale); "
+          "✓ within the threshold; ✗ outside it, worse or better than the reference; "
+          "? the samples cannot decide (≥N: trials per side that would); instances: the "
+          "aggregate against the baseline at the same N when the run has it, else each "
+          "instance against the single baseline (\"per instance\")")
