@@ -102,6 +102,6 @@ def test_plan_is_randomised_blocks_reproducible_by_seed():
 
 def test_quick_caps_trials_unless_given(tmp_path):
     text = "trials = 12\n[[benchmark]]\nname = 'pi'\n"
-    assert study.with_flags(study.load(write(tmp_path, text)), quick=True).trials == 3
+    assert study.with_flags(study.load(write(tmp_path, text)), quick=True).trials == 5
     assert study.with_flags(study.load(write(tmp_path, text)), quick=True, trials=7).trials == 7
     assert study.with_flags(study.load(write(tmp_path, text))).trials == 12
