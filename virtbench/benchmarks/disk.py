@@ -537,7 +537,7 @@ class DdWrite(DiskBenchmark):
             return
         # A guest's scratch file system is ours: remount it -o sync for the trial and back.
         # The host's file systems are not ours: loop-mount an ext4 image inside scratch_dir.
-        if env.kind != "native":
+        if env.owns_scratch_filesystem():
             out = self._step(env, ["findmnt", "-n", "-o", "TARGET", "-T", trial.workdir],
                              "finding the scratch mount")
             mountpoint = out.strip().splitlines()[0] if out.strip() else "/"

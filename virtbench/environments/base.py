@@ -188,6 +188,36 @@ class Environment(ABC):
         """Start (once) the environment's sshd on its network path and say how to reach it."""
         raise VirtbenchError(f"environment {self.label} has no sshd for transfer benchmarks")
 
+    def owns_scratch_filesystem(self) -> bool:
+        """May benchmarks remount the scratch file system (e.g. -o sync)? True where
+        virtbench made it (a guest's scratch disk); the host's file systems are not ours."""
+        return False
+
+    def scratch_backing(self) -> str | None:
+        """The host file or device behind the scratch disk (a guest's image file or loop
+        device); None where the scratch directory is on the host itself or unknown."""
+        return None
+
+    def scratch_cache_mode(self) -> str | None:
+        """The host cache mode of the scratch disk actually in use (QEMU's cache=...);
+        None where there is no virtual disk between the benchmark and the host."""
+        return None
+
+    # -- memory and instances ------------------------------------------------------------
+    def memory_bytes(self) -> int | None:
+        """Memory a benchmark running here may use, in bytes; None when unknown."""
+        return None
+
+    def host_memory_reserved(self) -> int:
+        """Host memory this environment holds for itself while it runs (a guest's RAM);
+        0 where benchmarks share the host's memory directly (native)."""
+        return 0
+
+    def as_instance(self, i: int) -> None:
+        """Make this environment instance i of a group: anything two instances would share
+        (network subnet, scratch directory) becomes instance i's own."""
+        self.net_index = i
+
     def drop_caches(self) -> None:
         """Drop the environment's page cache (a guest also drops the host's)."""
         self.exec(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=300)

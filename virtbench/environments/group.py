@@ -66,6 +66,25 @@ def combine(metrics: tuple[Metric, ...], per_instance: list[dict[str, float]]) -
     return values
 
 
+def memory_refusal(label: str, n: int, need: int, available: int | None, shared: bool,
+                   what: str) -> str | None:
+    """Why `n` instances cannot each get the `need` bytes `what` uses, or None (pure).
+    `shared`: the instances share `available` (native processes on one host); otherwise each
+    instance has `available` of its own (a guest's RAM)."""
+    if need <= 0 or available is None:
+        return None
+    total = need * n if shared else need
+    if total <= available:
+        return None
+    gib = 2**30
+    if shared:
+        return (f"environment {label}: {n} instances x {need / gib:.2f} GiB for {what} need "
+                f"{total / gib:.2f} GiB, more than the {available / gib:.2f} GiB the host has "
+                f"available; lower instances to {max(available // need, 0)} or the benchmark's size")
+    return (f"environment {label}: {what} needs {need / gib:.2f} GiB per instance, more than "
+            f"each instance's {available / gib:.2f} GiB; raise mem or lower the benchmark's size")
+
+
 def host_capacity() -> tuple[int, int]:
     """(cores, memory bytes) of this host."""
     with open("/proc/meminfo") as f:
@@ -99,7 +118,7 @@ class InstanceGroup(Environment):
         self.kind = members[0].kind
         self._pair: PairPath | None = None
         for i, m in enumerate(members):
-            m.net_index = i          # each instance's network path gets its own subnet
+            m.as_instance(i)         # its own subnet, scratch directory...
         self._check_capacity()
 
     def _check_capacity(self) -> None:
@@ -110,7 +129,7 @@ class InstanceGroup(Environment):
             raise VirtbenchError(
                 f"environment {self.spec}: {n} instances need {vcpus} CPUs, more than "
                 f"{OVERCOMMIT:g} x the host's {cores} cores; lower instances or vcpus")
-        need = getattr(self.members[0], "memory_bytes", lambda: 0)() * n
+        need = self.members[0].host_memory_reserved() * n
         if need > MEMORY_SHARE * mem:
             raise VirtbenchError(
                 f"environment {self.spec}: {n} instances need {need / 2**30:.1f} GiB, more than "
@@ -154,6 +173,24 @@ class InstanceGroup(Environment):
     def kernel_path(self, name: str) -> str:
         return self.members[0].kernel_path(name)
 
+    def _shares_memory(self) -> bool:
+        return self.members[0].host_memory_reserved() == 0
+
+    def memory_bytes(self) -> int | None:
+        """What one instance may use: its own RAM (a guest), or its share of the host's."""
+        avail = self.members[0].memory_bytes()
+        if avail is None or not self._shares_memory():
+            return avail
+        return avail // len(self.members)
+
+    def host_memory_reserved(self) -> int:
+        return sum(m.host_memory_reserved() for m in self.members)
+
+    def memory_refusal(self, bench, params) -> str | None:
+        """Why this group cannot run `bench` with `params` in every instance at once, or None."""
+        return memory_refusal(str(self.spec), len(self.members), bench.memory_need(params),
+                              self.members[0].memory_bytes(), self._shares_memory(), bench.name)
+
     def metadata(self) -> dict:
         md = self.members[0].metadata()
         md["instances"] = len(self.members)
@@ -188,6 +225,9 @@ class InstanceGroup(Environment):
             except VirtbenchError as exc:
                 return TrialOutcome(error=str(exc))
             return bench.run_pair(self.members[0], self.members[1], path, params)
+        refusal = self.memory_refusal(bench, params)
+        if refusal:
+            return TrialOutcome(error=refusal)
         barrier = threading.Barrier(len(self.members))
 
         def one(member):
