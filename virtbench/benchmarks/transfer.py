@@ -70,11 +70,15 @@ class Scp(Benchmark):
     def timeout(self, params):
         return 120.0 + params["size_mb"] * 0.5
 
+    def target_path(self, env) -> str:
+        """Where the copy lands: the environment's (instance's) own scratch directory."""
+        return f"{env.scratch_dir()}/vb-scp-target.bin"
+
     def run_trial(self, env, params) -> TrialOutcome:
         outcome = TrialOutcome(exit=0)
         try:
             target = env.ssh_target()
-            dest = f"{env.scratch_dir()}/vb-scp-target.bin"
+            dest = self.target_path(env)
         except VirtbenchError as exc:
             return TrialOutcome(error=str(exc))
         source = source_file(params["size_mb"])
