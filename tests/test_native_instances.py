@@ -15,6 +15,7 @@ from virtbench.benchmarks.application import Blast
 from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.benchmarks.memory import Stream
 from virtbench.benchmarks.transfer import Scp, source_file
+from virtbench.environments import capacity
 from virtbench.environments import group as group_mod
 from virtbench.environments.native import DEFAULT_SCRATCH, meminfo_bytes
 from virtbench.environments.qemu import size_bytes
@@ -37,6 +38,8 @@ def test_each_native_instance_has_its_own_scratch_blast_db_and_scp_target(tmp_pa
     assert len(dbs) == 3 and len(targets) == 3
     assert all(t.startswith(d + "/") for t, d in zip(sorted(targets), dirs))
     assert [m.net_index for m in g.members] == [0, 1, 2]
+    g.stop()
+    assert list(tmp_path.iterdir()) == []           # empty instance directories go
 
 
 def test_a_single_native_environment_keeps_the_scratch_it_was_given():
@@ -144,15 +147,16 @@ def test_qemu_instances_bounded_by_host_memory():
 
 def test_memory_refusal_pure():
     gib = 2**30
-    assert group_mod.memory_refusal("native:instances=2", 2, gib, 3 * gib, True, "x") is None
-    text = group_mod.memory_refusal("native:instances=4", 4, gib, 3 * gib, True, "stream")
+    assert capacity.memory_refusal("native:instances=2", 2, gib, 3 * gib, True, "x") is None
+    text = capacity.memory_refusal("native:instances=4", 4, gib, 3 * gib, True, "stream")
     assert "4 instances x 1.00 GiB for stream need 4.00 GiB" in text
     assert "lower instances to 3" in text
     # a guest's RAM is its own: N does not multiply it
-    assert group_mod.memory_refusal("qemu:instances=8", 8, gib, 2 * gib, False, "x") is None
-    assert "per instance" in group_mod.memory_refusal("q", 8, 3 * gib, 2 * gib, False, "x")
-    assert group_mod.memory_refusal("q", 8, 0, 1, True, "x") is None        # unknown need
-    assert group_mod.memory_refusal("q", 8, gib, None, True, "x") is None   # unknown memory
+    assert capacity.memory_refusal("qemu:instances=8", 8, gib, 2 * gib, False, "x") is None
+    assert "per instance" in capacity.memory_refusal("q", 8, 3 * gib, 2 * gib, False, "x")
+    assert "lower instances" not in capacity.memory_refusal("q", 1, 3 * gib, 2 * gib, True, "x")
+    assert capacity.memory_refusal("q", 8, 0, 1, True, "x") is None        # unknown need
+    assert capacity.memory_refusal("q", 8, gib, None, True, "x") is None   # unknown memory
 
 
 def test_stream_says_how_much_memory_it_holds():
@@ -185,3 +189,16 @@ def test_native_group_refuses_n_that_does_not_fit_and_runs_nothing(tmp_path):
     assert not out.ok and hungry.ran == 0
     assert "2 instances x" in out.error and "lower instances to 1" in out.error
     assert g.memory_bytes() == avail // 2
+
+
+def test_a_single_environment_refuses_what_cannot_fit(tmp_path):
+    env = environments.create(f"native:scratch={tmp_path}")
+    hungry = _Hungry(env.memory_bytes() + 2**30)
+    out = env.run_trial(hungry, {})
+    assert not out.ok and hungry.ran == 0
+    assert "hungry needs" in out.error and "lower the benchmark's size" in out.error
+    assert "guest" not in out.error
+    guest = environments.create("qemu:mem=512M")
+    text = guest.memory_refusal(Stream(), Stream().params({"elements": 30_000_000}))
+    assert "stream needs 0.67 GiB, more than the 0.50 GiB" in text and "more mem" in text
+    assert guest.memory_refusal(Stream(), Stream().params()) is None

@@ -230,8 +230,19 @@ class Environment(ABC):
         """The metrics a trial of `bench` yields here (a group of instances adds its own)."""
         return bench.metrics
 
+    def memory_refusal(self, bench, params: dict) -> str | None:
+        """Why `bench` with `params` cannot fit in this environment's memory, or None."""
+        from .capacity import memory_refusal
+        return memory_refusal(str(self.spec), 1, bench.memory_need(params), self.memory_bytes(),
+                              self.host_memory_reserved() == 0, bench.name)
+
     def run_trial(self, bench, params: dict):
-        """One trial of `bench` here; a group of instances runs it in all of them at once."""
+        """One trial of `bench` here; a group of instances runs it in all of them at once.
+        A benchmark that cannot fit in memory is a failed trial saying so, not an OOM kill."""
+        refusal = self.memory_refusal(bench, params)
+        if refusal:
+            from ..benchmarks.base import TrialOutcome
+            return TrialOutcome(error=refusal)
         return bench.run_trial(self, params)
 
     def metadata(self) -> dict:

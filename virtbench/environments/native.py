@@ -39,6 +39,7 @@ class Native(Environment):
 
     _topology = None
     _sshd = None
+    _instance_dir: str | None = None     # made for instance i of a group: removed when empty
 
     def start(self) -> None:
         self._kernel_dir = kernels.build()
@@ -57,6 +58,11 @@ class Native(Environment):
             self._topology.delete()
             self._topology = None
             self._net = None
+        if self._instance_dir is not None:
+            try:
+                os.rmdir(self._instance_dir)     # only when the benchmarks left it empty
+            except OSError:
+                pass
 
     def net_path(self) -> NetPath:
         if self._topology is None:
@@ -86,6 +92,7 @@ class Native(Environment):
         scp target never meet another instance's) and on its own network subnet."""
         super().as_instance(i)
         self.values["scratch"] = instance_scratch(self.spec.options.get("scratch", DEFAULT_SCRATCH), i)
+        self._instance_dir = self.values["scratch"]
 
     def memory_bytes(self) -> int | None:
         """The host's available memory (MemAvailable), shared by every native instance."""
