@@ -38,6 +38,7 @@ def test_each_native_instance_has_its_own_scratch_blast_db_and_scp_target(tmp_pa
     assert len(dbs) == 3 and len(targets) == 3
     assert all(t.startswith(d + "/") for t, d in zip(sorted(targets), dirs))
     assert [m.net_index for m in g.members] == [0, 1, 2]
+    assert all(m.instance_of is g for m in g.members)
     g.stop()
     assert list(tmp_path.iterdir()) == []           # empty instance directories go
 

@@ -178,3 +178,9 @@ def test_dd_trial_warns_once_per_environment(monkeypatch):
     assert second.ok and second.warnings == []
     other = bench.run_trial(ScriptedEnv(), bench.params(quick=True))
     assert [k for k, _ in other.warnings] == ["physical-limit"]
+    # the instances of one group warn once between them
+    group = ScriptedEnv()
+    a, b = ScriptedEnv(), ScriptedEnv()
+    a.instance_of = b.instance_of = group
+    assert len(bench.run_trial(a, bench.params(quick=True)).warnings) == 1
+    assert bench.run_trial(b, bench.params(quick=True)).warnings == []

@@ -269,17 +269,18 @@ class LimitCheck:
               guest_facts: Callable[[], dict[str, list[str]]]) -> list[tuple[str, str]]:
         if not rates:
             return []
+        scope = env.instance_of or env          # a group's instances warn once between them
         with self._lock:
-            if env in self._warned.setdefault(bench, weakref.WeakSet()):
+            if scope in self._warned.setdefault(bench, weakref.WeakSet()):
                 return []
         text = limit_warning(rates, self.rated(env, guest_facts), env.scratch_cache_mode(),
                              bench_cache)
         if text is None:
             return []
         with self._lock:
-            if env in self._warned[bench]:
+            if scope in self._warned[bench]:
                 return []
-            self._warned[bench].add(env)
+            self._warned[bench].add(scope)
         return [("physical-limit", text)]
 
 

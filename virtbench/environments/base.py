@@ -115,6 +115,7 @@ class Environment(ABC):
     options: ClassVar[dict[str, Option]] = {}
     summary: ClassVar[str] = ""
     net_index: int = 0      # instance i of a group: its network path uses subnet i
+    instance_of: "Environment | None" = None   # the group this is an instance of, if any
 
     def __init__(self, spec: EnvSpec):
         unknown = sorted(set(spec.options) - set(self.options))

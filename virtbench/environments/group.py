@@ -93,6 +93,7 @@ class InstanceGroup(Environment):
         self._pair: PairPath | None = None
         for i, m in enumerate(members):
             m.as_instance(i)         # its own subnet, scratch directory...
+            m.instance_of = self
         self._check_capacity()
 
     def _check_capacity(self) -> None:
