@@ -229,3 +229,33 @@ def test_a_failing_command_is_a_failed_trial_and_cleans_up(native):
     outcome = bench.run_trial(env, bench.params({"bs_kb": 1000000}, quick=True))
     assert not outcome.ok and outcome.error
     assert list(scratch.iterdir()) == []
+
+
+def test_sync_mount_asks_the_environment_whether_it_owns_the_scratch_fs_not_its_kind():
+    from virtbench.benchmarks.disk import _Trial
+    from virtbench.transport import ExecResult
+
+    class Owner:
+        kind = "native"              # deliberately: the kind must not decide
+        instance_of = None
+
+        def __init__(self):
+            self.argvs = []
+
+        def owns_scratch_filesystem(self):
+            return True
+
+        def exec(self, argv, timeout, env=None):
+            self.argvs.append(argv)
+            out = {"TARGET": "/mnt/vbscratch\n", "OPTIONS": "rw,sync,relatime\n"}
+            return ExecResult(0, next((v for k, v in out.items() if k in argv), ""), "", 0.0)
+
+    env, trial = Owner(), _Trial(workdir="/mnt/vbscratch/virtbench-dd-write")
+    bench = get("dd-write")
+    bench.prepare(env, bench.params({"form": "sync-mount"}), trial)
+    assert ["mount", "-o", "remount,sync", "/mnt/vbscratch"] in env.argvs
+    assert trial.cleanup == [["mount", "-o", "remount,async", "/mnt/vbscratch"]]
+    import virtbench.benchmarks as pkg
+    from pathlib import Path
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        assert "env.kind" not in path.read_text(), path.name
