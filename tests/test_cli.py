@@ -61,7 +61,8 @@ def test_dry_run_prints_the_plan_and_runs_nothing(capsys, store_url):
     code, out, _ = run_cli(capsys, "run", str(REPO / "studies" / "quick.toml"), "--quick",
                            "--dry-run")
     assert code == 0
-    assert "3 trials x 2 environment(s) x 3 benchmark(s) = 18 trials" in out   # --quick: 3
+    # --quick: 3 trials, and the study's default warm-up trial per environment x benchmark
+    assert "(3 trials + 1 warm-up) x 2 environment(s) x 3 benchmark(s) = 24 trials" in out
     assert "environment qemu-" in out
     assert "benchmark pi: k=16" in out
     assert not Path(store_url[len("sqlite:///"):]).exists()

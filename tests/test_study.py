@@ -25,7 +25,8 @@ name = "pi"
 """))
     assert s.name == "riken-2012" and s.trials == 12 and s.baseline == "native"
     assert [e.spec for e in s.environments] == ["native"]
-    assert s.benchmarks[0].label == "stream[elements=10000000,passes=20,processes=4]"
+    # the label shows the parameters that differ from the defaults
+    assert s.benchmarks[0].label == "stream[processes=4]"
     assert s.benchmarks[1].label == "pi"
     study.validate(s)
 
@@ -33,10 +34,11 @@ name = "pi"
 @pytest.mark.parametrize("text, words", [
     ("name = ", "not valid TOML"),
     ("colour = 'red'", "unknown key 'colour'"),
-    ("[[environment]]\nimage = 'x'", "needs spec"),
-    ("[[benchmark]]\nparams = {}", "needs name"),
-    ("trials = 'many'", "trials must be a number"),
-    ("[[benchmark]]\nname = 'stream'\nparams = 3", "params must be a table"),
+    ("[[environment]]\nspec = 'native'\nimage = 'x'", "environment[1] (native): unknown key 'image'"),
+    ("[[environment]]\nnote = 'x'", "environment[1]: needs spec"),
+    ("[[benchmark]]\nparams = {}", "benchmark[1]: needs name"),
+    ("trials = 'many'", "trials must be an integer, not 'many'"),
+    ("[[benchmark]]\nname = 'stream'\nparams = 3", "benchmark[1] (stream): params must be a table"),
 ])
 def test_malformed_study_files_name_the_problem(tmp_path, text, words):
     with pytest.raises(VirtbenchError) as err:
@@ -67,7 +69,7 @@ params = { processes = 2 }
 @pytest.mark.parametrize("case, words", [
     (study.BenchmarkCase("nosuch"), "unknown benchmark 'nosuch'"),
     (study.BenchmarkCase("stream", {"colour": 1}), "unknown parameter colour"),
-    (study.BenchmarkCase("stream", {"elements": "many"}), "should be a int"),
+    (study.BenchmarkCase("stream", {"elements": "many"}), "should be an integer"),
     (study.BenchmarkCase("himeno", {"size": "XXL"}), "use one of: XS, S, M, L"),
 ])
 def test_validate_rejects_bad_benchmarks(case, words):

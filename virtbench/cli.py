@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__, analysis, benchmarks, environments, report, study as study_mod
@@ -41,8 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("study", nargs="?", help="a study file (TOML)")
     run.add_argument("--env", action="append", metavar="SPEC",
                      help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
-    run.add_argument("--bench", action="append", metavar="NAME",
-                     help="benchmark to run; repeat for several (overrides the study's)")
+    run.add_argument("--bench", action="append", metavar="NAME[:key=value,...]",
+                     help="benchmark to run, with parameters as in a study's params "
+                          "(e.g. tcp:direction=receive,streams=10); repeat for several "
+                          "(overrides the study's)")
     run.add_argument("--trials", type=int, help="trials per benchmark and environment (default 12)")
     run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
     run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
@@ -132,7 +135,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
         study = study_mod.load(args.study) if args.study else None
         study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
                                      baseline=args.baseline, seed=args.seed, quick=args.quick)
-        prepared = prepare(study)       # bad input stops here, before the store is touched
+        # bad input stops here, before the store is touched; a dry run probes and builds nothing
+        prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
             return _print_plan(prepared, out)
         store = Store(args.store)
@@ -149,22 +153,31 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 
 def _print_plan(prepared, out: Console) -> int:
+    """--dry-run: the plan, printed literally (labels like `pi[k=17]` are not markup)."""
     s = prepared.study
-    total = s.trials * len(prepared.envs) * len(prepared.cases)
-    out.print(f"study {s.name}: {s.trials} trials x {len(prepared.envs)} environment(s) x "
-              f"{len(prepared.cases)} benchmark(s) = {total} trials"
-              + (" (quick sizes)" if s.quick else ""), highlight=False)
-    out.print(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
-              f"{s.seed if s.seed is not None else '(random at start)'}", highlight=False)
+
+    def say(text: str) -> None:
+        out.print(escape(text), highlight=False)
+
+    per_slot = s.trials + s.warmup
+    total = per_slot * len(prepared.envs) * len(prepared.cases)
+    say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
+        f"environment(s) x {len(prepared.cases)} benchmark(s) = {total} trials"
+        + (" (quick sizes)" if s.quick else ""))
+    say(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
+        f"{s.seed if s.seed is not None else '(random at start)'}; pin {s.pin}; alpha {s.alpha:g}")
     for label, env in prepared.envs.items():
-        out.print(f"  environment {label}  ({env.spec})", highlight=False)
+        say(f"  environment {label}  ({env.spec})")
     for spec, why in prepared.skipped:
-        out.print(f"  skipped environment {spec}: {why}", highlight=False)
+        say(f"  skipped environment {spec}: {why}")
+    notes = s.method_notes()
     for label, (bench, params) in prepared.cases.items():
-        out.print(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()),
-                  highlight=False)
-    out.print(f"estimated time: about {estimate_s(prepared) / 60:.0f} min on bare metal "
-              "(guests under TCG are much slower)", highlight=False)
+        say(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()))
+        if label in notes:
+            say(f"    method note: {notes[label]}")
+    minutes = estimate_s(prepared) * per_slot / max(1, s.trials) / 60
+    say(f"estimated time: about {minutes:.0f} min on bare metal (guests under TCG are much "
+        "slower); dry run: nothing was built, probed or started")
     return EXIT_OK
 
 

@@ -46,8 +46,11 @@ class Outcome:
     skipped_before: int = 0
 
 
-def prepare(study: Study) -> Prepared:
-    """Validate the study and create (not start) its environments. Raises VirtbenchError."""
+def prepare(study: Study, dry_run: bool = False) -> Prepared:
+    """Validate the study and create (not start) its environments. Raises VirtbenchError.
+
+    dry_run: the plan only; nothing is probed, resolved (no KVM probe boot) or built (no
+    kernel, no image), so an accelerator chosen at run time shows as the spec gives it."""
     validate(study)
     skipped = skipped_environments(study)
     envs: dict[str, Environment] = {}
@@ -55,10 +58,12 @@ def prepare(study: Study) -> Prepared:
         if entry.requires:
             continue
         env = environments.create(entry.parsed())
-        usability = type(env).probe()
-        if not usability.usable:
-            raise VirtbenchError(f"environment {entry.spec}: not usable here: {usability.reason}")
-        env.resolve()
+        if not dry_run:
+            usability = type(env).probe()
+            if not usability.usable:
+                raise VirtbenchError(f"environment {entry.spec}: not usable here: "
+                                     f"{usability.reason}")
+            env.resolve()
         if env.label in envs:
             raise VirtbenchError(f"environment {entry.spec} has the same label as another "
                                  f"({env.label}); change one of its options")
@@ -72,7 +77,7 @@ def prepare(study: Study) -> Prepared:
         raise VirtbenchError(f"baseline {baseline!r} is not an environment of this study; "
                              f"use one of: {', '.join(envs)}")
     needs_kernels = any(set(b.tools) & set(kernels.KERNELS) for b, _ in cases.values())
-    if needs_kernels:
+    if needs_kernels and not dry_run:
         kernels.build()   # a missing compiler is bad input: fail before the run exists
     if not envs:
         raise VirtbenchError("no environment of this study can run here: " + "; ".join(

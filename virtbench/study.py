@@ -11,12 +11,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import benchmarks
+from . import benchmarks, study_schema
 from .environments import EnvSpec
 from .errors import VirtbenchError
+from .study_schema import (DEFAULT_ALPHA, DEFAULT_PIN, DEFAULT_THRESHOLD, DEFAULT_TRIALS,
+                           DEFAULT_WARMUP)
 
-DEFAULT_TRIALS = 12      # the RIKEN method: 12 trials, drop max and min, mean of the rest
-DEFAULT_THRESHOLD = 10.0
 QUICK_TRIALS = 3         # --quick without --trials caps a study's trials at this
 
 
@@ -27,11 +27,27 @@ class BenchmarkCase:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     label: str = ""
+    # where virtbench's method deviates from the seed study's, shown beside its figures
+    method_note: str | None = None
 
     def __post_init__(self):
         if not self.label:
-            extra = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-            self.label = f"{self.name}[{extra}]" if extra else self.name
+            self.label = default_label(self.name, self.params)
+
+
+def default_label(name: str, params: dict[str, Any]) -> str:
+    """NAME, then the parameters that differ from the benchmark's defaults: `pi[k=17]`,
+    so two parametrisations of one benchmark are two rows."""
+    bench = benchmarks.REGISTRY.get(name)
+    shown = bench.non_default(params) if bench is not None else params
+    extra = ",".join(f"{k}={_text(v)}" for k, v in sorted(shown.items()))
+    return f"{name}[{extra}]" if extra else name
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 @dataclass
@@ -58,23 +74,28 @@ class Study:
     quick: bool = False
     source: str | None = None
     published: list[dict] = field(default_factory=list)   # figures of the source, see _published
+    warmup: int = DEFAULT_WARMUP     # unmeasured trials per environment x benchmark first
+    pin: str = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
+    alpha: float = DEFAULT_ALPHA     # significance level of the verdicts
+
+    def method_notes(self) -> dict[str, str]:
+        """{benchmark label: note} of the benchmarks that carry a method note."""
+        return {c.label: c.method_note for c in self.benchmarks if c.method_note}
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """What the runner stores as the run's metadata: the study, and with it `alpha` and
+        `method_notes` ({benchmark label: note}) for the reports."""
+        d = asdict(self)
+        d["method_notes"] = self.method_notes()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Study":
         d = dict(d)
+        d.pop("method_notes", None)      # derived from the benchmarks
         d["environments"] = [EnvironmentEntry(**e) for e in d["environments"]]
         d["benchmarks"] = [BenchmarkCase(**b) for b in d["benchmarks"]]
         return cls(**d)
-
-
-STUDY_KEYS = {"name", "trials", "baseline", "threshold", "seed", "environment", "benchmark",
-              "description", "published"}
-ENVIRONMENT_KEYS = {"spec", "requires", "note"}
-PUBLISHED_KEYS = {"environment", "benchmark", "metric", "source", "ratio", "value", "versus",
-                  "versus_value", "verdict", "note", "unmeasured"}
 
 
 def _fail(path, what: str) -> VirtbenchError:
@@ -89,7 +110,8 @@ def default_baseline(baseline: str | None, labels) -> str | None:
 
 
 def load(path: str | Path) -> Study:
-    """Read a study file; every problem is one line naming the file, the key and the fix."""
+    """Read a study file; every problem is one line naming the file, the table, the key and
+    the fix (the schema is in study_schema.py)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -98,40 +120,23 @@ def load(path: str | Path) -> Study:
                              "(the seed studies are in studies/)") from None
     except tomllib.TOMLDecodeError as exc:
         raise _fail(path, f"not valid TOML ({exc}); fix the syntax at that line") from None
-    unknown = sorted(set(data) - STUDY_KEYS)
-    if unknown:
-        raise _fail(path, f"unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(STUDY_KEYS))}")
-    envs = []
-    for i, entry in enumerate(data.get("environment", []), 1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("spec"), str):
-            raise _fail(path, f"[[environment]] #{i} needs spec = \"KIND[:key=value,...]\"")
-        unknown_env = sorted(set(entry) - ENVIRONMENT_KEYS)
-        if unknown_env:
-            raise _fail(path, f"[[environment]] {entry['spec']}: unknown key {unknown_env[0]!r}; "
-                        f"valid keys: {', '.join(sorted(ENVIRONMENT_KEYS))}")
-        for key in ("requires", "note"):
-            if key in entry and not isinstance(entry[key], str):
-                raise _fail(path, f"[[environment]] {entry['spec']}: {key} must be a string")
-        EnvSpec.parse(entry["spec"])      # the syntax, even for one that cannot start here
-        envs.append(EnvironmentEntry(entry["spec"], entry.get("requires"), entry.get("note")))
-    cases = []
-    for i, entry in enumerate(data.get("benchmark", []), 1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise _fail(path, f"[[benchmark]] #{i} needs name = \"BENCHMARK\" "
-                        "(see `virtbench benchmarks`)")
-        params = entry.get("params", {})
-        if not isinstance(params, dict):
-            raise _fail(path, f"[[benchmark]] {entry['name']}: params must be a table, "
-                        "e.g. params = { elements = 10000000 }")
-        cases.append(BenchmarkCase(entry["name"], dict(params), entry.get("label", "")))
-    for key, kind in (("trials", int), ("threshold", (int, float)), ("seed", int)):
-        if key in data and (not isinstance(data[key], kind) or isinstance(data[key], bool)):
-            raise _fail(path, f"{key} must be a number, not {data[key]!r}")
-    published = _published(path, data.get("published", []), envs, cases)
-    return Study(name=str(data.get("name", path.stem)), environments=envs, benchmarks=cases,
-                 trials=data.get("trials", DEFAULT_TRIALS), baseline=data.get("baseline"),
-                 threshold_pct=float(data.get("threshold", DEFAULT_THRESHOLD)),
-                 seed=data.get("seed"), source=str(path), published=published)
+    try:
+        doc = study_schema.parse(data)
+        study_schema.check_params(doc)
+        for i, entry in enumerate(doc.environment, 1):
+            try:
+                EnvSpec.parse(entry.spec)      # the syntax, even for one that cannot start here
+            except VirtbenchError as exc:
+                raise VirtbenchError(f"environment[{i}]: spec: {exc}") from None
+    except VirtbenchError as exc:
+        raise _fail(path, str(exc)) from None
+    envs = [EnvironmentEntry(e.spec, e.requires, e.note) for e in doc.environment]
+    cases = [BenchmarkCase(b.name, dict(b.params), b.label, b.method_note) for b in doc.benchmark]
+    published = _published(path, data.get("published", []), envs, cases)  # types checked
+    return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
+                 trials=doc.trials, baseline=doc.baseline, threshold_pct=float(doc.threshold),
+                 seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
+                 pin=doc.pin, alpha=doc.alpha)
 
 
 def normalize_spec(spec: str) -> str:
@@ -150,22 +155,11 @@ def _published(path, entries, envs: list[EnvironmentEntry], cases: list[Benchmar
     baseline. `unmeasured = "why"` admits a figure of a benchmark the study cannot run
     (e.g. a proprietary suite): it is shown, never matched.
     """
-    if not isinstance(entries, list):
-        raise _fail(path, "published must be an array of tables: [[published]]")
     specs = {normalize_spec(e.spec) for e in envs}
     labels = {c.label for c in cases}
     out = []
-    for i, entry in enumerate(entries, 1):
-        where = f"[[published]] #{i}"
-        if not isinstance(entry, dict):
-            raise _fail(path, f"{where} must be a table")
-        unknown = sorted(set(entry) - PUBLISHED_KEYS)
-        if unknown:
-            raise _fail(path, f"{where}: unknown key {unknown[0]!r}; valid keys: "
-                        f"{', '.join(sorted(PUBLISHED_KEYS))}")
-        for key in ("environment", "benchmark", "metric", "source"):
-            if not isinstance(entry.get(key), str):
-                raise _fail(path, f"{where} needs {key} = \"...\"")
+    for i, entry in enumerate(entries, 1):     # types and ranges: study_schema.PublishedTable
+        where = f"published[{i}]"
         env = normalize_spec(entry["environment"])
         if env not in specs:
             raise _fail(path, f"{where}: environment {entry['environment']!r} is not the spec of "
@@ -174,18 +168,10 @@ def _published(path, entries, envs: list[EnvironmentEntry], cases: list[Benchmar
         if versus is not None and versus not in specs:
             raise _fail(path, f"{where}: versus {entry['versus']!r} is not the spec of any "
                         "[[environment]] of this study")
-        if "unmeasured" in entry and not isinstance(entry["unmeasured"], str):
-            raise _fail(path, f"{where}: unmeasured must say why, e.g. unmeasured = \"proprietary\"")
         if entry["benchmark"] not in labels and "unmeasured" not in entry:
             raise _fail(path, f"{where}: benchmark {entry['benchmark']!r} is not the label of any "
                         f"[[benchmark]] (labels: {', '.join(sorted(labels))}); or say why it "
                         "cannot be, with unmeasured = \"...\"")
-        for key in ("ratio", "value", "versus_value"):
-            if key in entry and (not isinstance(entry[key], (int, float))
-                                 or isinstance(entry[key], bool) or entry[key] <= 0):
-                raise _fail(path, f"{where}: {key} must be a positive number")
-        if "verdict" in entry and entry["verdict"] not in ("pass", "fail"):
-            raise _fail(path, f"{where}: verdict must be \"pass\" or \"fail\"")
         ratio, derived = entry.get("ratio"), False
         if ratio is None and "value" in entry and "versus_value" in entry:
             ratio, derived = entry["value"] / entry["versus_value"], True
@@ -214,18 +200,70 @@ def skipped_environments(study: Study) -> list[tuple[str, str]]:
     return out
 
 
+def parse_bench_spec(text: str) -> tuple[str, dict[str, str]]:
+    """`NAME[:key=value,...]` -> (NAME, {key: value text}). A piece without `=` continues
+    the previous value, so a list stays one value: `scp:ciphers=aes128-ctr,3des-cbc`."""
+    name, _, rest = text.strip().partition(":")
+    name = name.strip()
+    if not name:
+        raise VirtbenchError(f"--bench {text!r}: no benchmark name; write NAME[:key=value,...], "
+                             "e.g. --bench pi:k=17")
+    items: dict[str, str] = {}
+    last = None
+    for piece in (p.strip() for p in rest.split(",")):
+        key, eq, value = piece.partition("=")
+        if eq and key.strip() and value.strip():
+            key = key.strip()
+            if key in items:
+                raise VirtbenchError(f"--bench {text!r}: parameter {key} given twice")
+            items[key], last = value.strip(), key
+        elif not eq and piece and last is not None:
+            items[last] += "," + piece
+        elif piece or rest:
+            raise VirtbenchError(f"--bench {text!r}: {piece!r} is not key=value; write e.g. "
+                                 "--bench tcp:direction=receive,streams=10")
+    return name, items
+
+
+def bench_case(text: str, quick: bool = False) -> BenchmarkCase:
+    """A `--bench NAME[:key=value,...]` flag as a benchmark case, its values parsed to the
+    declared types and validated like a study file's params; its label shows the
+    parameters that differ from the defaults (`pi[k=17]`)."""
+    name, items = parse_bench_spec(text)
+    try:
+        params = study_schema.cli_params(name, items)
+    except VirtbenchError as exc:
+        raise VirtbenchError(f"--bench {text}: {exc}") from None
+    clash = sorted(set(params) & set(benchmarks.get(name).quick)) if quick else []
+    if clash:
+        key = clash[0]
+        raise VirtbenchError(
+            f"--bench {text}: --quick sets {key}={benchmarks.get(name).quick[key]!r}, which "
+            f"would override your {key}={params[key]!r}; drop --quick or the {key} parameter")
+    return BenchmarkCase(name, params)
+
+
 def with_flags(study: Study | None, envs: list[str] | None = None,
                benches: list[str] | None = None, trials: int | None = None,
                baseline: str | None = None, seed: int | None = None,
                quick: bool = False) -> Study:
-    """Apply command-line flags on top of a study (or make one from flags alone)."""
+    """Apply command-line flags on top of a study (or make one from flags alone).
+
+    `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
+    (with their parameters and method notes); with parameters it is a benchmark of its own.
+    """
     if study is None:
         study = Study(name="adhoc", environments=[], benchmarks=[])
     if envs:
         study.environments = [EnvironmentEntry(s) for s in envs]
     if benches:
-        by_name = {c.name: c for c in study.benchmarks}
-        study.benchmarks = [by_name.get(name) or BenchmarkCase(name) for name in benches]
+        chosen: list[BenchmarkCase] = []
+        for text in benches:
+            name, items = parse_bench_spec(text)
+            known = [c for c in study.benchmarks if c.label == name] or \
+                    [c for c in study.benchmarks if c.name == name]
+            chosen += known if known and not items else [bench_case(text, quick)]
+        study.benchmarks = chosen
     if trials is not None:
         study.trials = trials
     if baseline is not None:

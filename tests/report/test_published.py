@@ -114,7 +114,7 @@ def _write(tmp_path, text):
     ('environment = "qemu:disk=ide"\nbenchmark = "himeno"\nmetric = "mflops"\nverdict = "ok"\n'
      'source = "x"', "verdict must be"),
     ('environment = "qemu:disk=ide"\nbenchmark = "himeno"\nmetric = "mflops"\nratio = -1\n'
-     'source = "x"', "positive number"),
+     'source = "x"', "ratio must be greater than 0"),
     ('environment = "qemu:disk=ide"\nbenchmark = "himeno"\nmetric = "mflops"\nratio = 1',
      "needs source"),
     ('environment = "qemu:disk=ide"\nbenchmark = "himeno"\nmetric = "mflops"\nratio = 1\n'

@@ -5,6 +5,8 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import ConfigDict, ValidationError, create_model
+
 from ..errors import VirtbenchError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,6 +21,12 @@ class Metric:
     unit: str
     higher_is_better: bool
     description: str = ""
+
+
+# How a parameter's declared type is named in messages, and how a command-line value
+# (`--bench NAME:key=value`) becomes one.
+TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+TRUE_WORDS, FALSE_WORDS = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 
 
 class ParseError(ValueError):
@@ -58,29 +66,67 @@ class Benchmark:
     quick: ClassVar[dict[str, Any]] = {}
 
     # -- parameters ----------------------------------------------------------------------
+    # `defaults` is the single declaration of a benchmark's parameters: their names, their
+    # types (the default's type) and their defaults. The pydantic model below is made from
+    # it; `check()` adds the ranges and choices.
+    @classmethod
+    def param_model(cls):
+        """The pydantic model of this benchmark's parameters (strict, no unknown keys)."""
+        model = cls.__dict__.get("_param_model")
+        if model is None:
+            fields = {key: (type(value), value) for key, value in cls.defaults.items()}
+            model = create_model(f"{cls.__name__}Params",
+                                 __config__=ConfigDict(extra="forbid", strict=True), **fields)
+            cls._param_model = model
+        return model
+
+    def _unknown(self, key: str) -> VirtbenchError:
+        return VirtbenchError(f"benchmark {self.name}: unknown parameter {key}; "
+                              f"valid parameters: {', '.join(sorted(self.defaults)) or 'none'}")
+
+    def _wrong_type(self, key: str, value: Any) -> VirtbenchError:
+        default = self.defaults[key]
+        return VirtbenchError(f"benchmark {self.name}: parameter {key}={value!r} should be "
+                              f"{TYPE_WORDS[type(default)]}, like {key}={default!r}")
+
     def params(self, given: dict[str, Any] | None = None, quick: bool = False) -> dict[str, Any]:
         """Defaults, then what the study gave, then (for a smoke run) the quick sizes, which
-        win over a study's full-size parameters; unknown keys are errors."""
+        win over a study's full-size parameters; unknown keys and wrong types are errors."""
         given = dict(given or {})
-        unknown = sorted(set(given) - set(self.defaults))
-        if unknown:
-            raise VirtbenchError(
-                f"benchmark {self.name}: unknown parameter {unknown[0]}; "
-                f"valid parameters: {', '.join(sorted(self.defaults)) or 'none'}")
+        try:
+            valid = self.param_model().model_validate(given)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = str(first["loc"][0]) if first["loc"] else "?"
+            if first["type"] == "extra_forbidden" or key not in self.defaults:
+                raise self._unknown(key) from None
+            raise self._wrong_type(key, given.get(key)) from None
         merged = dict(self.defaults)
-        for key, value in given.items():
-            expected = type(self.defaults[key])
-            if expected is float and isinstance(value, int):
-                value = float(value)
-            if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                raise VirtbenchError(
-                    f"benchmark {self.name}: parameter {key}={value!r} should be a "
-                    f"{expected.__name__}, like {self.defaults[key]!r}")
-            merged[key] = value
+        merged.update({key: getattr(valid, key) for key in given})
         if quick:
             merged.update(self.quick)
         self.check(merged)
         return merged
+
+    def parse_param(self, key: str, text: str) -> Any:
+        """A command-line value (`--bench NAME:key=value`) as the parameter's declared type."""
+        if key not in self.defaults:
+            raise self._unknown(key)
+        kind = type(self.defaults[key])
+        if kind is str:
+            return text
+        if kind is bool:
+            if text.lower() in TRUE_WORDS + FALSE_WORDS:
+                return text.lower() in TRUE_WORDS
+            raise self._wrong_type(key, text)
+        try:
+            return kind(text)
+        except ValueError:
+            raise self._wrong_type(key, text) from None
+
+    def non_default(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The given parameters whose value differs from the declared default."""
+        return {k: v for k, v in params.items() if k not in self.defaults or self.defaults[k] != v}
 
     def check(self, params: dict[str, Any]) -> None:
         """Raise VirtbenchError for parameter values that make no sense."""

@@ -344,7 +344,9 @@ class DdWrite(DiskBenchmark):
     tools = ("dd",)
     output = "stderr"
     # size_mb=0: the form's own size (fdatasync: 1024 as RIKEN 2012; sync-mount: 32 as Xen 2006)
-    defaults = {"size_mb": 0, "form": "fdatasync", "cache": "out"}
+    # direct: oflag=direct with cache=out; RIKEN's dd had none (direct=false: buffered writes,
+    # conv=fdatasync flushes them before dd stops its clock)
+    defaults = {"size_mb": 0, "form": "fdatasync", "cache": "out", "direct": True}
     quick = {"size_mb": 32}
     FORMS = ("fdatasync", "sync-mount")
 
@@ -369,7 +371,7 @@ class DdWrite(DiskBenchmark):
                 f"count={self.size(params)}"]
         if params["form"] == "fdatasync":
             argv.append("conv=notrunc,fdatasync" if params["cache"] == "in" else "conv=fdatasync")
-            if params["cache"] == "out":
+            if params["cache"] == "out" and params["direct"]:
                 argv.append("oflag=direct")
         else:
             if params["cache"] == "in":
@@ -462,9 +464,10 @@ class IorRw(DiskBenchmark):
     metrics = (Metric("write_mb_s", "MB/s", True, "fio write phase, bw_bytes (10^6 B/s)"),
                Metric("read_mb_s", "MB/s", True, "fio read phase of the same file"))
     tools = ("fio",)
-    # IOR's own defaults (-b 1m -t 256k, one segment) write a 1 MiB file; size_mb=1,
-    # bs_kb=256 reproduces RIKEN's literal command. The default here is a 1 GiB file.
-    defaults = {"size_mb": 1024, "bs_kb": 1024, "cache": "out", "runtime_s": 600}
+    # IOR's own defaults (-b 1m -t 256k, one segment, POSIX without O_DIRECT) write a 1 MiB
+    # file; size_mb=1, bs_kb=256, direct=false reproduces RIKEN's literal command. The
+    # default here is a 1 GiB file. direct: O_DIRECT with cache=out.
+    defaults = {"size_mb": 1024, "bs_kb": 1024, "cache": "out", "runtime_s": 600, "direct": True}
     quick = {"size_mb": 64}
 
     def check(self, params):
@@ -478,7 +481,7 @@ class IorRw(DiskBenchmark):
     def command(self, params, trial):
         return _fio_base(trial.target, "ior.dat", params["size_mb"]) + [
             f"--bs={params['bs_kb']}k", "--ioengine=psync",
-            f"--direct={1 if params['cache'] == 'out' else 0}",
+            f"--direct={1 if params['cache'] == 'out' and params['direct'] else 0}",
             f"--runtime={params['runtime_s']}",
             "--name=write", "--rw=write",
             "--name=read", "--rw=read", "--stonewall"]
@@ -506,26 +509,34 @@ class Bonnie(DiskBenchmark):
            Metric("char_write_cpu_pct", "%", False, "bonnie++ %CPU, per-char write"),
            Metric("char_read_cpu_pct", "%", False, "bonnie++ %CPU, per-char read")])
     tools = ("bonnie++",)
-    # ram_mb=0: size_mb/2 (bonnie++ wants the file at least twice RAM; with cache=out the
-    # bulk tests use O_DIRECT (-D), so the page cache cannot hold them anyway)
-    defaults = {"size_mb": 2048, "ram_mb": 0, "cache": "out", "per_char": False}
+    # ram_mb=0: size_mb/2 (bonnie++ wants the file at least twice RAM; with cache=out and
+    # direct the bulk tests use O_DIRECT (-D), so the page cache cannot hold them anyway).
+    # size_mb=0: bonnie++'s own default, as the seed studies ran it: a file twice the
+    # environment's RAM (ram_mb, if given, stands for the RAM). direct=false: no -D.
+    defaults = {"size_mb": 2048, "ram_mb": 0, "cache": "out", "per_char": False, "direct": True}
     quick = {"size_mb": 256}
 
     def check(self, params):
         super().check(params)
-        if params["size_mb"] < 2 or params["ram_mb"] < 0:
-            raise VirtbenchError("benchmark bonnie: need size_mb >= 2, ram_mb >= 0")
+        if params["size_mb"] == 1 or params["size_mb"] < 0 or params["ram_mb"] < 0:
+            raise VirtbenchError("benchmark bonnie: need size_mb >= 2 (or 0: twice the RAM, "
+                                 "bonnie++'s default), ram_mb >= 0")
 
     def timeout(self, params):
-        return 900.0 + params["size_mb"] * (3.0 if params["per_char"] else 1.0)
+        size = params["size_mb"] or 64 * 1024     # twice the RAM: allow for a large guest
+        return 900.0 + size * (3.0 if params["per_char"] else 1.0)
 
     def command(self, params, trial):
-        ram = params["ram_mb"] or max(1, params["size_mb"] // 2)
-        argv = ["bonnie++", "-d", trial.target, "-s", str(params["size_mb"]), "-r", str(ram),
-                "-n", "0", "-u", "root", "-q", "-m", "virtbench"]
+        argv = ["bonnie++", "-d", trial.target]
+        if params["size_mb"]:
+            ram = params["ram_mb"] or max(1, params["size_mb"] // 2)
+            argv += ["-s", str(params["size_mb"]), "-r", str(ram)]
+        elif params["ram_mb"]:
+            argv += ["-r", str(params["ram_mb"])]
+        argv += ["-n", "0", "-u", "root", "-q", "-m", "virtbench"]
         if not params["per_char"]:
             argv.append("-f")
-        if params["cache"] == "out":
+        if params["cache"] == "out" and params["direct"]:
             argv.append("-D")
         return argv
 

@@ -18,6 +18,7 @@ from ..netpath import HostServer
 from .base import Benchmark, Metric, ParseError, TrialOutcome, number
 
 DIRECTIONS = ("send", "receive", "bidir")
+RR_SIZE_RANGE = (14, 65000)     # sockperf ping-pong -m: "minimum default 14"
 MBIT = 1e6
 
 
@@ -161,8 +162,8 @@ class Tcp(NetworkBenchmark):
         if params["direction"] not in DIRECTIONS:
             raise VirtbenchError(f"benchmark tcp: direction={params['direction']} is not valid; "
                                  f"use one of: {', '.join(DIRECTIONS)}")
-        if not 1 <= params["streams"] <= 128 or not 1 <= params["seconds"] <= 600:
-            raise VirtbenchError("benchmark tcp: streams 1..128 and seconds 1..600")
+        if not 1 <= params["streams"] <= 128 or not 1 <= params["seconds"] <= 3600:
+            raise VirtbenchError("benchmark tcp: streams 1..128 and seconds 1..3600")
 
     def client_argv(self, params, server):
         argv = ["iperf3", "-c", server, "-p", str(self.port), "-J", "-t", str(params["seconds"]),
@@ -213,6 +214,12 @@ class RequestResponse(NetworkBenchmark):
         if params["protocol"] not in ("tcp", "udp"):
             raise VirtbenchError(f"benchmark rr: protocol={params['protocol']} is not valid; "
                                  "use one of: tcp, udp")
+        low, high = RR_SIZE_RANGE
+        if not low <= params["size"] <= high:
+            raise VirtbenchError(f"benchmark rr: size={params['size']} is out of range; use "
+                                 f"{low} to {high} bytes (sockperf's smallest message is {low})")
+        if not 1 <= params["seconds"] <= 3600:
+            raise VirtbenchError("benchmark rr: seconds 1..3600")
 
     def _proto(self, params):
         return ["--tcp"] if params["protocol"] == "tcp" else []

@@ -190,8 +190,8 @@ class Environment(ABC):
         raise VirtbenchError(f"environment {self.label} has no sshd for transfer benchmarks")
 
     def owns_scratch_filesystem(self) -> bool:
-        """May benchmarks remount the scratch file system (e.g. -o sync)? True where
-        virtbench made it (a guest's scratch disk); the host's file systems are not ours."""
+        """May a benchmark remount the scratch file system (e.g. -o sync for the trial)?
+        Only where virtbench made it (a guest's scratch disk); never the host's."""
         return False
 
     def scratch_backing(self) -> str | None:

@@ -807,9 +807,6 @@ class Qemu(Environment):
             self._scratch_dir = SCRATCH_MOUNT
         return self._scratch_dir
 
-    def owns_scratch_filesystem(self) -> bool:
-        return True          # made by scratch_dir() on our own scratch disk
-
     def scratch_backing(self) -> str | None:
         """The host file (raw or qcow2 image) or loop device behind the scratch disk."""
         if self.workdir is None:
@@ -859,6 +856,9 @@ class Qemu(Environment):
             raise VirtbenchError(f"{self.label}: ssh_target() before start()")
         return SshTarget(address=self.ns.guest_ip, port=22, user="root",
                          identity=str(self.image.ssh_key), prefix=self.ns.exec_argv([]))
+
+    def owns_scratch_filesystem(self) -> bool:
+        return True    # the scratch disk is one virtbench made for this guest
 
     def drop_caches(self) -> None:
         """Drop the guest's page cache, then the host's (the scratch image's pages)."""

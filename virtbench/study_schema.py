@@ -1,0 +1,185 @@
+"""The study file's schema: every table, key, type and range, checked by pydantic.
+
+A study file is read into `StudyFile` (strict types, no unknown keys anywhere); the first
+problem becomes one line naming the file, the table (`benchmark[2]`, `environment[1]`,
+counted from 1 as they appear in the file) and the key, with the fix. Each benchmark's
+`params` table is then checked against the parameters that benchmark declares
+(`Benchmark.defaults`, see benchmarks/base.py), so a misspelled parameter stops the run
+instead of being ignored under a label that lies.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from . import benchmarks
+from .errors import VirtbenchError
+
+DEFAULT_TRIALS = 12      # the RIKEN method: 12 trials, drop max and min, mean of the rest
+DEFAULT_THRESHOLD = 10.0
+DEFAULT_WARMUP = 1       # unmeasured trials per environment x benchmark before the measured ones
+DEFAULT_PIN = "auto"
+DEFAULT_ALPHA = 0.05
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class EnvironmentTable(_Table):
+    spec: str = Field(min_length=1)
+    requires: str | None = None
+    note: str | None = None
+
+
+class BenchmarkTable(_Table):
+    name: str = Field(min_length=1)
+    label: str = ""
+    params: dict[str, Any] = Field(default_factory=dict)
+    method_note: str | None = Field(None, min_length=1)
+
+
+class PublishedTable(_Table):
+    environment: str
+    benchmark: str
+    metric: str
+    source: str
+    ratio: float | None = Field(None, gt=0)
+    value: float | None = Field(None, gt=0)
+    versus: str | None = None
+    versus_value: float | None = Field(None, gt=0)
+    verdict: Literal["pass", "fail"] | None = None
+    note: str | None = None
+    unmeasured: str | None = None
+
+
+class StudyFile(_Table):
+    name: str | None = Field(None, min_length=1)
+    description: str | None = None
+    trials: int = Field(DEFAULT_TRIALS, ge=1, le=100_000)
+    baseline: str | None = None
+    threshold: float = Field(DEFAULT_THRESHOLD, gt=0, le=1000)
+    seed: int | None = Field(None, ge=0)
+    warmup: int = Field(DEFAULT_WARMUP, ge=0, le=1000)
+    pin: Literal["auto", "off"] = DEFAULT_PIN
+    alpha: float = Field(DEFAULT_ALPHA, gt=0, lt=0.5)
+    environment: list[EnvironmentTable] = Field(default_factory=list)
+    benchmark: list[BenchmarkTable] = Field(default_factory=list)
+    published: list[PublishedTable] = Field(default_factory=list)
+
+
+# What to write instead, per key, in the fix part of a message.
+EXAMPLES = {
+    "name": 'name = "my-study"', "description": 'description = "..."', "trials": "trials = 12",
+    "baseline": 'baseline = "native"', "threshold": "threshold = 10", "seed": "seed = 42",
+    "warmup": "warmup = 1", "pin": 'pin = "auto" (or "off")', "alpha": "alpha = 0.05",
+    "environment": '[[environment]] tables with spec = "KIND[:key=value,...]"',
+    "benchmark": '[[benchmark]] tables with name = "BENCHMARK"',
+    "published": "[[published]] tables", "spec": 'spec = "KIND[:key=value,...]"',
+    "requires": 'requires = "xen"', "note": 'note = "..."',
+    "label": 'label = "my-label"', "params": "params = { key = value, ... }",
+    "method_note": 'method_note = "how virtbench deviates from the source"',
+    "verdict": 'verdict = "pass" (or "fail")', "ratio": "ratio = 0.95",
+    "value": "value = 123.4", "versus_value": "versus_value = 123.4",
+}
+TYPE_WORDS = {"int_type": "an integer", "float_type": "a number", "string_type": "a string",
+              "bool_type": "true or false", "list_type": "an array of tables",
+              "dict_type": "a table", "model_type": "a table", "literal_error": "one of"}
+
+
+def table_name(loc: tuple) -> tuple[str, str | None]:
+    """(where, key) of a pydantic error location: ('benchmark', 1, 'params') ->
+    ('benchmark[2]', 'params'); ('trials',) -> ('', 'trials')."""
+    where, key = "", None
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
+        if parts and isinstance(parts[0], int):
+            where = f"{part}[{parts.pop(0) + 1}]"
+        else:
+            key = str(part)
+            break
+    return where, key
+
+
+def _which(loc: tuple, data: dict) -> str:
+    """` (tcp-1-send)`: the label, name or spec of the table at `loc`, to find it by eye."""
+    if len(loc) >= 2 and isinstance(loc[1], int):
+        try:
+            table = data[loc[0]][loc[1]]
+        except (KeyError, IndexError, TypeError):
+            return ""
+        if isinstance(table, dict):
+            for key in ("label", "name", "spec"):
+                if isinstance(table.get(key), str) and table[key]:
+                    return f" ({table[key]})"
+    return ""
+
+
+def describe(error: dict, model: type[BaseModel], data: dict) -> str:
+    """One line for pydantic's first error: where, which key, what is wrong, the fix."""
+    where, key = table_name(tuple(error["loc"]))
+    if where:
+        where += _which(tuple(error["loc"]), data)
+    table_model = _model_at(model, tuple(error["loc"]))
+    head = f"{where}: " if where else ""
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        valid = ", ".join(sorted(table_model.model_fields))
+        return f"{head}unknown key {key!r}; valid keys: {valid}"
+    if kind == "missing":
+        return f"{head}needs {key}: add {EXAMPLES.get(key, key + ' = ...')}"
+    got = error.get("input")
+    if kind in TYPE_WORDS and kind != "literal_error":
+        return (f"{head}{key} must be {TYPE_WORDS[kind]}, not {got!r}; "
+                f"write {EXAMPLES.get(key, key + ' = ...')}")
+    # ranges, choices, empty strings: pydantic's own words say which bound
+    rule = error["msg"].replace("Input should be", "must be").replace("String should", "must")
+    if rule.startswith("must"):
+        rule = f"{key} {rule}"
+    else:
+        rule = f"{key}: {rule}"
+    return f"{head}{rule}, not {got!r}; write e.g. {EXAMPLES.get(key, key + ' = ...')}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
+    """The table model that holds the last key of `loc` (for its list of valid keys)."""
+    current = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(str(part))
+        inner = getattr(field.annotation, "__args__", (None,))[0] if field else None
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            current = inner
+        else:
+            break
+    return current
+
+
+def parse(data: dict) -> StudyFile:
+    """A TOML document as a StudyFile; VirtbenchError (one line, no file name) if invalid."""
+    try:
+        return StudyFile.model_validate(data)
+    except ValidationError as exc:
+        raise VirtbenchError(describe(exc.errors()[0], StudyFile, data)) from None
+
+
+def check_params(doc: StudyFile) -> None:
+    """Every [[benchmark]]'s name and params against what that benchmark declares."""
+    for i, table in enumerate(doc.benchmark, 1):
+        where = f"benchmark[{i}] ({table.label or table.name})"
+        try:
+            benchmarks.get(table.name).params(table.params)
+        except VirtbenchError as exc:
+            raise VirtbenchError(f"{where}: params: {exc}") from None
+
+
+def cli_params(name: str, items: dict[str, str]) -> dict[str, Any]:
+    """`--bench NAME:key=value,...`'s values as the declared types of NAME's parameters,
+    validated like a study file's params (ranges included)."""
+    bench = benchmarks.get(name)
+    params = {key: bench.parse_param(key, text) for key, text in items.items()}
+    bench.params(params)
+    return params
