@@ -40,6 +40,7 @@ def test_summarize_hand_computed():
 def test_bootstrap_ci_is_reproducible_with_a_seed_and_degenerate_for_constant_samples():
     data = [10.0, 11.0, 9.5, 10.2, 10.8, 9.9]
     assert stats.bootstrap_ci(data, seed=7) == stats.bootstrap_ci(data, seed=7)
+    assert stats.bootstrap_ci(data, seed=7) != stats.bootstrap_ci(data, seed=8)   # the seed is used
     assert stats.bootstrap_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
     assert stats.bootstrap_ci([3.0]) == (None, None)
 

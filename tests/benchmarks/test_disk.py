@@ -1,4 +1,4 @@
-"""Disk family: parsers on captured real output, the physical-limit check, and each benchmark
+"""Disk family: parsers on captured real output and each benchmark
 end to end in the native environment at quick sizes."""
 import shutil
 import subprocess
@@ -8,9 +8,7 @@ import pytest
 from virtbench import environments
 from virtbench.benchmarks import get
 from virtbench.benchmarks.base import ParseError
-from virtbench.benchmarks.disk import (RatedSpeed, behind_virtual, fio_jobs, parse_bonnie, parse_dd,
-                                       parse_device_facts, parse_hdparm, physical_limit_warning,
-                                       rated_speed)
+from virtbench.benchmarks.disk import fio_jobs, parse_bonnie, parse_dd, parse_hdparm
 from virtbench.errors import VirtbenchError
 
 MIB = 1024 * 1024
@@ -144,51 +142,6 @@ def test_bonnie_all_plus_and_garbage(fixture_text):
             get("bonnie").parse(bad)
 
 
-# -- the physical-limit check -----------------------------------------------------------------
-SATA_300 = {"source": ["/dev/sda"], "disk": ["sda"], "device/model": ["VBOX HARDDISK"],
-            "driver": ["sd", "ahci"], "sata_spd": ["3.0 Gbps"]}
-
-
-def test_rated_speeds_from_sysfs_facts(fixture_text):
-    sata = rated_speed(SATA_300)
-    assert sata.mb_s == 300.0 and sata.virtual and "SATA/300" in sata.source
-    hdd = rated_speed({"disk": ["sdb"], "device/model": ["ST4000DM004-2CV1"],
-                       "sata_spd": ["6.0 Gbps"], "driver": ["sd", "ahci"]})
-    assert hdd.mb_s == 600.0 and not hdd.virtual
-    assert rated_speed({"disk": ["sda"], "xfer_mode": ["MWDMA2"],
-                        "sata_spd": ["<unknown>"]}).mb_s == 16.7
-    assert rated_speed({"disk": ["nvme0n1"], "pcie_speed": ["8.0 GT/s PCIe"],
-                        "pcie_width": ["4"]}).mb_s == pytest.approx(3938.4)
-    virtio = rated_speed(parse_device_facts(disk(fixture_text, "facts-virtio-vda.txt")))
-    assert virtio.mb_s is None and virtio.virtual
-    loop = rated_speed(parse_device_facts(disk(fixture_text, "facts-loop.txt")))
-    assert loop.mb_s is None and "stacked" in loop.source
-    assert rated_speed(parse_device_facts(disk(fixture_text, "facts-tmpfs.txt"))).mb_s is None
-
-
-def test_physical_limit_warning_the_2010_virtualbox_case():
-    # CrystalDiskMark 3.0 in the guest, AHCI "SATA/300": in ZFS ARC 578.894 MB/s, outside 83.699
-    rated = rated_speed(SATA_300)
-    warning = physical_limit_warning("seq1m_read_mb_s", 578.894, rated, cache="in")
-    assert warning is not None
-    assert "578.9 MB/s exceeds the 300 MB/s" in warning and "cache" in warning
-    assert physical_limit_warning("seq1m_read_mb_s", 83.699, rated, cache="out") is None
-    # a bare-metal SATA/300 disk measured out of cache above its link: the page/device cache
-    bare = RatedSpeed(300.0, "/dev/sda: SATA link 3.0 Gbps (SATA/300)")
-    assert "cache" in physical_limit_warning("write_mb_s", 788.23, bare, cache="out")
-    assert physical_limit_warning("write_mb_s", 999.0, RatedSpeed(None, "unknown")) is None
-
-
-def test_a_virtual_disk_is_bounded_by_the_host_device_behind_it():
-    guest = rated_speed(SATA_300)                       # the emulated AHCI link
-    host = RatedSpeed(150.0, "/dev/sdb (ST3500418AS): SATA link 1.5 Gbps (SATA/150)")
-    rated = behind_virtual(guest, host)
-    assert rated.mb_s == 150.0 and rated.virtual and "host device behind" in rated.source
-    assert "host's page cache" in physical_limit_warning("write_mb_s", 250.0, rated)
-    assert behind_virtual(guest, RatedSpeed(None, "virtio")) == guest
-    assert behind_virtual(host, guest) == host          # a physical disk keeps its own rating
-
-
 # -- parameters and commands ------------------------------------------------------------------
 def test_params_and_commands():
     with pytest.raises(VirtbenchError, match="cache=warm is not valid"):
@@ -276,3 +229,33 @@ def test_a_failing_command_is_a_failed_trial_and_cleans_up(native):
     outcome = bench.run_trial(env, bench.params({"bs_kb": 1000000}, quick=True))
     assert not outcome.ok and outcome.error
     assert list(scratch.iterdir()) == []
+
+
+def test_sync_mount_asks_the_environment_whether_it_owns_the_scratch_fs_not_its_kind():
+    from virtbench.benchmarks.disk import _Trial
+    from virtbench.transport import ExecResult
+
+    class Owner:
+        kind = "native"              # deliberately: the kind must not decide
+        instance_of = None
+
+        def __init__(self):
+            self.argvs = []
+
+        def owns_scratch_filesystem(self):
+            return True
+
+        def exec(self, argv, timeout, env=None):
+            self.argvs.append(argv)
+            out = {"TARGET": "/mnt/vbscratch\n", "OPTIONS": "rw,sync,relatime\n"}
+            return ExecResult(0, next((v for k, v in out.items() if k in argv), ""), "", 0.0)
+
+    env, trial = Owner(), _Trial(workdir="/mnt/vbscratch/virtbench-dd-write")
+    bench = get("dd-write")
+    bench.prepare(env, bench.params({"form": "sync-mount"}), trial)
+    assert ["mount", "-o", "remount,sync", "/mnt/vbscratch"] in env.argvs
+    assert trial.cleanup == [["mount", "-o", "remount,async", "/mnt/vbscratch"]]
+    import virtbench.benchmarks as pkg
+    from pathlib import Path
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        assert "env.kind" not in path.read_text(), path.name

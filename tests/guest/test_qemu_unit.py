@@ -1,5 +1,8 @@
 """Fast tests of the pure parts: options, labels, the QEMU command line, modules.dep, cpio."""
 import gzip
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,9 +164,14 @@ def test_cpio_newc_layout():
     assert len(data) % 4 == 0
 
 
-def test_recipe_hash_is_stable():
-    assert image.recipe_hash() == image.recipe_hash()
-    assert len(image.recipe_hash()) == 16
+def test_recipe_hash_is_stable_across_processes_and_follows_the_recipe(monkeypatch):
+    here = image.recipe_hash()
+    there = subprocess.run([sys.executable, "-c", "from virtbench.guest import image; "
+                            "print(image.recipe_hash())"], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    assert here == there and re.fullmatch(r"[0-9a-f]{16}", here)
+    monkeypatch.setattr(image, "IMAGE_SIZE", str(image.IMAGE_SIZE) + "1")
+    assert image.recipe_hash() != here
 
 
 def test_missing_tool_names_package(monkeypatch):
@@ -210,7 +218,8 @@ def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
     assert q.kvm_probe() is first and len(calls) == 1            # per process
     monkeypatch.setattr(q, "_kvm_probe", None)
     assert q.kvm_probe().reason == first.reason and len(calls) == 1  # on disk
-    assert q.kvm_probe(force=True) and len(calls) == 2
+    again = q.kvm_probe(force=True)      # a dataclass is always truthy: check what it holds
+    assert again is not first and not again.usable and len(calls) == 2
 
 
 def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):

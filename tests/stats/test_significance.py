@@ -64,3 +64,4 @@ def test_monte_carlo_p_is_seeded_and_reproducible():
     a, b = r.normal(100, 3, 12), r.normal(102, 3, 12)
     assert not sig.is_exact(12, 12)
     assert stats.permutation_p_value(a, b, seed=5) == stats.permutation_p_value(a, b, seed=5)
+    assert stats.permutation_p_value(a, b, seed=5) != stats.permutation_p_value(a, b, seed=6)

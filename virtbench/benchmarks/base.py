@@ -137,6 +137,11 @@ class Benchmark:
                 return m
         raise KeyError(name)
 
+    def memory_need(self, params: dict[str, Any]) -> int:
+        """Bytes one trial holds in memory at its peak (0: small or unknown); a group of
+        instances refuses N when N x this exceeds what the host has available."""
+        return 0
+
     # -- running -------------------------------------------------------------------------
     def timeout(self, params: dict[str, Any]) -> float:
         """Seconds a trial may take before it is killed (generous: guests may be slow)."""

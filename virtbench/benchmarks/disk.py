@@ -10,9 +10,10 @@ hdparm's MiB and bonnie++'s KiB are converted.
 pass (a guest also drops its host's) and uses direct I/O where the tool has it; "in" runs a
 warm pass first, then the measured pass with buffered I/O, so every cache layer may serve it.
 
-After a trial, each MB/s result is compared with the rated speed of the device under test as
-sysfs describes it (SATA link, PATA transfer mode, PCIe link of an NVMe, USB speed); a result
-above it becomes a "physical-limit" warning naming the cache that most likely served it.
+After a trial, each MB/s result is compared with the rated speed of the device that bounds it
+(physical_limit: the host device under native's scratch directory, or under a guest's scratch
+image on any bus); a result above it becomes one "physical-limit" warning per environment and
+benchmark, naming the cache mode in use that most likely served it.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from typing import Any
 
 from ..errors import AgentError, VirtbenchError
 from .base import Benchmark, Metric, ParseError, TrialOutcome, exec_error
+from .physical_limit import DEVICE_FACTS_SCRIPT, LIMITS, parse_device_facts
 
 MB = 1_000_000
 MIB = 1024 * 1024
@@ -195,157 +197,6 @@ def parse_bonnie(stdout: str) -> BonnieResult:
 
 
 # ======================================================================================
-# Physical limits: what the device under test is rated for, from sysfs
-# ======================================================================================
-
-# Runs in the environment: $1 is a directory (its file system's device is used) or a device.
-DEVICE_FACTS_SCRIPT = r"""
-t="$1"
-if [ -b "$t" ]; then src="$t"; else src=$(findmnt -n -o SOURCE -T "$t" 2>/dev/null | head -n1); fi
-echo "source=$src"
-[ -b "$src" ] || exit 0
-b=$(basename "$(readlink -f "$src")")
-s=/sys/class/block/$b
-if [ -e "$s/partition" ]; then b=$(basename "$(dirname "$(readlink -f "$s")")"); s=/sys/class/block/$b; fi
-echo "disk=$b"
-d=$(readlink -f "$s")
-echo "sysfs=$d"
-for f in queue/rotational device/model device/vendor loop/backing_file dm/name; do
-  [ -r "$s/$f" ] && echo "$f=$(tr -s ' ' < "$s/$f" | sed 's/ *$//')"
-done
-p=$(readlink -f "$s/device" 2>/dev/null)
-while [ -n "$p" ] && [ "$p" != / ] && [ "$p" != /sys ] && [ "$p" != /sys/devices ]; do
-  [ -e "$p/driver" ] && echo "driver=$(basename "$(readlink "$p/driver")")"
-  [ -r "$p/speed" ] && [ -r "$p/idVendor" ] && echo "usb_speed=$(cat "$p/speed")"
-  [ -r "$p/current_link_speed" ] && echo "pcie_speed=$(cat "$p/current_link_speed")" \
-    && echo "pcie_width=$(cat "$p/current_link_width" 2>/dev/null)"
-  p=$(dirname "$p")
-done
-a=$(echo "$d" | grep -o '/ata[0-9]*/' | head -n1 | tr -d /)
-if [ -n "$a" ]; then
-  n=${a#ata}
-  [ -r /sys/class/ata_link/link$n/sata_spd ] && echo "sata_spd=$(cat /sys/class/ata_link/link$n/sata_spd)"
-  for x in /sys/class/ata_device/dev$n.*/xfer_mode; do [ -r "$x" ] && echo "xfer_mode=$(cat "$x")" && break; done
-fi
-exit 0
-"""
-
-VIRTUAL_DRIVERS = ("virtio_blk", "virtio_scsi", "virtio-pci", "vbd", "xen_blkfront",
-                   "vmw_pvscsi", "hv_storvsc", "nvme-vfio")
-VIRTUAL_MODELS = re.compile(r"QEMU|VBOX|VMware|Virtual|Xen|Msft", re.I)
-STACKED = re.compile(r"^(loop|dm-|md|zram|nbd|rbd|drbd)")
-# PATA/ATA transfer modes (MB/s): what the IDE bus allows
-XFER_MB_S = {"UDMA/133": 133.3, "UDMA/100": 100.0, "UDMA/66": 66.7, "UDMA/44": 44.4,
-             "UDMA/33": 33.3, "UDMA/25": 25.0, "UDMA/16": 16.7, "MWDMA2": 16.7,
-             "MWDMA1": 13.3, "MWDMA0": 4.2, "PIO4": 16.7, "PIO3": 11.1, "PIO2": 8.3,
-             "PIO1": 5.2, "PIO0": 3.3}
-# PCIe payload rate per lane (MB/s) by transfer rate (GT/s), after line encoding
-PCIE_LANE_MB_S = {2.5: 250.0, 5.0: 500.0, 8.0: 984.6, 16.0: 1969.2, 32.0: 3938.5, 64.0: 7877.0}
-
-
-@dataclass(frozen=True)
-class RatedSpeed:
-    """The most a device under test can move, as its interface is rated; None = unknown."""
-
-    mb_s: float | None
-    source: str                 # what the figure is, e.g. "SATA link 3.0 Gbps (sata_spd)"
-    virtual: bool = False       # the device is emulated/paravirtual: the rate is the model's
-
-
-def parse_device_facts(text: str) -> dict[str, list[str]]:
-    """DEVICE_FACTS_SCRIPT's key=value lines -> key -> values (in order)."""
-    facts: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        key, eq, value = line.partition("=")
-        if eq and key.strip():
-            facts.setdefault(key.strip(), []).append(value.strip())
-    return facts
-
-
-def rated_speed(facts: dict[str, list[str]]) -> RatedSpeed:
-    """The interface rating of the device `facts` describe (pure)."""
-    first = {k: v[0] for k, v in facts.items() if v}
-    disk = first.get("disk", "")
-    if not disk:
-        return RatedSpeed(None, f"no block device behind {first.get('source') or 'the path'}")
-    drivers = facts.get("driver", [])
-    model = " ".join(filter(None, (first.get("device/vendor"), first.get("device/model"))))
-    virtual = (any(d in VIRTUAL_DRIVERS for d in drivers) or bool(VIRTUAL_MODELS.search(model))
-               or first.get("device/vendor") == "0x1af4")
-    what = f"/dev/{disk}" + (f" ({model})" if model else "")
-    if STACKED.match(disk):
-        backing = first.get("loop/backing_file") or first.get("dm/name") or ""
-        return RatedSpeed(None, f"{what} is a stacked device{' over ' + backing if backing else ''}"
-                                "; its rating is that of what lies below", virtual)
-    spd = first.get("sata_spd", "")
-    m = re.match(r"([0-9.]+) Gbps", spd)
-    if m:   # SATA's 8b/10b: 3.0 Gbps -> 300 MB/s ("SATA/300")
-        gbps = float(m.group(1))
-        return RatedSpeed(gbps * 100, f"{what}: SATA link {spd} (SATA/{gbps * 100:.0f})", virtual)
-    xfer = first.get("xfer_mode", "")
-    if xfer in XFER_MB_S:
-        return RatedSpeed(XFER_MB_S[xfer], f"{what}: ATA transfer mode {xfer}", virtual)
-    m = re.match(r"([0-9.]+) GT/s", first.get("pcie_speed", ""))
-    if m and disk.startswith("nvme"):
-        gts = float(m.group(1))
-        try:
-            width = int(first.get("pcie_width", "1") or 1)
-        except ValueError:
-            width = 1
-        lane = PCIE_LANE_MB_S.get(gts)
-        if lane:
-            return RatedSpeed(lane * width, f"{what}: PCIe {gts:g} GT/s x{width}", virtual)
-    usb = first.get("usb_speed", "")
-    if usb.isdigit():
-        mbit = int(usb)
-        rate = {12: 1.5, 480: 60.0}.get(mbit, mbit / 10)   # >= 5000: 8b/10b or better
-        return RatedSpeed(rate, f"{what}: USB {mbit} Mbit/s", virtual)
-    if virtual:
-        return RatedSpeed(None, f"{what} is a virtual device with no rated link speed", True)
-    return RatedSpeed(None, f"{what}: no interface rating in sysfs", False)
-
-
-def behind_virtual(guest: RatedSpeed, host: RatedSpeed | None) -> RatedSpeed:
-    """For a virtual disk, the physical limit is the host device behind it when that has a
-    rating; otherwise the emulated link's (pure)."""
-    if guest.virtual and host is not None and host.mb_s is not None:
-        return RatedSpeed(host.mb_s, f"the host device behind the virtual disk ({host.source})",
-                          virtual=True)
-    return guest
-
-
-def host_rated_speed(path: str) -> RatedSpeed:
-    """The rating of the host device holding `path` (runs DEVICE_FACTS_SCRIPT on the host)."""
-    proc = subprocess.run(["sh", "-c", DEVICE_FACTS_SCRIPT, "sh", path], capture_output=True,
-                          text=True, timeout=60)
-    return rated_speed(parse_device_facts(proc.stdout))
-
-
-def physical_limit_warning(metric: str, measured_mb_s: float, rated: RatedSpeed,
-                           cache: str = "out", tolerance: float = 0.05) -> str | None:
-    """A warning when `measured_mb_s` exceeds what the device is rated for, naming the cache
-    that most likely served it; None when it does not (or the rating is unknown)."""
-    if rated.mb_s is None or measured_mb_s <= rated.mb_s * (1 + tolerance):
-        return None
-    head = (f"{metric} = {measured_mb_s:.1f} MB/s exceeds the {rated.mb_s:.0f} MB/s "
-            f"{rated.source} allows, so the data did not all cross that interface: ")
-    if rated.virtual and cache == "in":
-        why = ("measured in cache (cache=in): the guest's page cache, or the host's page cache "
-               "behind the virtual disk (the disk's cache mode), served it; the emulated link "
-               "speed does not bound a virtual disk")
-    elif rated.virtual:
-        why = ("the host's page cache behind the virtual disk (its cache mode: writeback/unsafe "
-               "keep data in host RAM) most likely served it; the emulated link speed does not "
-               "bound a virtual disk")
-    elif cache == "in":
-        why = "measured in cache (cache=in): the page cache served it, not the device"
-    else:
-        why = ("the page cache (direct I/O not honoured by the file system?) or the "
-               "device's own write cache most likely served it")
-    return head + why
-
-
-# ======================================================================================
 # The benchmarks
 # ======================================================================================
 
@@ -466,27 +317,20 @@ class DiskBenchmark(Benchmark):
                                                   f"{_last_line(res.stderr)}"))
 
     def _limit_warnings(self, env, params, trial: _Trial, values: dict[str, float]):
+        """At most one physical-limit warning per environment and benchmark (see
+        physical_limit): a virtual disk on any bus is bounded by the host device behind it."""
         rates = {m.name: values[m.name] for m in self.metrics
                  if m.unit == "MB/s" and m.name in values}
-        if not rates:
+
+        def guest_facts():
+            res = self._exec(env, ["sh", "-c", DEVICE_FACTS_SCRIPT, "sh",
+                                   self.limit_path(env, trial)], 60)
+            return parse_device_facts(res.stdout)
+
+        try:
+            return LIMITS.check(env, self.name, rates, params.get("cache", "out"), guest_facts)
+        except (OSError, subprocess.SubprocessError, VirtbenchError):
             return []
-        res = self._exec(env, ["sh", "-c", DEVICE_FACTS_SCRIPT, "sh", self.limit_path(env, trial)], 60)
-        rated = rated_speed(parse_device_facts(res.stdout))
-        # An environment whose scratch disk is a host file or device may say where it is
-        # (`scratch_backing()` -> host path); its host device then bounds the virtual disk.
-        backing = getattr(env, "scratch_backing", None)
-        if rated.virtual and callable(backing):
-            try:
-                path = backing()
-                rated = behind_virtual(rated, host_rated_speed(path) if path else None)
-            except (OSError, subprocess.SubprocessError, VirtbenchError):
-                pass
-        out = []
-        for name, value in rates.items():
-            text = physical_limit_warning(name, value, rated, params.get("cache", "out"))
-            if text:
-                out.append(("physical-limit", text))
-        return out
 
 
 class DdWrite(DiskBenchmark):

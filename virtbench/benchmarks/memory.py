@@ -44,6 +44,10 @@ class Stream(Benchmark):
         return [env.kernel_path("stream"), "-n", str(params["elements"]),
                 "-p", str(params["passes"]), "-P", str(params["processes"])]
 
+    def memory_need(self, params):
+        """Three arrays of 8-byte elements in each process."""
+        return 3 * 8 * params["elements"] * params["processes"]
+
     def timeout(self, params):
         return 300.0 + params["elements"] * params["passes"] * params["processes"] * 2e-6
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import subprocess
 import time
 from typing import Any
@@ -280,6 +281,17 @@ class PingHops(Benchmark):
         return TrialOutcome(values=hop_shares(*(h["median_us"] for h in hops)), stdout=text, exit=0)
 
 
+def daemon_argv(address: str, port: int, pidfile: str) -> list[str]:
+    """iperf3's one-shot server, daemonised, writing its PID to `pidfile`."""
+    return ["iperf3", "-s", "-1", "-D", "-I", pidfile, "-B", address, "-p", str(port)]
+
+
+def stop_pidfile_argv(pidfile: str) -> list[str]:
+    """Stop the process whose PID `pidfile` holds (if it still runs) and remove the file."""
+    return ["sh", "-c", 'p=$(cat "$1" 2>/dev/null); [ -n "$p" ] && kill "$p" 2>/dev/null; '
+                        'rm -f "$1"; exit 0', "sh", pidfile]
+
+
 class GuestToGuestTcp(Tcp):
     """iperf3 between two instances of one environment (`instances=2`): guest to guest
     across the host's virtual network, the server in instance 1, the client in instance 0."""
@@ -295,9 +307,9 @@ class GuestToGuestTcp(Tcp):
 
     def run_pair(self, client, server, path, params) -> TrialOutcome:
         """`path` is the pair's route: (client address, server address) and each end's prefix."""
-        start = server.exec(path.server_prefix + ["iperf3", "-s", "-1", "-D", "-B",
-                                                  path.server_address, "-p", str(self.port)],
-                            timeout=30)
+        pidfile = f"/tmp/virtbench-iperf3-{secrets.token_hex(6)}.pid"
+        start = server.exec(path.server_prefix + daemon_argv(path.server_address, self.port,
+                                                             pidfile), timeout=30)
         if start.exit != 0:
             return TrialOutcome(error=f"iperf3 server in the second instance: exit {start.exit}: "
                                       f"{(start.stderr.strip() or 'no output').splitlines()[-1]}")
@@ -310,6 +322,6 @@ class GuestToGuestTcp(Tcp):
                 time.sleep(0.1)
             result = client.exec(path.client_prefix + self.client_argv(params, path.server_address),
                                  timeout=self.timeout(params))
-        finally:
-            server.exec(path.server_prefix + ["pkill", "-x", "iperf3"], timeout=10)
+        finally:   # ours only, by its PID: never every iperf3 on the machine
+            server.exec(path.server_prefix + stop_pidfile_argv(pidfile), timeout=10)
         return self.outcome_of(result, self.timeout(params))

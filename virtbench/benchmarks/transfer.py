@@ -7,8 +7,11 @@ unsupported, never as zero.
 """
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -26,16 +29,21 @@ def metric_name(cipher: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", cipher.split("@")[0].lower()) + "_mb_s"
 
 
-def source_file(size_mb: int) -> Path:
-    """A file of random bytes (incompressible), made once per size in the cache directory."""
-    path = kernels.cache_dir() / "transfer" / f"random-{size_mb}MB.bin"
-    if not path.exists() or path.stat().st_size != size_mb * 10**6:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".part")
-        with open("/dev/urandom", "rb") as src, open(tmp, "wb") as dst:
-            for _ in range(size_mb):
-                dst.write(src.read(10**6))
-        tmp.rename(path)
+def source_file(size_mb: int, directory: Path | None = None) -> Path:
+    """A file of random bytes (incompressible), made once per size in the cache directory.
+    Instances (threads) and concurrent runs (processes) share it: one makes it under a lock
+    while the others wait, and nobody reads a half-written file."""
+    directory = directory or kernels.cache_dir() / "transfer"
+    path = directory / f"random-{size_mb}MB.bin"
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / f"random-{size_mb}MB.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)       # released when the file closes
+        if not path.exists() or path.stat().st_size != size_mb * 10**6:
+            tmp = path.with_suffix(f".part-{os.getpid()}-{threading.get_ident()}")
+            with open("/dev/urandom", "rb") as src, open(tmp, "wb") as dst:
+                for _ in range(size_mb):
+                    dst.write(src.read(10**6))
+            tmp.rename(path)
     return path
 
 
@@ -62,11 +70,15 @@ class Scp(Benchmark):
     def timeout(self, params):
         return 120.0 + params["size_mb"] * 0.5
 
+    def target_path(self, env) -> str:
+        """Where the copy lands: the environment's (instance's) own scratch directory."""
+        return f"{env.scratch_dir()}/vb-scp-target.bin"
+
     def run_trial(self, env, params) -> TrialOutcome:
         outcome = TrialOutcome(exit=0)
         try:
             target = env.ssh_target()
-            dest = f"{env.scratch_dir()}/vb-scp-target.bin"
+            dest = self.target_path(env)
         except VirtbenchError as exc:
             return TrialOutcome(error=str(exc))
         source = source_file(params["size_mb"])

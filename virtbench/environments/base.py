@@ -115,6 +115,7 @@ class Environment(ABC):
     options: ClassVar[dict[str, Option]] = {}
     summary: ClassVar[str] = ""
     net_index: int = 0      # instance i of a group: its network path uses subnet i
+    instance_of: "Environment | None" = None   # the group this is an instance of, if any
 
     def __init__(self, spec: EnvSpec):
         unknown = sorted(set(spec.options) - set(self.options))
@@ -193,6 +194,31 @@ class Environment(ABC):
         Only where virtbench made it (a guest's scratch disk); never the host's."""
         return False
 
+    def scratch_backing(self) -> str | None:
+        """The host file or device behind the scratch disk (a guest's image file or loop
+        device); None where the scratch directory is on the host itself or unknown."""
+        return None
+
+    def scratch_cache_mode(self) -> str | None:
+        """The host cache mode of the scratch disk actually in use (QEMU's cache=...);
+        None where there is no virtual disk between the benchmark and the host."""
+        return None
+
+    # -- memory and instances ------------------------------------------------------------
+    def memory_bytes(self) -> int | None:
+        """Memory a benchmark running here may use, in bytes; None when unknown."""
+        return None
+
+    def host_memory_reserved(self) -> int:
+        """Host memory this environment holds for itself while it runs (a guest's RAM);
+        0 where benchmarks share the host's memory directly (native)."""
+        return 0
+
+    def as_instance(self, i: int) -> None:
+        """Make this environment instance i of a group: anything two instances would share
+        (network subnet, scratch directory) becomes instance i's own."""
+        self.net_index = i
+
     def drop_caches(self) -> None:
         """Drop the environment's page cache (a guest also drops the host's)."""
         self.exec(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=300)
@@ -205,8 +231,19 @@ class Environment(ABC):
         """The metrics a trial of `bench` yields here (a group of instances adds its own)."""
         return bench.metrics
 
+    def memory_refusal(self, bench, params: dict) -> str | None:
+        """Why `bench` with `params` cannot fit in this environment's memory, or None."""
+        from .capacity import memory_refusal
+        return memory_refusal(str(self.spec), 1, bench.memory_need(params), self.memory_bytes(),
+                              self.host_memory_reserved() == 0, bench.name)
+
     def run_trial(self, bench, params: dict):
-        """One trial of `bench` here; a group of instances runs it in all of them at once."""
+        """One trial of `bench` here; a group of instances runs it in all of them at once.
+        A benchmark that cannot fit in memory is a failed trial saying so, not an OOM kill."""
+        refusal = self.memory_refusal(bench, params)
+        if refusal:
+            from ..benchmarks.base import TrialOutcome
+            return TrialOutcome(error=refusal)
         return bench.run_trial(self, params)
 
     def metadata(self) -> dict:

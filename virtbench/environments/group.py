@@ -7,7 +7,6 @@ aggregate, each instance, the spread between instances and Jain's fairness index
 """
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -15,6 +14,7 @@ from dataclasses import dataclass, replace
 from ..benchmarks.base import Metric, TrialOutcome
 from ..errors import VirtbenchError
 from .base import Environment
+from .capacity import host_capacity, memory_refusal
 
 OVERCOMMIT = 2.0          # at most this many vCPUs (or busy processes) per host core
 MEMORY_SHARE = 0.8        # at most this share of the host's memory for all instances
@@ -66,13 +66,6 @@ def combine(metrics: tuple[Metric, ...], per_instance: list[dict[str, float]]) -
     return values
 
 
-def host_capacity() -> tuple[int, int]:
-    """(cores, memory bytes) of this host."""
-    with open("/proc/meminfo") as f:
-        mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
-    return os.cpu_count() or 1, mem_kb * 1024
-
-
 @dataclass
 class PairPath:
     """How instance 0 (client) reaches instance 1 (server) across the host."""
@@ -99,7 +92,8 @@ class InstanceGroup(Environment):
         self.kind = members[0].kind
         self._pair: PairPath | None = None
         for i, m in enumerate(members):
-            m.net_index = i          # each instance's network path gets its own subnet
+            m.as_instance(i)         # its own subnet, scratch directory...
+            m.instance_of = self
         self._check_capacity()
 
     def _check_capacity(self) -> None:
@@ -110,7 +104,7 @@ class InstanceGroup(Environment):
             raise VirtbenchError(
                 f"environment {self.spec}: {n} instances need {vcpus} CPUs, more than "
                 f"{OVERCOMMIT:g} x the host's {cores} cores; lower instances or vcpus")
-        need = getattr(self.members[0], "memory_bytes", lambda: 0)() * n
+        need = self.members[0].host_memory_reserved() * n
         if need > MEMORY_SHARE * mem:
             raise VirtbenchError(
                 f"environment {self.spec}: {n} instances need {need / 2**30:.1f} GiB, more than "
@@ -154,6 +148,24 @@ class InstanceGroup(Environment):
     def kernel_path(self, name: str) -> str:
         return self.members[0].kernel_path(name)
 
+    def _shares_memory(self) -> bool:
+        return self.members[0].host_memory_reserved() == 0
+
+    def memory_bytes(self) -> int | None:
+        """What one instance may use: its own RAM (a guest), or its share of the host's."""
+        avail = self.members[0].memory_bytes()
+        if avail is None or not self._shares_memory():
+            return avail
+        return avail // len(self.members)
+
+    def host_memory_reserved(self) -> int:
+        return sum(m.host_memory_reserved() for m in self.members)
+
+    def memory_refusal(self, bench, params) -> str | None:
+        """Why this group cannot run `bench` with `params` in every instance at once, or None."""
+        return memory_refusal(str(self.spec), len(self.members), bench.memory_need(params),
+                              self.members[0].memory_bytes(), self._shares_memory(), bench.name)
+
     def metadata(self) -> dict:
         md = self.members[0].metadata()
         md["instances"] = len(self.members)
@@ -188,6 +200,9 @@ class InstanceGroup(Environment):
             except VirtbenchError as exc:
                 return TrialOutcome(error=str(exc))
             return bench.run_pair(self.members[0], self.members[1], path, params)
+        refusal = self.memory_refusal(bench, params)
+        if refusal:
+            return TrialOutcome(error=refusal)
         barrier = threading.Barrier(len(self.members))
 
         def one(member):

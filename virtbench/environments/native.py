@@ -13,6 +13,22 @@ from .base import Environment, NetPath, Option, SshTarget
 DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 
 
+def meminfo_bytes(text: str, key: str) -> int | None:
+    """One /proc/meminfo field (`MemAvailable:  123 kB`) in bytes; None when absent (pure)."""
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        if name.strip() == key:
+            parts = rest.split()
+            if parts and parts[0].isdigit():
+                return int(parts[0]) * (1024 if parts[1:2] == ["kB"] else 1)
+    return None
+
+
+def instance_scratch(scratch: str, i: int) -> str:
+    """Instance i's own scratch directory under the environment's scratch directory."""
+    return os.path.join(scratch, f"virtbench-instance-{i}")
+
+
 class Native(Environment):
     kind = "native"
     summary = "this host, no virtualization layer added (the baseline)"
@@ -23,6 +39,7 @@ class Native(Environment):
 
     _topology = None
     _sshd = None
+    _instance_dir: str | None = None     # made for instance i of a group: removed when empty
 
     def start(self) -> None:
         self._kernel_dir = kernels.build()
@@ -41,6 +58,11 @@ class Native(Environment):
             self._topology.delete()
             self._topology = None
             self._net = None
+        if self._instance_dir is not None:
+            try:
+                os.rmdir(self._instance_dir)     # only when the benchmarks left it empty
+            except OSError:
+                pass
 
     def net_path(self) -> NetPath:
         if self._topology is None:
@@ -64,6 +86,22 @@ class Native(Environment):
 
     def kernel_path(self, name: str) -> str:
         return str(self._kernel_dir / name)
+
+    def as_instance(self, i: int) -> None:
+        """Instance i works in its own scratch directory (its disk files, BLAST database and
+        scp target never meet another instance's) and on its own network subnet."""
+        super().as_instance(i)
+        self.values["scratch"] = instance_scratch(self.spec.options.get("scratch", DEFAULT_SCRATCH), i)
+        self._instance_dir = self.values["scratch"]
+
+    def memory_bytes(self) -> int | None:
+        """The host's available memory (MemAvailable), shared by every native instance."""
+        try:
+            with open("/proc/meminfo") as f:
+                text = f.read()
+        except OSError:
+            return None
+        return meminfo_bytes(text, "MemAvailable") or meminfo_bytes(text, "MemTotal")
 
     def scratch_dir(self) -> str:
         os.makedirs(self.values["scratch"], exist_ok=True)

@@ -77,6 +77,12 @@ def _size(text: str) -> str:
     return text.upper()
 
 
+def size_bytes(size: str) -> int:
+    """A size as _size() keeps it (512M, 2G, or plain MiB as QEMU's -m reads it) in bytes."""
+    unit = {"M": 2**20, "G": 2**30}.get(size[-1:].upper())
+    return int(size[:-1]) * unit if unit else int(size) * 2**20
+
+
 def _vcpus(text: str) -> int:
     n = int(text)
     if n < 1:
@@ -800,6 +806,26 @@ class Qemu(Environment):
                                  f"{(res.stderr.strip() or 'no output').splitlines()[-1]}")
             self._scratch_dir = SCRATCH_MOUNT
         return self._scratch_dir
+
+    def scratch_backing(self) -> str | None:
+        """The host file (raw or qcow2 image) or loop device behind the scratch disk."""
+        if self.workdir is None:
+            return None
+        if self.values["backing"] == "device":
+            loops = self._manifest.get("loops") or []
+            return loops[-1] if loops else None
+        name = "scratch.qcow2" if self.values["backing"] == "qcow2" else "scratch.raw"
+        return str(self.workdir / name)
+
+    def scratch_cache_mode(self) -> str | None:
+        return self.values["cache"]
+
+    def memory_bytes(self) -> int | None:
+        """The guest's RAM (the mem option)."""
+        return size_bytes(self.values["mem"])
+
+    def host_memory_reserved(self) -> int:
+        return size_bytes(self.values["mem"])
 
     def net_path(self) -> NetPath:
         """Guest NIC <-> tap in the host-side namespace, plus a remote namespace behind it."""
