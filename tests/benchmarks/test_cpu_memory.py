@@ -83,3 +83,37 @@ def test_stream_cache_rule_warning_on_real_output(fixture_text):
     assert "elements >= 16777216" in kinds[0][1]
     two = fixture_text("kernels", "stream-2p.stdout")   # 2 x 80 MB >= 4 x 32 MiB: rule holds
     assert REGISTRY["stream"].extra_warnings(two) == []
+
+
+def test_himeno_bounds_match_the_kernels_residual_table():
+    import re
+    from pathlib import Path
+    from virtbench.benchmarks.cpu import HIMENO_MAX_CHECKED, himeno_checked_count
+    header = (Path(__file__).parents[2] / "kernels" / "himeno_gosa.h").read_text()
+    rows = re.findall(r'\{"(XS|S|M|L)", (\d+), ', header)
+    most = {}
+    for size, n in rows:
+        assert himeno_checked_count(int(n)), n
+        most[size] = max(most.get(size, 0), int(n))
+    assert most == HIMENO_MAX_CHECKED
+
+
+@pytest.mark.parametrize("params, ok", [
+    ({"size": "M", "iterations": 8192}, True),
+    ({"size": "M", "iterations": 10240}, False),      # a checked form, beyond M's table
+    ({"size": "XS", "iterations": 10240}, True),
+    ({"size": "S", "iterations": 50}, False),         # not a checked form
+])
+def test_himeno_iterations_must_have_a_reference_residual(params, ok):
+    from virtbench.errors import VirtbenchError
+    bench = REGISTRY["himeno"]
+    if ok:
+        assert bench.params(params)["iterations"] == params["iterations"]
+    else:
+        with pytest.raises(VirtbenchError, match="no reference residual"):
+            bench.params(params)
+
+
+def test_memory_needs_of_the_kernels():
+    assert REGISTRY["himeno"].memory_need(REGISTRY["himeno"].params()) == 14 * 4 * 128 * 128 * 256
+    assert REGISTRY["stream"].memory_need(REGISTRY["stream"].params()) == 240_000_000

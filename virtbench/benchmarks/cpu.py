@@ -6,6 +6,11 @@ from .base import Benchmark, Metric, ParseError, kernel_result, number
 
 HIMENO_SIZES = ("XS", "S", "M", "L")
 PI_K_RANGE = (6, 28)      # what the pi kernel accepts: 2^6 .. 2^28 digits
+# The largest iteration count per size with a reference residual (kernels/himeno_gosa.h);
+# a calibrated run is capped there, an explicit count beyond it is refused.
+HIMENO_MAX_CHECKED = {"XS": 262144, "S": 65536, "M": 8192, "L": 1024}
+HIMENO_POINTS = {"XS": 32 * 32 * 64, "S": 64 * 64 * 128, "M": 128 * 128 * 256,
+                 "L": 256 * 256 * 512}
 
 
 def himeno_checked_count(n: int) -> bool:
@@ -38,11 +43,16 @@ class Himeno(Benchmark):
                                  f"use one of: {', '.join(HIMENO_SIZES)}")
         if not 0 < params["target_seconds"] <= 1e6:
             raise VirtbenchError("benchmark himeno: target_seconds must be above 0")
-        n = params["iterations"]
-        if n != 0 and not himeno_checked_count(n):
+        n, most = params["iterations"], HIMENO_MAX_CHECKED[params["size"]]
+        if n != 0 and (not himeno_checked_count(n) or n > most):
             raise VirtbenchError(
                 f"benchmark himeno: iterations={n} has no reference residual to check; use 0 "
-                "(calibrate to target_seconds), 1, 2, 3 or m*2^e with m = 4..7 (e.g. 64, 80, 96)")
+                "(calibrate to target_seconds), 1, 2, 3 or m*2^e with m = 4..7 (e.g. 64, 80, 96), "
+                f"at most {most} for size {params['size']}")
+
+    def memory_need(self, params):
+        """Fourteen single-precision fields over the grid."""
+        return 14 * 4 * HIMENO_POINTS[params["size"]]
 
     def argv(self, params, env):
         argv = [env.kernel_path("himeno"), "-s", params["size"]]
