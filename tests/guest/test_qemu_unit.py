@@ -196,7 +196,7 @@ def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(q, "_kvm_probe", None)
     monkeypatch.setattr(q.os.path, "exists", lambda p: True)
     monkeypatch.setattr(q.os, "access", lambda p, mode: True)
-    monkeypatch.setattr(q, "_probe_kernel", lambda: Path("/boot/vmlinuz-test"))
+    monkeypatch.setattr(q, "_probe_kernel", lambda build=False: Path("/boot/vmlinuz-test"))
     monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
     calls = []
 
@@ -216,14 +216,14 @@ def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
 def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):
     monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
     monkeypatch.setattr(q, "kvm_probe",
-                        lambda: q.KvmProbe(False, "kvm probe: guest did not boot in 20 s"))
+                        lambda **kw: q.KvmProbe(False, "kvm probe: guest did not boot in 20 s"))
     env = make("qemu:disk=ahci")
     env.resolve()
     assert env.accel == "tcg" and env.label == "qemu-tcg/ahci/virtio-net"
     assert "did not boot" in env.accel_reason and env.cpu == "max"
     with pytest.raises(VirtbenchError, match="accel=kvm is not usable here"):
         make("qemu:accel=kvm").resolve()
-    monkeypatch.setattr(q, "kvm_probe", lambda: q.KvmProbe(True, "kvm probe: booted in 0.4 s"))
+    monkeypatch.setattr(q, "kvm_probe", lambda **kw: q.KvmProbe(True, "kvm probe: booted in 0.4 s"))
     env = make("qemu")
     env.resolve()
     assert env.accel == "kvm" and env.cpu == "host" and env.label.startswith("qemu-kvm/")

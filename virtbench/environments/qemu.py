@@ -205,8 +205,16 @@ class KvmProbe:
 _kvm_probe: KvmProbe | None = None
 
 
-def _probe_kernel() -> Path | None:
+def _probe_kernel(build: bool = False) -> Path | None:
+    """The kernel the probe boots: the guest image's (built first when `build` and it is not
+    cached yet: a fresh host's first run must probe with a kernel present), else the host's."""
     info = guest_image.cached()
+    if info is None and build:
+        try:
+            info = guest_image.build(progress=lambda msg: print(
+                f"  guest image: {msg}", file=sys.stderr, flush=True))
+        except VirtbenchError:
+            info = None          # the host's kernel may still answer the question
     if info is not None and info.kernel.exists():
         return info.kernel
     for p in sorted(Path("/boot").glob("vmlinuz-*"), reverse=True):
@@ -226,8 +234,11 @@ def _probe_key() -> str:
     return f"{os.uname().release}|{os.uname().version}|qemu {version}|/dev/kvm {node}"
 
 
-def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT) -> KvmProbe:
-    """Does a real guest kernel boot under -accel kvm here? Cached per process and on disk."""
+def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT,
+              build: bool = False) -> KvmProbe:
+    """Does a real guest kernel boot under -accel kvm here? Cached per process and on disk.
+    `build`: build the guest image first when no kernel is at hand (what a run does; listing
+    environment kinds does not)."""
     global _kvm_probe
     if _kvm_probe is not None and not force:
         return _kvm_probe
@@ -237,7 +248,7 @@ def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT) -> KvmPro
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         _kvm_probe = KvmProbe(False, "kvm probe: /dev/kvm is not accessible to this user")
         return _kvm_probe
-    kernel = _probe_kernel()
+    kernel = _probe_kernel(build=build)
     if kernel is None:
         return KvmProbe(False, "kvm probe: no kernel to boot (build the guest image first)")
     cache_file = kernels.cache_dir() / "kvm-probe.json"
@@ -491,7 +502,7 @@ class Qemu(Environment):
         if wanted == "tcg":
             self.accel, self.accel_reason = "tcg", "requested (accel=tcg)"
         else:
-            kvm = kvm_probe()
+            kvm = kvm_probe(build=True)     # the kernel first, then the probe
             if kvm.usable:
                 self.accel = "kvm"
                 self.accel_reason = ("requested (accel=kvm); " if wanted == "kvm" else "") + kvm.reason
