@@ -227,3 +227,19 @@ def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):
     env = make("qemu")
     env.resolve()
     assert env.accel == "kvm" and env.cpu == "host" and env.label.startswith("qemu-kvm/")
+
+
+def test_guest_kernel_release_from_the_fingerprint(fixture_text):
+    from virtbench import fingerprint
+    facts = fingerprint.parse(fixture_text("fingerprint", "native-debian12.txt"))
+    assert q.guest_kernel_release(facts["kernel"]) == "6.18.44-fc-v669"
+    assert q.guest_kernel_release(None) is None and q.guest_kernel_release("") is None
+
+
+def test_qemu_metadata_names_host_and_guest_kernel(monkeypatch):
+    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    env = make("qemu:accel=tcg")
+    env.resolve()
+    meta = env.metadata()             # not started: no agent, so no fingerprint
+    assert meta["host_kernel"] == q.os.uname().release
+    assert "guest_kernel" in meta

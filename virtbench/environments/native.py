@@ -79,4 +79,5 @@ class Native(Environment):
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)
         facts["host_python"] = platform.python_version()
+        facts["host_kernel"] = os.uname().release
         return facts

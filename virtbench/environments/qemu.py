@@ -123,6 +123,12 @@ def qemu_version() -> tuple[str, str]:
     return _version_cache[binary]
 
 
+def guest_kernel_release(uname_srm: str | None) -> str | None:
+    """The fingerprint's `uname -srm` ("Linux 6.1.0-28-amd64 x86_64") -> "6.1.0-28-amd64"."""
+    parts = (uname_srm or "").split()
+    return parts[1] if len(parts) >= 2 else None
+
+
 # -- process hygiene -------------------------------------------------------------------------
 _PR_SET_PDEATHSIG = 1
 
@@ -898,4 +904,8 @@ class Qemu(Environment):
             except AgentError:
                 pass
             meta.update(fingerprint.collect(self))
+        meta["host_kernel"] = os.uname().release
+        if not meta.get("guest_kernel"):
+            meta["guest_kernel"] = guest_kernel_release(meta.get("kernel")) or (
+                self.image.kernel_version if self.image else None)
         return meta
