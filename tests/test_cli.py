@@ -132,12 +132,14 @@ def test_a_failing_trial_is_kept_with_its_stderr_and_the_others_stand(capsys, st
     assert "2 trial(s) failed" in err
     store = Store(store_url)
     run = store.get_run()
-    trials = store.trials(run["id"])
-    assert [t["status"] for t in trials] == ["ok", "failed", "failed", "ok", "ok"]
-    assert "unparsable output" in trials[1]["error"]
-    assert "garbage" in trials[1]["stdout"]
-    assert trials[2]["exit"] != 0 and "core dumped" in trials[2]["stderr"]
-    assert sorted(s["value"] for s in store.samples(run["id"])) == [1.0, 4.0, 5.0]
+    trials = store.trials(run["id"])       # the warm-up (n = 1) ran first, stored apart
+    assert [t["status"] for t in trials] == ["failed", "failed", "ok", "ok", "ok"]
+    assert "unparsable output" in trials[0]["error"]
+    assert "garbage" in trials[0]["stdout"]
+    assert trials[1]["exit"] != 0 and "core dumped" in trials[1]["stderr"]
+    assert sorted(s["value"] for s in store.samples(run["id"])) == [4.0, 5.0, 6.0]
+    warm = [t for t in store.trials(run["id"], include_warmup=True) if t["warmup"]]
+    assert [(t["trial"], t["status"]) for t in warm] == [(-1, "ok")]
 
 
 class MissingTool(Benchmark):

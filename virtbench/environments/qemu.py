@@ -129,6 +129,18 @@ def guest_kernel_release(uname_srm: str | None) -> str | None:
     return parts[1] if len(parts) >= 2 else None
 
 
+def describe_loss(returncode: int | None, console: str) -> str:
+    """Pure: why a guest went away, from QEMU's exit status and the serial console."""
+    if returncode is None:
+        how = "QEMU is still running"
+    elif returncode < 0:
+        how = f"QEMU was killed (signal {-returncode})"
+    else:
+        how = f"QEMU exited (status {returncode})"
+    panic = [line.strip() for line in console.splitlines() if "Kernel panic" in line]
+    return f"{how}; guest {panic[-1][panic[-1].index('Kernel panic'):]}" if panic else how
+
+
 # -- process hygiene -------------------------------------------------------------------------
 _PR_SET_PDEATHSIG = 1
 
@@ -470,6 +482,8 @@ class Qemu(Environment):
         self.guest_uptime_at_ready: float | None = None
         self.stage_s: float | None = None
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
+        self.paused = False
+        self._vcpu_tids: list[int] | None = None
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -717,7 +731,11 @@ class Qemu(Environment):
     def stop(self) -> None:
         with _live_lock:
             _live.discard(self)
-        if self.proc is not None and self.proc.poll() is None and self.agent is not None:
+        paused, self.paused = self.paused, False
+        self._vcpu_tids = None
+        # a paused guest's agent is frozen: do not wait on it, end QEMU by QMP (quit)
+        if (not paused and self.proc is not None and self.proc.poll() is None
+                and self.agent is not None):
             try:  # a clean power-off: sysrq o, and -no-reboot ends QEMU
                 self.agent.exec(["sh", "-c", "(sleep 0.1; echo o > /proc/sysrq-trigger) "
                                              ">/dev/null 2>&1 </dev/null &"], timeout=5)
@@ -771,10 +789,39 @@ class Qemu(Environment):
     def pause(self) -> None:
         if self.qmp is not None:
             self.qmp.command("stop")
+            self.paused = True
 
     def resume(self) -> None:
         if self.qmp is not None:
             self.qmp.command("cont")
+            self.paused = False
+
+    def is_alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def lost_reason(self) -> str:
+        if self.proc is None:
+            return "QEMU is not running"
+        if self.proc.poll() is None:
+            return "the guest agent stopped answering (QEMU still running)"
+        console = ""
+        if self.console_log is not None and self.console_log.exists():
+            console = self.console_log.read_text(errors="replace")
+        return describe_loss(self.proc.returncode, console)
+
+    def vcpu_threads(self) -> list[int]:
+        """Host thread ids of the guest's vCPUs (QMP query-cpus-fast), once per boot."""
+        if self._vcpu_tids is None:
+            from ..pinning import vcpu_threads
+            if self.qmp is None:
+                return []
+            self._vcpu_tids = vcpu_threads(self.qmp.command("query-cpus-fast"))
+        return list(self._vcpu_tids)
+
+    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+        if self.qmp is None:
+            return None
+        return [(tid, 1) for tid in self.vcpu_threads()]
 
     # -- inside the guest ----------------------------------------------------------------
     def kernel_path(self, name: str) -> str:
