@@ -16,18 +16,18 @@ def count(study) -> int:
 
 def with_warmups(slots: list[PlannedTrial], n: int) -> list[PlannedTrial]:
     """Pure: the plan with `n` warm-up slots before each (environment, benchmark)'s first
-    measured slot. Warm-ups get negative trial numbers and negative seq (their own order),
-    so the measured trials keep the plan's numbers."""
+    measured slot. Warm-ups get negative trial numbers and negative seq (-W .. -1 in the order
+    they run), so the measured trials keep the plan's numbers."""
     out: list[PlannedTrial] = []
     seen: set[tuple[str, str]] = set()
-    w = 0
+    w = -n * len({(s.environment, s.benchmark) for s in slots}) - 1   # -W .. -1, in run order
     for slot in slots:
         key = (slot.environment, slot.benchmark)
         if key not in seen:
             seen.add(key)
             for k in range(n):
                 w += 1
-                out.append(PlannedTrial(seq=-w, trial=-(k + 1), environment=slot.environment,
+                out.append(PlannedTrial(seq=w, trial=-(k + 1), environment=slot.environment,
                                         benchmark=slot.benchmark))
         out.append(slot)
     return out
