@@ -243,3 +243,75 @@ def test_qemu_metadata_names_host_and_guest_kernel(monkeypatch):
     meta = env.metadata()             # not started: no agent, so no fingerprint
     assert meta["host_kernel"] == q.os.uname().release
     assert "guest_kernel" in meta
+
+
+def test_describe_loss_names_the_signal_and_the_panic():
+    console = ("[    0.512345] VFS: Cannot open root device \"LABEL=x\" or unknown-block(0,0)\n"
+               "[    0.512400] Kernel panic - not syncing: VFS: Unable to mount root fs on "
+               "unknown-block(0,0)\n")
+    assert q.describe_loss(-9, "") == "QEMU was killed (signal 9)"
+    assert q.describe_loss(0, console) == ("QEMU exited (status 0); guest Kernel panic - not "
+                                           "syncing: VFS: Unable to mount root fs on "
+                                           "unknown-block(0,0)")
+
+
+class _Proc:
+    pid = 1
+    returncode = None
+
+    def __init__(self):
+        self.killed = False
+
+    def poll(self):
+        return -9 if self.killed else None
+
+    def wait(self, timeout=None):
+        return 0
+
+    def kill(self):
+        self.killed = True
+
+
+def test_stopping_a_paused_guest_quits_by_qmp_without_its_frozen_agent(monkeypatch):
+    calls = []
+
+    class FrozenAgent:
+        def exec(self, *a, **kw):
+            raise AssertionError("waited on the frozen agent of a paused guest")
+
+        def close(self):
+            calls.append("agent.close")
+
+    class FakeQmp:
+        def command(self, name, **kw):
+            calls.append(name)
+            if name == "quit":
+                proc.killed = True
+            return {}
+
+        def close(self):
+            calls.append("qmp.close")
+
+    env = make("qemu:accel=tcg")
+    proc = _Proc()
+    env.proc, env.agent, env.qmp = proc, FrozenAgent(), FakeQmp()
+    env.pause()
+    assert env.paused
+    env.stop()
+    assert calls[:2] == ["stop", "quit"] and not env.paused
+
+
+def test_qemu_is_alive_and_pin_targets_come_from_qmp(fixture_text):
+    import json
+    reply = json.loads(fixture_text("qemu", "query-cpus-fast-7.2-tcg-smp2.json"))["return"]
+
+    class FakeQmp:
+        def command(self, name, **kw):
+            assert name == "query-cpus-fast"
+            return reply
+
+    env = make("qemu:accel=tcg,vcpus=2")
+    assert not env.is_alive() and env.pin_targets(None, {}) is None
+    env.proc, env.qmp = _Proc(), FakeQmp()
+    assert env.is_alive()
+    assert env.pin_targets(None, {}) == [(20343, 1), (20344, 1)]
