@@ -274,3 +274,53 @@ def test_with_warmups_numbers_and_orders_them():
         assert mine == [-1, -2, 0, 1]
     assert warmup.count(FakeStudy(warmup=0)) == 0 and warmup.count(object()) == 1
     assert warmup.planned_trials(FakeStudy(trials=3, warmup=1), 2, 2) == 16
+
+
+def test_a_lost_agent_waits_for_the_environment_to_show_why(store_url):
+    store = Store(store_url)
+    run_id = store.create_run({"name": "t"}, seed=1, quick=True, version="0", host="h")
+    env = FakeEnv("guest", [])
+    answers = iter([True, True, False])
+    env.is_alive = lambda: next(answers, False)        # QEMU's exit is seen a moment late
+    life = lifecycle.Lifecycle({"guest": env}, store, run_id, Console(file=io.StringIO()),
+                               pin="off")
+    error = life.after(env, "agent lost: guest: connection closed")
+    assert error == "environment lost: QEMU was killed (signal 9)"
+    up = FakeEnv("up", [])
+    up.alive = True
+    assert life.after(up, "exit status 1: boom") == "exit status 1: boom"
+
+
+def test_a_group_passes_vcpu_threads_through():
+    a, b = FakeEnv("m", []), FakeEnv("m", [])
+    a.vcpu_threads, b.vcpu_threads = (lambda: [11, 12]), (lambda: [13])
+    group = InstanceGroup.__new__(InstanceGroup)
+    group.members = [a, b]
+    assert group.vcpu_threads() == [11, 12, 13]
+
+
+def test_native_pins_our_kernels_with_their_process_count_and_frees_other_tools():
+    import os
+    from virtbench import benchmarks, environments, kernels
+    env = environments.create("native")
+    with env:
+        pid = env.agent.proc.pid
+        stream = benchmarks.get("stream")
+        assert env.pin_targets(stream, {"processes": 2}) == [(pid, 2)]
+        assert env.pin_targets(benchmarks.get("pi"), {}) == [(pid, 1)]
+        other = next(b for b in benchmarks.REGISTRY.values()
+                     if not set(b.tools) & set(kernels.KERNELS))
+        assert env.pin_targets(other, {}) == [(pid, 0)]
+        cpus = sorted(os.sched_getaffinity(0))
+        sets, why = pinning.apply(env.pin_targets(benchmarks.get("pi"), {}), cpus)
+        assert sets is not None and os.sched_getaffinity(pid) == set(sets[0])
+        pinning.apply(env.pin_targets(other, {}), cpus)
+        assert os.sched_getaffinity(pid) == set(cpus)
+
+
+def test_the_dry_run_estimate_counts_warmups():
+    from virtbench.runner import estimate_s
+    cases = {"count": (Count(), {"target_seconds": 8})}
+    one = Prepared(FakeStudy(trials=3, warmup=0), {"a": FakeEnv("a", [])}, cases, None)
+    two = Prepared(FakeStudy(trials=3, warmup=1), {"a": FakeEnv("a", [])}, cases, None)
+    assert estimate_s(two) == estimate_s(one) * 4 / 3

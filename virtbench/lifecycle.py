@@ -20,6 +20,7 @@ from .errors import AgentError, VirtbenchError
 from .store import Store
 
 MAX_RESTARTS = 2   # restarts of one environment after losses, per run session
+LOSS_SETTLE_S = 3.0  # how long a lost agent's environment gets to show it is gone
 
 
 class Lifecycle:
@@ -59,6 +60,12 @@ class Lifecycle:
         agent_lost = error is not None and error.startswith("agent lost")
         if alive and not agent_lost:
             return error
+        # the agent's connection closes a moment before QEMU's exit is seen: wait for it,
+        # so the trial says why (killed, panic) rather than "connection closed"
+        deadline = time.monotonic() + LOSS_SETTLE_S
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.05)
+            alive = _safe(env.is_alive, False)
         why = _safe(env.lost_reason, "the environment went away") if not alive else error
         self.lost(env, why)
         return f"environment lost: {why}"

@@ -160,6 +160,10 @@ class InstanceGroup(Environment):
                 return f"instance {i}: {m.lost_reason()}"
         return self.members[0].lost_reason()
 
+    def vcpu_threads(self) -> list[int]:
+        """Every instance's vCPU thread ids, instance by instance."""
+        return [t for m in self.members for t in getattr(m, "vcpu_threads", list)()]
+
     def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """Every instance's targets at once: they run together, so their CPUs must differ."""
         targets = []
