@@ -315,3 +315,26 @@ def test_qemu_is_alive_and_pin_targets_come_from_qmp(fixture_text):
     env.proc, env.qmp = _Proc(), FakeQmp()
     assert env.is_alive()
     assert env.pin_targets(None, {}) == [(20343, 1), (20344, 1)]
+
+
+def test_a_failed_pause_still_stops_by_qmp_not_by_the_agent():
+    class FrozenAgent:
+        def exec(self, *a, **kw):
+            raise AssertionError("waited on the agent of a guest that may be paused")
+
+        def close(self):
+            pass
+
+    class BrokenQmp:
+        def command(self, name, **kw):
+            raise OSError("QMP: broken pipe")
+
+        def close(self):
+            pass
+
+    env = make("qemu:accel=tcg")
+    env.proc, env.agent, env.qmp = _Proc(), FrozenAgent(), BrokenQmp()
+    with pytest.raises(OSError):
+        env.pause()
+    env.stop()
+    assert env.proc is None

@@ -788,8 +788,8 @@ class Qemu(Environment):
 
     def pause(self) -> None:
         if self.qmp is not None:
+            self.paused = True       # before the command: a failed `stop` may still have paused
             self.qmp.command("stop")
-            self.paused = True
 
     def resume(self) -> None:
         if self.qmp is not None:
