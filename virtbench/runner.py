@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 import signal
 import socket
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +21,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from . import __version__, benchmarks, environments, kernels, warmup
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
-from .lifecycle import MAX_RESTARTS, Lifecycle, _jsonable  # noqa: F401 (MAX_RESTARTS re-exported)
+from .lifecycle import Lifecycle, _jsonable
 from .store import Sample, Store, now
 from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
                     validate)
