@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from virtbench import benchmarks, cli
 from virtbench.benchmarks.base import Benchmark, Metric
@@ -133,12 +134,14 @@ def test_a_failing_trial_is_kept_with_its_stderr_and_the_others_stand(capsys, st
     assert "2 trial(s) failed" in err
     store = Store(store_url)
     run = store.get_run()
-    trials = store.trials(run["id"])
-    assert [t["status"] for t in trials] == ["ok", "failed", "failed", "ok", "ok"]
-    assert "unparsable output" in trials[1]["error"]
-    assert "garbage" in trials[1]["stdout"]
-    assert trials[2]["exit"] != 0 and "core dumped" in trials[2]["stderr"]
-    assert sorted(s["value"] for s in store.samples(run["id"])) == [1.0, 4.0, 5.0]
+    trials = store.trials(run["id"])       # the warm-up (n = 1) ran first, stored apart
+    assert [t["status"] for t in trials] == ["failed", "failed", "ok", "ok", "ok"]
+    assert "unparsable output" in trials[0]["error"]
+    assert "garbage" in trials[0]["stdout"]
+    assert trials[1]["exit"] != 0 and "core dumped" in trials[1]["stderr"]
+    assert sorted(s["value"] for s in store.samples(run["id"])) == [4.0, 5.0, 6.0]
+    warm = [t for t in store.trials(run["id"], include_warmup=True) if t["warmup"]]
+    assert [(t["trial"], t["status"]) for t in warm] == [(-1, "ok")]
 
 
 class MissingTool(Benchmark):
@@ -157,3 +160,30 @@ def test_a_tool_missing_in_the_environment_is_named_with_the_fix(capsys, store_u
     assert code == 1
     assert "a tool is missing in the environment (vb-no-such-tool" in err
     assert "install it there" in err
+
+
+def test_retry_failed_needs_resume(capsys, store_url):
+    code, _, err = run_cli(capsys, "run", "--env", "native", "--bench", "pi", "--retry-failed")
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "--retry-failed needs --resume RUN_ID" in lines[0]
+    assert "runs" not in sa.inspect(sa.create_engine(store_url)).get_table_names()
+
+
+def test_resume_retry_failed_runs_the_failed_trials_again(capsys, store_url, tmp_path,
+                                                          monkeypatch):
+    monkeypatch.setitem(benchmarks.REGISTRY, "flaky", Flaky())
+    study = tmp_path / "flaky.toml"
+    study.write_text(f'trials = 5\n[[benchmark]]\nname = "flaky"\nlabel = "flaky"\n'
+                     f'params = {{ counter = "{tmp_path / "n"}" }}\n')
+    assert run_cli(capsys, "run", str(study), "--no-progress")[0] == 1
+    store = Store(store_url)
+    run_id = store.get_run()["id"]
+    assert run_cli(capsys, "run", "--resume", run_id, "--no-progress")[0] == 0   # nothing missing
+    assert [t["status"] for t in store.trials(run_id)].count("failed") == 2
+    code, _, _ = run_cli(capsys, "run", "--resume", run_id, "--retry-failed", "--no-progress")
+    assert code == 0
+    assert [t["status"] for t in store.trials(run_id)] == ["ok"] * 5
+    assert sorted(s["value"] for s in store.samples(run_id)) == [4.0, 5.0, 6.0, 7.0, 8.0]
+    old = store.superseded_trials(run_id)
+    assert [(o["trial"], o["status"]) for o in old] == [(0, "failed"), (1, "failed")]

@@ -1,3 +1,4 @@
+import os
 import pytest
 
 from virtbench import environments
@@ -40,4 +41,5 @@ def test_native_runs_commands_and_fingerprints_itself():
         assert env.exec(["echo", "hi"], timeout=5).stdout == "hi\n"
         md = env.metadata()
     assert md["cores"] >= 1 and md["kernel"].startswith("Linux")
+    assert md["host_kernel"] == os.uname().release
     assert env.agent is None   # stop() closed it

@@ -18,7 +18,7 @@ def _count_trials(url: str) -> int:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as c:
-            return c.execute(sa.text("select count(*) from trials")).scalar()
+            return c.execute(sa.text("select count(*) from trials where trial >= 0")).scalar()
     except sa.exc.OperationalError:
         return 0
     finally:

@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
     run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    run.add_argument("--retry-failed", action="store_true",
+                     help="with --resume: also run again the trials that failed "
+                          "(the failed rows are kept as superseded)")
     run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -128,9 +131,13 @@ def cmd_image(args, out: Console) -> int:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    if args.retry_failed and not args.resume:
+        raise VirtbenchError("--retry-failed needs --resume RUN_ID (the run whose failed "
+                             "trials to run again)")
     if args.resume:
         store = Store(args.store)
-        outcome = Runner(store, console=err, show_progress=not args.no_progress).resume(args.resume)
+        outcome = Runner(store, console=err, show_progress=not args.no_progress).resume(
+            args.resume, retry_failed=args.retry_failed)
     else:
         study = study_mod.load(args.study) if args.study else None
         study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,

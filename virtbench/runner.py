@@ -10,22 +10,21 @@ from __future__ import annotations
 import random
 import signal
 import socket
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from . import __version__, benchmarks, environments, kernels
+from . import __version__, benchmarks, environments, kernels, warmup
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
+from .lifecycle import Lifecycle, _jsonable
 from .store import Sample, Store, now
 from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
                     validate)
-
-MAX_RESTARTS = 2   # an environment whose agent dies is restarted at most this often
 
 
 @dataclass
@@ -89,9 +88,10 @@ def estimate_s(prepared: Prepared) -> float:
     """A rough figure for --dry-run: per-trial timeouts are far too pessimistic, so use
     the benchmark's own notion of its size where it has one."""
     total = 0.0
+    per_case = prepared.study.trials + warmup.count(prepared.study)   # warm-ups run too
     for _, (bench, params) in prepared.cases.items():
         per = float(params.get("target_seconds", 0) or 0) + 2.0
-        total += per * prepared.study.trials * len(prepared.envs)
+        total += per * per_case * len(prepared.envs)
     return total
 
 
@@ -119,37 +119,46 @@ class Runner:
             self.store.add_warning(run_id, "environment_skipped", f"{spec}: {why}", environment=spec)
         return self._execute(run_id, prepared)
 
-    def resume(self, run_id: str) -> Outcome:
+    def resume(self, run_id: str, retry_failed: bool = False) -> Outcome:
+        """Run the slots the run is missing; with retry_failed also those whose trial failed
+        (the failed rows are kept as superseded_trials)."""
         run = self.store.get_run(run_id)
         study = Study.from_dict(run["study"])
         prepared = prepare(study)
+        if retry_failed:
+            n = self.store.supersede_failed(run_id)
+            self.console.print(f"retrying {n} failed trial(s) of run {run_id}")
         return self._execute(run_id, prepared)
 
     # -- the loop ------------------------------------------------------------------------
     def _execute(self, run_id: str, prepared: Prepared) -> Outcome:
         study = prepared.study
-        slots = plan(list(prepared.envs), list(prepared.cases), study.trials, study.seed)
+        slots = warmup.with_warmups(
+            plan(list(prepared.envs), list(prepared.cases), study.trials, study.seed),
+            warmup.count(study))
         done = self.store.done_slots(run_id)
         todo = [s for s in slots if (s.environment, s.benchmark, s.trial) not in done]
         outcome = Outcome(run_id=run_id, status="running", skipped_before=len(slots) - len(todo))
         for spec, why in prepared.skipped:
-            self.console.print(f"[yellow]skipping[/] environment {spec}: {why}", highlight=False)
+            self.console.print(f"[yellow]skipping[/] environment {escape(spec)}: {escape(why)}",
+                               highlight=False)
         self.store.set_run_status(run_id, "running", finished=False)
         self.console.print(f"[bold]run {run_id}[/]: {len(prepared.envs)} environment(s) x "
                            f"{len(prepared.cases)} benchmark(s) x {study.trials} trial(s)"
                            + (f", {outcome.skipped_before} already done" if outcome.skipped_before else "")
                            + (" [yellow](quick sizes)[/]" if study.quick else ""))
-        state = _EnvState(prepared.envs)
+        state = Lifecycle(prepared.envs, self.store, run_id, self.console,
+                          pin=getattr(study, "pin", "auto") or "auto")
         old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             with self._progress() as progress:
                 task = progress.add_task("trials", total=len(slots), completed=outcome.skipped_before)
                 for slot in todo:
-                    progress.update(task, description=f"{slot.environment} · {slot.benchmark} "
-                                                      f"#{slot.trial + 1}")
+                    progress.update(task, description=escape(
+                        f"{slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}"))
                     ok = self._run_slot(run_id, prepared, state, slot)
                     outcome.done += 1
-                    if not ok:
+                    if not ok and slot.trial >= 0:
                         outcome.failed += 1
                     progress.advance(task)
         except KeyboardInterrupt:
@@ -159,7 +168,7 @@ class Runner:
                                f"stored; finish with `virtbench run --resume {run_id}`")
             return outcome
         finally:
-            state.stop_all(self.console)
+            state.stop_all()
             signal.signal(signal.SIGTERM, old_term)
         outcome.status = "complete"
         self.store.set_run_status(run_id, "complete")
@@ -171,24 +180,25 @@ class Runner:
                         TimeRemainingColumn(), console=self.console,
                         disable=not self.show_progress, transient=False)
 
-    def _run_slot(self, run_id: str, prepared: Prepared, state: "_EnvState",
+    def _run_slot(self, run_id: str, prepared: Prepared, state: Lifecycle,
                   slot: PlannedTrial) -> bool:
         bench, params = prepared.cases[slot.benchmark]
         record = dict(environment=slot.environment, benchmark=slot.benchmark,
-                      benchmark_name=bench.name, params=params, trial=slot.trial, seq=slot.seq)
+                      benchmark_name=bench.name, params=params, trial=slot.trial, seq=slot.seq,
+                      warmup=slot.trial < 0)
         env = state.envs[slot.environment]
         started = now()
-        error = state.ensure_up(env, self.store, run_id, self.console)
+        error = state.ready(env, bench, params)
         if error is not None:
             self.store.record_trial(run_id, status="failed", samples_=[], error=error,
-                                    started=started, **record)
+                                    started=started, boot=state.boot.get(env.label), **record)
             return False
-        state.focus(env)
+        boot = state.boot.get(env.label)
         try:
             result = env.run_trial(bench, params)
         except AgentError as exc:
-            state.mark_down(env)
             result = benchmarks.TrialOutcome(error=f"agent lost: {exc}")
+        result.error = state.after(env, result.error)
         metrics = env.metrics_for(bench)
         values = {m.name: result.values[m.name] for m in metrics if m.name in result.values}
         if result.ok and not values:
@@ -198,94 +208,15 @@ class Runner:
         self.store.record_trial(run_id, status="ok" if result.ok else "failed", samples_=samples_,
                                 error=result.error, exit=result.exit, stdout=result.stdout,
                                 stderr=result.stderr, wall_s=result.wall_s, started=started,
-                                **record)
+                                boot=boot, **record)
         for kind, message in result.warnings:
-            state.warn_once(self.store, run_id, kind, message, slot.environment, slot.benchmark)
+            state.warn_once(kind, message, slot.environment, slot.benchmark)
         if not result.ok:
-            self.console.print(f"[red]failed[/] {slot.environment} · {slot.benchmark} "
-                               f"#{slot.trial + 1}: {result.error}")
+            self.console.print(f"[red]failed[/] " + escape(
+                f"{slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}: "
+                f"{result.error}"))
         return result.ok
 
 
-class _EnvState:
-    """Which environments are up, which one has the machine, which gave up."""
-
-    def __init__(self, envs: dict[str, Environment]):
-        self.envs = envs
-        self.up: set[str] = set()
-        self.paused: set[str] = set()
-        self.dead: dict[str, str] = {}        # label -> why it cannot start
-        self.restarts: dict[str, int] = {}
-        self.warned: set[tuple[str, str, str, str]] = set()
-
-    def ensure_up(self, env: Environment, store: Store, run_id: str, console: Console) -> str | None:
-        label = env.label
-        if label in self.dead:
-            return self.dead[label]
-        if label in self.up:
-            return None
-        t0 = time.monotonic()
-        try:
-            console.print(f"starting {label} ...")
-            env.start()
-            meta = env.metadata()
-        except (VirtbenchError, AgentError, OSError) as exc:
-            env.stop()
-            why = f"environment {label} failed to start: {exc}"
-            self.dead[label] = why
-            store.upsert_environment(run_id, label, status="failed", error=str(exc))
-            store.add_warning(run_id, "environment_failed", why, environment=label)
-            console.print(f"[red]{why}[/]")
-            return why
-        boot = env.boot_s if env.boot_s is not None else time.monotonic() - t0
-        self.up.add(label)
-        store.upsert_environment(run_id, label, status="up", metadata=_jsonable(meta), boot_s=boot)
-        for note in env.notes:
-            store.add_warning(run_id, "environment_note", note, environment=label)
-        return None
-
-    def warn_once(self, store: Store, run_id: str, kind: str, message: str, environment: str,
-                  benchmark: str) -> None:
-        """A trial's warning, stored the first time it is seen in this session of the run."""
-        key = (kind, message, environment, benchmark)
-        if key not in self.warned:
-            self.warned.add(key)
-            store.add_warning(run_id, kind, message, environment=environment, benchmark=benchmark)
-
-    def focus(self, env: Environment) -> None:
-        """Give the machine to `env`: pause every other running environment."""
-        for label in self.up:
-            other = self.envs[label]
-            if other is env and label in self.paused:
-                other.resume()
-                self.paused.discard(label)
-            elif other is not env and label not in self.paused:
-                other.pause()
-                self.paused.add(label)
-
-    def mark_down(self, env: Environment) -> None:
-        label = env.label
-        env.stop()
-        self.up.discard(label)
-        self.paused.discard(label)
-        self.restarts[label] = self.restarts.get(label, 0) + 1
-        if self.restarts[label] > MAX_RESTARTS:
-            self.dead[label] = f"environment {label}: agent lost {self.restarts[label]} times; gave up"
-
-    def stop_all(self, console: Console) -> None:
-        for label, env in self.envs.items():
-            try:
-                env.stop()
-            except Exception as exc:  # cleanup must reach every environment
-                console.print(f"[red]stopping {label} failed: {exc}[/]")
-        self.up.clear()
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
+def _trial_name(trial: int) -> str:
+    return f"warm-up {-trial}" if trial < 0 else f"#{trial + 1}"

@@ -66,8 +66,44 @@ trials = sa.Table(
     sa.Column("wall_s", sa.Float),
     sa.Column("started", sa.DateTime(timezone=True)),
     sa.Column("finished", sa.DateTime(timezone=True)),
+    # warm-up trials have trial numbers -1, -2, ... and warmup true; never in the statistics
+    sa.Column("warmup", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("boot", sa.Integer),          # which boot of the environment served it
     sa.UniqueConstraint("run_id", "environment", "benchmark", "trial"),
 )
+
+# failed trials that `--resume --retry-failed` ran again: kept, never in the statistics
+superseded_trials = sa.Table(
+    "superseded_trials", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("trial_id", sa.Integer, nullable=False),        # its id in trials, then
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    *[sa.Column(c.name, c.type) for c in trials.columns
+      if c.name not in ("id", "run_id")],
+    sa.Column("superseded", sa.DateTime(timezone=True), nullable=False),
+)
+
+# every start of an environment in a run: the first, and each restart after a lost guest
+boots = sa.Table(
+    "boots", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("environment", sa.String(200), nullable=False),
+    sa.Column("boot", sa.Integer, nullable=False),            # 1, 2, ... within the run
+    sa.Column("reason", sa.Text, nullable=False),             # first start / restart after ...
+    sa.Column("started", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("boot_s", sa.Float),
+    sa.Column("ended", sa.DateTime(timezone=True)),
+    sa.Column("lost", sa.Text),                               # why it ended, when it was lost
+    sa.UniqueConstraint("run_id", "environment", "boot"),
+)
+
+# columns added to existing tables since the first schema: (table, column, DDL type+default)
+_ADDED_COLUMNS = [
+    ("trials", "warmup", {"sqlite": "BOOLEAN NOT NULL DEFAULT 0",
+                          "postgresql": "BOOLEAN NOT NULL DEFAULT false"}),
+    ("trials", "boot", {"sqlite": "INTEGER", "postgresql": "INTEGER"}),
+]
 
 samples = sa.Table(
     "samples", metadata,
@@ -131,6 +167,7 @@ class Store:
             if self.engine.dialect.name == "sqlite":
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             metadata.create_all(self.engine)
+            upgrade(self.engine)
         except (SQLAlchemyError, ImportError) as exc:
             first = str(exc).strip().splitlines()[0]
             raise VirtbenchError(f"store {self.url}: cannot open ({first}); "
@@ -192,14 +229,16 @@ class Store:
                      benchmark_name: str, params: dict, trial: int, seq: int, status: str,
                      samples_: list[Sample], error: str | None = None, exit: int | None = None,
                      stdout: str = "", stderr: str = "", wall_s: float | None = None,
-                     started: datetime | None = None) -> int:
+                     started: datetime | None = None, warmup: bool = False,
+                     boot: int | None = None) -> int:
         """One trial and all its samples, atomically."""
         with self.engine.begin() as c:
             trial_id = c.execute(trials.insert().values(
                 run_id=run_id, environment=environment, benchmark=benchmark,
                 benchmark_name=benchmark_name, params=params, trial=trial, seq=seq,
                 status=status, error=error, exit=exit, stdout=stdout, stderr=stderr,
-                wall_s=wall_s, started=started or now(), finished=now())).inserted_primary_key[0]
+                wall_s=wall_s, started=started or now(), finished=now(), warmup=warmup,
+                boot=boot)).inserted_primary_key[0]
             if samples_:
                 c.execute(samples.insert(), [
                     {"trial_id": trial_id, "metric": s.metric, "value": s.value, "unit": s.unit,
@@ -207,27 +246,92 @@ class Store:
         return trial_id
 
     def done_slots(self, run_id: str) -> set[tuple[str, str, int]]:
-        """(environment, benchmark, trial) of every trial already recorded."""
+        """(environment, benchmark, trial) of every trial already recorded (warm-ups too)."""
         with self.engine.connect() as c:
             rows = c.execute(sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial)
                              .where(trials.c.run_id == run_id))
             return {(r.environment, r.benchmark, r.trial) for r in rows}
 
-    def trials(self, run_id: str) -> list[dict]:
+    def supersede_failed(self, run_id: str) -> int:
+        """Move the run's failed trials to superseded_trials (kept, out of the run's trials)
+        so that they are run again; returns how many. One transaction."""
+        cols = [c.name for c in trials.columns if c.name not in ("id",)]
+        with self.engine.begin() as c:
+            rows = c.execute(trials.select().where(trials.c.run_id == run_id,
+                                                   trials.c.status == "failed")).fetchall()
+            if not rows:
+                return 0
+            stamp = now()
+            c.execute(superseded_trials.insert(), [
+                {"trial_id": r.id, "superseded": stamp, **{k: getattr(r, k) for k in cols}}
+                for r in rows])
+            ids = [r.id for r in rows]
+            c.execute(samples.delete().where(samples.c.trial_id.in_(ids)))
+            c.execute(trials.delete().where(trials.c.id.in_(ids)))
+        return len(rows)
+
+    def superseded_trials(self, run_id: str) -> list[dict]:
         with self.engine.connect() as c:
-            rows = c.execute(trials.select().where(trials.c.run_id == run_id).order_by(trials.c.seq))
+            rows = c.execute(superseded_trials.select()
+                             .where(superseded_trials.c.run_id == run_id)
+                             .order_by(superseded_trials.c.id))
             return [dict(r._mapping) for r in rows]
 
-    def samples(self, run_id: str) -> list[dict]:
-        """Every sample of a run with its trial's environment, benchmark and index."""
+    def trials(self, run_id: str, include_warmup: bool = False) -> list[dict]:
+        """The run's trials in run order; warm-up trials only when asked for."""
+        q = trials.select().where(trials.c.run_id == run_id)
+        if not include_warmup:
+            q = q.where(trials.c.warmup == sa.false())
+        with self.engine.connect() as c:
+            rows = c.execute(q.order_by(trials.c.seq))
+            return [dict(r._mapping) for r in rows]
+
+    def samples(self, run_id: str, include_warmup: bool = False) -> list[dict]:
+        """Every sample of a run with its trial's environment, benchmark and index
+        (warm-up trials' samples only when asked for: they are never statistics)."""
         q = (sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial, trials.c.seq,
                        samples.c.metric, samples.c.value, samples.c.unit,
                        samples.c.higher_is_better)
              .join(samples, samples.c.trial_id == trials.c.id)
              .where(trials.c.run_id == run_id)
              .order_by(trials.c.seq, samples.c.id))
+        if not include_warmup:
+            q = q.where(trials.c.warmup == sa.false())
         with self.engine.connect() as c:
             return [dict(r._mapping) for r in c.execute(q)]
+
+    # -- boots -----------------------------------------------------------------------------
+    def record_boot(self, run_id: str, environment: str, reason: str,
+                    boot_s: float | None = None) -> int:
+        """A new start of `environment` in this run; returns its number (1, 2, ...)."""
+        with self.engine.begin() as c:
+            last = c.execute(sa.select(sa.func.max(boots.c.boot)).where(
+                boots.c.run_id == run_id, boots.c.environment == environment)).scalar()
+            number = (last or 0) + 1
+            c.execute(boots.insert().values(run_id=run_id, environment=environment, boot=number,
+                                            reason=reason, started=now(), boot_s=boot_s))
+        return number
+
+    def end_boot(self, run_id: str, environment: str, boot: int, lost: str | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(boots.update().where(boots.c.run_id == run_id,
+                                           boots.c.environment == environment,
+                                           boots.c.boot == boot)
+                      .values(ended=now(), lost=lost))
+
+    def boots(self, run_id: str) -> list[dict]:
+        """Every boot of the run with the trial numbers it served."""
+        with self.engine.connect() as c:
+            rows = [dict(r._mapping) for r in c.execute(
+                boots.select().where(boots.c.run_id == run_id).order_by(boots.c.id))]
+            served = c.execute(sa.select(trials.c.environment, trials.c.boot, trials.c.benchmark,
+                                         trials.c.trial)
+                               .where(trials.c.run_id == run_id, trials.c.boot.is_not(None))
+                               .order_by(trials.c.seq)).fetchall()
+        for row in rows:
+            row["trials"] = [(t.benchmark, t.trial) for t in served
+                             if t.environment == row["environment"] and t.boot == row["boot"]]
+        return rows
 
     # -- warnings ------------------------------------------------------------------------
     def add_warning(self, run_id: str, kind: str, message: str, environment: str | None = None,
@@ -243,6 +347,23 @@ class Store:
                              .order_by(warnings.c.id))
             return [{k: v for k, v in r._mapping.items() if k not in ("id", "run_id")}
                     for r in rows]
+
+
+def upgrade(engine) -> list[str]:
+    """Bring a store made by an older virtbench to this schema (new tables come from
+    create_all; new columns are added here). Returns the columns it added."""
+    added = []
+    inspector = sa.inspect(engine)
+    dialect = engine.dialect.name
+    for table, column, ddl in _ADDED_COLUMNS:
+        have = {c["name"] for c in inspector.get_columns(table)}
+        if column in have:
+            continue
+        with engine.begin() as c:
+            c.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} "
+                              f"{ddl.get(dialect, ddl['postgresql'])}"))
+        added.append(f"{table}.{column}")
+    return added
 
 
 def _sqlite_pragmas(dbapi_conn, _record):

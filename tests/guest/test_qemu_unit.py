@@ -204,7 +204,7 @@ def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
     monkeypatch.setattr(q, "_kvm_probe", None)
     monkeypatch.setattr(q.os.path, "exists", lambda p: True)
     monkeypatch.setattr(q.os, "access", lambda p, mode: True)
-    monkeypatch.setattr(q, "_probe_kernel", lambda: Path("/boot/vmlinuz-test"))
+    monkeypatch.setattr(q, "_probe_kernel", lambda build=False: Path("/boot/vmlinuz-test"))
     monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
     calls = []
 
@@ -225,14 +225,125 @@ def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
 def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):
     monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
     monkeypatch.setattr(q, "kvm_probe",
-                        lambda: q.KvmProbe(False, "kvm probe: guest did not boot in 20 s"))
+                        lambda **kw: q.KvmProbe(False, "kvm probe: guest did not boot in 20 s"))
     env = make("qemu:disk=ahci")
     env.resolve()
     assert env.accel == "tcg" and env.label == "qemu-tcg/ahci/virtio-net"
     assert "did not boot" in env.accel_reason and env.cpu == "max"
     with pytest.raises(VirtbenchError, match="accel=kvm is not usable here"):
         make("qemu:accel=kvm").resolve()
-    monkeypatch.setattr(q, "kvm_probe", lambda: q.KvmProbe(True, "kvm probe: booted in 0.4 s"))
+    monkeypatch.setattr(q, "kvm_probe", lambda **kw: q.KvmProbe(True, "kvm probe: booted in 0.4 s"))
     env = make("qemu")
     env.resolve()
     assert env.accel == "kvm" and env.cpu == "host" and env.label.startswith("qemu-kvm/")
+
+
+def test_guest_kernel_release_from_the_fingerprint(fixture_text):
+    from virtbench import fingerprint
+    facts = fingerprint.parse(fixture_text("fingerprint", "native-debian12.txt"))
+    assert q.guest_kernel_release(facts["kernel"]) == "6.18.44-fc-v669"
+    assert q.guest_kernel_release(None) is None and q.guest_kernel_release("") is None
+
+
+def test_qemu_metadata_names_host_and_guest_kernel(monkeypatch):
+    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    env = make("qemu:accel=tcg")
+    env.resolve()
+    meta = env.metadata()             # not started: no agent, so no fingerprint
+    assert meta["host_kernel"] == q.os.uname().release
+    assert "guest_kernel" in meta
+
+
+def test_describe_loss_names_the_signal_and_the_panic():
+    console = ("[    0.512345] VFS: Cannot open root device \"LABEL=x\" or unknown-block(0,0)\n"
+               "[    0.512400] Kernel panic - not syncing: VFS: Unable to mount root fs on "
+               "unknown-block(0,0)\n")
+    assert q.describe_loss(-9, "") == "QEMU was killed (signal 9)"
+    assert q.describe_loss(0, console) == ("QEMU exited (status 0); guest Kernel panic - not "
+                                           "syncing: VFS: Unable to mount root fs on "
+                                           "unknown-block(0,0)")
+
+
+class _Proc:
+    pid = 1
+    returncode = None
+
+    def __init__(self):
+        self.killed = False
+
+    def poll(self):
+        return -9 if self.killed else None
+
+    def wait(self, timeout=None):
+        return 0
+
+    def kill(self):
+        self.killed = True
+
+
+def test_stopping_a_paused_guest_quits_by_qmp_without_its_frozen_agent(monkeypatch):
+    calls = []
+
+    class FrozenAgent:
+        def exec(self, *a, **kw):
+            raise AssertionError("waited on the frozen agent of a paused guest")
+
+        def close(self):
+            calls.append("agent.close")
+
+    class FakeQmp:
+        def command(self, name, **kw):
+            calls.append(name)
+            if name == "quit":
+                proc.killed = True
+            return {}
+
+        def close(self):
+            calls.append("qmp.close")
+
+    env = make("qemu:accel=tcg")
+    proc = _Proc()
+    env.proc, env.agent, env.qmp = proc, FrozenAgent(), FakeQmp()
+    env.pause()
+    assert env.paused
+    env.stop()
+    assert calls[:2] == ["stop", "quit"] and not env.paused
+
+
+def test_qemu_is_alive_and_pin_targets_come_from_qmp(fixture_text):
+    import json
+    reply = json.loads(fixture_text("qemu", "query-cpus-fast-7.2-tcg-smp2.json"))["return"]
+
+    class FakeQmp:
+        def command(self, name, **kw):
+            assert name == "query-cpus-fast"
+            return reply
+
+    env = make("qemu:accel=tcg,vcpus=2")
+    assert not env.is_alive() and env.pin_targets(None, {}) is None
+    env.proc, env.qmp = _Proc(), FakeQmp()
+    assert env.is_alive()
+    assert env.pin_targets(None, {}) == [(20343, 1), (20344, 1)]
+
+
+def test_a_failed_pause_still_stops_by_qmp_not_by_the_agent():
+    class FrozenAgent:
+        def exec(self, *a, **kw):
+            raise AssertionError("waited on the agent of a guest that may be paused")
+
+        def close(self):
+            pass
+
+    class BrokenQmp:
+        def command(self, name, **kw):
+            raise OSError("QMP: broken pipe")
+
+        def close(self):
+            pass
+
+    env = make("qemu:accel=tcg")
+    env.proc, env.agent, env.qmp = _Proc(), FrozenAgent(), BrokenQmp()
+    with pytest.raises(OSError):
+        env.pause()
+    env.stop()
+    assert env.proc is None

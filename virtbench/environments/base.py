@@ -164,6 +164,19 @@ class Environment(ABC):
     def resume(self) -> None:
         """Undo pause()."""
 
+    def is_alive(self) -> bool:
+        """Is what start() brought up still there (a guest's QEMU, the agent process)?"""
+        return True
+
+    def lost_reason(self) -> str:
+        """Why the environment went away, in one line (once is_alive() is False)."""
+        return "the agent stopped answering"
+
+    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+        """What pinning pins for a trial of `bench`: (thread or process id, host CPUs it
+        needs; 0 = any CPU) pairs; None where this kind cannot be pinned."""
+        return None
+
     # -- running things ------------------------------------------------------------------
     def exec(self, argv: list[str], timeout: float, env: dict | None = None) -> ExecResult:
         if self.agent is None:

@@ -145,6 +145,29 @@ class InstanceGroup(Environment):
         for m in self.members:
             m.resume()
 
+    def is_alive(self) -> bool:
+        return all(m.is_alive() for m in self.members)
+
+    def lost_reason(self) -> str:
+        for i, m in enumerate(self.members):
+            if not m.is_alive():
+                return f"instance {i}: {m.lost_reason()}"
+        return self.members[0].lost_reason()
+
+    def vcpu_threads(self) -> list[int]:
+        """Every instance's vCPU thread ids, instance by instance."""
+        return [t for m in self.members for t in getattr(m, "vcpu_threads", list)()]
+
+    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+        """Every instance's targets at once: they run together, so their CPUs must differ."""
+        targets = []
+        for m in self.members:
+            mine = m.pin_targets(bench, params)
+            if mine is None:
+                return None
+            targets += mine
+        return targets
+
     def kernel_path(self, name: str) -> str:
         return self.members[0].kernel_path(name)
 

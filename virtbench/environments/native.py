@@ -64,6 +64,23 @@ class Native(Environment):
             except OSError:
                 pass
 
+    def is_alive(self) -> bool:
+        return self.agent is not None and self.agent.proc.poll() is None
+
+    def lost_reason(self) -> str:
+        if self.agent is None:
+            return "the native agent is not running"
+        return f"the native agent exited (status {self.agent.proc.poll()})"
+
+    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+        """Our kernels (their processes inherit the agent's affinity) get CPUs of their own;
+        other tools run on any CPU."""
+        if self.agent is None:
+            return None
+        ours = set(getattr(bench, "tools", ())) & set(kernels.KERNELS)
+        need = max(1, int(params.get("processes", 1) or 1)) if ours else 0
+        return [(self.agent.proc.pid, need)]
+
     def net_path(self) -> NetPath:
         if self._topology is None:
             from ..netpath import Topology, native_path
@@ -117,4 +134,5 @@ class Native(Environment):
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)
         facts["host_python"] = platform.python_version()
+        facts["host_kernel"] = os.uname().release
         return facts

@@ -129,6 +129,24 @@ def qemu_version() -> tuple[str, str]:
     return _version_cache[binary]
 
 
+def guest_kernel_release(uname_srm: str | None) -> str | None:
+    """The fingerprint's `uname -srm` ("Linux 6.1.0-28-amd64 x86_64") -> "6.1.0-28-amd64"."""
+    parts = (uname_srm or "").split()
+    return parts[1] if len(parts) >= 2 else None
+
+
+def describe_loss(returncode: int | None, console: str) -> str:
+    """Pure: why a guest went away, from QEMU's exit status and the serial console."""
+    if returncode is None:
+        how = "QEMU is still running"
+    elif returncode < 0:
+        how = f"QEMU was killed (signal {-returncode})"
+    else:
+        how = f"QEMU exited (status {returncode})"
+    panic = [line.strip() for line in console.splitlines() if "Kernel panic" in line]
+    return f"{how}; guest {panic[-1][panic[-1].index('Kernel panic'):]}" if panic else how
+
+
 # -- process hygiene -------------------------------------------------------------------------
 _PR_SET_PDEATHSIG = 1
 
@@ -211,8 +229,16 @@ class KvmProbe:
 _kvm_probe: KvmProbe | None = None
 
 
-def _probe_kernel() -> Path | None:
+def _probe_kernel(build: bool = False) -> Path | None:
+    """The kernel the probe boots: the guest image's (built first when `build` and it is not
+    cached yet: a fresh host's first run must probe with a kernel present), else the host's."""
     info = guest_image.cached()
+    if info is None and build:
+        try:
+            info = guest_image.build(progress=lambda msg: print(
+                f"  guest image: {msg}", file=sys.stderr, flush=True))
+        except VirtbenchError:
+            info = None          # the host's kernel may still answer the question
     if info is not None and info.kernel.exists():
         return info.kernel
     for p in sorted(Path("/boot").glob("vmlinuz-*"), reverse=True):
@@ -232,8 +258,11 @@ def _probe_key() -> str:
     return f"{os.uname().release}|{os.uname().version}|qemu {version}|/dev/kvm {node}"
 
 
-def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT) -> KvmProbe:
-    """Does a real guest kernel boot under -accel kvm here? Cached per process and on disk."""
+def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT,
+              build: bool = False) -> KvmProbe:
+    """Does a real guest kernel boot under -accel kvm here? Cached per process and on disk.
+    `build`: build the guest image first when no kernel is at hand (what a run does; listing
+    environment kinds does not)."""
     global _kvm_probe
     if _kvm_probe is not None and not force:
         return _kvm_probe
@@ -243,7 +272,7 @@ def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT) -> KvmPro
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         _kvm_probe = KvmProbe(False, "kvm probe: /dev/kvm is not accessible to this user")
         return _kvm_probe
-    kernel = _probe_kernel()
+    kernel = _probe_kernel(build=build)
     if kernel is None:
         return KvmProbe(False, "kvm probe: no kernel to boot (build the guest image first)")
     cache_file = kernels.cache_dir() / "kvm-probe.json"
@@ -459,6 +488,8 @@ class Qemu(Environment):
         self.guest_uptime_at_ready: float | None = None
         self.stage_s: float | None = None
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
+        self.paused = False
+        self._vcpu_tids: list[int] | None = None
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -497,7 +528,7 @@ class Qemu(Environment):
         if wanted == "tcg":
             self.accel, self.accel_reason = "tcg", "requested (accel=tcg)"
         else:
-            kvm = kvm_probe()
+            kvm = kvm_probe(build=True)     # the kernel first, then the probe
             if kvm.usable:
                 self.accel = "kvm"
                 self.accel_reason = ("requested (accel=kvm); " if wanted == "kvm" else "") + kvm.reason
@@ -706,7 +737,11 @@ class Qemu(Environment):
     def stop(self) -> None:
         with _live_lock:
             _live.discard(self)
-        if self.proc is not None and self.proc.poll() is None and self.agent is not None:
+        paused, self.paused = self.paused, False
+        self._vcpu_tids = None
+        # a paused guest's agent is frozen: do not wait on it, end QEMU by QMP (quit)
+        if (not paused and self.proc is not None and self.proc.poll() is None
+                and self.agent is not None):
             try:  # a clean power-off: sysrq o, and -no-reboot ends QEMU
                 self.agent.exec(["sh", "-c", "(sleep 0.1; echo o > /proc/sysrq-trigger) "
                                              ">/dev/null 2>&1 </dev/null &"], timeout=5)
@@ -759,11 +794,40 @@ class Qemu(Environment):
 
     def pause(self) -> None:
         if self.qmp is not None:
+            self.paused = True       # before the command: a failed `stop` may still have paused
             self.qmp.command("stop")
 
     def resume(self) -> None:
         if self.qmp is not None:
             self.qmp.command("cont")
+            self.paused = False
+
+    def is_alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def lost_reason(self) -> str:
+        if self.proc is None:
+            return "QEMU is not running"
+        if self.proc.poll() is None:
+            return "the guest agent stopped answering (QEMU still running)"
+        console = ""
+        if self.console_log is not None and self.console_log.exists():
+            console = self.console_log.read_text(errors="replace")
+        return describe_loss(self.proc.returncode, console)
+
+    def vcpu_threads(self) -> list[int]:
+        """Host thread ids of the guest's vCPUs (QMP query-cpus-fast), once per boot."""
+        if self._vcpu_tids is None:
+            from ..pinning import vcpu_threads
+            if self.qmp is None:
+                return []
+            self._vcpu_tids = vcpu_threads(self.qmp.command("query-cpus-fast"))
+        return list(self._vcpu_tids)
+
+    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+        if self.qmp is None:
+            return None
+        return [(tid, 1) for tid in self.vcpu_threads()]
 
     # -- inside the guest ----------------------------------------------------------------
     def kernel_path(self, name: str) -> str:
@@ -916,4 +980,8 @@ class Qemu(Environment):
             except AgentError:
                 pass
             meta.update(fingerprint.collect(self))
+        meta["host_kernel"] = os.uname().release
+        if not meta.get("guest_kernel"):
+            meta["guest_kernel"] = guest_kernel_release(meta.get("kernel")) or (
+                self.image.kernel_version if self.image else None)
         return meta

@@ -1,0 +1,80 @@
+"""A real guest killed mid-trial (TCG here): that trial fails, the guest is restarted (a new
+boot recorded), and the later trials run in the new boot."""
+import io
+import os
+import signal
+import threading
+from dataclasses import dataclass
+
+import pytest
+from rich.console import Console
+
+from virtbench.benchmarks.base import Benchmark, Metric
+from virtbench.environments import qemu
+from virtbench.environments.base import EnvSpec
+from virtbench.errors import VirtbenchError
+from virtbench.runner import Prepared, Runner
+from virtbench.store import Store
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or qemu.qemu_binary() is None,
+    reason="guest boots need root and qemu-system-x86_64")
+
+
+@dataclass
+class OneStudy:
+    trials: int = 3
+    seed: int = 1
+    quick: bool = True
+    warmup: int = 0
+    pin: str = "auto"
+
+    def to_dict(self):
+        return {"name": "guest-loss"}
+
+
+class Uptime(Benchmark):
+    """Reads the guest's uptime; the 2nd trial is where QEMU gets killed."""
+
+    name = "uptime"
+    family = "test"
+    metrics = (Metric("uptime_s", "s", False),)
+
+    def __init__(self):
+        self.calls = 0
+
+    def run_trial(self, env, params):
+        self.calls += 1
+        if self.calls == 2:
+            pid = env.proc.pid
+            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
+            return self.outcome_of(env.exec(["sleep", "30"], timeout=60), 60)
+        return self.outcome_of(env.exec(["cut", "-d", " ", "-f1", "/proc/uptime"], timeout=30))
+
+    def parse(self, stdout):
+        return {"uptime_s": float(stdout.split()[0])}
+
+
+def test_killing_qemu_mid_trial_fails_the_trial_and_a_restart_serves_the_rest(store_url):
+    try:
+        from virtbench.guest import image
+        image.build()
+    except VirtbenchError as exc:
+        pytest.skip(f"guest image not buildable here: {exc}")
+    env = qemu.Qemu(EnvSpec.parse("qemu:accel=tcg"))
+    env.resolve()
+    store = Store(store_url)
+    prepared = Prepared(OneStudy(), {env.label: env}, {"uptime": (Uptime(), {})}, None)
+    out = Runner(store, console=Console(file=io.StringIO()), show_progress=False).start(prepared)
+    trials = store.trials(out.run_id)
+    assert [t["status"] for t in trials] == ["ok", "failed", "ok"]
+    assert "QEMU was killed (signal 9)" in trials[1]["error"]
+    assert [t["boot"] for t in trials] == [1, 1, 2]
+    boots = store.boots(out.run_id)
+    assert [b["boot"] for b in boots] == [1, 2]
+    assert boots[0]["lost"].startswith("QEMU was killed")
+    assert boots[1]["reason"].startswith("restart after: QEMU was killed")
+    meta = store.environments(out.run_id)[0]["metadata"]
+    assert meta["host_kernel"] == os.uname().release and meta["guest_kernel"]
+    assert meta["pinning"]["mode"] == "auto" and "uptime" in meta["pinning"]["benchmarks"]
+    assert env.proc is None                                # stopped at the end
