@@ -12,7 +12,7 @@ For each kernel at the seed studies' size (STREAM 10,000,000 x 20 passes, Himeno
 
 With --stream-ref / --himeno-ref (reference programs you built yourself with the same flags,
 -O2 -march=x86-64 -mtune=generic; virtbench ships none), each round runs ours and the
-reference back to back and prints the median of the pairwise ratios (ours / reference; for
+reference back to back, alternating which goes first, and prints the median of the pairwise ratios (ours / reference; for
 Himeno, reference seconds per iteration / ours, since the programs count flops differently).
 
     .venv/bin/python bench/kernels.py [--rounds 5] [--quick]
@@ -160,11 +160,18 @@ def main() -> int:
     stream_runs, himeno_runs, pi_runs = [], [], []
     ref_stream, ref_himeno = [], []
     for r in range(args.rounds):
-        stream_runs.append(ours(bindir / "stream", "-n", n, "-p", passes))
-        if args.stream_ref:
+        # Ours and the reference back to back, the order alternating between rounds, so
+        # neither always runs first (after the other kernels, or on a warmer machine).
+        ref_first = r % 2 == 1
+        if args.stream_ref and ref_first:
             ref_stream.append(reference_stream(args.stream_ref))
+        stream_runs.append(ours(bindir / "stream", "-n", n, "-p", passes))
+        if args.stream_ref and not ref_first:
+            ref_stream.append(reference_stream(args.stream_ref))
+        if args.himeno_ref and ref_first:
+            ref_himeno.append(reference_himeno(args.himeno_ref))
         himeno_runs.append(ours(bindir / "himeno", "-s", size, "-t", target))
-        if args.himeno_ref:
+        if args.himeno_ref and not ref_first:
             ref_himeno.append(reference_himeno(args.himeno_ref))
         pi_runs.append(ours(bindir / "pi", "-k", k))
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
