@@ -38,7 +38,10 @@ from virtbench.benchmarks.base import kernel_result  # noqa: E402
 
 KERNEL_CFLAGS = ["-std=c11", "-O2", "-march=x86-64", "-mtune=generic"]
 STREAM_KEYS = ("copy", "scale", "add", "triad")
-HOT_FUNCTIONS = {"stream": ("k_copy", "k_scale", "k_add", "k_triad"), "himeno": ("jacobi",)}
+# Where the hot loops are in the source, and the symbol they end up in as built (Himeno's
+# sweep is inlined, per grid size, into jacobi).
+HOT_FUNCTIONS = {"stream": ("k_copy", "k_scale", "k_add", "k_triad"), "himeno": ("sweep",)}
+HOT_SYMBOLS = {"stream": HOT_FUNCTIONS["stream"], "himeno": ("jacobi",)}
 PACKED = re.compile(r"\b(movapd|movupd|mulpd|addpd|subpd|movaps|movups|mulps|addps|subps)\b")
 SCALAR = re.compile(r"\b(mulsd|addsd|subsd|mulss|addss|subss|movss|movsd)\b")
 
@@ -61,6 +64,23 @@ def function_lines(text: str, name: str) -> tuple[int, int] | None:
     return None
 
 
+def loop_note(text: list[str], line: int) -> str:
+    """Why gcc had nothing to vectorise in a loop of ours: its body is SSE2 intrinsics
+    already, or it is the scalar remainder after them."""
+    body = " ".join(text[line - 1:line + 1])
+    if "_mm_" in body:
+        return " (its body is SSE2 intrinsics: packed by hand)"
+    if "for (" in " ".join(text[line:line + 3]):
+        return " (an outer loop)"
+    if "memcpy" in " ".join(text[line:line + 3]):
+        return " (a memcpy per row)"
+    if "gosa" in " ".join(text[line - 1:line + 20]) and "for (long k" in text[line - 1]:
+        return " (the k loop: two points per vector, gosa summed in order as the reference)"
+    if re.search(r"=\s*m\s*;", text[line - 1]):
+        return " (the scalar remainder: at most one element)"
+    return ""
+
+
 def vectorisation_report(src: Path) -> list[str]:
     """gcc's -fopt-info-vec verdict on the loops of each kernel's hot functions, with the
     kernels' own flags."""
@@ -70,13 +90,17 @@ def vectorisation_report(src: Path) -> list[str]:
             path = src / f"{name}.c"
             proc = run(["gcc", *KERNEL_CFLAGS, "-pthread", "-fopt-info-vec-optimized",
                         "-fopt-info-vec-missed", "-c", str(path), "-o", f"{tmp}/{name}.o"])
+            text = path.read_text().splitlines()
             spans = {fn: function_lines(path.read_text(), fn) for fn in functions}
             for fn, span in spans.items():
                 verdicts = []
                 for ln in proc.stderr.splitlines():
                     m = re.match(rf".*{name}\.c:(\d+):\d+: \w+: (loop vectorized using .*|couldn't vectorize loop)$", ln)
                     if m and span and span[0] <= int(m.group(1)) <= span[1]:
-                        verdicts.append(f"line {m.group(1)}: {m.group(2)}")
+                        verdict = (f"line {m.group(1)}: {m.group(2)}"
+                                   + loop_note(text, int(m.group(1))))
+                        if verdict not in verdicts:   # one per line, not per inlined copy
+                            verdicts.append(verdict)
                 lines.append(f"{name}.c {fn}: " + ("; ".join(verdicts) or "no loop left for "
                                                    "gcc to vectorise (written with SSE2 or a call)"))
     return lines
@@ -152,7 +176,7 @@ def main() -> int:
           + ", " + " ".join(KERNEL_CFLAGS) + ")")
     for line in vectorisation_report(src):
         print(line)
-    for name, fns in HOT_FUNCTIONS.items():
+    for name, fns in HOT_SYMBOLS.items():
         print(f"{name} hot loops as built:")
         for line in hot_loops(bindir / name, fns):
             print(line)
