@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
+import pytest
+
 from rich.console import Console
 
 from virtbench import lifecycle, pinning
@@ -136,32 +138,23 @@ def test_after_max_restarts_the_environment_gives_up_and_the_others_go_on(store_
     assert "after 2 restarts" in gave_up[0]["error"]
 
 
-def test_a_pause_error_fails_that_environment_not_the_run(store_url):
+@pytest.mark.parametrize("error, words", [
+    ({"pause_error": True}, "pausing a failed: QMP stop"),
+    ({"resume_error": True}, "resuming a failed"),
+])
+def test_a_pause_or_resume_error_fails_that_environment_not_the_run(store_url, error, words):
     store = Store(store_url)
     log: list = []
-    a = FakeEnv("a", log, pause_error=True)
-    b = FakeEnv("b", log)
-    out = _run(store, [a, b], FakeStudy(trials=3))
-    assert out.status == "complete"
-    trials = store.trials(out.run_id)
-    assert [t["status"] for t in trials if t["environment"] == "b"] == ["ok"] * 3
-    a_after = [t for t in trials if t["environment"] == "a" and t["status"] == "failed"]
-    assert a_after and all("pausing a failed: QMP stop" in t["error"] for t in a_after)
-    assert ("stop", "a") in log
-
-
-def test_a_resume_error_fails_that_environment_not_the_run(store_url):
-    store = Store(store_url)
-    log: list = []
-    a = FakeEnv("a", log, resume_error=True)
+    a = FakeEnv("a", log, **error)
     b = FakeEnv("b", log)
     out = _run(store, [a, b], FakeStudy(trials=3))
     assert out.status == "complete"
     trials = store.trials(out.run_id)
     assert [t["status"] for t in trials if t["environment"] == "b"] == ["ok"] * 3
     failed = [t for t in trials if t["status"] == "failed"]
-    assert failed and all(t["environment"] == "a" and "resuming a failed" in t["error"]
-                          for t in failed)
+    assert failed and all(t["environment"] == "a" and words in t["error"] for t in failed)
+    if "pause_error" in error:
+        assert ("stop", "a") in log
 
 
 def test_warmups_run_first_per_environment_and_benchmark_and_stay_out(store_url):
