@@ -62,8 +62,10 @@ def test_dry_run_prints_the_plan_and_runs_nothing(capsys, store_url):
     code, out, _ = run_cli(capsys, "run", str(REPO / "studies" / "quick.toml"), "--quick",
                            "--dry-run")
     assert code == 0
-    # --quick: 3 trials, and the study's default warm-up trial per environment x benchmark
+    # --quick: 5 trials, and the study's default warm-up trial per environment x benchmark
     assert "(5 trials + 1 warm-up) x 2 environment(s) x 3 benchmark(s) = 36 trials" in out
+    # (1 s + 2) himeno, 2 stream, 2 pi, x 6 trials x 2 environments = 84 s: warm-ups once
+    assert "estimated time: about 1 min" in out
     assert "environment qemu-" in out
     assert "benchmark pi: k=16" in out
     assert not Path(store_url[len("sqlite:///"):]).exists()

@@ -182,7 +182,7 @@ def _print_plan(prepared, out: Console) -> int:
         say(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()))
         if label in notes:
             say(f"    method note: {notes[label]}")
-    minutes = estimate_s(prepared) * per_slot / max(1, s.trials) / 60
+    minutes = estimate_s(prepared) / 60          # warm-ups included
     say(f"estimated time: about {minutes:.0f} min on bare metal (guests under TCG are much "
         "slower); dry run: nothing was built, probed or started")
     return EXIT_OK
