@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from . import hypervisor
+
 SCRIPT = r"""
 section() { echo "==$1"; }
 section cpuinfo; cat /proc/cpuinfo 2>/dev/null
@@ -18,6 +20,16 @@ section governor; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/d
 section clocksource; cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null
 section virt; systemd-detect-virt 2>/dev/null
 section dmi; cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name 2>/dev/null
+section dmi_fields
+for f in sys_vendor product_name product_version bios_vendor board_vendor; do
+  [ -r /sys/class/dmi/id/$f ] && printf '%s: %s\n' $f "$(cat /sys/class/dmi/id/$f)"
+done
+section xen
+for f in type guest_type; do
+  [ -r /sys/hypervisor/$f ] && printf '%s: %s\n' $f "$(cat /sys/hypervisor/$f)"
+done
+section dmesg_virt
+dmesg 2>/dev/null | grep -E 'Hypervisor detected|Booting paravirtualized kernel|DMI: |Xen HVM callback' | head -n 8
 section cc; cc --version 2>/dev/null | head -n 1
 section python; python3 -c 'import platform; print(platform.python_version())' 2>/dev/null
 section end
@@ -76,11 +88,16 @@ def parse(text: str) -> dict:
         "cores": int(s["nproc"]) if s.get("nproc", "").isdigit() else facts["logical_cpus"],
         "governor": s.get("governor") or None,
         "clocksource": s.get("clocksource") or None,
-        "virtualization": virt if virt != "none" else ("none" if not facts["hypervisor_flag"] else "unknown"),
         "dmi": " ".join(s.get("dmi", "").split()) or None,
         "compiler": s.get("cc") or None,
         "python": s.get("python") or None,
     })
+    platform = hypervisor.detect(s)
+    facts["platform"] = platform.label
+    facts["platform_evidence"] = "; ".join(platform.evidence)
+    # systemd-detect-virt's word where it ran, else what the other signs say
+    facts["virtualization"] = (virt if virt and virt != "none" else
+                               "none" if platform.name == "bare-metal" else platform.name)
     return facts
 
 

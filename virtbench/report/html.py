@@ -118,8 +118,8 @@ def _method_notes(analysis: dict) -> list[str]:
 # -- environments side by side ---------------------------------------------------------------
 # The fingerprint's headline, in this order; everything else goes under "all details".
 HEADLINE_KEYS = ("cpu_model", "cores", "logical_cpus", "cpus", "mem", "memory", "kernel", "os",
-                 "accel", "accel_reason", "virtualization", "hypervisor_flag", "qemu_version",
-                 "machine", "dmi", "disk", "disk_model", "guest_disk_drivers", "nic", "nic_model",
+                 "accel", "accel_reason", "platform", "virtualization", "hypervisor_flag",
+                 "qemu_version", "machine", "dmi", "disk", "disk_model", "guest_disk_drivers", "nic", "nic_model",
                  "guest_nic_drivers", "cache", "backing", "clocksource")
 
 
