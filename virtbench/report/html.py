@@ -119,8 +119,8 @@ def _method_notes(analysis: dict) -> list[str]:
 # The fingerprint's headline, in this order; everything else goes under "all details".
 HEADLINE_KEYS = ("cpu_model", "cores", "logical_cpus", "cpus", "mem", "memory", "kernel", "os",
                  "accel", "accel_reason", "platform", "virtualization", "hypervisor_flag",
-                 "qemu_version", "machine", "dmi", "disk", "disk_model", "guest_disk_drivers", "nic", "nic_model",
-                 "guest_nic_drivers", "cache", "backing", "clocksource")
+                 "qemu_version", "machine", "dmi", "disk", "disk_model", "guest_disk_drivers",
+                 "nic", "nic_model", "guest_nic_drivers", "cache", "backing", "clocksource")
 
 
 def _md_value(v) -> str:
