@@ -5,8 +5,9 @@ from ..errors import VirtbenchError
 from .base import Environment, EnvSpec, Option, Usability
 from .native import Native
 from .qemu import Qemu
+from .ssh import Ssh
 
-KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native, Qemu)}
+KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native, Qemu, Ssh)}
 
 
 def create(spec: EnvSpec | str) -> Environment:

@@ -1,0 +1,71 @@
+"""The `ssh` environment against a target it did not start: a private sshd on 127.0.0.1
+(this machine standing for a remote one)."""
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from virtbench import cli
+from virtbench.environments import create
+from virtbench.errors import VirtbenchError
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a private sshd needs root")
+
+
+@pytest.fixture
+def target():
+    from virtbench.sshd import Sshd
+    server = Sshd("127.0.0.1", [])
+    known = server.dir / "known_hosts"
+    kind, key = (server.dir / "host_key.pub").read_text().split()[:2]
+    known.write_text(f"[127.0.0.1]:2222 {kind} {key}\n")
+    yield (f"ssh:host=127.0.0.1,port=2222,key={server.identity},known_hosts={known},"
+           "name=loop")
+    server.stop()
+
+
+def test_spec_needs_a_host():
+    with pytest.raises(VirtbenchError, match="host= is required"):
+        create("ssh:name=x")
+
+
+def test_label_names_what_the_target_runs_on_and_nothing_is_left(target):
+    env = create(target)
+    assert env.label == "ssh/loop"
+    env.resolve()
+    assert env.label == "ssh-docker/loop"        # the development machine is a container
+    with env:
+        staged = env.kernel_path("pi").rsplit("/", 1)[0]
+        assert os.path.isdir(staged)             # the target is this machine
+        res = env.exec([env.kernel_path("pi"), "-k", "10"], timeout=60)
+        assert res.exit == 0 and '"verified":true' in res.stdout
+        assert env.metadata()["platform"] == "docker"
+    assert not os.path.exists(staged)
+
+
+def test_a_run_through_ssh_beside_native(target, capsys, store_url):
+    code = cli.main(["run", "--env", "native", "--env", target, "--bench", "pi",
+                     "--trials", "2", "--quick", "--no-progress", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert cli.main(["report", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    labels = {e["label"] for e in data["environments"]}
+    assert labels == {"native", "ssh-docker/loop"}
+    rows = [r for r in data["results"] if r["environment"] == "ssh-docker/loop"]
+    assert rows and rows[0]["n"] == 2
+
+
+def test_a_wrong_host_key_stops_before_anything_runs(target, tmp_path, capsys, store_url):
+    bad_known = tmp_path / "kh"
+    bad_known.write_text("")
+    spec = ",".join(p for p in target.split(",") if not p.startswith("known_hosts=")) \
+        + f",known_hosts={bad_known}"
+    code = cli.main(["run", "--env", spec, "--bench", "pi", "--trials", "1", "--quick",
+                     "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "host key" in err and "is not known" in err
+    assert not os.path.exists(store_url[len("sqlite:///"):])
+    assert not list(Path(tempfile.gettempdir()).glob("vb-ssh-*"))   # no control directory

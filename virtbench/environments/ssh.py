@@ -1,0 +1,164 @@
+"""`ssh`: any Linux machine or guest virtbench did not start (a Xen domU, a VirtualBox or
+VMware VM, a cloud VM, a remote bare-metal host), reached as its users reach it.
+
+resolve() connects once (host key verified, python3 found) and reads what the target runs on,
+so the label says it (`ssh-xen-pv/NAME`) before the plan is printed. start() stages the agent
+and our static kernels in a private directory on the target and runs the agent over the
+same multiplexed SSH connection; stop() ends it and removes what was staged.
+
+What it cannot offer, it says: no network path or sshd of virtbench's making (network and
+transfer benchmarks need both ends under virtbench's control), no pausing (the machine is not
+ours to stop), no host-side view of its disk.
+"""
+from __future__ import annotations
+
+import re
+
+from .. import fingerprint, hypervisor, kernels
+from ..errors import AgentError, VirtbenchError
+from ..sshsession import SshOptions, SshSession
+from ..transport import AGENT_SOURCE, SubprocessAgent
+from .base import Environment, Option
+
+DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
+
+
+def _port(text: str) -> int:
+    port = int(text)
+    if not 1 <= port <= 65535:
+        raise ValueError("a TCP port is 1 to 65535")
+    return port
+
+
+def _name(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}", text):
+        raise ValueError("letters, digits, '.', '_' and '-', at most 63")
+    return text
+
+
+class Ssh(Environment):
+    kind = "ssh"
+    summary = ("a Linux machine or guest virtbench did not start, over SSH (Xen, VirtualBox, "
+               "VMware, cloud VMs, remote bare metal)")
+    options = {
+        "host": Option("", help="the target's address or name (required)", in_label=False),
+        "user": Option("root", help="login user (root: caches are dropped)", in_label=False),
+        "port": Option(22, convert=_port, help="sshd's port", in_label=False),
+        "key": Option("", help="private key file (default: your agent and ~/.ssh)",
+                      in_label=False),
+        "known_hosts": Option("", help="known_hosts file holding the target's host key "
+                              "(default: ~/.ssh/known_hosts)", in_label=False),
+        "scratch": Option(DEFAULT_SCRATCH, help="directory on the target's file system under "
+                          "test", in_label=False),
+        "name": Option("", convert=_name, help="the label's name part (default: host)",
+                       in_label=False),
+    }
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        if not self.values["host"]:
+            raise VirtbenchError(f"environment {spec}: host= is required, e.g. "
+                                 "ssh:host=192.0.2.10,name=xen-guest")
+        self.session: SshSession | None = None
+        self.platform: hypervisor.Platform | None = None
+        self._remote_kernels: str | None = None
+        self._facts: dict = {}
+
+    @property
+    def ssh_options(self) -> SshOptions:
+        v = self.values
+        return SshOptions(host=v["host"], user=v["user"], port=v["port"], key=v["key"] or None,
+                          known_hosts=v["known_hosts"] or None)
+
+    @property
+    def label(self) -> str:
+        name = self.values["name"] or self.values["host"]
+        what = f"ssh-{self.platform.label}" if self.platform else "ssh"
+        return f"{what}/{name}"
+
+    def _session(self) -> SshSession:
+        if self.session is None:
+            self.session = SshSession(self.ssh_options)
+        return self.session
+
+    def resolve(self) -> None:
+        """Connect, check python3 and the architecture, read the platform (for the label).
+        Bad host, key, host key or a target without python3: one line, before anything runs."""
+        s = self._session()
+        try:
+            s.check()
+            arch = s.run(["uname", "-m"], timeout=30).stdout.strip()
+            if arch != "x86_64":
+                raise VirtbenchError(f"{self.ssh_options.where} is {arch or 'unknown'}: our "
+                                     "kernels are built for x86_64")
+            out = s.run(["sh", "-c", fingerprint.SCRIPT], timeout=60)
+        except BaseException:
+            self.stop()          # nothing of a failed connection stays behind
+            raise
+        if out.exit == 0 and "==end" in out.stdout:
+            self._facts = fingerprint.parse(out.stdout)
+            self.platform = hypervisor.detect(fingerprint.split_sections(out.stdout))
+
+    def start(self) -> None:
+        if self.platform is None:
+            self.resolve()
+        s = self._session()
+        built = kernels.build()
+        files = {"agent.py": AGENT_SOURCE}
+        files.update({name: built / name for name in kernels.KERNELS})
+        where = s.stage(files)
+        self._remote_kernels = where
+        self.agent = SubprocessAgent(s.base + ["--", "python3", f"{where}/agent.py", "--stdio"],
+                                     name=self.label)
+        self.agent.ping()
+
+    def stop(self) -> None:
+        if self.agent is not None:
+            try:
+                self.agent.close()
+            except (AgentError, OSError):
+                pass
+            self.agent = None
+        if self.session is not None:
+            self.session.close()      # removes the staged directory, ends the master
+            self.session = None
+        self._remote_kernels = None
+
+    def is_alive(self) -> bool:
+        return self.agent is not None and self.agent.proc.poll() is None
+
+    def lost_reason(self) -> str:
+        if self.agent is None:
+            return "the ssh agent is not running"
+        return (f"the SSH connection to {self.ssh_options.where} ended "
+                f"(ssh status {self.agent.proc.poll()})")
+
+    def kernel_path(self, name: str) -> str:
+        if self._remote_kernels is None:
+            raise RuntimeError(f"{self.label}: kernel_path before start")
+        return f"{self._remote_kernels}/{name}"
+
+    def scratch_dir(self) -> str:
+        d = self.values["scratch"]
+        res = self.exec(["mkdir", "-p", d], timeout=30)
+        if res.exit != 0:
+            raise VirtbenchError(f"{self.label}: cannot create scratch={d}: {res.stderr.strip()}")
+        return d
+
+    def scratch_device(self) -> str | None:
+        res = self.exec(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()], timeout=30)
+        source = res.stdout.strip()
+        return source if res.exit == 0 and source.startswith("/dev/") else None
+
+    def memory_bytes(self) -> int | None:
+        res = self.exec(["cat", "/proc/meminfo"], timeout=30)
+        m = re.search(r"^MemAvailable:\s+(\d+) kB", res.stdout, re.M)
+        return int(m.group(1)) * 1024 if m else None
+
+    def metadata(self) -> dict:
+        facts = dict(self._facts) or fingerprint.collect(self)
+        if self.platform is not None:
+            facts["platform"] = self.platform.label
+            facts["platform_evidence"] = "; ".join(self.platform.evidence)
+        facts["ssh_target"] = self.ssh_options.where
+        return facts
