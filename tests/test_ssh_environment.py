@@ -1,15 +1,23 @@
 """The `ssh` environment against a target it did not start: a private sshd on 127.0.0.1
 (this machine standing for a remote one)."""
+import io
 import json
 import os
+import signal
 import tempfile
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from virtbench import cli
+from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.environments import create
 from virtbench.errors import VirtbenchError
+from virtbench.runner import Prepared, Runner
+from virtbench.store import Store
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a private sshd needs root")
 
@@ -69,3 +77,49 @@ def test_a_wrong_host_key_stops_before_anything_runs(target, tmp_path, capsys, s
     assert code == 2 and "host key" in err and "is not known" in err
     assert not os.path.exists(store_url[len("sqlite:///"):])
     assert not list(Path(tempfile.gettempdir()).glob("vb-ssh-*"))   # no control directory
+
+
+class Uptime(Benchmark):
+    """Reads /proc/uptime; in its 2nd trial the SSH connection is killed under it."""
+
+    name = "uptime"
+    family = "test"
+    metrics = (Metric("uptime_s", "s", False),)
+
+    def __init__(self):
+        self.calls = 0
+
+    def run_trial(self, env, params):
+        self.calls += 1
+        if self.calls == 2:
+            threading.Timer(1.0, os.kill, (env.agent.proc.pid, signal.SIGKILL)).start()
+            return self.outcome_of(env.exec(["sleep", "30"], timeout=60), 60)
+        return self.outcome_of(env.exec(["cat", "/proc/uptime"], timeout=30))
+
+    def parse(self, stdout):
+        return {"uptime_s": float(stdout.split()[0])}
+
+
+@dataclass
+class OneStudy:
+    trials: int = 3
+    seed: int = 1
+    quick: bool = True
+    warmup: int = 0
+    pin: str = "off"
+
+    def to_dict(self):
+        return {"name": "ssh-loss"}
+
+
+def test_a_connection_killed_mid_trial_fails_that_trial_and_the_rest_runs(target, store_url):
+    env = create(target)
+    env.resolve()
+    store = Store(store_url)
+    prepared = Prepared(OneStudy(), {env.label: env}, {"uptime": (Uptime(), {})}, None)
+    out = Runner(store, console=Console(file=io.StringIO()), show_progress=False).start(prepared)
+    trials = store.trials(out.run_id)
+    assert [t["status"] for t in trials] == ["ok", "failed", "ok"]
+    assert "SSH connection to root@127.0.0.1:2222 ended" in trials[1]["error"]
+    assert [t["boot"] for t in trials] == [1, 1, 2]
+    assert env.agent is None and env.session is None          # stopped at the end
