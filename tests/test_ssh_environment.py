@@ -123,3 +123,29 @@ def test_a_connection_killed_mid_trial_fails_that_trial_and_the_rest_runs(target
     assert "SSH connection to root@127.0.0.1:2222 ended" in trials[1]["error"]
     assert [t["boot"] for t in trials] == [1, 1, 2]
     assert env.agent is None and env.session is None          # stopped at the end
+
+
+CRASHING_CHILD = """
+import os, signal, sys
+from virtbench.environments import create
+env = create(sys.argv[1])
+env.resolve()
+env.start()
+print(env.kernel_path("pi").rsplit("/", 1)[0], flush=True)
+os.kill(os.getpid(), signal.SIGKILL)     # virtbench dies without stopping anything
+"""
+
+
+def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
+    import subprocess
+    import sys
+    import time
+    child = subprocess.run([sys.executable, "-c", CRASHING_CHILD, target], capture_output=True,
+                           text=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    staged = child.stdout.strip()
+    assert staged.startswith("/tmp/virtbench-")
+    deadline = time.monotonic() + 20
+    while os.path.exists(staged) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not os.path.exists(staged)        # the target is this machine

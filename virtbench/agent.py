@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -175,9 +176,16 @@ def main(argv=None):
     group.add_argument("--stdio", action="store_true", help="serve on stdin/stdout")
     group.add_argument("--port", help="serve on a virtio-serial port (character device)")
     group.add_argument("--serial", help="serve on a serial tty (raw mode)")
+    parser.add_argument("--remove-on-exit", metavar="DIR",
+                        help="with --stdio: delete DIR (where the host staged this agent and "
+                             "its tools) when the host goes away, even if it died")
     args = parser.parse_args(argv)
     if args.stdio:
-        serve(sys.stdin.buffer, sys.stdout.buffer)
+        try:
+            serve(sys.stdin.buffer, sys.stdout.buffer)
+        finally:
+            if args.remove_on_exit:
+                shutil.rmtree(args.remove_on_exit, ignore_errors=True)
         return 0
     path = args.port or args.serial
     # A port lives as long as the guest. While no host is connected a virtio-serial read

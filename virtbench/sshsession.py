@@ -50,7 +50,7 @@ def ssh_argv(opts: SshOptions, control_dir: str) -> list[str]:
     argv = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
             "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}", "-o", "ServerAliveInterval=5",
             "-o", "ServerAliveCountMax=3", "-o", "ControlMaster=auto",
-            "-o", f"ControlPath={control_dir}/cm-%C", "-o", "ControlPersist=300",
+            "-o", f"ControlPath={control_dir}/cm-%C", "-o", "ControlPersist=10",
             "-p", str(opts.port), "-l", opts.user]
     if opts.key:
         argv += ["-i", opts.key, "-o", "IdentitiesOnly=yes"]

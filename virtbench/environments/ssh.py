@@ -108,8 +108,10 @@ class Ssh(Environment):
         files.update({name: built / name for name in kernels.KERNELS})
         where = s.stage(files)
         self._remote_kernels = where
-        self.agent = SubprocessAgent(s.base + ["--", "python3", f"{where}/agent.py", "--stdio"],
-                                     name=self.label)
+        # The agent deletes the staged directory when its stdin closes: at stop, and also
+        # when virtbench dies (its ssh client's stdin closes with it).
+        self.agent = SubprocessAgent(s.base + ["--", "python3", f"{where}/agent.py", "--stdio",
+                                               "--remove-on-exit", where], name=self.label)
         self.agent.ping()
 
     def stop(self) -> None:
