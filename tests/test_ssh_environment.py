@@ -131,7 +131,7 @@ from virtbench.environments import create
 env = create(sys.argv[1])
 env.resolve()
 env.start()
-print(env.kernel_path("pi").rsplit("/", 1)[0], flush=True)
+print(env.kernel_path("pi").rsplit("/", 1)[0], os.getpid(), flush=True)
 os.kill(os.getpid(), signal.SIGKILL)     # virtbench dies without stopping anything
 """
 
@@ -143,9 +143,18 @@ def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
     child = subprocess.run([sys.executable, "-c", CRASHING_CHILD, target], capture_output=True,
                            text=True, timeout=120)
     assert child.returncode == -signal.SIGKILL, child.stderr
-    staged = child.stdout.strip()
+    staged = child.stdout.split()[0]
     assert staged.startswith("/tmp/virtbench-")
     deadline = time.monotonic() + 20
     while os.path.exists(staged) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not os.path.exists(staged)        # the target is this machine
+    stale = list(Path(tempfile.gettempdir()).glob(f"vb-ssh-{child_pid(child)}-*"))
+    assert stale                              # the dead run's local control directory...
+    from virtbench.sshsession import sweep_stale_control_dirs
+    assert set(sweep_stale_control_dirs()) >= {str(d) for d in stale}   # ...swept next time
+    assert not any(d.exists() for d in stale)
+
+
+def child_pid(child) -> str:
+    return child.stdout.split()[1]

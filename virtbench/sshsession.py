@@ -12,6 +12,7 @@ small object tests drive against an sshd they start.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -102,6 +103,31 @@ def describe_failure(opts: SshOptions, exit_code: int, stderr: str) -> str | Non
     return f"ssh to {opts.where} failed: {last[0]}"
 
 
+CONTROL_PREFIX = "vb-ssh-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_control_dirs(tmp: str | None = None) -> list[str]:
+    """Remove control-socket directories of sessions whose virtbench died (the PID in the
+    name is gone); their master connections end by themselves (ControlPersist)."""
+    removed = []
+    for d in Path(tmp or tempfile.gettempdir()).glob(f"{CONTROL_PREFIX}*-*"):
+        pid = d.name[len(CONTROL_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(str(d))
+    return removed
+
+
 class SshSession:
     """A master connection to one target, commands over it, a private staging directory."""
 
@@ -109,7 +135,8 @@ class SshSession:
         if not shutil.which("ssh"):
             raise VirtbenchError("ssh not found; install it with: apt-get install openssh-client")
         self.opts = opts
-        self._control = tempfile.mkdtemp(prefix="vb-ssh-")
+        sweep_stale_control_dirs()
+        self._control = tempfile.mkdtemp(prefix=f"{CONTROL_PREFIX}{os.getpid()}-")
         self.base = ssh_argv(opts, self._control)
         self.staging: str | None = None
 
