@@ -158,3 +158,18 @@ def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
 
 def child_pid(child) -> str:
     return child.stdout.split()[1]
+
+
+def test_network_benchmarks_need_the_peer_address_and_then_measure_the_real_path(target):
+    from virtbench.benchmarks import REGISTRY
+    with create(target) as env:
+        with pytest.raises(VirtbenchError, match="need peer=ADDR"):
+            env.net_path()
+    with create(target + ",peer=127.0.0.1") as env:
+        path = env.net_path()
+        assert (path.env_address, path.host_address, path.host_prefix) == (
+            "127.0.0.1", "127.0.0.1", [])
+        rr = REGISTRY["rr"]
+        outcome = rr.run_trial(env, rr.params(quick=True))
+        assert outcome.error is None, outcome.error
+        assert outcome.values["transactions_per_s"] > 0

@@ -173,7 +173,7 @@ class Lifecycle:
             if sets is not None and not any(n > 0 for _, n in targets):
                 sets, why = [], "not one of our kernels: runs on any CPU"
         if sets is None:
-            self.warn_once("not_pinned", f"{label}: not pinned ({bench.name} {why})", label, None,
+            self.warn_once("not_pinned", f"{label}: not pinned for {bench.name}: {why}", label, None,
                            key=("not_pinned", label))
         self._record_pinning(label, getattr(bench, "label", None) or bench.name,
                              sets if sets is not None else f"unpinned: {why}")

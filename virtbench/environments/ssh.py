@@ -6,9 +6,10 @@ so the label says it (`ssh-xen-pv/NAME`) before the plan is printed. start() sta
 and our static kernels in a private directory on the target and runs the agent over the
 same multiplexed SSH connection; stop() ends it and removes what was staged.
 
-What it cannot offer, it says: no network path or sshd of virtbench's making (network and
-transfer benchmarks need both ends under virtbench's control), no pausing (the machine is not
-ours to stop), no host-side view of its disk.
+Network benchmarks run their server end on this host, on the address the target reaches it
+by (peer=ADDR): the path measured is the real one between them. What it cannot offer, it says:
+no network path without peer=, no pausing (the machine is not ours to stop), no host-side view
+of its disk.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from .. import fingerprint, hypervisor, kernels
 from ..errors import AgentError, VirtbenchError
 from ..sshsession import SshOptions, SshSession
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, Option
+from .base import Environment, NetPath, Option
 
 DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 
@@ -50,6 +51,8 @@ class Ssh(Environment):
                               "(default: ~/.ssh/known_hosts)", in_label=False),
         "scratch": Option(DEFAULT_SCRATCH, help="directory on the target's file system under "
                           "test", in_label=False),
+        "peer": Option("", help="this host's address as the target reaches it: network "
+                       "benchmarks run their server end here, on that address", in_label=False),
         "name": Option("", convert=_name, help="the label's name part (default: host)",
                        in_label=False),
     }
@@ -151,6 +154,14 @@ class Ssh(Environment):
         res = self.exec(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()], timeout=30)
         source = res.stdout.strip()
         return source if res.exit == 0 and source.startswith("/dev/") else None
+
+    def net_path(self) -> NetPath:
+        peer = self.values["peer"]
+        if not peer:
+            raise VirtbenchError(f"environment {self.label}: network benchmarks need peer=ADDR, "
+                                 "this host's address as the target reaches it")
+        return NetPath(env_address=self.values["host"], host_address=peer, host_prefix=[],
+                       nic="the target's own")
 
     def memory_bytes(self) -> int | None:
         res = self.exec(["cat", "/proc/meminfo"], timeout=30)
