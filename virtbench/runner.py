@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from . import __version__, benchmarks, environments, kernels, warmup
+from . import __version__, benchmarks, environments, kernels, targets, warmup
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
 from .lifecycle import Lifecycle, _jsonable
@@ -51,12 +51,19 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     dry_run: the plan only; nothing is probed, resolved (no KVM probe boot) or built (no
     kernel, no image), so an accelerator chosen at run time shows as the spec gives it."""
     validate(study)
-    skipped = skipped_environments(study)
+    named = targets.load_targets() if any(e.target for e in study.environments) else {}
+    skipped = skipped_environments(study, named, str(targets.targets_path()))
     envs: dict[str, Environment] = {}
     for entry in study.environments:
-        if entry.requires:
+        if entry.target:
+            if entry.target not in named:
+                continue
+            env = environments.create(named[entry.target])
+            env.stands_for = entry.spec      # the study's environment it is measured as
+        elif entry.requires:
             continue
-        env = environments.create(entry.parsed())
+        else:
+            env = environments.create(entry.parsed())
         if not dry_run:
             usability = type(env).probe()
             if not usability.usable:

@@ -58,6 +58,9 @@ class EnvironmentEntry:
     # it, so the design is complete and its published figures are shown, but a run skips it.
     requires: str | None = None
     note: str | None = None
+    # A machine the user names in targets.toml (virtbench.targets): the environment runs as
+    # that entry's spec (ssh:..., libvirt:...) and stands for this one (its published figures).
+    target: str | None = None
 
     def parsed(self) -> EnvSpec:
         return EnvSpec.parse(self.spec)
@@ -131,7 +134,7 @@ def load(path: str | Path) -> Study:
                 raise VirtbenchError(f"environment[{i}]: spec: {exc}") from None
     except VirtbenchError as exc:
         raise _fail(path, str(exc)) from None
-    envs = [EnvironmentEntry(e.spec, e.requires, e.note) for e in doc.environment]
+    envs = [EnvironmentEntry(e.spec, e.requires, e.note, e.target) for e in doc.environment]
     cases = [BenchmarkCase(b.name, dict(b.params), b.label, b.method_note) for b in doc.benchmark]
     published = _published(path, data.get("published", []), envs, cases)  # types checked
     return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
@@ -187,15 +190,23 @@ def _published(path, entries, envs: list[EnvironmentEntry], cases: list[Benchmar
     return out
 
 
-def skipped_environments(study: Study) -> list[tuple[str, str]]:
+def skipped_environments(study: Study, targets: dict[str, str] | None = None,
+                         targets_file: str = "targets.toml") -> list[tuple[str, str]]:
     """(spec, why) for every environment the study lists but virtbench cannot start here.
 
-    Pure: decided from the study alone (an entry with `requires`), so the runner can print
-    one line per entry and leave it out of the plan before anything is probed or started.
+    Pure: decided from the study and the user's targets (`targets`: name -> spec), so the
+    runner can print one line per entry and leave it out of the plan before anything is
+    probed or started. An entry with a `target` the user has named runs as that target.
     """
+    from .targets import missing_target_message
+    targets = targets or {}
     out = []
     for e in study.environments:
-        if e.requires:
+        if e.target:
+            if e.target not in targets:
+                why = missing_target_message(e.target, targets_file)
+                out.append((e.spec, f"{why}; {e.note}" if e.note else why))
+        elif e.requires:
             why = f"needs {e.requires}, which virtbench cannot provide on this host yet"
             out.append((e.spec, f"{why}; {e.note}" if e.note else why))
     return out

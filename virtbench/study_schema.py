@@ -31,6 +31,7 @@ class EnvironmentTable(_Table):
     spec: str = Field(min_length=1)
     requires: str | None = None
     note: str | None = None
+    target: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class BenchmarkTable(_Table):
@@ -78,6 +79,7 @@ EXAMPLES = {
     "benchmark": '[[benchmark]] tables with name = "BENCHMARK"',
     "published": "[[published]] tables", "spec": 'spec = "KIND[:key=value,...]"',
     "requires": 'requires = "xen"', "note": 'note = "..."',
+    "target": 'target = "xenserver" (a name in ~/.config/virtbench/targets.toml)',
     "label": 'label = "my-label"', "params": "params = { key = value, ... }",
     "method_note": 'method_note = "how virtbench deviates from the source"',
     "verdict": 'verdict = "pass" (or "fail")', "ratio": "ratio = 0.95",

@@ -192,10 +192,13 @@ def _attach_published(published: list[dict], envs: list[dict], results: list[dic
     from ..study import normalize_spec
     label_of = {}
     for e in envs:
-        try:
-            label_of[normalize_spec(e["spec"])] = e["label"]
-        except Exception:       # a spec this version no longer parses: leave it unmatched
-            continue
+        for spec in (e["spec"], (e.get("metadata") or {}).get("stands_for")):
+            if not spec:
+                continue
+            try:
+                label_of[normalize_spec(spec)] = e["label"]
+            except Exception:   # a spec this version no longer parses: leave it unmatched
+                continue
     for r in results:
         r.setdefault("published", None)
     by_key = {(r["environment"], r["benchmark"], r["metric"]): r for r in results}

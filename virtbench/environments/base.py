@@ -115,6 +115,8 @@ class Environment(ABC):
     options: ClassVar[dict[str, Option]] = {}
     summary: ClassVar[str] = ""
     net_index: int = 0      # instance i of a group: its network path uses subnet i
+    stands_for: str | None = None   # a study environment's spec this one is measured as
+                                    # (a user's target for `xen:...`), or None
     instance_of: "Environment | None" = None   # the group this is an instance of, if any
 
     def __init__(self, spec: EnvSpec):

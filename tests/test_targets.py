@@ -1,0 +1,82 @@
+"""Targets the user names (~/.config/virtbench/targets.toml) for study environments virtbench
+cannot start itself: strict parsing, one-line skips naming the key, and a study's Xen entry
+measured through an ssh target with its published figure beside it."""
+import json
+import os
+
+import pytest
+
+from virtbench import cli, study, targets
+from virtbench.errors import VirtbenchError
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[x]\nspec = "ssh:host=h"\nhots = 1\n', "[x]: unknown key 'hots'"),
+    ('[x]\nspec = "qemu:accel=tcg"\n', "spec kind 'qemu' is not a machine you name"),
+    ('[x]\nnote = "no spec"\n', "[x]: spec must be a non-empty string"),
+    ('x = "ssh:host=h"\n', "x must be a table"),
+])
+def test_targets_file_is_strict(text, words):
+    with pytest.raises(VirtbenchError, match=words.replace("[", r"\[").replace("]", r"\]")):
+        targets.parse_targets(text, "t.toml")
+
+
+STUDY = """
+name = "targets"
+trials = 2
+[[environment]]
+spec = "native"
+[[environment]]
+spec = "xen:vcpus=1"
+requires = "xen"
+target = "loop"
+note = "XenServer in the paper"
+[[benchmark]]
+name = "pi"
+[[published]]
+environment = "xen:vcpus=1"
+benchmark = "pi"
+metric = "seconds"
+ratio = 1.05
+source = "Table 5"
+"""
+
+
+def test_an_unnamed_target_is_skipped_with_the_key_to_set(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(STUDY)
+    s = study.load(str(path))
+    [(spec, why)] = study.skipped_environments(s, {}, "/cfg/targets.toml")
+    assert spec == "xen:vcpus=1"
+    assert "add [loop] with spec = \"ssh:host=ADDRESS,name=loop\"" in why
+    assert "/cfg/targets.toml" in why and "XenServer in the paper" in why
+    assert study.skipped_environments(s, {"loop": "ssh:host=h"}, "t") == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a private sshd needs root")
+def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, capsys, store_url):
+    from virtbench.sshd import Sshd
+    server = Sshd("127.0.0.1", [])
+    try:
+        kind, key = (server.dir / "host_key.pub").read_text().split()[:2]
+        known = tmp_path / "known_hosts"
+        known.write_text(f"[127.0.0.1]:2222 {kind} {key}\n")
+        cfg = tmp_path / "targets.toml"
+        cfg.write_text(f'[loop]\nspec = "ssh:host=127.0.0.1,port=2222,key={server.identity},'
+                       f'known_hosts={known},name=loop"\n')
+        monkeypatch.setenv("VIRTBENCH_TARGETS", str(cfg))
+        path = tmp_path / "s.toml"
+        path.write_text(STUDY)
+        code = cli.main([ "run", str(path), "--quick", "--no-progress", "--seed", "1"])
+        assert code == 0, capsys.readouterr().err
+        capsys.readouterr()
+        assert cli.main(["report", "--format", "json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+    finally:
+        server.stop()
+    env = {e["label"]: e for e in data["environments"]}
+    assert set(env) == {"native", "ssh-docker/loop"}
+    assert env["ssh-docker/loop"]["metadata"]["stands_for"] == "xen:vcpus=1"
+    row = next(r for r in data["results"] if r["environment"] == "ssh-docker/loop")
+    assert row["published"]["ratio"] == 1.05 and row["published"]["source"] == "Table 5"
+    assert data["published_only"] == []
