@@ -8,6 +8,11 @@ wall time a trial costs by hand and through the harness.
 
     .venv/bin/python bench/overhead.py            # seed size: 10,000,000 elements, 20 passes
     .venv/bin/python bench/overhead.py --quick    # 2,000,000 elements, 5 passes
+
+With --ssh, the same comparison through an `ssh` environment (a private sshd on 127.0.0.1
+standing for a remote machine): the kernel started by hand over one multiplexed SSH connection
+against the same kernel as a virtbench trial through the agent over that connection, plus
+the fixed cost of one command through each (`true`, median).
 """
 from __future__ import annotations
 
@@ -27,11 +32,57 @@ from virtbench import kernels  # noqa: E402
 from virtbench.benchmarks.memory import Stream  # noqa: E402
 
 
+def over_ssh(repeats: int, quick: bool) -> int:
+    from virtbench.environments import create
+    from virtbench.sshd import Sshd
+    bench = Stream()
+    params = bench.params(quick=quick)
+    server = Sshd("127.0.0.1", [])
+    try:
+        kind, key = (server.dir / "host_key.pub").read_text().split()[:2]
+        (server.dir / "kh").write_text(f"[127.0.0.1]:2222 {kind} {key}\n")
+        env = create(f"ssh:host=127.0.0.1,port=2222,key={server.identity},"
+                     f"known_hosts={server.dir / 'kh'},name=overhead")
+        env.resolve()
+        with env:
+            session = env.session
+            argv = [env.kernel_path("stream"), "-n", str(params["elements"]),
+                    "-p", str(params["passes"])]
+            hand, agent, hand_true, agent_true = [], [], [], []
+            for i in range(repeats):
+                hand.append(bench.parse(session.run(argv, timeout=600).stdout)["triad_mb_s"])
+                outcome = bench.run_trial(env, params)
+                agent.append(outcome.values["triad_mb_s"])
+                t0 = time.monotonic()
+                session.run(["true"], timeout=30)
+                hand_true.append(time.monotonic() - t0)
+                t0 = time.monotonic()
+                env.exec(["true"], timeout=30)
+                agent_true.append(time.monotonic() - t0)
+                print(f"  {i + 1:2d}/{repeats}: by hand {hand[-1]:9.0f} MB/s, "
+                      f"through virtbench {agent[-1]:9.0f} MB/s", flush=True)
+    finally:
+        server.stop()
+    med_hand, med_vb = statistics.median(hand), statistics.median(agent)
+    print(json.dumps({
+        "elements": params["elements"], "passes": params["passes"], "repeats": repeats,
+        "triad_mb_s_median_by_hand_over_ssh": round(med_hand),
+        "triad_mb_s_median_virtbench_ssh": round(med_vb),
+        "ratio_of_medians": round(med_vb / med_hand, 3),
+        "command_s_median_by_hand_over_ssh": round(statistics.median(hand_true), 4),
+        "command_s_median_through_agent": round(statistics.median(agent_true), 4),
+    }, indent=1))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", "--repeats", type=int, default=12)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--ssh", action="store_true", help="through an ssh environment (loopback)")
     args = ap.parse_args()
+    if args.ssh:
+        return over_ssh(args.repeats, args.quick)
 
     bench = Stream()
     params = bench.params(quick=args.quick)
