@@ -19,6 +19,9 @@ PR_SET_PDEATHSIG; and start() sweeps namespaces and work directories left by dea
 The package, one concern a module: options (option values and their checks), version (the
 binary and its version), process (process hygiene and liveness), kvm_probe, qmp, argv (the
 command line), environment (class Qemu: the life cycle) and guest (inside the guest).
+Callers reach version.qemu_version/qemu_binary and kvm_probe.kvm_probe through their modules,
+so a test fakes each by patching that module. The function kvm_probe is deliberately not
+re-exported here: it would shadow the submodule of the same name.
 """
 from .environment import GuestBootError, Qemu
 from .version import qemu_binary

@@ -1,4 +1,4 @@
-"""The `qemu` kind's options: value converters, the option table and the checks of a combination."""
+"""The `qemu` kind's options: value converters, the option table, checks of a combination."""
 from __future__ import annotations
 
 import re
