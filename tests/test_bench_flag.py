@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from virtbench import cli, environments, kernels, study
-from virtbench.environments import qemu
+from virtbench.environments.qemu import kvm_probe
 from virtbench.errors import VirtbenchError
 from virtbench.guest import image
 from virtbench.runner import prepare
@@ -124,7 +124,7 @@ def test_dry_run_builds_probes_and_starts_nothing(capsys, store_url, monkeypatch
 
     monkeypatch.setattr(kernels, "build", record("kernels.build"))
     monkeypatch.setattr(image, "build", record("image.build"))
-    monkeypatch.setattr(qemu, "kvm_probe", record("kvm_probe"))
+    monkeypatch.setattr(kvm_probe, "kvm_probe", record("kvm_probe"))
     for kind, cls in environments.KINDS.items():
         monkeypatch.setattr(cls, "probe", classmethod(record(f"{kind}.probe")))
         monkeypatch.setattr(cls, "resolve", record(f"{kind}.resolve"))

@@ -2,18 +2,19 @@
 (its kernel) is built first, then the probe boots it."""
 from pathlib import Path
 
-from virtbench.environments import qemu as q
+from virtbench.environments.qemu import Qemu, version
+from virtbench.environments.qemu import kvm_probe as kp
 from virtbench.environments.base import EnvSpec
 from virtbench.guest import image
 
 
 def test_fresh_host_builds_the_kernel_then_probes_and_runs_under_kvm(tmp_path, monkeypatch):
     monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path))
-    monkeypatch.setattr(q, "_kvm_probe", None)
-    monkeypatch.setattr(q.os.path, "exists", lambda p: True)       # /dev/kvm is there
-    monkeypatch.setattr(q.os, "access", lambda p, mode: True)
-    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
-    monkeypatch.setattr(q.Path, "glob", lambda self, pat: iter(()))  # no /boot/vmlinuz-*
+    monkeypatch.setattr(kp, "_kvm_probe", None)
+    monkeypatch.setattr(kp.os.path, "exists", lambda p: True)       # /dev/kvm is there
+    monkeypatch.setattr(kp.os, "access", lambda p, mode: True)
+    monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    monkeypatch.setattr(kp.Path, "glob", lambda self, pat: iter(()))  # no /boot/vmlinuz-*
     kernel = tmp_path / "vmlinux"
     kernel.write_text("kernel")
     calls: list[str] = []
@@ -34,23 +35,23 @@ def test_fresh_host_builds_the_kernel_then_probes_and_runs_under_kvm(tmp_path, m
     def fake_probe(k, timeout):
         calls.append("probe")
         assert k == kernel, "the probe must boot the guest image's kernel"
-        return q.KvmProbe(True, "kvm probe: a guest kernel booted in 0.4 s", 0.4)
+        return kp.KvmProbe(True, "kvm probe: a guest kernel booted in 0.4 s", 0.4)
 
     monkeypatch.setattr(image, "cached", fake_cached)
     monkeypatch.setattr(image, "build", fake_build)
-    monkeypatch.setattr(q, "_run_kvm_probe", fake_probe)
-    env = q.Qemu(EnvSpec.parse("qemu"))
+    monkeypatch.setattr(kp, "_run_kvm_probe", fake_probe)
+    env = Qemu(EnvSpec.parse("qemu"))
     env.resolve()
     assert calls.index("build") < calls.index("probe")
     assert env.accel == "kvm" and env.label.startswith("qemu-kvm/")
 
 
 def test_listing_kinds_does_not_build_the_image(monkeypatch):
-    monkeypatch.setattr(q, "_kvm_probe", None)
-    monkeypatch.setattr(q.os.path, "exists", lambda p: True)
-    monkeypatch.setattr(q.os, "access", lambda p, mode: True)
-    monkeypatch.setattr(q.Path, "glob", lambda self, pat: iter(()))
+    monkeypatch.setattr(kp, "_kvm_probe", None)
+    monkeypatch.setattr(kp.os.path, "exists", lambda p: True)
+    monkeypatch.setattr(kp.os, "access", lambda p, mode: True)
+    monkeypatch.setattr(kp.Path, "glob", lambda self, pat: iter(()))
     monkeypatch.setattr(image, "cached", lambda: None)
     monkeypatch.setattr(image, "build", lambda **kw: (_ for _ in ()).throw(AssertionError("built")))
-    assert not q.kvm_probe().usable
-    assert q._kvm_probe is None        # a "no kernel" answer is never kept
+    assert not kp.kvm_probe().usable
+    assert kp._kvm_probe is None        # a "no kernel" answer is never kept

@@ -15,6 +15,8 @@ import pytest
 
 from virtbench import netns
 from virtbench.environments import qemu
+from virtbench.environments.qemu.guest import DISK_DRIVERS, NIC_DRIVERS
+from virtbench.environments.qemu.process import is_qemu_alive
 from virtbench.environments.base import EnvSpec
 from virtbench.errors import EnvironmentUnusable, VirtbenchError
 
@@ -54,9 +56,9 @@ def test_guest_sees_the_device_models_asked_for(guest_image, disk, nic):
         dev = env.scratch_device()
         assert dev.startswith("/dev/disk/by-id/") and dev.endswith("vbscratch")
         disk_drivers = env.scratch_drivers()
-        assert set(disk_drivers) & set(qemu.DISK_DRIVERS[disk]), (disk, disk_drivers)
+        assert set(disk_drivers) & set(DISK_DRIVERS[disk]), (disk, disk_drivers)
         nic_drivers = env.nic_drivers()
-        assert set(nic_drivers) & set(qemu.NIC_DRIVERS[nic]), (nic, nic_drivers)
+        assert set(nic_drivers) & set(NIC_DRIVERS[nic]), (nic, nic_drivers)
         if disk == "ide":
             assert env.machine == "pc"
             assert "ahci" not in disk_drivers
@@ -79,7 +81,7 @@ def assert_nothing_left(env_ns=None, workdir=None, qemu_pid=None, loops=(), wait
             left.append(f"namespace {env_ns}")
         if workdir and Path(workdir).exists():
             left.append(f"work dir {workdir}")
-        if qemu_pid and qemu._is_qemu_alive(qemu_pid):
+        if qemu_pid and is_qemu_alive(qemu_pid):
             left.append(f"QEMU pid {qemu_pid}")
         for loop in loops:
             out = subprocess.run(["losetup", loop], capture_output=True, text=True)

@@ -1,5 +1,6 @@
 """Fast tests of the pure parts: options, labels, the QEMU command line, modules.dep, cpio."""
 import gzip
+import os
 import re
 import subprocess
 import sys
@@ -8,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from virtbench.environments.base import EnvSpec
-from virtbench.environments import qemu as q
+from virtbench.environments.qemu import Qemu, version
+from virtbench.environments.qemu import kvm_probe as kp
+from virtbench.environments.qemu.argv import build_argv
+from virtbench.environments.qemu.guest import guest_kernel_release
+from virtbench.environments.qemu.options import DISKS
+from virtbench.environments.qemu.process import describe_loss
+from virtbench.environments.qemu.version import parse_version
 from virtbench.errors import VirtbenchError
 from virtbench.guest import image
 
@@ -16,12 +23,12 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qemu"
 
 
 def make(text):
-    return q.Qemu(EnvSpec.parse(text))
+    return Qemu(EnvSpec.parse(text))
 
 
 def test_parse_version_real_output():
-    assert q.parse_version((FIX / "version-7.2-debian12.txt").read_text()) == "7.2.22"
-    assert q.parse_version("qemu-img version 7.2.22") is None
+    assert parse_version((FIX / "version-7.2-debian12.txt").read_text()) == "7.2.22"
+    assert parse_version("qemu-img version 7.2.22") is None
 
 
 def test_bad_choice_lists_valid_values():
@@ -29,7 +36,7 @@ def test_bad_choice_lists_valid_values():
         make("qemu:disk=floppy")
     msg = str(exc.value)
     assert "\n" not in msg
-    for bus in q.DISKS:
+    for bus in DISKS:
         assert bus in msg
     with pytest.raises(VirtbenchError, match="e1000"):
         make("qemu:nic=ne2k")
@@ -83,7 +90,7 @@ def joined(argv):
 
 
 def test_argv_core():
-    argv = q.build_argv(cfg())
+    argv = build_argv(cfg())
     s = joined(argv)
     assert argv[0] == "qemu-system-x86_64"
     assert "-machine q35,accel=tcg" in s and "-cpu max" in s and "-no-reboot" in s
@@ -106,20 +113,20 @@ def test_argv_core():
     ("nvme", "nvme,drive=scratch,serial=vbscratch"),
 ])
 def test_argv_disk_models(disk, needle):
-    assert needle in joined(q.build_argv(cfg(disk=disk)))
+    assert needle in joined(build_argv(cfg(disk=disk)))
 
 
 @pytest.mark.parametrize("nic,model", [("virtio-net", "virtio-net-pci"), ("e1000", "e1000"),
                                        ("rtl8139", "rtl8139")])
 def test_argv_nic_models(nic, model):
-    s = joined(q.build_argv(cfg(nic=nic)))
+    s = joined(build_argv(cfg(nic=nic)))
     assert f"-device {model},netdev=net0" in s
     if nic != "virtio-net":
         assert "vhost" not in s
 
 
 def test_argv_serial_agent_fallback():
-    s = joined(q.build_argv(cfg(agent_transport="serial")))
+    s = joined(build_argv(cfg(agent_transport="serial")))
     assert "virtio-serial" not in s
     assert "-serial file:/w/console.log" in s and "-serial chardev:agent0" in s
 
@@ -201,38 +208,39 @@ def test_prune_keeps_the_current_image(tmp_path, monkeypatch):
 
 def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path))
-    monkeypatch.setattr(q, "_kvm_probe", None)
-    monkeypatch.setattr(q.os.path, "exists", lambda p: True)
-    monkeypatch.setattr(q.os, "access", lambda p, mode: True)
-    monkeypatch.setattr(q, "_probe_kernel", lambda build=False: Path("/boot/vmlinuz-test"))
-    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    monkeypatch.setattr(kp, "_kvm_probe", None)
+    monkeypatch.setattr(kp.os.path, "exists", lambda p: True)
+    monkeypatch.setattr(kp.os, "access", lambda p, mode: True)
+    monkeypatch.setattr(kp, "_probe_kernel", lambda build=False: Path("/boot/vmlinuz-test"))
+    monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
     calls = []
 
     def fake_run(kernel, timeout):
         calls.append(kernel)
-        return q.KvmProbe(False, f"kvm probe: guest did not boot in {timeout:.0f} s", timeout)
+        return kp.KvmProbe(False, f"kvm probe: guest did not boot in {timeout:.0f} s", timeout)
 
-    monkeypatch.setattr(q, "_run_kvm_probe", fake_run)
-    first = q.kvm_probe()
+    monkeypatch.setattr(kp, "_run_kvm_probe", fake_run)
+    first = kp.kvm_probe()
     assert not first.usable and "did not boot in 20 s" in first.reason
-    assert q.kvm_probe() is first and len(calls) == 1            # per process
-    monkeypatch.setattr(q, "_kvm_probe", None)
-    assert q.kvm_probe().reason == first.reason and len(calls) == 1  # on disk
-    again = q.kvm_probe(force=True)      # a dataclass is always truthy: check what it holds
+    assert kp.kvm_probe() is first and len(calls) == 1            # per process
+    monkeypatch.setattr(kp, "_kvm_probe", None)
+    assert kp.kvm_probe().reason == first.reason and len(calls) == 1  # on disk
+    again = kp.kvm_probe(force=True)      # a dataclass is always truthy: check what it holds
     assert again is not first and not again.usable and len(calls) == 2
 
 
 def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):
-    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
-    monkeypatch.setattr(q, "kvm_probe",
-                        lambda **kw: q.KvmProbe(False, "kvm probe: guest did not boot in 20 s"))
+    monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    monkeypatch.setattr(kp, "kvm_probe",
+                        lambda **kw: kp.KvmProbe(False, "kvm probe: guest did not boot in 20 s"))
     env = make("qemu:disk=ahci")
     env.resolve()
     assert env.accel == "tcg" and env.label == "qemu-tcg/ahci/virtio-net"
     assert "did not boot" in env.accel_reason and env.cpu == "max"
     with pytest.raises(VirtbenchError, match="accel=kvm is not usable here"):
         make("qemu:accel=kvm").resolve()
-    monkeypatch.setattr(q, "kvm_probe", lambda **kw: q.KvmProbe(True, "kvm probe: booted in 0.4 s"))
+    monkeypatch.setattr(kp, "kvm_probe",
+                        lambda **kw: kp.KvmProbe(True, "kvm probe: booted in 0.4 s"))
     env = make("qemu")
     env.resolve()
     assert env.accel == "kvm" and env.cpu == "host" and env.label.startswith("qemu-kvm/")
@@ -241,16 +249,16 @@ def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):
 def test_guest_kernel_release_from_the_fingerprint(fixture_text):
     from virtbench import fingerprint
     facts = fingerprint.parse(fixture_text("fingerprint", "native-debian12.txt"))
-    assert q.guest_kernel_release(facts["kernel"]) == "6.18.44-fc-v669"
-    assert q.guest_kernel_release(None) is None and q.guest_kernel_release("") is None
+    assert guest_kernel_release(facts["kernel"]) == "6.18.44-fc-v669"
+    assert guest_kernel_release(None) is None and guest_kernel_release("") is None
 
 
 def test_qemu_metadata_names_host_and_guest_kernel(monkeypatch):
-    monkeypatch.setattr(q, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
+    monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator version 7.2.22"))
     env = make("qemu:accel=tcg")
     env.resolve()
     meta = env.metadata()             # not started: no agent, so no fingerprint
-    assert meta["host_kernel"] == q.os.uname().release
+    assert meta["host_kernel"] == os.uname().release
     assert "guest_kernel" in meta
 
 
@@ -258,8 +266,8 @@ def test_describe_loss_names_the_signal_and_the_panic():
     console = ("[    0.512345] VFS: Cannot open root device \"LABEL=x\" or unknown-block(0,0)\n"
                "[    0.512400] Kernel panic - not syncing: VFS: Unable to mount root fs on "
                "unknown-block(0,0)\n")
-    assert q.describe_loss(-9, "") == "QEMU was killed (signal 9)"
-    assert q.describe_loss(0, console) == ("QEMU exited (status 0); guest Kernel panic - not "
+    assert describe_loss(-9, "") == "QEMU was killed (signal 9)"
+    assert describe_loss(0, console) == ("QEMU exited (status 0); guest Kernel panic - not "
                                            "syncing: VFS: Unable to mount root fs on "
                                            "unknown-block(0,0)")
 

@@ -1,0 +1,29 @@
+"""`qemu`: a Debian guest under QEMU, driven directly (full control of -device and -drive).
+
+    qemu[:accel=auto|kvm|tcg,vcpus=1,mem=1G,machine=auto|q35|pc,cpu=auto,
+         disk=virtio-blk|virtio-scsi|ahci|ide|nvme,cache=none|...,aio=threads|native|io_uring,
+         backing=raw|qcow2|device,nic=virtio-net|e1000|rtl8139,vhost=auto|on|off]
+
+The root disk is the cached image from `virtbench.guest.image` opened with snapshot=on (its
+overlay lands in the environment's work directory through TMPDIR); the benchmark's scratch disk
+is a fresh image per environment on the bus under test, with serial=vbscratch, found in the
+guest under /dev/disk/by-id (`scratch_device()`). The agent talks over a virtio-serial port
+bound to a unix-socket chardev; QMP does pause/resume/quit. The NIC's tap lives in a network
+namespace `vb-<id>` (virtbench.netns) whose host-side address is the peer for network
+benchmarks; QEMU runs inside that namespace.
+
+Cleanup: stop() removes everything; a guardian process (virtbench/guest/guardian.py) does the
+same if the virtbench process dies without stop() (SIGKILL, crash); QEMU also gets
+PR_SET_PDEATHSIG; and start() sweeps namespaces and work directories left by dead owners.
+
+The package, one concern a module: options (option values and their checks), version (the
+binary and its version), process (process hygiene and liveness), kvm_probe, qmp, argv (the
+command line), environment (class Qemu: the life cycle) and guest (inside the guest).
+Callers reach version.qemu_version/qemu_binary and kvm_probe.kvm_probe through their modules,
+so a test fakes each by patching that module. The function kvm_probe is deliberately not
+re-exported here: it would shadow the submodule of the same name.
+"""
+from .environment import GuestBootError, Qemu
+from .version import qemu_binary
+
+__all__ = ["GuestBootError", "Qemu", "qemu_binary"]

@@ -1,0 +1,67 @@
+"""The QEMU command line for one guest (pure)."""
+from __future__ import annotations
+
+from ...errors import VirtbenchError
+
+AGENT_PORT = "org.virtbench.agent"
+SCRATCH_SERIAL = "vbscratch"
+
+
+def disk_devices(disk: str, drive: str, serial: str) -> list[str]:
+    if disk == "virtio-blk":
+        return ["-device", f"virtio-blk-pci,drive={drive},serial={serial}"]
+    if disk == "virtio-scsi":
+        return ["-device", "virtio-scsi-pci,id=scsi0",
+                "-device", f"scsi-hd,drive={drive},bus=scsi0.0,serial={serial}"]
+    if disk == "ahci":
+        return ["-device", "ahci,id=ahci0",
+                "-device", f"ide-hd,drive={drive},bus=ahci0.0,serial={serial}"]
+    if disk == "ide":
+        return ["-device", f"ide-hd,drive={drive},bus=ide.0,serial={serial}"]
+    if disk == "nvme":
+        return ["-device", f"nvme,drive={drive},serial={serial}"]
+    raise VirtbenchError(f"unknown disk model {disk}")
+
+
+NIC_DEVICE = {"virtio-net": "virtio-net-pci", "e1000": "e1000", "rtl8139": "rtl8139"}
+
+
+def build_argv(cfg: dict) -> list[str]:
+    """The QEMU command line for one guest.
+
+    cfg keys: qemu, accel, machine, cpu, vcpus, mem, kernel, initrd, root_image, root_label,
+    scratch, scratch_format, cache, aio, disk, nic, vhost (bool), mac, guest_addr, tap (or None
+    for no NIC), console_log, agent_socket, agent_transport, qmp_socket, pidfile, name.
+    """
+    append = (f"console=ttyS0 quiet root=LABEL={cfg['root_label']} rw panic=-1 "
+              f"vb.ip={cfg['guest_addr']} vb.mac={cfg['mac']}")
+    argv = [cfg["qemu"], "-name", cfg["name"], "-nodefaults", "-no-user-config",
+            "-machine", f"{cfg['machine']},accel={cfg['accel']}",
+            "-cpu", cfg["cpu"], "-smp", str(cfg["vcpus"]), "-m", cfg["mem"],
+            "-display", "none", "-no-reboot",
+            "-kernel", str(cfg["kernel"]), "-initrd", str(cfg["initrd"]), "-append", append,
+            "-serial", f"file:{cfg['console_log']}",
+            "-pidfile", str(cfg["pidfile"]),
+            "-qmp", f"unix:{cfg['qmp_socket']},server=on,wait=off"]
+    agent_chardev = f"socket,id=agent0,path={cfg['agent_socket']},server=on,wait=off"
+    if cfg.get("agent_transport", "virtio-serial") == "virtio-serial":
+        argv += ["-chardev", agent_chardev,
+                 "-device", "virtio-serial-pci,id=vser0",
+                 "-device", f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}"]
+    else:  # the second serial port (ttyS1): works with no virtio at all
+        argv += ["-chardev", agent_chardev, "-serial", "chardev:agent0"]
+    # the root disk: the cached image, never written (snapshot=on), always virtio-blk so that
+    # only the scratch disk's bus changes between environments
+    argv += ["-drive", f"file={cfg['root_image']},format=raw,if=none,id=root,snapshot=on,"
+                       f"cache=unsafe",
+             "-device", "virtio-blk-pci,drive=root,serial=vbroot"]
+    argv += ["-drive", f"file={cfg['scratch']},format={cfg['scratch_format']},if=none,"
+                       f"id=scratch,cache={cfg['cache']},aio={cfg['aio']},discard=unmap"]
+    argv += disk_devices(cfg["disk"], "scratch", SCRATCH_SERIAL)
+    if cfg.get("tap"):
+        netdev = f"tap,id=net0,ifname={cfg['tap']},script=no,downscript=no"
+        if cfg["nic"] == "virtio-net":
+            netdev += ",vhost=" + ("on" if cfg.get("vhost") else "off")
+        argv += ["-netdev", netdev,
+                 "-device", f"{NIC_DEVICE[cfg['nic']]},netdev=net0,mac={cfg['mac']}"]
+    return argv

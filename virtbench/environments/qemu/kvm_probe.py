@@ -1,0 +1,125 @@
+"""The KVM probe: does a real guest kernel boot under -accel kvm here? Cached per process and
+on disk, keyed by the host kernel, QEMU's version and /dev/kvm."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ... import kernels
+from ...errors import VirtbenchError
+from ...guest import image as guest_image
+from . import version
+from .process import die_with_parent
+
+KVM_PROBE_TIMEOUT = 20.0
+
+
+
+@dataclass
+class KvmProbe:
+    usable: bool
+    reason: str
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+_kvm_probe: KvmProbe | None = None
+
+
+def _probe_kernel(build: bool = False) -> Path | None:
+    """The kernel the probe boots: the guest image's (built first when `build` and it is not
+    cached yet: a fresh host's first run must probe with a kernel present), else the host's."""
+    info = guest_image.cached()
+    if info is None and build:
+        try:
+            info = guest_image.build(progress=lambda msg: print(
+                f"  guest image: {msg}", file=sys.stderr, flush=True))
+        except VirtbenchError:
+            info = None          # the host's kernel may still answer the question
+    if info is not None and info.kernel.exists():
+        return info.kernel
+    for p in sorted(Path("/boot").glob("vmlinuz-*"), reverse=True):
+        if os.access(p, os.R_OK):
+            return p
+    return None
+
+
+def _probe_key() -> str:
+    """What the probe's answer depends on: the host kernel (and its KVM module) and QEMU."""
+    ver = version.qemu_version()[0]
+    try:
+        kvm = os.stat("/dev/kvm")
+        node = f"{os.major(kvm.st_rdev)}:{os.minor(kvm.st_rdev)}"
+    except OSError:
+        node = "none"
+    return f"{os.uname().release}|{os.uname().version}|qemu {ver}|/dev/kvm {node}"
+
+
+def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT,
+              build: bool = False) -> KvmProbe:
+    """Does a real guest kernel boot under -accel kvm here? Cached per process and on disk.
+    `build`: build the guest image first when no kernel is at hand (what a run does; listing
+    environment kinds does not)."""
+    global _kvm_probe
+    if _kvm_probe is not None and not force:
+        return _kvm_probe
+    if not os.path.exists("/dev/kvm"):
+        _kvm_probe = KvmProbe(False, "kvm probe: /dev/kvm does not exist")
+        return _kvm_probe
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        _kvm_probe = KvmProbe(False, "kvm probe: /dev/kvm is not accessible to this user")
+        return _kvm_probe
+    kernel = _probe_kernel(build=build)
+    if kernel is None:
+        return KvmProbe(False, "kvm probe: no kernel to boot (build the guest image first)")
+    cache_file = kernels.cache_dir() / "kvm-probe.json"
+    key = _probe_key()
+    if not force:
+        try:
+            saved = json.loads(cache_file.read_text())
+            if saved.get("key") == key:
+                _kvm_probe = KvmProbe(**saved["result"])
+                return _kvm_probe
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+    _kvm_probe = _run_kvm_probe(kernel, timeout)
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        cache_file.write_text(json.dumps({"key": key, "result": _kvm_probe.to_json()}))
+    except OSError:
+        pass
+    return _kvm_probe
+
+
+def _run_kvm_probe(kernel: Path, timeout: float) -> KvmProbe:
+    """Boot the kernel with no root: it panics at once, -no-reboot ends QEMU. Did it get there?"""
+    with tempfile.TemporaryDirectory(prefix="vbkvmprobe-") as tmp:
+        log = Path(tmp, "console.log")
+        argv = [version.qemu_binary(), "-accel", "kvm", "-machine", "q35", "-cpu", "host",
+                "-m", "256M", "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
+                "-no-reboot", "-serial", f"file:{log}", "-kernel", str(kernel),
+                "-append", "console=ttyS0 panic=-1 loglevel=4"]
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                preexec_fn=die_with_parent, start_new_session=True)
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return KvmProbe(False, f"kvm probe: guest did not boot in {timeout:.0f} s",
+                            time.monotonic() - t0)
+        seconds = time.monotonic() - t0
+        console = log.read_text(errors="replace") if log.exists() else ""
+        if "Kernel panic" in console or "VFS:" in console:
+            return KvmProbe(True, f"kvm probe: a guest kernel booted in {seconds:.1f} s", seconds)
+        last = (err.decode(errors="replace").strip() or "no output").splitlines()[-1]
+        return KvmProbe(False, f"kvm probe: QEMU failed: {last}", seconds)

@@ -1,0 +1,80 @@
+"""The `qemu` kind's options: value converters, the option table, checks of a combination."""
+from __future__ import annotations
+
+import re
+
+from ...errors import VirtbenchError
+from ..base import Option
+
+DISKS = ("virtio-blk", "virtio-scsi", "ahci", "ide", "nvme")
+NICS = ("virtio-net", "e1000", "rtl8139")
+CACHES = ("none", "writeback", "writethrough", "directsync", "unsafe")
+
+
+def _size(text: str) -> str:
+    if not re.fullmatch(r"\d+[MGmg]?", text):
+        raise ValueError("write a size such as 512M or 2G")
+    return text.upper()
+
+
+def size_bytes(size: str) -> int:
+    """A size as _size() keeps it (512M, 2G, or plain MiB as QEMU's -m reads it) in bytes."""
+    unit = {"M": 2**20, "G": 2**30}.get(size[-1:].upper())
+    return int(size[:-1]) * unit if unit else int(size) * 2**20
+
+
+def _vcpus(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise ValueError("at least 1")
+    return n
+
+
+def _timeout(text: str) -> float:
+    v = float(text)
+    if v <= 0:
+        raise ValueError("must be positive")
+    return v
+
+
+def resolve_machine(disk: str, machine: str) -> str:
+    """The machine type: IDE needs pc (on q35 `if=ide` would silently be AHCI)."""
+    if machine == "auto":
+        return "pc" if disk == "ide" else "q35"
+    if disk == "ide" and machine != "pc":
+        raise VirtbenchError("environment qemu: disk=ide needs machine=pc (q35 has no IDE "
+                             "controller); drop machine= or write machine=pc")
+    return machine
+
+
+def check_combination(cache: str, aio: str) -> None:
+    if aio == "native" and cache not in ("none", "directsync"):
+        raise VirtbenchError(f"environment qemu: aio=native needs cache=none or cache=directsync "
+                             f"(O_DIRECT), not cache={cache}")
+
+
+OPTIONS = {
+    "accel": Option("auto", choices=("auto", "kvm", "tcg"),
+                    help="accelerator; auto = kvm when a probe boot works, else tcg"),
+    "vcpus": Option(1, convert=_vcpus, help="virtual CPUs"),
+    "mem": Option("1G", convert=_size, help="guest memory, e.g. 1G or 512M"),
+    "machine": Option("auto", choices=("auto", "q35", "pc"),
+                      help="machine type; auto = q35, or pc when disk=ide"),
+    "cpu": Option("auto", help="CPU model; auto = host under kvm, max under tcg"),
+    "disk": Option("virtio-blk", choices=DISKS, help="bus of the scratch disk"),
+    "cache": Option("none", choices=CACHES, help="host cache mode of the scratch disk"),
+    "aio": Option("threads", choices=("threads", "native", "io_uring"),
+                  help="host I/O engine of the scratch disk"),
+    "backing": Option("raw", choices=("raw", "qcow2", "device"),
+                      help="scratch disk backing: raw file, qcow2 file, or a block device "
+                           "(a loop device standing in for one)"),
+    "nic": Option("virtio-net", choices=NICS, help="NIC model"),
+    "vhost": Option("auto", choices=("auto", "on", "off"),
+                    help="vhost-net for virtio-net; auto = on when /dev/vhost-net exists"),
+    "scratch": Option("4G", convert=_size, in_label=False, help="scratch disk size"),
+    "agent": Option("virtio-serial", choices=("virtio-serial", "serial"), in_label=False,
+                    help="agent transport: a virtio-serial port, or the 2nd serial port"),
+    "boot_timeout": Option(180.0, convert=_timeout, in_label=False,
+                           help="seconds to wait for the guest agent"),
+}
+
