@@ -39,9 +39,8 @@ def over_ssh(repeats: int, quick: bool) -> int:
     params = bench.params(quick=quick)
     server = Sshd("127.0.0.1", [])
     try:
-        kind, key = (server.dir / "host_key.pub").read_text().split()[:2]
-        (server.dir / "kh").write_text(f"[127.0.0.1]:2222 {kind} {key}\n")
-        env = create(f"ssh:host=127.0.0.1,port=2222,key={server.identity},"
+        (server.dir / "kh").write_text(server.known_hosts_line())
+        env = create(f"ssh:host=127.0.0.1,port={server.port},key={server.identity},"
                      f"known_hosts={server.dir / 'kh'},name=overhead")
         env.resolve()
         with env:

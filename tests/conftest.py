@@ -33,3 +33,23 @@ def store_url(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'store.db'}"
     monkeypatch.setenv("VIRTBENCH_STORE", url)
     return url
+
+
+@pytest.fixture
+def loopback_sshd(tmp_path):
+    """A private sshd on 127.0.0.1 at a free port, standing for a machine virtbench did not
+    start; yields (server, known_hosts path). Needs root (sshd's privilege separation)."""
+    import os
+    import socket
+
+    if os.geteuid() != 0:
+        pytest.skip("a private sshd needs root")
+    from virtbench.sshd import Sshd
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = Sshd("127.0.0.1", [], port=port)
+    known = tmp_path / "known_hosts"
+    known.write_text(server.known_hosts_line())
+    yield server, known
+    server.stop()

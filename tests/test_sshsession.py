@@ -1,5 +1,5 @@
 """The ssh transport: its failure messages on real ssh output, and a session against a private
-sshd started here (127.0.0.1:2222)."""
+sshd started here on 127.0.0.1."""
 import os
 import re
 import time
@@ -46,16 +46,10 @@ def test_argv_verifies_host_keys_and_multiplexes():
 
 
 @pytest.fixture
-def sshd():
-    if os.geteuid() != 0:
-        pytest.skip("a private sshd needs root")
-    from virtbench.sshd import Sshd
-    server = Sshd("127.0.0.1", [])
-    known = server.dir / "known_hosts"
-    kind, key = (server.dir / "host_key.pub").read_text().split()[:2]
-    known.write_text(f"[127.0.0.1]:2222 {kind} {key}\n")
-    yield server, SshOptions("127.0.0.1", port=2222, key=server.identity, known_hosts=str(known))
-    server.stop()
+def sshd(loopback_sshd):
+    server, known = loopback_sshd
+    return server, SshOptions("127.0.0.1", port=server.port, key=server.identity,
+                              known_hosts=str(known))
 
 
 def test_session_runs_commands_stages_files_and_leaves_nothing(sshd, tmp_path):

@@ -2,7 +2,6 @@
 cannot start itself: strict parsing, one-line skips naming the key, and a study's Xen entry
 measured through an ssh target with its published figure beside it."""
 import json
-import os
 
 import pytest
 
@@ -53,27 +52,20 @@ def test_an_unnamed_target_is_skipped_with_the_key_to_set(tmp_path):
     assert study.skipped_environments(s, {"loop": "ssh:host=h"}, "t") == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="a private sshd needs root")
-def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, capsys, store_url):
-    from virtbench.sshd import Sshd
-    server = Sshd("127.0.0.1", [])
-    try:
-        kind, key = (server.dir / "host_key.pub").read_text().split()[:2]
-        known = tmp_path / "known_hosts"
-        known.write_text(f"[127.0.0.1]:2222 {kind} {key}\n")
-        cfg = tmp_path / "targets.toml"
-        cfg.write_text(f'[loop]\nspec = "ssh:host=127.0.0.1,port=2222,key={server.identity},'
-                       f'known_hosts={known},name=loop"\n')
-        monkeypatch.setenv("VIRTBENCH_TARGETS", str(cfg))
-        path = tmp_path / "s.toml"
-        path.write_text(STUDY)
-        code = cli.main([ "run", str(path), "--quick", "--no-progress", "--seed", "1"])
-        assert code == 0, capsys.readouterr().err
-        capsys.readouterr()
-        assert cli.main(["report", "--format", "json"]) == 0
-        data = json.loads(capsys.readouterr().out)
-    finally:
-        server.stop()
+def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, capsys, store_url,
+                                                      loopback_sshd):
+    server, known = loopback_sshd
+    cfg = tmp_path / "targets.toml"
+    cfg.write_text(f'[loop]\nspec = "ssh:host=127.0.0.1,port={server.port},'
+                   f'key={server.identity},known_hosts={known},name=loop"\n')
+    monkeypatch.setenv("VIRTBENCH_TARGETS", str(cfg))
+    path = tmp_path / "s.toml"
+    path.write_text(STUDY)
+    code = cli.main(["run", str(path), "--quick", "--no-progress", "--seed", "1"])
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert cli.main(["report", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
     env = {e["label"]: e for e in data["environments"]}
     assert set(env) == {"native", "ssh-docker/loop"}
     assert env["ssh-docker/loop"]["metadata"]["stands_for"] == "xen:vcpus=1"

@@ -30,9 +30,9 @@ def keygen(path: Path) -> None:
 
 
 class Sshd:
-    """sshd -D in a namespace (through `prefix`), listening on `address`:PORT."""
+    """sshd -D in a namespace (through `prefix`), listening on `address`:`port`."""
 
-    def __init__(self, address: str, prefix: list[str]):
+    def __init__(self, address: str, prefix: list[str], port: int = PORT):
         sshd = shutil.which("sshd") or "/usr/sbin/sshd"
         if not Path(sshd).exists():
             raise VirtbenchError("sshd not found; install it with: apt-get install openssh-server")
@@ -43,18 +43,25 @@ class Sshd:
         (self.dir / "authorized_keys").chmod(0o600)
         config = self.dir / "sshd_config"
         config.write_text("\n".join([
-            f"Port {PORT}", f"ListenAddress {address}", f"HostKey {self.dir / 'host_key'}",
+            f"Port {port}", f"ListenAddress {address}", f"HostKey {self.dir / 'host_key'}",
             f"AuthorizedKeysFile {self.dir / 'authorized_keys'}", "PermitRootLogin prohibit-password",
             "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
             "StrictModes no", f"PidFile {self.dir / 'sshd.pid'}", "Subsystem sftp internal-sftp",
             "Ciphers " + ",".join(supported_ciphers()), ""]))
         Path("/run/sshd").mkdir(exist_ok=True)   # privilege separation directory
         self.identity = str(self.dir / "client_key")
+        self.address, self.port = address, port
         try:
-            self.server = HostServer([sshd, "-D", "-e", "-f", str(config)], PORT, prefix)
+            self.server = HostServer([sshd, "-D", "-e", "-f", str(config)], port, prefix)
         except VirtbenchError as exc:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise VirtbenchError(f"sshd did not start: {exc}") from None
+
+    def known_hosts_line(self) -> str:
+        """This sshd's host key as a known_hosts line (for clients that verify it)."""
+        kind, key = (self.dir / "host_key.pub").read_text().split()[:2]
+        host = self.address if self.port == 22 else f"[{self.address}]:{self.port}"
+        return f"{host} {kind} {key}\n"
 
     def stop(self) -> None:
         self.server.stop()
