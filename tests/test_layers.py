@@ -203,10 +203,10 @@ def test_an_upward_import_is_caught():
 
 
 def test_siblings_are_caught_both_ways():
-    assert [v[1] for v in violations("virtbench.environments.group",
-                                     {"virtbench.benchmarks.base"})] == ["virtbench.benchmarks.base"]
-    assert [v[1] for v in violations("virtbench.benchmarks.disk.base",
-                                     {"virtbench.environments.base"})] == ["virtbench.environments.base"]
+    up = violations("virtbench.environments.group", {"virtbench.benchmarks.base"})
+    assert [v[1] for v in up] == ["virtbench.benchmarks.base"]
+    down = violations("virtbench.benchmarks.disk.base", {"virtbench.environments.base"})
+    assert [v[1] for v in down] == ["virtbench.environments.base"]
     # same package, same layer, lower layers: fine
     assert violations("virtbench.benchmarks.disk.dd", {"virtbench.benchmarks.base",
                                                        "virtbench.outcome", "virtbench"}) == []

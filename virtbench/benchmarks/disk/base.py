@@ -148,11 +148,13 @@ class DiskBenchmark(Benchmark):
             return physical_limit.parse_device_facts(res.stdout)
 
         try:
-            return physical_limit.LIMITS.check(env, self.name, rates, params.get("cache", "out"), guest_facts)
+            return physical_limit.LIMITS.check(env, self.name, rates, params.get("cache", "out"),
+                                               guest_facts)
         except (OSError, subprocess.SubprocessError, VirtbenchError):
             return []
 
 
 def fio_base(directory: str, filename: str, size_mb: int) -> list[str]:
+    """The start of a fio command line that ior-rw and cdm share."""
     return ["fio", "--output-format=json", f"--directory={directory}",
             f"--filename={filename}", f"--size={size_mb}M"]

@@ -1,4 +1,5 @@
-"""bonnie: bonnie++ block write, rewrite, block read and seeks with %CPU (Zhang et al.; CNAF 2009)."""
+"""bonnie: bonnie++ block write, rewrite, block read and seeks, with %CPU
+(Zhang et al.; CNAF 2009)."""
 from __future__ import annotations
 
 from ...errors import VirtbenchError
