@@ -131,9 +131,9 @@ class _Guest:
 
 @pytest.mark.parametrize("owns, remounts", [(True, True), (False, False)])
 def test_sync_mount_asks_the_environment_not_its_kind(owns, remounts):
-    from virtbench.benchmarks.disk import _Trial
+    from virtbench.benchmarks.disk.base import DiskTrial
     bench = benchmarks.get("dd-write")
-    guest, trial = _Guest(owns), _Trial(workdir="/scratch/w", target="/scratch/w")
+    guest, trial = _Guest(owns), DiskTrial(workdir="/scratch/w", target="/scratch/w")
     bench.prepare(guest, bench.params({"form": "sync-mount"}), trial)
     did_remount = any(a[:3] == ["mount", "-o", "remount,sync"] for a in guest.argvs)
     assert did_remount is remounts

@@ -17,8 +17,8 @@ import subprocess
 import time
 
 from . import netns
-from .environments.base import NetPath
 from .errors import VirtbenchError
+from .netpath_types import NetPath
 
 # Subnets inside our own namespaces only; never routed anywhere else. Instance i of a group
 # gets 10.215.i.0/24, so two instances' paths can be joined without an address clash.

@@ -8,7 +8,7 @@ import pytest
 from virtbench import environments
 from virtbench.benchmarks import get
 from virtbench.benchmarks.base import ParseError
-from virtbench.benchmarks.disk import fio_jobs, parse_bonnie, parse_dd, parse_hdparm
+from virtbench.benchmarks.disk.parsers import fio_jobs, parse_bonnie, parse_dd, parse_hdparm
 from virtbench.errors import VirtbenchError
 
 MIB = 1024 * 1024
@@ -232,7 +232,7 @@ def test_a_failing_command_is_a_failed_trial_and_cleans_up(native):
 
 
 def test_sync_mount_asks_the_environment_whether_it_owns_the_scratch_fs_not_its_kind():
-    from virtbench.benchmarks.disk import _Trial
+    from virtbench.benchmarks.disk.base import DiskTrial
     from virtbench.transport import ExecResult
 
     class Owner:
@@ -250,7 +250,7 @@ def test_sync_mount_asks_the_environment_whether_it_owns_the_scratch_fs_not_its_
             out = {"TARGET": "/mnt/vbscratch\n", "OPTIONS": "rw,sync,relatime\n"}
             return ExecResult(0, next((v for k, v in out.items() if k in argv), ""), "", 0.0)
 
-    env, trial = Owner(), _Trial(workdir="/mnt/vbscratch/virtbench-dd-write")
+    env, trial = Owner(), DiskTrial(workdir="/mnt/vbscratch/virtbench-dd-write")
     bench = get("dd-write")
     bench.prepare(env, bench.params({"form": "sync-mount"}), trial)
     assert ["mount", "-o", "remount,sync", "/mnt/vbscratch"] in env.argvs

@@ -5,7 +5,7 @@ naming the cache mode in use."""
 import pytest
 
 from virtbench.benchmarks import get
-from virtbench.benchmarks.physical_limit import (
+from virtbench.benchmarks.disk.physical_limit import (
     LimitCheck, RatedSpeed, below, cause, hdparm_active_dma, host_device_facts, limit_warning,
     parse_device_facts, rated_speed, xfer_mode_mb_s)
 from virtbench.environments.base import Environment
@@ -117,7 +117,7 @@ class FakeEnv(Environment):
 
 
 def test_virtual_disk_on_any_bus_is_bounded_by_the_host_device_not_its_link(monkeypatch, fixture_text):
-    import virtbench.benchmarks.physical_limit as pl
+    import virtbench.benchmarks.disk.physical_limit as pl
     monkeypatch.setattr(pl, "host_device_facts", lambda path: {"disk": ["sda"], "sata_spd": ["6.0 Gbps"]})
     check = LimitCheck()
     guest = {"ide": facts(fixture_text, "guest-ide-facts.txt"),
@@ -165,9 +165,8 @@ class ScriptedEnv(FakeEnv):
 
 
 def test_dd_trial_warns_once_per_environment(monkeypatch):
-    import virtbench.benchmarks.physical_limit as pl
+    import virtbench.benchmarks.disk.physical_limit as pl
     monkeypatch.setattr(pl, "LIMITS", LimitCheck())
-    monkeypatch.setattr("virtbench.benchmarks.disk.LIMITS", pl.LIMITS)
     bench = get("dd-write")
     env = ScriptedEnv()
     first = bench.run_trial(env, bench.params(quick=True))

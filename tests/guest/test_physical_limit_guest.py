@@ -5,7 +5,7 @@ import os
 import pytest
 
 from virtbench.benchmarks import get
-from virtbench.benchmarks import physical_limit as pl
+from virtbench.benchmarks.disk import physical_limit as pl
 from virtbench.environments import qemu
 from virtbench.environments.base import EnvSpec
 
@@ -16,7 +16,6 @@ pytestmark = pytest.mark.skipif(
 
 def test_ide_guest_dd_bounded_by_the_host_device_behind_its_image(monkeypatch):
     monkeypatch.setattr(pl, "LIMITS", pl.LimitCheck())
-    monkeypatch.setattr("virtbench.benchmarks.disk.LIMITS", pl.LIMITS)
     asked = []
 
     def slow_host_device(path):                 # stands in for a 3.3 MB/s PIO disk on the host

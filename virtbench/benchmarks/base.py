@@ -2,25 +2,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import ConfigDict, ValidationError, create_model
 
 from ..errors import VirtbenchError
+from ..outcome import Metric, TrialOutcome
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..environments.base import Environment
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One named number with a unit and a direction."""
-
-    name: str
-    unit: str
-    higher_is_better: bool
-    description: str = ""
 
 
 # How a parameter's declared type is named in messages, and how a command-line value
@@ -31,24 +21,6 @@ TRUE_WORDS, FALSE_WORDS = ("true", "yes", "on", "1"), ("false", "no", "off", "0"
 
 class ParseError(ValueError):
     """The tool's output did not hold what the parser needs (a failed trial, not bad input)."""
-
-
-@dataclass
-class TrialOutcome:
-    """What one trial produced: its metric values, or why it failed, and the raw output."""
-
-    values: dict[str, float] = field(default_factory=dict)
-    error: str | None = None
-    stdout: str = ""
-    stderr: str = ""
-    exit: int | None = None
-    wall_s: float | None = None
-    # (kind, message) pairs the store should keep with the trial, e.g. ("physical-limit", ...)
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 class Benchmark:

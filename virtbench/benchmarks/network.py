@@ -1,7 +1,7 @@
 """Network benchmarks: both ends driven by virtbench over the environment's network path.
 
 The client runs in the environment (through its agent); the server runs at the host side of
-the environment's NIC, in a namespace virtbench created (see environments.base.NetPath).
+the environment's NIC, in a namespace virtbench created (see netpath_types.NetPath).
 Every test is bounded in time; every server is started for one trial and stopped after it.
 """
 from __future__ import annotations

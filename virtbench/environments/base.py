@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 from ..errors import VirtbenchError
+from ..netpath_types import NetPath, SshTarget
+from ..outcome import TrialOutcome
 from ..transport import AgentClient, ExecResult
 
 
@@ -60,39 +62,6 @@ class EnvSpec:
         if not self.options:
             return self.kind
         return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options.items())
-
-
-@dataclass
-class NetPath:
-    """The network path under test, as a network benchmark sees it.
-
-    The environment is one end; the host side of its NIC (a namespace virtbench made, holding
-    the tap or the veth peer) is the other, where servers (iperf3, sockperf, sshd) run; a
-    `remote` namespace one veth hop behind the host side stands for a second machine (the
-    Zhang study's "remote host"). Commands at the host side or the remote run as
-    `prefix + argv` on the host; commands in the environment go through its agent,
-    prefixed by `env_prefix` (native runs its end in a namespace of its own).
-    """
-
-    env_address: str
-    host_address: str
-    host_prefix: list[str]
-    env_prefix: list[str] = field(default_factory=list)
-    remote_address: str | None = None        # the remote as everyone else reaches it
-    remote_prefix: list[str] | None = None
-    nic: str = "veth"                         # the device model on the path
-
-
-@dataclass
-class SshTarget:
-    """How the host side reaches the environment's sshd (scp benchmarks): run
-    `prefix + ["scp", "-i", identity, "-P", port, ...]` on the host."""
-
-    address: str
-    port: int
-    user: str
-    identity: str                # private key file on the host
-    prefix: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -257,7 +226,6 @@ class Environment(ABC):
         A benchmark that cannot fit in memory is a failed trial saying so, not an OOM kill."""
         refusal = self.memory_refusal(bench, params)
         if refusal:
-            from ..benchmarks.base import TrialOutcome
             return TrialOutcome(error=refusal)
         return bench.run_trial(self, params)
 

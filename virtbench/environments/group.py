@@ -11,8 +11,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from ..benchmarks.base import Metric, TrialOutcome
 from ..errors import VirtbenchError
+from ..outcome import Metric, TrialOutcome
 from .base import Environment
 from .capacity import host_capacity, memory_refusal
 

@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 from .. import fingerprint, kernels
+from ..netpath_types import NetPath, SshTarget
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, NetPath, Option, SshTarget
+from .base import Environment, Option
 
 DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 

@@ -17,9 +17,10 @@ import re
 
 from .. import fingerprint, hypervisor, kernels
 from ..errors import AgentError, VirtbenchError
+from ..netpath_types import NetPath
 from ..sshsession import SshOptions, SshSession
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, NetPath, Option
+from .base import Environment, Option
 
 DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 
