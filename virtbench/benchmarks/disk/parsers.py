@@ -11,8 +11,6 @@ from ..base import ParseError
 MB = 1_000_000
 MIB = 1024 * 1024
 
-_DD_UNITS = {"B/s": 1, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
-             "KiB/s": 1024, "MiB/s": MIB, "GiB/s": 1024 ** 3}
 # GNU coreutils >= 8.24: "67108864 bytes (67 MB, 64 MiB) copied, 0.0476309 s, 1.4 GB/s"
 # small transfers:       "500 bytes copied, 1.10253 s, 0.5 kB/s"
 # coreutils < 8.24:      "1073741824 bytes (1.1 GB) copied, 4.07 s, 263 MB/s"

@@ -11,7 +11,7 @@ import time
 
 from ... import fingerprint, kernels
 from ...errors import AgentError, VirtbenchError
-from ..base import NetPath, SshTarget
+from ...netpath_types import NetPath, SshTarget
 from . import version
 from .argv import SCRATCH_SERIAL
 from .options import size_bytes
