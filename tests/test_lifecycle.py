@@ -2,12 +2,12 @@
 cap, pause/resume errors, warm-ups, --retry-failed, pinning, escaped labels."""
 from __future__ import annotations
 
+import functools
 import io
-from dataclasses import dataclass
 
 import pytest
-
 from rich.console import Console
+from runkit import OneStudy
 
 from virtbench import lifecycle, pinning
 from virtbench.benchmarks.base import Benchmark, Metric, TrialOutcome
@@ -18,16 +18,7 @@ from virtbench.runner import Prepared, Runner
 from virtbench.store import Store
 
 
-@dataclass
-class FakeStudy:
-    trials: int = 3
-    seed: int = 7
-    quick: bool = True
-    warmup: int = 0
-    pin: str = "off"
-
-    def to_dict(self):
-        return {"name": "fake"}
+FakeStudy = functools.partial(OneStudy, seed=7, name="fake")
 
 
 class FakeEnv(Environment):

@@ -5,19 +5,18 @@ import json
 import os
 import signal
 import tempfile
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from runkit import KilledUptime, OneStudy
 
 from virtbench import cli
-from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.environments import create
 from virtbench.errors import VirtbenchError
 from virtbench.runner import Prepared, Runner
 from virtbench.store import Store
+
 
 @pytest.fixture
 def target(loopback_sshd):
@@ -71,44 +70,13 @@ def test_a_wrong_host_key_stops_before_anything_runs(target, tmp_path, capsys, s
     assert not list(Path(tempfile.gettempdir()).glob("vb-ssh-*"))   # no control directory
 
 
-class Uptime(Benchmark):
-    """Reads /proc/uptime; in its 2nd trial the SSH connection is killed under it."""
-
-    name = "uptime"
-    family = "test"
-    metrics = (Metric("uptime_s", "s", False),)
-
-    def __init__(self):
-        self.calls = 0
-
-    def run_trial(self, env, params):
-        self.calls += 1
-        if self.calls == 2:
-            threading.Timer(1.0, os.kill, (env.agent.proc.pid, signal.SIGKILL)).start()
-            return self.outcome_of(env.exec(["sleep", "30"], timeout=60), 60)
-        return self.outcome_of(env.exec(["cat", "/proc/uptime"], timeout=30))
-
-    def parse(self, stdout):
-        return {"uptime_s": float(stdout.split()[0])}
-
-
-@dataclass
-class OneStudy:
-    trials: int = 3
-    seed: int = 1
-    quick: bool = True
-    warmup: int = 0
-    pin: str = "off"
-
-    def to_dict(self):
-        return {"name": "ssh-loss"}
-
-
 def test_a_connection_killed_mid_trial_fails_that_trial_and_the_rest_runs(target, store_url):
     env = create(target)
     env.resolve()
     store = Store(store_url)
-    prepared = Prepared(OneStudy(), {env.label: env}, {"uptime": (Uptime(), {})}, None)
+    kill = KilledUptime(lambda e: os.kill(e.agent.proc.pid, signal.SIGKILL))
+    prepared = Prepared(OneStudy(name="ssh-loss"), {env.label: env}, {"uptime": (kill, {})},
+                        None)
     out = Runner(store, console=Console(file=io.StringIO()), show_progress=False).start(prepared)
     trials = store.trials(out.run_id)
     assert [t["status"] for t in trials] == ["ok", "failed", "ok"]

@@ -3,13 +3,11 @@ boot recorded), and the later trials run in the new boot."""
 import io
 import os
 import signal
-import threading
-from dataclasses import dataclass
 
 import pytest
 from rich.console import Console
+from runkit import KilledUptime, OneStudy
 
-from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.environments import qemu
 from virtbench.environments.base import EnvSpec
 from virtbench.errors import VirtbenchError
@@ -21,40 +19,6 @@ pytestmark = pytest.mark.skipif(
     reason="guest boots need root and qemu-system-x86_64")
 
 
-@dataclass
-class OneStudy:
-    trials: int = 3
-    seed: int = 1
-    quick: bool = True
-    warmup: int = 0
-    pin: str = "auto"
-
-    def to_dict(self):
-        return {"name": "guest-loss"}
-
-
-class Uptime(Benchmark):
-    """Reads the guest's uptime; the 2nd trial is where QEMU gets killed."""
-
-    name = "uptime"
-    family = "test"
-    metrics = (Metric("uptime_s", "s", False),)
-
-    def __init__(self):
-        self.calls = 0
-
-    def run_trial(self, env, params):
-        self.calls += 1
-        if self.calls == 2:
-            pid = env.proc.pid
-            threading.Timer(1.0, os.kill, (pid, signal.SIGKILL)).start()
-            return self.outcome_of(env.exec(["sleep", "30"], timeout=60), 60)
-        return self.outcome_of(env.exec(["cut", "-d", " ", "-f1", "/proc/uptime"], timeout=30))
-
-    def parse(self, stdout):
-        return {"uptime_s": float(stdout.split()[0])}
-
-
 def test_killing_qemu_mid_trial_fails_the_trial_and_a_restart_serves_the_rest(store_url):
     try:
         from virtbench.guest import image
@@ -64,7 +28,9 @@ def test_killing_qemu_mid_trial_fails_the_trial_and_a_restart_serves_the_rest(st
     env = qemu.Qemu(EnvSpec.parse("qemu:accel=tcg"))
     env.resolve()
     store = Store(store_url)
-    prepared = Prepared(OneStudy(), {env.label: env}, {"uptime": (Uptime(), {})}, None)
+    kill = KilledUptime(lambda e: os.kill(e.proc.pid, signal.SIGKILL))
+    prepared = Prepared(OneStudy(pin="auto", name="guest-loss"), {env.label: env},
+                        {"uptime": (kill, {})}, None)
     out = Runner(store, console=Console(file=io.StringIO()), show_progress=False).start(prepared)
     trials = store.trials(out.run_id)
     assert [t["status"] for t in trials] == ["ok", "failed", "ok"]
