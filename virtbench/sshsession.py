@@ -142,8 +142,12 @@ class SshSession:
 
     def run(self, argv: list[str], timeout: float, stdin: bytes | None = None) -> Result:
         """Run `argv` on the target; exit 255 with ssh's own failure raises VirtbenchError."""
-        proc = subprocess.run(self.base + ["--", remote_command(argv, timeout)],
-                              input=stdin, capture_output=True, timeout=timeout + 30)
+        try:
+            proc = subprocess.run(self.base + ["--", remote_command(argv, timeout)],
+                                  input=stdin, capture_output=True, timeout=timeout + 30)
+        except subprocess.TimeoutExpired:
+            raise VirtbenchError(f"{self.opts.where} did not answer within {timeout + 30:.0f} s "
+                                 "(a hung connection or machine)") from None
         out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
         why = describe_failure(self.opts, proc.returncode, err)
         if why is not None:
