@@ -125,12 +125,18 @@ class Flaky(Benchmark):
         return {"value": number(last_json_line(stdout), "value")}
 
 
-def test_a_failing_trial_is_kept_with_its_stderr_and_the_others_stand(capsys, store_url, tmp_path,
-                                                                      monkeypatch):
+def flaky_study(tmp_path, monkeypatch):
+    """A study of 5 trials of Flaky, registered for the test (trials 2 and 3 go wrong)."""
     monkeypatch.setitem(benchmarks.REGISTRY, "flaky", Flaky())
     study = tmp_path / "flaky.toml"
     study.write_text(f'trials = 5\n[[benchmark]]\nname = "flaky"\nlabel = "flaky"\n'
                      f'params = {{ counter = "{tmp_path / "n"}" }}\n')
+    return study
+
+
+def test_a_failing_trial_is_kept_with_its_stderr_and_the_others_stand(capsys, store_url, tmp_path,
+                                                                      monkeypatch):
+    study = flaky_study(tmp_path, monkeypatch)
     code, _, err = run_cli(capsys, "run", str(study), "--no-progress")
     assert code == 1
     assert "2 trial(s) failed" in err
@@ -174,10 +180,7 @@ def test_retry_failed_needs_resume(capsys, store_url):
 
 def test_resume_retry_failed_runs_the_failed_trials_again(capsys, store_url, tmp_path,
                                                           monkeypatch):
-    monkeypatch.setitem(benchmarks.REGISTRY, "flaky", Flaky())
-    study = tmp_path / "flaky.toml"
-    study.write_text(f'trials = 5\n[[benchmark]]\nname = "flaky"\nlabel = "flaky"\n'
-                     f'params = {{ counter = "{tmp_path / "n"}" }}\n')
+    study = flaky_study(tmp_path, monkeypatch)
     assert run_cli(capsys, "run", str(study), "--no-progress")[0] == 1
     store = Store(store_url)
     run_id = store.get_run()["id"]
