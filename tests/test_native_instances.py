@@ -17,7 +17,8 @@ from virtbench.benchmarks.memory import Stream
 from virtbench.benchmarks.transfer import Scp, source_file
 from virtbench.environments import capacity
 from virtbench.environments import group as group_mod
-from virtbench.environments.native import DEFAULT_SCRATCH, meminfo_bytes
+from virtbench.environments.native import DEFAULT_SCRATCH
+from virtbench.fingerprint import meminfo_bytes
 from virtbench.environments.qemu.options import size_bytes
 from virtbench.errors import VirtbenchError
 from virtbench.transport import ExecResult

@@ -71,9 +71,24 @@ def parse_cpuinfo(text: str) -> dict:
     }
 
 
+def meminfo_bytes(text: str, key: str) -> int | None:
+    """One /proc/meminfo field (`MemAvailable:  123 kB`) in bytes; None when absent (pure)."""
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        if name.strip() == key:
+            parts = rest.split()
+            if parts and parts[0].isdigit():
+                return int(parts[0]) * (1024 if parts[1:2] == ["kB"] else 1)
+    return None
+
+
+def available_bytes(text: str) -> int | None:
+    """Memory a new process could use: MemAvailable, or MemTotal on kernels without it."""
+    return meminfo_bytes(text, "MemAvailable") or meminfo_bytes(text, "MemTotal")
+
+
 def parse_meminfo(text: str) -> int | None:
-    m = re.search(r"MemTotal:\s+(\d+)\s+kB", text)
-    return int(m.group(1)) * 1024 if m else None
+    return meminfo_bytes(text, "MemTotal")
 
 
 def parse(text: str) -> dict:

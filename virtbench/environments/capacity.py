@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from ..fingerprint import meminfo_bytes
+
 
 def memory_refusal(label: str, n: int, need: int, available: int | None, shared: bool,
                    what: str) -> str | None:
@@ -30,5 +32,4 @@ def memory_refusal(label: str, n: int, need: int, available: int | None, shared:
 def host_capacity() -> tuple[int, int]:
     """(cores, memory bytes) of this host."""
     with open("/proc/meminfo") as f:
-        mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
-    return os.cpu_count() or 1, mem_kb * 1024
+        return os.cpu_count() or 1, meminfo_bytes(f.read(), "MemTotal") or 0

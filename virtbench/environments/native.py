@@ -14,17 +14,6 @@ from .base import Environment, Option
 DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
 
 
-def meminfo_bytes(text: str, key: str) -> int | None:
-    """One /proc/meminfo field (`MemAvailable:  123 kB`) in bytes; None when absent (pure)."""
-    for line in text.splitlines():
-        name, _, rest = line.partition(":")
-        if name.strip() == key:
-            parts = rest.split()
-            if parts and parts[0].isdigit():
-                return int(parts[0]) * (1024 if parts[1:2] == ["kB"] else 1)
-    return None
-
-
 def instance_scratch(scratch: str, i: int) -> str:
     """Instance i's own scratch directory under the environment's scratch directory."""
     return os.path.join(scratch, f"virtbench-instance-{i}")
@@ -119,7 +108,7 @@ class Native(Environment):
                 text = f.read()
         except OSError:
             return None
-        return meminfo_bytes(text, "MemAvailable") or meminfo_bytes(text, "MemTotal")
+        return fingerprint.available_bytes(text)
 
     def scratch_dir(self) -> str:
         os.makedirs(self.values["scratch"], exist_ok=True)

@@ -166,8 +166,7 @@ class Ssh(Environment):
 
     def memory_bytes(self) -> int | None:
         res = self.exec(["cat", "/proc/meminfo"], timeout=30)
-        m = re.search(r"^MemAvailable:\s+(\d+) kB", res.stdout, re.M)
-        return int(m.group(1)) * 1024 if m else None
+        return fingerprint.available_bytes(res.stdout) if res.exit == 0 else None
 
     def metadata(self) -> dict:
         facts = dict(self._facts) or fingerprint.collect(self)
