@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, analysis, benchmarks, environments, report, study as study_mod
+from . import __version__, analysis, benchmarks, environments, report, study as study_mod, warmup
 from .errors import VirtbenchError
 from .runner import Runner, estimate_s, prepare
 from .store import Store
@@ -166,8 +166,7 @@ def _print_plan(prepared, out: Console) -> int:
     def say(text: str) -> None:
         out.print(escape(text), highlight=False)
 
-    per_slot = s.trials + s.warmup
-    total = per_slot * len(prepared.envs) * len(prepared.cases)
+    total = warmup.planned_trials(s, len(prepared.envs), len(prepared.cases))
     say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
         f"environment(s) x {len(prepared.cases)} benchmark(s) = {total} trials"
         + (" (quick sizes)" if s.quick else ""))
