@@ -68,6 +68,17 @@ def delete(name: str) -> None:
         pass
 
 
+def add_host_tap(name: str) -> None:
+    """A tap in the root namespace, down and without an address, for a VMM that a daemon
+    starts (libvirtd) to open by name; NetNS.create(adopt_tap=name) then moves it away."""
+    _ip("tuntap", "add", "dev", name, "mode", "tap")
+
+
+def delete_host_tap(name: str) -> None:
+    """Remove a tap add_host_tap() made if it is still in the root namespace; quiet if not."""
+    _ip("link", "delete", name, check=False)
+
+
 def sweep_stale() -> list[str]:
     """Delete every vb-* namespace whose owning virtbench process is dead; return their names."""
     removed = []
@@ -106,7 +117,10 @@ class NetNS:
     def guest_ip(self) -> str:
         return self.guest_addr.split("/")[0]
 
-    def create(self) -> "NetNS":
+    def create(self, adopt_tap: str | None = None) -> "NetNS":
+        """Make the namespace and its tap. `adopt_tap`: instead of a new tap, move in this
+        existing one from the root namespace (one a QEMU started by libvirtd already holds
+        open) and rename it to `self.tap`."""
         if os.geteuid() != 0:
             raise VirtbenchError("network namespaces need root; run virtbench as root")
         if not shutil.which("ip") and not Path("/usr/sbin/ip").exists():
@@ -118,7 +132,11 @@ class NetNS:
         try:
             _ip("netns", "add", self.name)
             _ip("-n", self.name, "link", "set", "lo", "up")
-            _ip("-n", self.name, "tuntap", "add", "dev", self.tap, "mode", "tap")
+            if adopt_tap:
+                _ip("link", "set", adopt_tap, "netns", self.name)
+                _ip("-n", self.name, "link", "set", adopt_tap, "name", self.tap)
+            else:
+                _ip("-n", self.name, "tuntap", "add", "dev", self.tap, "mode", "tap")
             _ip("-n", self.name, "addr", "add", self.host_addr, "dev", self.tap)
             _ip("-n", self.name, "link", "set", self.tap, "up")
         except BaseException:

@@ -8,7 +8,7 @@ whose write end only the virtbench process holds:
 
 When the pipe reaches EOF (the owner exited or was killed) without the owner having written
 "done", it reads MANIFEST.json (kept current by the owner) and removes everything listed:
-the QEMU process (killed), loop devices, the network namespace, and the work directory
+the QEMU process (killed) or the libvirt domain (destroyed), loop devices, taps, the network namespace, and the work directory
 (the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
 a normal stop() runs, so both paths remove the same things.
 """
@@ -72,7 +72,16 @@ def _pid_from(manifest: dict) -> int:
 def cleanup(manifest: dict) -> list[str]:
     """Remove everything the manifest lists; return what could not be removed."""
     problems = []
+    domain = manifest.get("libvirt_domain")
+    if domain:   # a transient domain libvirtd runs: destroying it removes it
+        try:
+            subprocess.run(["virsh", "-q", "-c", domain["uri"], "destroy", domain["name"]],
+                           capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problems.append(f"virsh destroy {domain['name']}: {exc}")
     kill_qemu(_pid_from(manifest))
+    for tap in manifest.get("host_taps") or []:   # a tap not yet moved into the namespace
+        subprocess.run(["ip", "link", "delete", tap], capture_output=True, text=True)
     for loop in manifest.get("loops") or []:
         proc = subprocess.run(["losetup", "-d", loop], capture_output=True, text=True)
         if proc.returncode != 0 and "No such device" not in proc.stderr:

@@ -73,9 +73,10 @@ class Qemu(GuestSide, Environment):
     # -- identity ------------------------------------------------------------------------
     @property
     def label(self) -> str:
-        """qemu-<accel>/<disk>/<nic>, then every other option that differs from its default."""
+        """<kind>-<accel>/<disk>/<nic> (qemu-tcg/ide/e1000), then every other option that
+        differs from its default."""
         accel = self.accel or self.values["accel"]
-        parts = [f"qemu-{accel}", self.values["disk"], self.values["nic"]]
+        parts = [f"{self.kind}-{accel}", self.values["disk"], self.values["nic"]]
         for name, opt in self.options.items():
             if name in ("accel", "disk", "nic") or not opt.in_label:
                 continue
@@ -236,7 +237,7 @@ class Qemu(GuestSide, Environment):
         self.qmp = Qmp(cfg["qmp_socket"])
         self._stage_kernels()
 
-    def _qemu_failed(self, stderr_path: Path) -> EnvironmentUnusable:
+    def _vmm_failed(self, stderr_path: Path) -> EnvironmentUnusable:
         text = stderr_path.read_text(errors="replace").strip() if stderr_path.exists() else ""
         last = text.splitlines()[-1] if text else f"exit status {self.proc.returncode}"
         return EnvironmentUnusable(f"{self.label}: QEMU failed to start: {last}")
@@ -259,10 +260,10 @@ class Qemu(GuestSide, Environment):
         sock_path = self.workdir / "agent.sock"
         agent = None
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if not self._vmm_running():
                 if agent is not None:
                     agent.close()
-                raise self._qemu_failed(stderr_path)
+                raise self._vmm_failed(stderr_path)
             if agent is None:
                 if not sock_path.exists():
                     time.sleep(0.05)
@@ -282,8 +283,8 @@ class Qemu(GuestSide, Environment):
                     time.sleep(0.1)
         if agent is not None:
             agent.close()
-        if self.proc.poll() is not None:
-            raise self._qemu_failed(stderr_path)
+        if not self._vmm_running():
+            raise self._vmm_failed(stderr_path)
         log = self._keep_console()
         raise GuestBootError(
             f"{self.label}: the guest agent did not answer within "
@@ -295,34 +296,18 @@ class Qemu(GuestSide, Environment):
             live.discard(self)
         paused, self.paused = self.paused, False
         self._vcpu_tids = None
-        # a paused guest's agent is frozen: do not wait on it, end QEMU by QMP (quit)
-        if (not paused and self.proc is not None and self.proc.poll() is None
-                and self.agent is not None):
+        # a paused guest's agent is frozen: do not wait on it, end the VMM its own way
+        if not paused and self.agent is not None and self._vmm_running():
             try:  # a clean power-off: sysrq o, and -no-reboot ends QEMU
                 self.agent.exec(["sh", "-c", "(sleep 0.1; echo o > /proc/sysrq-trigger) "
                                              ">/dev/null 2>&1 </dev/null &"], timeout=5)
-                self.proc.wait(timeout=5)
+                self._vmm_wait(5)
             except (AgentError, subprocess.TimeoutExpired, OSError):
-                pass
-        if self.proc is not None and self.proc.poll() is None and self.qmp is not None:
-            try:
-                self.qmp.command("quit")
-                self.proc.wait(timeout=5)
-            except (AgentError, OSError, subprocess.TimeoutExpired, ValueError):
                 pass
         if self.agent is not None:
             self.agent.close()
             self.agent = None
-        if self.qmp is not None:
-            self.qmp.close()
-            self.qmp = None
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.kill()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+        self._vmm_end()
         if self.workdir is not None:
             guardian.cleanup(self._manifest)
         if self._topology is not None:
@@ -348,6 +333,34 @@ class Qemu(GuestSide, Environment):
         self.workdir = None
         self.ns = None
 
+    # -- the VMM process: QEMU started here (a libvirt domain overrides these) ----------
+    def _vmm_running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _vmm_wait(self, timeout: float) -> None:
+        """Wait for the VMM to end by itself; subprocess.TimeoutExpired if it does not."""
+        if self.proc is not None:
+            self.proc.wait(timeout=timeout)
+
+    def _vmm_end(self) -> None:
+        """End the VMM (QMP quit, then kill) and let go of its monitor."""
+        if self._vmm_running() and self.qmp is not None:
+            try:
+                self.qmp.command("quit")
+                self.proc.wait(timeout=5)
+            except (AgentError, OSError, subprocess.TimeoutExpired, ValueError):
+                pass
+        if self.qmp is not None:
+            self.qmp.close()
+            self.qmp = None
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
     def pause(self) -> None:
         if self.qmp is not None:
             self.paused = True       # before the command: a failed `stop` may still have paused
@@ -359,7 +372,7 @@ class Qemu(GuestSide, Environment):
             self.paused = False
 
     def is_alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self._vmm_running()
 
     def lost_reason(self) -> str:
         if self.proc is None:

@@ -1,0 +1,71 @@
+"""`libvirt`: domains on any driver libvirt speaks to (KVM, Xen, VirtualBox, ESX).
+
+Two forms of one kind, told apart by `domain=`:
+- `libvirt:uri=URI,domain=NAME[,host=..]`: a domain the user has (existing.py), driven
+  through libvirt and measured over SSH;
+- `libvirt:uri=URI[,disk=..,nic=..,vcpus=..,mem=..]`: a transient domain virtbench defines
+  from its own image on this host (defined.py), with the `qemu` kind's device options.
+"""
+from __future__ import annotations
+
+from ...errors import VirtbenchError
+from ..base import Environment, Option, Usability
+from ..qemu.options import OPTIONS as QEMU_OPTIONS
+from ..qemu.options import _timeout
+from ..ssh import Ssh
+from .defined import DefinedDomain
+from .existing import SSH_KEYS, ExistingDomain
+
+URI = Option("", help="libvirt connection URI (qemu:///system, xen:///system, "
+             "vbox:///session, esx://HOST/) (required)", in_label=False)
+
+DEFINED_OPTIONS: dict[str, Option] = {"uri": URI, **QEMU_OPTIONS}
+EXISTING_OPTIONS: dict[str, Option] = {
+    "uri": URI,
+    "domain": Option("", help="an existing domain's name: measure it over SSH", in_label=False),
+    "host": Option("", help="the domain's address (default: libvirt's DHCP lease, guest agent "
+                   "or ARP entry)", in_label=False),
+    **{key: Ssh.options[key] for key in SSH_KEYS},
+    "boot_timeout": Option(300.0, convert=_timeout, in_label=False,
+                           help="seconds to wait for sshd in a domain virtbench started"),
+    "shutdown_timeout": Option(120.0, convert=_timeout, in_label=False,
+                               help="seconds a domain found off gets to shut down at the end"),
+}
+
+
+class Libvirt(Environment):
+    """The registry's entry: makes a DefinedDomain or an ExistingDomain from the spec."""
+
+    kind = "libvirt"
+    summary = ("domains through libvirt: an existing one (domain=NAME, any driver: KVM, Xen, "
+               "VirtualBox, ESX) over SSH, or one virtbench defines from its image")
+    options = {**DEFINED_OPTIONS, **EXISTING_OPTIONS}
+
+    def __new__(cls, spec):
+        if not spec.options.get("uri"):
+            raise VirtbenchError(f"environment {spec}: uri= is required, e.g. "
+                                 "libvirt:uri=qemu:///system or "
+                                 "libvirt:uri=xen:///system,domain=web1")
+        existing = "domain" in spec.options
+        mine, other = ((EXISTING_OPTIONS, DEFINED_OPTIONS) if existing
+                       else (DEFINED_OPTIONS, EXISTING_OPTIONS))
+        for key in spec.options:
+            if key not in mine and key in other:
+                why = ("belongs to a domain virtbench defines; drop it or drop domain="
+                       if existing else "needs domain=NAME (an existing domain)")
+                raise VirtbenchError(f"environment {spec}: {key}= {why}")
+        if existing:
+            return ExistingDomain(spec, EXISTING_OPTIONS)
+        return DefinedDomain(spec, DEFINED_OPTIONS)
+
+    @classmethod
+    def probe(cls) -> Usability:
+        from .connection import binding
+        try:
+            libvirt = binding()
+        except VirtbenchError as exc:
+            return Usability(False, str(exc))
+        return Usability(True, "", {"libvirt_version": libvirt.getVersion()})
+
+
+__all__ = ["Libvirt", "DefinedDomain", "ExistingDomain"]
