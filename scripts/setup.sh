@@ -14,6 +14,8 @@ PACKAGES=(
   iperf3 sockperf iputils-ping              # network benchmarks (both ends run here)
   openssh-client openssh-server             # scp per cipher (a private sshd, never the system's)
   ncbi-blast+                               # the BLAST application benchmark
+  libvirt-daemon-system libvirt-clients     # the libvirt kind (tests start their own libvirtd)
+  libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)
 )
 missing=()
@@ -31,4 +33,7 @@ fi
 PY=/usr/bin/python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+# libvirt's binding, built against the system's libvirt (same version)
+.venv/bin/pip install -q --disable-pip-version-check \
+  "libvirt-python==$(pkg-config --modversion libvirt)"
 echo "setup: ready (.venv/bin/virtbench)"

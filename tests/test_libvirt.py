@@ -1,0 +1,275 @@
+"""The `libvirt` kind without a daemon: its spec, its domain XML (checked by libvirt's own
+schema), its one-line errors, and an existing domain's life cycle on libvirt's test driver
+(one connection per environment: the driver's state lives in the connection), measured
+over SSH through a private sshd on 127.0.0.1 standing for the domain's."""
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from virtbench import cli
+from virtbench.environments import create
+from virtbench.environments.libvirt.connection import describe_error, is_local_qemu, platform_of
+from virtbench.environments.libvirt.domain_xml import build_domain_xml
+from virtbench.environments.libvirt.existing import first_ipv4
+from virtbench.errors import EnvironmentUnusable, VirtbenchError
+
+libvirt = pytest.importorskip("libvirt")
+
+NODE = """<node>
+  <domain type='test' xmlns:test='http://libvirt.org/schemas/domain/test/1.0'>
+    <name>{name}</name>
+    <memory unit='MiB'>512</memory>
+    <os><type arch='x86_64'>hvm</type></os>
+    <test:runstate>{state}</test:runstate>
+  </domain>
+</node>
+"""
+
+
+def cfg(**over):
+    base = {"name": "virtbench-vb-abc123", "domain_type": "qemu", "emulator": "/usr/bin/qemu",
+            "machine": "q35", "accel": "tcg", "cpu": "max", "vcpus": 2, "mem": "1G",
+            "kernel": "/k/vmlinuz", "initrd": "/k/initrd", "root_label": "vbroot",
+            "root_overlay": "/w/root.qcow2", "scratch": "/w/scratch.raw",
+            "scratch_format": "raw", "scratch_block": False, "cache": "none", "aio": "threads",
+            "disk": "virtio-blk", "nic": "virtio-net", "vhost": False,
+            "mac": "52:54:00:01:02:03", "guest_addr": "10.213.0.2/24", "tap": "vbtabc123",
+            "console_log": "/w/console.log", "agent_socket": "/w/agent.sock",
+            "agent_transport": "virtio-serial"}
+    base.update(over)
+    return base
+
+
+# -- the domain XML -------------------------------------------------------------------------
+@pytest.mark.parametrize("disk,bus,dev", [("virtio-blk", "virtio", "vdb"),
+                                          ("virtio-scsi", "scsi", "sda"),
+                                          ("ahci", "sata", "sda"), ("ide", "ide", "hda")])
+def test_the_scratch_disk_sits_on_the_bus_under_test(disk, bus, dev):
+    root = ET.fromstring(build_domain_xml(cfg(disk=disk, machine="pc" if disk == "ide" else "q35")))
+    scratch = [d for d in root.iter("disk") if d.findtext("serial") == "vbscratch"]
+    assert len(scratch) == 1
+    assert scratch[0].find("target").attrib == {"dev": dev, "bus": bus}
+    assert scratch[0].find("driver").get("cache") == "none"
+    rootdisk = [d for d in root.iter("disk") if d.findtext("serial") == "vbroot"][0]
+    assert rootdisk.find("target").get("bus") == "virtio"     # only the scratch bus varies
+    scsi = [c for c in root.iter("controller") if c.get("type") == "scsi"]
+    assert bool(scsi) == (disk == "virtio-scsi")
+
+
+@pytest.mark.skipif(not shutil.which("virt-xml-validate"), reason="libvirt-clients missing")
+@pytest.mark.parametrize("over", [{}, {"disk": "ide", "machine": "pc", "nic": "e1000"},
+                                  {"disk": "virtio-scsi", "nic": "rtl8139", "cpu": "Skylake-Client"},
+                                  {"disk": "ahci", "scratch_block": True, "scratch": "/dev/loop7",
+                                   "agent_transport": "serial", "vhost": True,
+                                   "domain_type": "kvm", "accel": "kvm", "cpu": "host"}])
+def test_every_combination_passes_libvirts_own_schema(over, tmp_path):
+    path = tmp_path / "domain.xml"
+    path.write_text(build_domain_xml(cfg(**over)))
+    proc = subprocess.run(["virt-xml-validate", str(path), "domain"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_user_values_are_escaped_not_pasted():
+    text = build_domain_xml(cfg(kernel="/k/a&b<c>'\"", name="x'><evil/>"))
+    root = ET.fromstring(text)
+    assert root.findtext("os/kernel") == "/k/a&b<c>'\""
+    assert root.findtext("name") == "x'><evil/>"
+    assert root.find(".//evil") is None
+
+
+def test_the_guest_is_the_qemu_kinds_guest():
+    root = ET.fromstring(build_domain_xml(cfg()))
+    assert "root=LABEL=vbroot" in root.findtext("os/cmdline")
+    assert "vb.ip=10.213.0.2/24" in root.findtext("os/cmdline")
+    assert {e.tag: e.text for e in root if e.tag.startswith("on_")} == {
+        "on_poweroff": "destroy", "on_reboot": "destroy", "on_crash": "destroy"}
+    channel = root.find("devices/channel")
+    assert channel.find("target").get("name") == "org.virtbench.agent"
+    iface = root.find("devices/interface")
+    assert iface.find("target").attrib == {"dev": "vbtabc123", "managed": "no"}
+    assert iface.find("driver").get("name") == "qemu"
+    assert root.find("features/acpi") is not None          # else libvirt passes -no-acpi
+    assert root.find("cpu").get("mode") == "maximum"         # -cpu max under TCG
+
+
+# -- pure helpers on real libvirt output ----------------------------------------------------
+def test_platform_from_driver_and_domain_xml():
+    conn = libvirt.open("test:///default")
+    try:
+        xml = conn.lookupByName("test").XMLDesc(0)          # real output of the test driver
+        assert platform_of(conn.getType(), xml) == "test"
+    finally:
+        conn.close()
+    kvm = "<domain type='kvm'><os><type>hvm</type></os></domain>"
+    assert platform_of("QEMU", kvm) == "kvm"
+    assert platform_of("QEMU", kvm.replace("'kvm'", "'qemu'")) == "qemu"
+    # Xen: libvirt's formatdomain documentation, "Host bootloader" (PV: <type>linux</type>)
+    pv = "<domain type='xen'><os><type>linux</type></os></domain>"
+    assert platform_of("Xen", pv) == "xen-pv"
+    assert platform_of("Xen", pv.replace("linux", "hvm")) == "xen-hvm"
+    assert platform_of("Xen", pv.replace("linux", "xenpvh")) == "xen-pvh"
+    assert platform_of("VBOX", kvm) == "virtualbox"
+    assert platform_of("ESX", kvm) == "vmware"
+
+
+def test_first_ipv4_from_libvirts_answer():
+    conn = libvirt.open("test:///default")
+    try:
+        dom = conn.lookupByName("test")
+        answer = dom.interfaceAddresses(libvirt.VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_LEASE, 0)
+    finally:
+        conn.close()
+    assert first_ipv4(answer) == "192.168.122.3"
+    assert first_ipv4({"lo": {"addrs": [{"type": 0, "addr": "127.0.0.1"}]},
+                       "eth0": {"addrs": [{"type": 1, "addr": "fe80::1"}]}}) is None
+    assert first_ipv4({}) is None
+
+
+# errors as libvirt 9.0's client printed them here (captured with the Python binding)
+@pytest.mark.parametrize("uri,error,says", [
+    ("xen:///system", "no connection driver available for xen:///system",
+     "apt-get install libvirt-daemon-driver-xen"),
+    ("vbox:///session", "Failed to connect socket to '/var/run/libvirt/libvirt-sock': "
+                        "No such file or directory", "start libvirtd"),
+    ("esx://127.0.0.1/?no_verify=1", "invalid argument: Missing authentication credentials",
+     "auth.conf"),
+])
+def test_libvirt_errors_become_one_line_with_the_fix(uri, error, says):
+    line = describe_error(uri, Exception(error))
+    assert says in line and uri in line and "\n" not in line
+
+
+def test_domains_virtbench_defines_are_local_qemu_ones():
+    assert is_local_qemu("qemu:///system")
+    assert is_local_qemu("qemu:///system?socket=/tmp/x/libvirt-sock")
+    assert not is_local_qemu("qemu+ssh://host/system")
+    assert not is_local_qemu("xen:///system")
+
+
+# -- the spec ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec,says", [
+    ("libvirt:domain=web1", "uri= is required"),
+    ("libvirt:uri=xen:///system", "local QEMU URI"),
+    ("libvirt:uri=test:///default,domain=test,disk=ide", "disk= belongs to a domain virtbench"),
+    ("libvirt:uri=qemu:///system,host=10.0.0.2", "host= needs domain=NAME"),
+    ("libvirt:uri=qemu:///system,disk=nvme", "disk=nvme has no libvirt bus"),
+    ("libvirt:uri=qemu:///system,colour=red", "unknown option colour"),
+])
+def test_bad_specs_are_one_line(spec, says):
+    with pytest.raises(VirtbenchError, match=says):
+        create(spec)
+
+
+def test_an_unknown_domain_or_driver_is_one_line_before_anything_runs(capsys, store_url):
+    env = create("libvirt:uri=test:///default,domain=nope")
+    with pytest.raises(EnvironmentUnusable, match="no domain nope at test:///default.*virsh"):
+        env.resolve()
+    code = cli.main(["run", "--env", "libvirt:uri=test:///default,domain=nope", "--bench", "pi",
+                     "--trials", "1", "--quick", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no domain nope" in err
+    assert not (store_url[len("sqlite:///"):] and
+                __import__("os").path.exists(store_url[len("sqlite:///"):]))
+
+
+# -- an existing domain's life cycle on the test driver ----------------------------------------
+@pytest.fixture
+def domain_spec(loopback_sshd, tmp_path):
+    server, known = loopback_sshd
+
+    def spec(state: int) -> str:
+        node = tmp_path / f"node-{state}.xml"
+        node.write_text(NODE.format(name="guest", state=state))
+        return (f"libvirt:uri=test://{node},domain=guest,host=127.0.0.1,port={server.port},"
+                f"key={server.identity},known_hosts={known},shutdown_timeout=5")
+    return spec
+
+
+def state_of(env) -> int:
+    return env.dom.state()[0]
+
+
+class KeepOpen:
+    """The environment's connection, kept open past its stop() so that the test can still
+    read the test driver's state (which lives in the connection)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+    def close(self):
+        pass
+
+
+def opened(spec: str):
+    env = create(spec)
+    env.resolve()
+    env.conn = KeepOpen(env.conn)
+    return env
+
+
+def test_a_domain_found_off_is_started_paused_resumed_and_left_off(domain_spec):
+    env = opened(domain_spec(libvirt.VIR_DOMAIN_SHUTOFF))
+    assert env.label == "libvirt-test/guest"
+    env.start()
+    try:
+        dom = env.dom
+        assert state_of(env) == libvirt.VIR_DOMAIN_RUNNING and env.found_state == "off"
+        res = env.exec([env.kernel_path("pi"), "-k", "10"], timeout=60)
+        assert res.exit == 0 and '"verified":true' in res.stdout
+        env.pause()
+        assert state_of(env) == libvirt.VIR_DOMAIN_PAUSED
+        env.resume()
+        assert state_of(env) == libvirt.VIR_DOMAIN_RUNNING and env.is_alive()
+        meta = env.metadata()
+        assert meta["libvirt_driver"] == "TEST" and meta["found_state"] == "off"
+        assert "<name>guest</name>" in meta["domain_xml"]
+    finally:
+        conn = env.conn
+        env.stop()
+    assert dom.state()[0] == libvirt.VIR_DOMAIN_SHUTOFF     # as it was found
+    conn.conn.close()
+
+
+@pytest.mark.parametrize("found", ["running", "paused"])
+def test_a_domain_is_left_as_it_was_found(domain_spec, found):
+    state = {"running": libvirt.VIR_DOMAIN_RUNNING, "paused": libvirt.VIR_DOMAIN_PAUSED}[found]
+    env = opened(domain_spec(state))
+    env.start()
+    conn = env.conn
+    dom = env.dom
+    assert state_of(env) == libvirt.VIR_DOMAIN_RUNNING      # a paused one runs while measured
+    env.pause()                                              # stopped while another measures
+    env.stop()
+    assert dom.state()[0] == state
+    conn.conn.close()
+
+
+def test_a_domain_that_dies_mid_run_says_so(domain_spec):
+    env = create(domain_spec(libvirt.VIR_DOMAIN_SHUTOFF))
+    env.start()
+    try:
+        env.dom.destroy()
+        assert not env.is_alive()
+        assert env.lost_reason() == "the domain is shut off (destroyed)"
+    finally:
+        env.stop()
+
+
+def test_a_run_of_an_existing_domain_beside_native(domain_spec, capsys, store_url):
+    spec = domain_spec(libvirt.VIR_DOMAIN_SHUTOFF)
+    code = cli.main(["run", "--env", "native", "--env", spec, "--bench", "pi", "--trials", "2",
+                     "--quick", "--no-progress", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert cli.main(["report", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {e["label"] for e in data["environments"]} == {"native", "libvirt-test/guest"}
+    rows = [r for r in data["results"] if r["environment"] == "libvirt-test/guest"]
+    assert rows and rows[0]["n"] == 2
