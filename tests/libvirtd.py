@@ -70,12 +70,14 @@ class PrivateLibvirtd:
         (self.root / "etc" / "qemu.conf").write_text(QEMU_CONF)
         binds = " && ".join(f"mkdir -p {target} && mount --bind {self.root / name} {target}"
                             for name, target in PRIVATE.items())
-        script = (f"{binds} && exec {libvirtd} --config {target_conf()} "
+        # the configuration as the daemon sees it, inside its mount namespace
+        script = (f"{binds} && exec {libvirtd} --config /etc/libvirt/libvirtd.conf "
                   f"--pid-file {self.root / 'libvirtd.pid'}")
-        self.proc = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
-            stdin=subprocess.DEVNULL, stdout=open(self.root / "libvirtd.out", "wb"),
-            stderr=subprocess.STDOUT, start_new_session=True)
+        with open(self.root / "libvirtd.out", "wb") as out:
+            self.proc = subprocess.Popen(
+                ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True)
         deadline = time.monotonic() + self.ready_timeout
         while not self.socket.exists():
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -108,7 +110,3 @@ class PrivateLibvirtd:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-
-def target_conf() -> str:
-    """libvirtd.conf as the daemon sees it (inside its mount namespace)."""
-    return "/etc/libvirt/libvirtd.conf"

@@ -156,7 +156,7 @@ def test_domains_virtbench_defines_are_local_qemu_ones():
     ("libvirt:uri=xen:///system", "local QEMU URI"),
     ("libvirt:uri=test:///default,domain=test,disk=ide", "disk= belongs to a domain virtbench"),
     ("libvirt:uri=qemu:///system,host=10.0.0.2", "host= needs domain=NAME"),
-    ("libvirt:uri=qemu:///system,disk=nvme", "disk=nvme has no libvirt bus"),
+    ("libvirt:uri=qemu:///system,disk=nvme", "disk=nvme is not valid; use one of: virtio-blk"),
     ("libvirt:uri=qemu:///system,colour=red", "unknown option colour"),
 ])
 def test_bad_specs_are_one_line(spec, says):

@@ -92,8 +92,7 @@ def cmd_envs(args, out: Console) -> int:
     for kind, cls in sorted(environments.KINDS.items()):
         u = cls.probe()
         details = u.reason or "; ".join(f"{k}: {v}" for k, v in u.details.items()) or cls.summary
-        opts = ", ".join(f"{n}={'|'.join(o.choices) if o.choices else o.default}"
-                         for n, o in cls.options.items())
+        opts = cls.options_text()
         table.add_row(kind, "[green]yes[/]" if u.usable else "[red]no[/]", details, opts or "—")
     out.print(table)
     return EXIT_OK

@@ -113,6 +113,12 @@ class Environment(ABC):
         return "/".join(parts)
 
     @classmethod
+    def options_text(cls, options: dict[str, Option] | None = None) -> str:
+        """The options with their choices or defaults, for `virtbench envs`."""
+        return ", ".join(f"{n}={'|'.join(o.choices) if o.choices else o.default}"
+                         for n, o in (cls.options if options is None else options).items())
+
+    @classmethod
     def probe(cls) -> Usability:
         """Can this kind run on this host at all? Cheap and side-effect free."""
         return Usability(True)

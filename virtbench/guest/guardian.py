@@ -8,7 +8,8 @@ whose write end only the virtbench process holds:
 
 When the pipe reaches EOF (the owner exited or was killed) without the owner having written
 "done", it reads MANIFEST.json (kept current by the owner) and removes everything listed:
-the QEMU process (killed) or the libvirt domain (destroyed), loop devices, taps, the network namespace, and the work directory
+the QEMU process (killed) or the libvirt domain (destroyed), loop devices, taps,
+the network namespace, and the work directory
 (the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
 a normal stop() runs, so both paths remove the same things.
 """

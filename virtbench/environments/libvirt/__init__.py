@@ -8,18 +8,25 @@ Two forms of one kind, told apart by `domain=`:
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...errors import VirtbenchError
 from ..base import Environment, Option, Usability
 from ..qemu.options import OPTIONS as QEMU_OPTIONS
 from ..qemu.options import _timeout
 from ..ssh import Ssh
 from .defined import DefinedDomain
+from .domain_xml import DISK_BUS
 from .existing import SSH_KEYS, ExistingDomain
 
 URI = Option("", help="libvirt connection URI (qemu:///system, xen:///system, "
              "vbox:///session, esx://HOST/) (required)", in_label=False)
 
-DEFINED_OPTIONS: dict[str, Option] = {"uri": URI, **QEMU_OPTIONS}
+# the qemu kind's options; disk without nvme (libvirt 9 has no NVMe disk bus)
+DEFINED_OPTIONS: dict[str, Option] = {
+    "uri": URI, **QEMU_OPTIONS,
+    "disk": replace(QEMU_OPTIONS["disk"], choices=tuple(DISK_BUS),
+                    help="bus of the scratch disk (no nvme: libvirt 9 has no NVMe disk bus)")}
 EXISTING_OPTIONS: dict[str, Option] = {
     "uri": URI,
     "domain": Option("", help="an existing domain's name: measure it over SSH", in_label=False),
@@ -59,13 +66,20 @@ class Libvirt(Environment):
         return DefinedDomain(spec, DEFINED_OPTIONS)
 
     @classmethod
+    def options_text(cls, options=None) -> str:
+        existing = {k: v for k, v in EXISTING_OPTIONS.items() if k != "uri"}
+        defined = {k: v for k, v in DEFINED_OPTIONS.items() if k != "uri"}
+        return (f"uri= (required); with domain=NAME: {super().options_text(existing)}; "
+                f"without (a domain virtbench defines): {super().options_text(defined)}")
+
+    @classmethod
     def probe(cls) -> Usability:
-        from .connection import binding
+        from .connection import binding, version_text
         try:
             libvirt = binding()
         except VirtbenchError as exc:
             return Usability(False, str(exc))
-        return Usability(True, "", {"libvirt_version": libvirt.getVersion()})
+        return Usability(True, "", {"libvirt": version_text(libvirt.getVersion())})
 
 
 __all__ = ["Libvirt", "DefinedDomain", "ExistingDomain"]

@@ -27,6 +27,11 @@ def binding():
     return libvirt
 
 
+def version_text(n: int) -> str:
+    """libvirt's packed version number (major * 1e6 + minor * 1e3 + micro) as text."""
+    return f"{n // 1000000}.{n // 1000 % 1000}.{n % 1000}"
+
+
 def describe_error(uri: str, exc: Exception) -> str:
     """libvirt's error for `uri` as one line naming the thing and the fix."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -14,8 +14,9 @@ from ...errors import EnvironmentUnusable, VirtbenchError
 from ..qemu import version
 from ..qemu.environment import Qemu
 from ..qemu.process import describe_loss
-from .connection import describe_error, domain_state_words, is_local_qemu, open_connection
-from .domain_xml import DISK_BUS, build_domain_xml
+from .connection import (describe_error, domain_state_words, is_local_qemu, open_connection,
+                         version_text)
+from .domain_xml import build_domain_xml
 
 
 class DefinedDomain(Qemu):
@@ -32,9 +33,6 @@ class DefinedDomain(Qemu):
                 f"environment {spec}: a domain virtbench defines runs on this host, from its "
                 f"own image: use a local QEMU URI (qemu:///system), or measure a domain you "
                 f"have with domain=NAME")
-        if self.values["disk"] not in DISK_BUS:
-            raise VirtbenchError(f"environment {spec}: disk={self.values['disk']} has no "
-                                 f"libvirt bus in libvirt 9; use one of: {', '.join(DISK_BUS)}")
         self.conn = None
         self.dom = None
         self.domain_xml: str | None = None
@@ -190,7 +188,7 @@ class DefinedDomain(Qemu):
         meta["libvirt_uri"] = self.values["uri"]
         if self.conn is not None:
             try:
-                meta["libvirt_version"] = _version_text(self.conn.getLibVersion())
+                meta["libvirt_version"] = version_text(self.conn.getLibVersion())
                 meta["libvirt_driver"] = self.conn.getType()
             except self._libvirt().libvirtError:
                 pass
@@ -202,9 +200,4 @@ class DefinedDomain(Qemu):
         else:
             meta["domain_xml"] = self.domain_xml
         return meta
-
-
-def _version_text(n: int) -> str:
-    """libvirt's packed version number (major * 1e6 + minor * 1e3 + micro) as text."""
-    return f"{n // 1000000}.{n // 1000 % 1000}.{n % 1000}"
 
