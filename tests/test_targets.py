@@ -72,3 +72,29 @@ def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, cap
     row = next(r for r in data["results"] if r["environment"] == "ssh-docker/loop")
     assert row["published"]["ratio"] == 1.05 and row["published"]["source"] == "Table 5"
     assert data["published_only"] == []
+
+
+def test_a_target_may_be_a_libvirt_domain(tmp_path, monkeypatch, capsys, store_url,
+                                          loopback_sshd):
+    """The study's Xen entry as a domain driven through libvirt (the test driver standing for
+    xen:///system; the loopback sshd for the domain's)."""
+    pytest.importorskip("libvirt")
+    server, known = loopback_sshd
+    node = tmp_path / "node.xml"
+    node.write_text("<node><domain type='test'><name>domu</name><memory>524288</memory>"
+                    "<os><type>hvm</type></os></domain></node>")
+    cfg = tmp_path / "targets.toml"
+    cfg.write_text(f'[loop]\nspec = "libvirt:uri=test://{node},domain=domu,host=127.0.0.1,'
+                   f'port={server.port},key={server.identity},known_hosts={known}"\n')
+    monkeypatch.setenv("VIRTBENCH_TARGETS", str(cfg))
+    path = tmp_path / "s.toml"
+    path.write_text(STUDY)
+    code = cli.main(["run", str(path), "--quick", "--no-progress", "--seed", "1"])
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert cli.main(["report", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    env = {e["label"]: e for e in data["environments"]}
+    assert set(env) == {"native", "libvirt-test/domu"}
+    meta = env["libvirt-test/domu"]["metadata"]
+    assert meta["stands_for"] == "xen:vcpus=1" and meta["found_state"] == "running"
