@@ -30,7 +30,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.agent", "virtbench.transport", "virtbench.netns", "virtbench.netpath",
         "virtbench.netpath_types", "virtbench.outcome", "virtbench.store", "virtbench.kernels",
         "virtbench.guest", "virtbench.sshd", "virtbench.sshsession", "virtbench.fingerprint",
-        "virtbench.hypervisor", "virtbench.pinning", "virtbench.targets")),
+        "virtbench.hypervisor", "virtbench.pinning", "virtbench.targets",
+        "virtbench.profile")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",

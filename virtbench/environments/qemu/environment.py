@@ -69,6 +69,7 @@ class Qemu(GuestSide, Environment):
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
         self.paused = False
         self._vcpu_tids: list[int] | None = None
+        self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -218,7 +219,7 @@ class Qemu(GuestSide, Environment):
             "qmp_socket": self.workdir / "qmp.sock", "pidfile": self.workdir / "qemu.pid",
             "name": f"virtbench-{self.ns.name}",
         }
-        self.argv = build_argv(cfg)
+        self.argv = build_argv(cfg) + list(self.extra_argv)
         stderr_path = self.workdir / "qemu.stderr"
         env = dict(os.environ, TMPDIR=str(self.workdir))  # snapshot=on's overlay lands here
         t0 = time.monotonic()
