@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", default="table", choices=report.FORMATS)
     rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     rep.add_argument("--threshold", type=float, help="verdict threshold in % (default: the study's)")
+    rep.add_argument("--profile", action="store_true",
+                     help="only the run's exit profiles (recorded by run --profile exits)")
     rep.add_argument("--store", metavar="URL")
 
     cmp = sub.add_parser("compare", help="A/B two runs with significance")
@@ -209,6 +211,9 @@ def _emit(text: str, output: str | None, out: Console) -> None:
 def cmd_report(args, out: Console) -> int:
     store = Store(args.store)
     result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold)
+    if args.profile:
+        _emit(report.render_profiles(result, args.format), args.output, out)
+        return EXIT_OK
     if args.format == "table" and not args.output:
         from .report.terminal import print_report
         print_report(result, out)
