@@ -2,15 +2,20 @@
 reached over a veth from the root namespace, with its own /tmp (tests/nstarget.py). Unlike
 the loopback sshd of test_ssh_environment.py, the target's addresses, routes and staged files
 are not this process's: what virtbench does there, it does over SSH or not at all."""
+import io
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
-from nstarget import RemoteHost, link_exists, ns_pids
+from nstarget import RemoteHost, link_exists, ns_pids, stop_pids
+from rich.console import Console
+from runkit import KilledUptime, OneStudy
 
 from virtbench import cli, netns
 from virtbench.environments import create
+from virtbench.runner import Prepared, Runner
 from virtbench.store import Store
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and sshd need root")
@@ -102,3 +107,39 @@ def test_nothing_is_left_when_a_test_fails_midway(tmp_path):
     assert not os.path.exists(keys)
     assert not (netns.OWNERS / ns).exists()
     env.stop()                                    # the client side's master and control dir
+
+
+def sshd_sessions(host: RemoteHost) -> list[int]:
+    """The target's per-connection sshd processes (not its listener)."""
+    return [p for p in ns_pids(host.ns) if p != host.pid
+            and Path(f"/proc/{p}/comm").read_text().strip() == "sshd"]
+
+
+def test_the_target_dropping_the_connection_fails_that_trial_and_the_rest_runs(
+        remote, known_hosts, store_url):
+    env = create(remote.spec(known_hosts))
+    env.resolve()
+    store = Store(store_url)
+    killed = []
+
+    def drop(_env):               # on the target: its sshd ends our connection
+        killed.extend(sshd_sessions(remote))
+        stop_pids(killed)
+
+    prepared = Prepared(OneStudy(name="remote-drop"), {env.label: env},
+                        {"uptime": (KilledUptime(drop, sleep_s=6), {})}, None)
+    out = Runner(store, console=Console(file=io.StringIO()), show_progress=False).start(prepared)
+    trials = store.trials(out.run_id)
+    assert killed
+    assert [t["status"] for t in trials] == ["ok", "failed", "ok"]
+    assert f"SSH connection to root@{remote.address}:22" in trials[1]["error"]
+    assert [t["boot"] for t in trials] == [1, 1, 2]
+    # the dropped boot's staged directory is removed (over a new connection, at its stop);
+    # its agent and the command it was running end by themselves within the command's own
+    # time limit (here a 6 s sleep, limit 60 s): a closed channel does not stop a remote
+    # process
+    deadline = time.monotonic() + 75
+    while remote.sessions(wait_s=0) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert remote.sessions(wait_s=0) == []
+    assert not [n for n in remote.target_tmp() if n.startswith("virtbench-")]
