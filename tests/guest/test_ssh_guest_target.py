@@ -69,7 +69,9 @@ def test_a_tcg_guest_as_an_ssh_target(tmp_path, capsys, store_url):
         left = guest.exec(["sh", "-c", "ls -d /tmp/virtbench-* 2>/dev/null; true"], timeout=30)
         assert left.stdout.strip() == ""
     finally:
-        guest.stop()
-        if link is not None:
-            link.delete()
+        try:
+            guest.stop()
+        finally:
+            if link is not None:
+                link.delete()
     assert link is None or not link_exists(link.root_dev)   # it went with the namespace
