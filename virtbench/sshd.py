@@ -32,11 +32,13 @@ def keygen(path: Path) -> None:
 class Sshd:
     """sshd -D in a namespace (through `prefix`), listening on `address`:`port`."""
 
-    def __init__(self, address: str, prefix: list[str], port: int = PORT):
+    def __init__(self, address: str, prefix: list[str], port: int = PORT,
+                 directory: str | None = None):
         sshd = shutil.which("sshd") or "/usr/sbin/sshd"
         if not Path(sshd).exists():
             raise VirtbenchError("sshd not found; install it with: apt-get install openssh-server")
-        self.dir = Path(tempfile.mkdtemp(prefix="vb-sshd-"))
+        # keys and config in `directory` (default: the temporary directory)
+        self.dir = Path(tempfile.mkdtemp(prefix="vb-sshd-", dir=directory))
         keygen(self.dir / "host_key")
         keygen(self.dir / "client_key")
         (self.dir / "authorized_keys").write_text((self.dir / "client_key.pub").read_text())
