@@ -124,6 +124,7 @@ class NetworkBenchmark(Benchmark):
 
     family = "network"
     port = 5201
+    needs = ("net_path",)
 
     def server_argv(self, params: dict[str, Any], address: str) -> list[str]:
         """iperf3's one-shot server by default (tcp, udp); sockperf overrides it."""
@@ -247,6 +248,7 @@ class PingHops(Benchmark):
                Metric("peer_env_rtt_us", "µs", False, "median RTT remote -> environment"),
                Metric("virt_hop_share_pct", "%", False, "host->environment RTT / end-to-end RTT"))
     tools = ("ping",)
+    needs = ("remote_peer", "net_path")   # without a remote peer, a peer= does not help
     # warmup: pings sent and discarded before each hop is measured, so an idle guest's wake-up
     # (and ARP) lands on no hop; it mattered: without it a TCG guest's first hop came out
     # slower than the end-to-end path through it.
@@ -300,6 +302,7 @@ class GuestToGuestTcp(Tcp):
     description = ("iperf3 TCP between two instances of an environment (instances=2): guest to "
                    "guest through the host's virtual network")
     pairwise = True
+    needs = ("pairing",)
 
     def run_trial(self, env, params) -> TrialOutcome:
         return TrialOutcome(error=f"tcp-g2g needs two instances of an environment; "

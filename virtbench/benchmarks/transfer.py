@@ -53,6 +53,7 @@ class Scp(Benchmark):
     description = "scp of a large file to the environment with -c CIPHER, for each cipher (MB/s)"
     metrics = tuple(Metric(metric_name(c), "MB/s", True, f"scp with -c {c}") for c in CIPHERS)
     tools = ("sshd",)
+    needs = ("ssh_target", "scratch")
     defaults = {"size_mb": 1300, "ciphers": ",".join(CIPHERS)}   # RIKEN: a ~1.3 GB file
     quick = {"size_mb": 64}
 

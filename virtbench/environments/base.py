@@ -5,6 +5,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
+from ..capabilities import Capabilities
 from ..errors import VirtbenchError
 from ..netpath_types import NetPath, SshTarget
 from ..outcome import TrialOutcome
@@ -126,6 +127,13 @@ class Environment(ABC):
     def resolve(self) -> None:
         """Settle choices that depend on the host (accelerator...) before the label is used."""
 
+    def capabilities(self) -> Capabilities:
+        """What this environment can offer benchmarks (scratch, network path, sshd, pausing,
+        cache dropping, memory size, pairing), each "cannot" with a reason naming the fix.
+        Answered from the kind and its options alone (no I/O): the runner asks at plan time,
+        before anything starts. The base offers nothing; each kind says what it has."""
+        return Capabilities.none(f"environment {self.kind}")
+
     # -- life cycle ----------------------------------------------------------------------
     @abstractmethod
     def start(self) -> None:
@@ -224,7 +232,8 @@ class Environment(ABC):
     def memory_refusal(self, bench, params: dict) -> str | None:
         """Why `bench` with `params` cannot fit in this environment's memory, or None."""
         from .capacity import memory_refusal
-        return memory_refusal(str(self.spec), 1, bench.memory_need(params), self.memory_bytes(),
+        known = self.memory_bytes() if self.capabilities().memory_size else None
+        return memory_refusal(str(self.spec), 1, bench.memory_need(params), known,
                               self.host_memory_reserved() == 0, bench.name)
 
     def run_trial(self, bench, params: dict):

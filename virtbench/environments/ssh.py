@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from .. import fingerprint, hypervisor, kernels
+from ..capabilities import Capabilities, can, cannot
 from ..errors import AgentError, VirtbenchError
 from ..netpath_types import NetPath
 from ..sshsession import SshOptions, SshSession
@@ -143,6 +144,41 @@ class Ssh(Environment):
         if self._remote_kernels is None:
             raise RuntimeError(f"{self.label}: kernel_path before start")
         return f"{self._remote_kernels}/{name}"
+
+    def capabilities(self) -> Capabilities:
+        """From the options alone: a network path only with peer=, cache dropping only as
+        root; never paused, no remote peer behind it, no pairing."""
+        v = self.values
+        caps = super().capabilities().with_(
+            scratch=can("directory"),
+            scratch_device=can("the block device under scratch, if any"),
+            remote_peer=cannot("ssh: ping-hops needs a remote machine one hop behind this "
+                               "host, which an ssh target does not have; run ping-hops on "
+                               "native or qemu"),
+            ssh_target=cannot("ssh: scp to a target over its own sshd is not supported yet; "
+                              "run scp on native or qemu"),
+            pause=cannot("ssh: the target is not virtbench's to pause; it keeps running "
+                         "while other environments measure"),
+            memory_size=can("the target's MemAvailable"),
+            pair_end=cannot("ssh: its network path has no host-side namespace of virtbench's "
+                            "to join another instance by; pair native or qemu instances"))
+        if v["scratch"].startswith("/dev/"):
+            no = cannot(f"ssh: scratch={v['scratch']} names a device, which is not supported "
+                        "yet; name a directory on its file system (scratch=DIR)")
+            caps = caps.with_(scratch=no, scratch_device=no)
+        if v["peer"]:
+            caps = caps.with_(net_path=can(f"the target to this host at {v['peer']}"))
+        else:
+            caps = caps.with_(net_path=cannot(
+                "ssh: network benchmarks need peer=ADDR, this host's address as the target "
+                "reaches it"))
+        if v["user"] == "root":
+            caps = caps.with_(drop_caches=can())
+        else:
+            caps = caps.with_(drop_caches=cannot(
+                f"ssh: dropping the page cache needs root, not user={v['user']}; set "
+                "user=root, or use cache=in"))
+        return caps
 
     def scratch_dir(self) -> str:
         d = self.values["scratch"]

@@ -40,6 +40,11 @@ class DiskBenchmark(Benchmark):
     family = "disk"
     output: str = "stdout"          # the stream parse() reads
     needs_workdir: bool = True
+    needs = ("scratch",)
+
+    def requirements(self, params):
+        """cache=out drops the environment's page cache before the measured pass."""
+        return self.needs + (("drop_caches",) if params.get("cache", "out") == "out" else ())
 
     # -- hooks ---------------------------------------------------------------------------
     def workdir(self, env) -> str:
