@@ -11,7 +11,7 @@ from rich.table import Table
 
 from . import __version__, analysis, benchmarks, environments, report, study as study_mod, warmup
 from .errors import VirtbenchError
-from .runner import Runner, estimate_s, prepare
+from .runner import Runner, estimate_s, prepare, skip_line
 from .store import Store
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -147,6 +147,13 @@ def cmd_run(args, out: Console, err: Console) -> int:
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
             return _print_plan(prepared, out)
+        if prepared.runnable == 0:      # every case skipped: say why, store nothing
+            for env, case, why in prepared.skipped_cases:
+                err.print(f"[yellow]skipping[/] {escape(skip_line(env, case, why))}",
+                          highlight=False)
+            err.print("nothing to run: no environment of this study can run any of its "
+                      "benchmarks (see above); no run was stored", highlight=False)
+            return EXIT_OK
         store = Store(args.store)
         outcome = Runner(store, console=err, show_progress=not args.no_progress).start(prepared)
     if outcome.status == "interrupted":
@@ -167,9 +174,12 @@ def _print_plan(prepared, out: Console) -> int:
     def say(text: str) -> None:
         out.print(escape(text), highlight=False)
 
-    total = warmup.planned_trials(s, len(prepared.envs), len(prepared.cases))
+    total = warmup.planned_trials(s, len(prepared.envs), len(prepared.cases),
+                                  len(prepared.skipped_cases))
+    n_skip = len(prepared.skipped_cases)
     say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
-        f"environment(s) x {len(prepared.cases)} benchmark(s) = {total} trials"
+        f"environment(s) x {len(prepared.cases)} benchmark(s)"
+        + (f" - {n_skip} skipped case(s)" if n_skip else "") + f" = {total} trials"
         + (" (quick sizes)" if s.quick else ""))
     say(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
         f"{s.seed if s.seed is not None else '(random at start)'}; pin {s.pin}; alpha {s.alpha:g}")
@@ -182,6 +192,8 @@ def _print_plan(prepared, out: Console) -> int:
         say(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()))
         if label in notes:
             say(f"    method note: {notes[label]}")
+    for env, case, why in prepared.skipped_cases:
+        say(f"  skipped {skip_line(env, case, why)}")
     minutes = estimate_s(prepared) / 60          # warm-ups included
     say(f"estimated time: about {minutes:.0f} min on bare metal (guests under TCG are much "
         "slower); dry run: nothing was built, probed or started")

@@ -316,14 +316,19 @@ class PlannedTrial:
     benchmark: str          # benchmark case label
 
 
-def plan(env_labels: list[str], case_labels: list[str], trials: int, seed: int) -> list[PlannedTrial]:
+def plan(env_labels: list[str], case_labels: list[str], trials: int, seed: int,
+         skip: set[tuple[str, str]] = frozenset()) -> list[PlannedTrial]:
     """Randomised block order: each block is every (environment, benchmark) once, shuffled
-    with the run's seed, so slow drift of the host never lands on one environment."""
+    with the run's seed, so slow drift of the host never lands on one environment. The
+    (environment, benchmark) pairs in `skip` are left out after the shuffle, so the others
+    keep the order the same seed gives them."""
     rng = random.Random(seed)
     slots: list[PlannedTrial] = []
     for t in range(trials):
         block = [(e, c) for e in env_labels for c in case_labels]
         rng.shuffle(block)
         for env, case in block:
+            if (env, case) in skip:
+                continue
             slots.append(PlannedTrial(len(slots), t, env, case))
     return slots
