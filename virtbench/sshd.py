@@ -11,16 +11,17 @@ import tempfile
 from pathlib import Path
 
 from .errors import VirtbenchError
+from .hostexec import LOCAL, HostExecutor
 from .netpath import HostServer
 
 PORT = 2222
 
 
-def supported_ciphers() -> list[str]:
-    """What this host's OpenSSH client offers (`ssh -Q cipher`)."""
-    if not shutil.which("ssh"):
+def supported_ciphers(host: HostExecutor = LOCAL) -> list[str]:
+    """What this host's OpenSSH client offers (`ssh -Q cipher`, run through `host`)."""
+    out = host.run(["ssh", "-Q", "cipher"], timeout=10)
+    if out.exit == 127:
         raise VirtbenchError("ssh not found; install it with: apt-get install openssh-client")
-    out = subprocess.run(["ssh", "-Q", "cipher"], capture_output=True, text=True, timeout=10)
     return out.stdout.split()
 
 

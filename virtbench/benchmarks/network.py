@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import subprocess
 import time
 from typing import Any
 
@@ -140,7 +139,7 @@ class NetworkBenchmark(Benchmark):
         try:
             path = env.net_path()
             with HostServer(self.server_argv(params, path.host_address), self.port,
-                            path.host_prefix):
+                            path.host_prefix, host=env.host):
                 result = env.exec(path.env_prefix + self.client_argv(params, path.host_address),
                                   timeout=self.timeout(params))
         except VirtbenchError as exc:
@@ -258,24 +257,27 @@ class PingHops(Benchmark):
     def timeout(self, params):
         return (params["count"] + params["warmup"]) * max(params["interval"], 0.01) * 3 + 30
 
-    def _ping(self, prefix, target, params) -> dict[str, float]:
+    def _ping(self, host, prefix, target, params) -> dict[str, float]:
+        """One hop, pinged from the host side through `host` (the environment's executor)."""
         base = prefix + ["ping", "-i", str(params["interval"]), "-W", "2"]
         if params["warmup"]:
-            subprocess.run(base + ["-c", str(params["warmup"]), target], capture_output=True,
-                           timeout=self.timeout(params))
-        proc = subprocess.run(base + ["-c", str(params["count"]), target], capture_output=True,
-                              text=True, timeout=self.timeout(params))
-        return parse_ping_rtt(proc.stdout)
+            host.run(base + ["-c", str(params["warmup"]), target], timeout=self.timeout(params))
+        res = host.run(base + ["-c", str(params["count"]), target], timeout=self.timeout(params))
+        if res.timed_out:
+            raise ParseError(f"ping {target} timed out after {self.timeout(params):.0f} s")
+        if res.exit == 127:
+            raise ParseError(res.stderr.strip())
+        return parse_ping_rtt(res.stdout)
 
     def run_trial(self, env, params) -> TrialOutcome:
         try:
             path = env.net_path()
             if path.remote_prefix is None:
                 return TrialOutcome(error=f"{env.label} has no remote namespace for ping-hops")
-            hops = (self._ping(path.remote_prefix, path.host_address, params),
-                    self._ping(path.host_prefix, path.env_address, params),
-                    self._ping(path.remote_prefix, path.env_address, params))
-        except (ParseError, VirtbenchError, subprocess.TimeoutExpired) as exc:
+            hops = (self._ping(env.host, path.remote_prefix, path.host_address, params),
+                    self._ping(env.host, path.host_prefix, path.env_address, params),
+                    self._ping(env.host, path.remote_prefix, path.env_address, params))
+        except (ParseError, VirtbenchError) as exc:
             return TrialOutcome(error=str(exc))
         text = "\n".join(f"{name}: {json.dumps(h)}" for name, h in
                          zip(("remote->host", "host->env", "remote->env"), hops))

@@ -7,6 +7,7 @@ from typing import Any, Callable, ClassVar
 
 from ..capabilities import Capabilities
 from ..errors import VirtbenchError
+from ..hostexec import LOCAL, HostExecutor
 from ..netpath_types import NetPath, SshTarget
 from ..outcome import TrialOutcome
 from ..transport import AgentClient, ExecResult
@@ -88,6 +89,7 @@ class Environment(ABC):
     stands_for: str | None = None   # a study environment's spec this one is measured as
                                     # (a user's target for `xen:...`), or None
     instance_of: "Environment | None" = None   # the group this is an instance of, if any
+    host: HostExecutor = LOCAL     # runs benchmarks' host-side commands (a test's fake here)
 
     def __init__(self, spec: EnvSpec):
         unknown = sorted(set(spec.options) - set(self.options))
