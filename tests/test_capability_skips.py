@@ -12,6 +12,7 @@ from runkit import OneStudy
 from virtbench import benchmarks, cli
 from virtbench.capabilities import Capabilities
 from virtbench.environments.base import EnvSpec, Environment
+from virtbench.hostexec import HostExecutor
 from virtbench.runner import Prepared, Runner, skipped_cases
 from virtbench.store import Store
 from virtbench.transport import ExecResult
@@ -74,8 +75,24 @@ HOOKS = ("scratch_dir", "scratch_device", "net_path", "ssh_target", "pause", "re
          "drop_caches", "memory_bytes", "pair_path")
 
 
+class Refusing(HostExecutor):
+    """A host side that fails the test when a benchmark runs anything on it undeclared."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def run(self, argv, timeout, input=None):
+        self.env.called.append("host.run")
+        raise AssertionError(f"host command {argv[0]} called on an environment that cannot")
+
+    def popen(self, argv, **kwargs):
+        self.env.called.append("host.popen")
+        raise AssertionError(f"host server {argv[0]} called on an environment that cannot")
+
+
 class Incapable(Environment):
-    """Can nothing, says so, and fails the test if a capability hook is called anyway.
+    """Can nothing, says so, and fails the test if a capability hook (or its host side) is
+    called anyway.
     Commands run "fine" but print nothing, so trials fail as unparsable, never as hooks."""
 
     kind = "incapable"
@@ -85,6 +102,7 @@ class Incapable(Environment):
         self.called: list[str] = []
         for hook in HOOKS:
             setattr(self, hook, self._refuse(hook))
+        self.host = Refusing(self)
 
     def _refuse(self, hook):
         def refuse(*args, **kwargs):

@@ -17,6 +17,24 @@ HOST_NS = ["ip", "netns", "exec", "vb-t-h"]
 REMOTE_NS = ["ip", "netns", "exec", "vb-t-r"]
 
 
+def test_no_benchmark_runs_host_commands_but_through_the_executor():
+    """Benchmarks import neither subprocess nor os.system/Popen: the host is `env.host`."""
+    import ast
+    from pathlib import Path
+
+    import virtbench.benchmarks as package
+    offenders = []
+    for path in Path(package.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n.split(".")[0] == "subprocess" for n in names):
+                offenders.append(path.name)
+            if isinstance(node, ast.Attribute) and node.attr in ("system", "popen", "spawnv"):
+                offenders.append(f"{path.name}: os.{node.attr}")
+    assert offenders == []
+
+
 def test_run_gives_exit_output_and_duration():
     res = HostExecutor().run(["sh", "-c", "cat; echo err >&2; exit 3"], timeout=10, input="in\n")
     assert (res.exit, res.stdout, res.stderr.strip(), res.timed_out) == (3, "in\n", "err", False)
