@@ -4,6 +4,8 @@ benchmark of the registry uses an environment hook it has not declared a need fo
 import io
 import json
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -56,6 +58,8 @@ def test_a_study_whose_every_case_is_skipped_exits_cleanly_with_the_reason(
     assert "skipping ping-hops on ssh-docker/loop: ssh: ping-hops needs a remote machine" in err
     assert "nothing to run" in err
     assert not os.path.exists(store_url[len("sqlite:///"):])      # no empty run stored
+    # the connection resolve() opened is closed: no control directory of ours is left
+    assert not list(Path(tempfile.gettempdir()).glob(f"vb-ssh-{os.getpid()}-*"))
 
 
 def test_dry_run_shows_the_skipped_cases_and_counts_without_them(capsys):

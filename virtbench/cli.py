@@ -148,6 +148,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
         if args.dry_run:
             return _print_plan(prepared, out)
         if prepared.runnable == 0:      # every case skipped: say why, store nothing
+            for env in prepared.envs.values():
+                env.stop()              # resolve() may have connected (ssh, libvirt)
             for env, case, why in prepared.skipped_cases:
                 err.print(f"[yellow]skipping[/] {escape(skip_line(env, case, why))}",
                           highlight=False)
