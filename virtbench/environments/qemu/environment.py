@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 from ... import kernels, netns
-from ...capabilities import Capabilities, can
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...guest import guardian
 from ...guest import image as guest_image
@@ -101,16 +100,6 @@ class Qemu(GuestSide, Environment):
                    "kvm_reason": kvm.reason,
                    "image_cached": guest_image.cached() is not None}
         return Usability(True, "" if kvm.usable else "TCG only: " + kvm.reason, details)
-
-    def capabilities(self) -> Capabilities:
-        """A guest virtbench boots has everything: its own scratch disk, a tap on a path
-        of namespaces with a remote one behind it, its sshd, QMP stop/cont, root inside."""
-        return super().capabilities().with_(
-            scratch=can("disk"), scratch_device=can(f"the {self.values['disk']} scratch disk"),
-            net_path=can(self.values["nic"]), remote_peer=can("a namespace behind the tap"),
-            ssh_target=can("the guest's sshd"), pause=can("QMP stop/cont"),
-            drop_caches=can("the guest's, then the host's"),
-            memory_size=can(f"mem={self.values['mem']}"), pair_end=can())
 
     def resolve(self) -> None:
         if self.accel is not None:
