@@ -155,11 +155,7 @@ HOOK_CAPABILITY = {"scratch_dir": "scratch", "scratch_device": "scratch_device",
                    "pair_path": "pairing"}
 
 # class: why it does not declare yet. An exception that no longer happens fails the test.
-UNDECLARED = {
-    "virtbench.environments.libvirt.existing.ExistingDomain":
-        "the libvirt kind came in beside this change: it needs capabilities() returning "
-        "ssh.over_ssh(self.values, 'libvirt').with_(pause=can('libvirt suspend/resume'))",
-}
+UNDECLARED: dict[str, str] = {}
 
 
 def _kind_classes():
