@@ -283,4 +283,4 @@ def test_an_existing_domain_offers_what_ssh_offers_and_pausing():
     with_peer = create("libvirt:uri=test:///default,domain=test,host=192.0.2.5,peer=192.0.2.1")
     assert with_peer.capabilities().net_path
     defined = create("libvirt:uri=qemu:///system,accel=tcg")
-    assert defined.capabilities().ssh_target and defined.capabilities().pairing
+    assert defined.capabilities().ssh_target and defined.capabilities().pair_end
