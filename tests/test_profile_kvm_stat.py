@@ -80,8 +80,8 @@ def test_histogram_format_in_nanoseconds():
     assert len(rep.rows) == 8
 
 
-def test_empty_report_from_this_host():
-    rep = read_perf_kvm_stat_report(fixture("perf_kvm_stat/empty_report_this_host.txt"))
+def test_empty_report_of_a_pvm_guest_on_this_host():
+    rep = read_perf_kvm_stat_report(fixture("perf_kvm_stat/empty_report_pvm_host.txt"))
     assert rep.rows == [] and rep.total_samples == 0
 
 

@@ -101,3 +101,8 @@ def test_first_kernels_lowercase_reasons_without_info():
 def test_text_without_kvm_exit_gives_an_empty_trace():
     trace = parse_kvm_exit_lines(fixture("perf_kvm_stat/intel_sysbench_vmexit.txt"))
     assert trace.exits == [] and trace.reason_rows() == [] and trace.function_rows() == []
+
+
+def test_pvm_host_has_no_kvm_exit_records():
+    trace = parse_kvm_exit_lines(fixture("kvm_exit/pvm_host_perf_script.txt"))
+    assert trace.exits == [] and trace.paired == 0
