@@ -9,11 +9,12 @@ import pytest
 from kvmfix import fixture
 from virtbench.profile.kvm import KvmProfileError, KvmProfiler
 from virtbench.profile.kvm_stat import parse_perf_kvm_stat_report
-from virtbench.profile.model import FunctionRow
+from virtbench.profile.model import FunctionRow, ReasonRow
 
 PVM_REPORT = fixture("perf_kvm_stat/empty_report_pvm_host.txt")
 PVM_SCRIPT = fixture("kvm_exit/pvm_host_perf_script.txt")
-RECORD_DONE = "[ perf record: Woken up 1 times to write data ]\n"
+STOPPED = {"kvm": (-2, "", fixture("perf_record/stat_record_stopped.txt")),      # SIGINT: status -2
+           "record": (-2, "", fixture("perf_record/exit_record_stopped.txt"))}
 
 
 class FakeExecutor:
@@ -48,7 +49,8 @@ class FakeExecutor:
 
     def terminate(self, handle, timeout):
         self.stopped.append(handle)
-        return self.outputs.get(("stop", self.started[handle][1]), (0, "", RECORD_DONE))
+        name = self.started[handle][1]
+        return self.outputs.get(("stop", name), STOPPED[name])
 
 
 def outputs(report=PVM_REPORT, script=PVM_SCRIPT, stops=None, **extra):
@@ -91,8 +93,10 @@ def test_profile_of_the_pvm_host_run_is_empty_and_says_why(tmp_path):
     assert ex.stopped == [0, 1]
     assert [c[1] for c in ex.calls] == ["kvm", "script"]
     assert prof.source == "kvm" and prof.duration_s == 12.5
-    assert prof.by_reason == [] and prof.by_function == []
+    assert prof.by_reason == [ReasonRow("other", 2448, 100.0, None)]    # from KVM's counters
+    assert prof.by_function == []
     assert any(n.startswith("no VM exit recorded: kvm:kvm_exit never fired") for n in prof.notes)
+    assert any(n.startswith("exits by reason from KVM's counters") for n in prof.notes)
     assert "KVM counters over the trial (query-stats): exits=2448, io_exits=0, mmio_exits=0, halt_exits=0" \
         in prof.notes
     assert "perf kvm stat: 0 samples, 0.00 us handling them" in prof.notes
@@ -111,6 +115,12 @@ def test_profile_takes_reasons_from_perf_kvm_stat_and_rips_from_the_trace(tmp_pa
     assert prof.by_function[2] == FunctionRow("0xce93", "ps2_read", "mouse_isr", 1, 10.0, "port 0x60")
     assert "exits by guest RIP from kvm:kvm_exit: 10 records" in prof.notes
     assert prof.to_json()["by_function"][1]["device"] == "port 0x64"
+
+
+def test_without_counters_an_empty_run_has_no_reasons(tmp_path):
+    p = profiler(FakeExecutor(outputs()), tmp_path)
+    prof = p.stop(p.start(1))
+    assert prof.by_reason == [] and not any("KVM's counters" in n for n in prof.notes)
 
 
 def test_without_perf_kvm_stat_rows_reasons_come_from_the_trace(tmp_path):

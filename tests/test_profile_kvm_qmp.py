@@ -73,3 +73,14 @@ def test_command_asks_kvm_for_the_exit_counters():
     assert cmd == {"execute": "query-stats", "arguments": {"target": "vcpu", "providers": [
         {"provider": "kvm", "names": list(EXIT_COUNTERS)}]}}
     assert "names" not in query_stats_command("vm", None)["arguments"]["providers"][0]
+
+
+def test_reason_rows_from_counters_of_this_host():
+    from virtbench.profile.kvm_qmp import counter_reason_rows
+    from virtbench.profile.model import ReasonRow
+    delta = diff_query_stats(fixture("query_stats/pvm_host_vcpu_before.txt"),
+                             fixture("query_stats/pvm_host_vcpu_after.txt"))
+    assert counter_reason_rows(delta) == [ReasonRow("other", 2448, 100.0, None)]
+    after = parse_query_stats(fixture("query_stats/pvm_host_vcpu_after.txt")).totals   # since the boot
+    assert counter_reason_rows(after) == [ReasonRow("other", 4277, 99.98, None), ReasonRow("halt", 1, 0.02, None)]
+    assert counter_reason_rows({"io_exits": 3}) == []      # no total: no shares

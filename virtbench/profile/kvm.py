@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
-from virtbench.profile.kvm_qmp import (EXIT_COUNTERS, counter_notes, diff_query_stats,  # noqa: F401
-                                       parse_query_stats, query_stats_command)
+from virtbench.profile.kvm_qmp import (EXIT_COUNTERS, counter_notes, counter_reason_rows,  # noqa: F401
+                                       diff_query_stats, parse_query_stats, query_stats_command)
 from virtbench.profile.kvm_stat import (KvmProfileError, parse_perf_kvm_stat_report,  # noqa: F401
                                         read_perf_kvm_stat_report)
 from virtbench.profile.kvm_trace import KvmExitTrace, Symbolise, parse_kvm_exit_lines  # noqa: F401
@@ -129,14 +129,18 @@ class KvmProfiler:
                  qmp_before: Any = None, qmp_after: Any = None) -> Profile:
         """The Profile from what was read (pure)."""
         notes = report.notes()
+        delta = diff_query_stats(qmp_before, qmp_after) if qmp_before is not None and qmp_after is not None else {}
         by_reason = list(report.rows) or trace.reason_rows()
         if trace.exits:
             notes.append(f"exits by guest RIP from kvm:kvm_exit: {len(trace.exits)} records")
         if not report.rows and not trace.exits:
             notes.append("no VM exit recorded: kvm:kvm_exit never fired (KVM under PVM does not emit it, "
                          "nor does a guest that did not run)")
-        if qmp_before is not None and qmp_after is not None:
-            notes.extend(counter_notes(diff_query_stats(qmp_before, qmp_after)))
+            by_reason = counter_reason_rows(delta)
+            if by_reason:
+                notes.append("exits by reason from KVM's counters (query-stats): io, mmio, halt, irq, "
+                             "irq_window, nmi_window, other; no time shares")
+        notes.extend(counter_notes(delta))
         return Profile(source="kvm", duration_s=round(duration, 3), by_reason=by_reason,
                        by_function=trace.function_rows(self.symbolise, self.top), notes=notes)
 
@@ -156,10 +160,14 @@ _NO_TRACEPOINT = ("this kernel has no kvm:kvm_exit tracepoint (`perf list kvm:kv
                   "load KVM (modprobe kvm_intel or kvm_amd) and mount tracefs on /sys/kernel/tracing")
 
 
+# perf record, stopped by SIGINT, writes its file then dies of that same signal: -2 from Popen, 130 from a shell.
+_STOPPED_OK = (0, -signal.SIGINT, 128 + signal.SIGINT)
+
+
 def _recorder_ok(name: str, code: int, output: str) -> None:
     if "unknown tracepoint" in output:
         raise KvmProfileError(_NO_TRACEPOINT)
-    if code != 0:
+    if code not in _STOPPED_OK:
         raise KvmProfileError(f"perf {name} failed with status {code} ({_first_line(output)}); "
                               "run as root or lower /proc/sys/kernel/perf_event_paranoid")
 

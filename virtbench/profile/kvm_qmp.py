@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from virtbench.profile.kvm_stat import KvmProfileError
+from virtbench.profile.model import ReasonRow
 
 EXIT_COUNTERS = ("exits", "io_exits", "mmio_exits", "halt_exits", "irq_exits", "irq_window_exits",
                  "nmi_window_exits", "signal_exits", "request_irq_exits", "insn_emulation", "hypercalls")
@@ -81,6 +82,24 @@ def diff_query_stats(before: str | dict | list | KvmStats, after: str | dict | l
     b = before if isinstance(before, KvmStats) else parse_query_stats(before)
     a = after if isinstance(after, KvmStats) else parse_query_stats(after)
     return counter_delta(b.totals, a.totals)
+
+
+# KVM's per-reason exit counters (each a part of "exits"); signal_exits and request_irq_exits count returns
+# to QEMU, not VM exits, and are left out.
+REASON_COUNTERS = {"io_exits": "io", "mmio_exits": "mmio", "halt_exits": "halt", "irq_exits": "irq",
+                   "irq_window_exits": "irq_window", "nmi_window_exits": "nmi_window"}
+
+
+def counter_reason_rows(delta: dict[str, int]) -> list[ReasonRow]:
+    """Exits by reason from KVM's counters over a trial: io, mmio, halt, irq, irq_window, nmi_window and
+    "other" (exits not in those), most first, zero counts left out. [] without the "exits" counter."""
+    total = delta.get("exits")
+    if not total:
+        return []
+    counts = {label: delta[name] for name, label in REASON_COUNTERS.items() if delta.get(name)}
+    counts["other"] = max(total - sum(counts.values()), 0)
+    rows = [ReasonRow(label, n, round(100.0 * n / total, 2)) for label, n in counts.items() if n]
+    return sorted(rows, key=lambda r: (-r.count, r.reason))
 
 
 def counter_notes(delta: dict[str, int]) -> list[str]:
