@@ -139,12 +139,13 @@ def test_missing_perf_is_one_line(tmp_path):
         assert str(err.value) == "perf is not installed ('perf' not found): apt-get install linux-perf"
 
 
-def test_perf_wrapper_without_the_kernels_perf(tmp_path):
-    msg = "WARNING: perf not found for kernel 6.18.44\n"
-    p = profiler(FakeExecutor(outputs(version=(2, "", msg))), tmp_path)
+def test_perf_that_does_not_run_names_its_error(tmp_path):
+    failing = (129, "", fixture("perf_errors/unknown_switch.txt"))    # a real perf failure, its first line kept
+    p = profiler(FakeExecutor(outputs(version=failing)), tmp_path)
     with pytest.raises(KvmProfileError) as err:
         p.check()
-    assert "apt-get install linux-perf" in str(err.value) and "perf not found for kernel" in str(err.value)
+    assert str(err.value) == ("perf does not run (Error: unknown switch `i'): apt-get install linux-perf "
+                              "(the package for the running kernel)")
 
 
 def test_kernel_without_the_tracepoint(tmp_path):

@@ -85,10 +85,9 @@ def test_empty_report_of_a_pvm_guest_on_this_host():
     assert rep.rows == [] and rep.total_samples == 0
 
 
-@pytest.mark.parametrize("text", ["", "perf: command not found\n",
-                                  "  Error: unknown switch `i'\n\n Usage: perf kvm stat report [<options>]\n"])
-def test_no_report_is_one_line_naming_the_fix(text):
+@pytest.mark.parametrize("name", [None, "perf_errors/unknown_switch.txt", "kvm_exit/old_2013_trace_pipe.txt"])
+def test_no_report_is_one_line_naming_the_fix(name):
     with pytest.raises(KvmProfileError) as err:
-        read_perf_kvm_stat_report(text)
+        read_perf_kvm_stat_report(fixture(name) if name else "")
     msg = str(err.value)
     assert "\n" not in msg and "perf kvm -i FILE stat report --event=vmexit" in msg
