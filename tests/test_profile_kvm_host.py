@@ -74,5 +74,6 @@ def test_profile_of_a_running_kvm_qemu(kvm_qemu, tmp_path):
     assert any(n.startswith("KVM counters over the trial (query-stats): exits=") for n in prof.notes)
     if prof.by_function:                      # a KVM that fires kvm:kvm_exit (not PVM)
         assert prof.by_reason and all(r.address.startswith("0x") for r in prof.by_function)
-    else:                                     # PVM: reasons from the counters, exits counted
+    else:                                     # PVM: reasons from the counters, exits counted, ports named
         assert prof.by_reason and sum(r.count for r in prof.by_reason) > 0
+        assert any(n.startswith("port I/O by port (kvm:kvm_pio") for n in prof.notes)

@@ -71,7 +71,8 @@ def test_argv_for_a_qemu_pid_and_for_vcpu_threads(tmp_path):
     p = KvmProfiler(FakeExecutor({}), tmp_path)
     stat, exits = p.record_argvs(4242)
     assert stat == ["perf", "kvm", "stat", "record", "-o", str(tmp_path / "kvm-stat.data"), "-p", "4242"]
-    assert exits == ["perf", "record", "-e", "kvm:kvm_exit", "-o", str(tmp_path / "kvm-exit.data"), "-p", "4242"]
+    assert exits == ["perf", "record", "-e", "kvm:kvm_exit", "-e", "kvm:kvm_pio",
+                     "-o", str(tmp_path / "kvm-exit.data"), "-p", "4242"]
     assert p.record_argvs(4242, tids=[4250, 4251])[0][-2:] == ["-t", "4250,4251"]
     assert p.report_argv() == ["perf", "kvm", "-i", str(tmp_path / "kvm-stat.data"), "stat", "report",
                                "--event=vmexit"]
@@ -100,6 +101,8 @@ def test_profile_of_the_pvm_host_run_is_empty_and_says_why(tmp_path):
     assert "KVM counters over the trial (query-stats): exits=2448, io_exits=0, mmio_exits=0, halt_exits=0" \
         in prof.notes
     assert "perf kvm stat: 0 samples, 0.00 us handling them" in prof.notes
+    assert ("port I/O by port (kvm:kvm_pio, 213 records): 0x64 read 43, 0x60 write 17, 0xcf8 write 17, "
+            "0x64 write 16, 0x70 read 9, 0x92 read 9, 0xcfc read 9, 0x60 read 8") in prof.notes
 
 
 def test_profile_takes_reasons_from_perf_kvm_stat_and_rips_from_the_trace(tmp_path):

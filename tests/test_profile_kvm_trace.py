@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from kvmfix import fixture
-from virtbench.profile.kvm_trace import parse_kvm_exit_lines, unwrap
+from virtbench.profile.kvm_trace import parse_kvm_exit_lines, parse_kvm_pio_lines, pio_note, unwrap
 from virtbench.profile.model import FunctionRow, ReasonRow
 
 
@@ -106,3 +106,11 @@ def test_text_without_kvm_exit_gives_an_empty_trace():
 def test_pvm_host_has_no_kvm_exit_records():
     trace = parse_kvm_exit_lines(fixture("kvm_exit/pvm_host_perf_script.txt"))
     assert trace.exits == [] and trace.paired == 0
+
+
+def test_pvm_host_ports_from_kvm_pio():
+    pio = parse_kvm_pio_lines(fixture("kvm_exit/pvm_host_perf_script.txt"))
+    assert sum(pio.values()) == 213
+    assert pio[(0x64, "read")] == 43 and pio[(0xcf8, "write")] == 17 and pio[(0x70, "read")] == 9
+    assert pio_note(pio, top=2) == ["port I/O by port (kvm:kvm_pio, 213 records): 0x64 read 43, 0x60 write 17"]
+    assert pio_note(parse_kvm_pio_lines(fixture("kvm_exit/nested_ept_newformat.txt"))) == []

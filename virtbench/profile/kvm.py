@@ -10,7 +10,8 @@ KvmProfiler is the edge: it builds the perf command lines and runs them through 
 trial of a running QEMU:
 
     perf kvm stat record -o DIR/kvm-stat.data -p QEMU_PID          (or -t TID,TID for the vCPU threads)
-    perf record -e kvm:kvm_exit -o DIR/kvm-exit.data -p QEMU_PID    (guest RIP of every exit)
+    perf record -e kvm:kvm_exit -e kvm:kvm_pio -o DIR/kvm-exit.data -p QEMU_PID
+                                                                    (guest RIP of every exit, ports)
     ... the trial ...; both stopped with SIGINT
     perf kvm -i DIR/kvm-stat.data stat report --event=vmexit        (perf 6.1 prints it on stderr)
     perf script -i DIR/kvm-exit.data -F tid,cpu,time,event,trace
@@ -32,7 +33,8 @@ from virtbench.profile.kvm_qmp import (EXIT_COUNTERS, counter_notes, counter_rea
                                        diff_query_stats, parse_query_stats, query_stats_command)
 from virtbench.profile.kvm_stat import (KvmProfileError, parse_perf_kvm_stat_report,  # noqa: F401
                                         read_perf_kvm_stat_report)
-from virtbench.profile.kvm_trace import KvmExitTrace, Symbolise, parse_kvm_exit_lines  # noqa: F401
+from virtbench.profile.kvm_trace import (KvmExitTrace, Symbolise, parse_kvm_exit_lines,  # noqa: F401
+                                         parse_kvm_pio_lines, pio_note)
 from virtbench.profile.model import Profile
 
 INSTALL_PERF = "apt-get install linux-perf"
@@ -71,7 +73,8 @@ class KvmProfiler:
         target = ["-t", ",".join(str(t) for t in tids)] if tids else ["-p", str(pid)]
         argvs = [[self.perf, "kvm", "stat", "record", "-o", str(self.stat_file), *target]]
         if self.per_rip:
-            argvs.append([self.perf, "record", "-e", "kvm:kvm_exit", "-o", str(self.exit_file), *target])
+            argvs.append([self.perf, "record", "-e", "kvm:kvm_exit", "-e", "kvm:kvm_pio",
+                          "-o", str(self.exit_file), *target])
         return argvs
 
     def report_argv(self) -> list[str]:
@@ -117,18 +120,18 @@ class KvmProfiler:
             _recorder_ok(name, code, out + err)
         code, out, err = self._run(self.report_argv(), self.timeout)
         report = read_perf_kvm_stat_report(err + "\n" + out)
-        trace = KvmExitTrace()
+        trace, pio = KvmExitTrace(), None
         if session.exit_file is not None:
             code, out, err = self._run(self.script_argv(), self.timeout)
             if code != 0:
                 raise KvmProfileError(f"perf script failed ({_first_line(err)}) on {session.exit_file}")
-            trace = parse_kvm_exit_lines(out)
-        return self.assemble(duration, report, trace, qmp_before, qmp_after)
+            trace, pio = parse_kvm_exit_lines(out), parse_kvm_pio_lines(out)
+        return self.assemble(duration, report, trace, qmp_before, qmp_after, pio)
 
     def assemble(self, duration: float, report, trace: KvmExitTrace,
-                 qmp_before: Any = None, qmp_after: Any = None) -> Profile:
+                 qmp_before: Any = None, qmp_after: Any = None, pio=None) -> Profile:
         """The Profile from what was read (pure)."""
-        notes = report.notes()
+        notes = report.notes() + pio_note(pio or {})
         delta = diff_query_stats(qmp_before, qmp_after) if qmp_before is not None and qmp_after is not None else {}
         by_reason = list(report.rows) or trace.reason_rows()
         if trace.exits:
