@@ -35,7 +35,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",
-        "virtbench.warmup", "virtbench.analysis", "virtbench.report")),
+        "virtbench.warmup", "virtbench.analysis", "virtbench.report",
+        "virtbench.exitprofiles")),
     ("cli", ("virtbench.cli", "virtbench.__main__")),
 ]
 

@@ -52,6 +52,7 @@ class Capabilities:
     memory_size: Answer      # how much memory a benchmark may use is known
     pairing: Answer          # two instances joined guest to guest (tcp-g2g)
     pair_end: Answer         # can be one end of such a pair (its host side is virtbench's)
+    exit_profile: Answer     # a profiled trial says why (--profile exits): how = kvm | tcg
 
     @classmethod
     def none(cls, who: str) -> "Capabilities":
@@ -68,6 +69,8 @@ class Capabilities:
             pairing=cannot(f"{who}: guest-to-guest benchmarks need two instances of one "
                            "environment; add instances=2 to its spec"),
             pair_end=cannot(f"{who} cannot be one end of a guest-to-guest pair"),
+            exit_profile=cannot(f"{who}: exit profiles need a guest whose hypervisor virtbench "
+                                "runs (qemu)"),
         )
 
     def with_(self, **answers: Answer) -> "Capabilities":

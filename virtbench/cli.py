@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also run again the trials that failed "
                           "(the failed rows are kept as superseded)")
+    run.add_argument("--profile", choices=["exits"],
+                     help="exits: after the measured trials, one profiled trial per guest x "
+                          "benchmark says why (VM exits under KVM, would-be exits under TCG)")
     run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -142,7 +145,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
     else:
         study = study_mod.load(args.study) if args.study else None
         study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
-                                     baseline=args.baseline, seed=args.seed, quick=args.quick)
+                                     baseline=args.baseline, seed=args.seed, quick=args.quick,
+                                     profile=args.profile)
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
@@ -162,6 +166,9 @@ def cmd_run(args, out: Console, err: Console) -> int:
         return EXIT_INTERRUPTED
     from .report.terminal import print_report
     print_report(analysis.analyze_run(store, outcome.run_id), out)
+    if outcome.failed_profiles:
+        err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
+                  f"why is in `virtbench report {outcome.run_id} --profile`")
     if outcome.failed:
         err.print(f"[yellow]{outcome.failed} trial(s) failed[/]; their errors are in the store "
                   f"(virtbench report {outcome.run_id} --format json)")
@@ -189,6 +196,12 @@ def _print_plan(prepared, out: Console) -> int:
         say(f"  environment {label}  ({env.spec})")
     for spec, why in prepared.skipped:
         say(f"  skipped environment {spec}: {why}")
+    if s.profile == "exits":
+        say("  then exit profiles: one extra profiled trial per environment x benchmark, "
+            "not a measured one")
+        for label, env in prepared.envs.items():
+            answer = env.capabilities().exit_profile
+            say(f"    {label}: " + (answer.how if answer else f"none ({answer.reason})"))
     notes = s.method_notes()
     for label, (bench, params) in prepared.cases.items():
         say(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()))

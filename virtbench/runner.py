@@ -55,6 +55,7 @@ class Outcome:
     done: int = 0
     failed: int = 0
     skipped_before: int = 0
+    failed_profiles: int = 0     # --profile exits: profiles that could not be taken
 
 
 def prepare(study: Study, dry_run: bool = False) -> Prepared:
@@ -207,6 +208,10 @@ class Runner:
                     if not ok and slot.trial >= 0:
                         outcome.failed += 1
                     progress.advance(task)
+            if getattr(study, "profile", None) == "exits":
+                from .exitprofiles import profile_exits
+                outcome.failed_profiles = profile_exits(self.store, run_id, prepared, state,
+                                                        self.console)
         except KeyboardInterrupt:
             outcome.status = "interrupted"
             self.store.set_run_status(run_id, "interrupted")

@@ -246,6 +246,16 @@ class Environment(ABC):
             return TrialOutcome(error=refusal)
         return bench.run_trial(self, params)
 
+    # -- exit profiles (--profile exits) -------------------------------------------------
+    def profiled_trial(self, bench, params: dict):
+        """One extra trial of `bench`, profiled, never a measured one: (TrialOutcome, Profile).
+        Only where capabilities().exit_profile says it can."""
+        raise VirtbenchError(self.capabilities().exit_profile.reason
+                             or f"environment {self.label} cannot profile")
+
+    def end_profiling(self) -> None:
+        """Let go of what profiling needed (a profiling twin of a guest); idempotent."""
+
     def metadata(self) -> dict:
         """The fingerprint stored with the run (CPU, kernel, versions, device models...)."""
         return {}
