@@ -69,7 +69,8 @@ class GuestSide:
             net_path=can(self.values["nic"]), remote_peer=can("a namespace behind the tap"),
             ssh_target=can("the guest's sshd"), pause=can("QMP stop/cont"),
             drop_caches=can("the guest's, then the host's"),
-            memory_size=can(f"mem={self.values['mem']}"), pair_end=can())
+            memory_size=can(f"mem={self.values['mem']}"), pair_end=can(),
+            exit_profile=self._exit_profile_answer())
 
     def kernel_path(self, name: str) -> str:
         return f"{GUEST_KERNEL_DIR}/{name}"
