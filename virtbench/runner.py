@@ -22,8 +22,8 @@ from . import __version__, benchmarks, environments, kernels, targets, warmup
 from .capabilities import cannot_run
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
-from .lifecycle import Lifecycle, _jsonable
-from .store import Sample, Store, now
+from .lifecycle import Lifecycle
+from .store import Sample, Store, jsonable, now
 from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
                     validate)
 
@@ -152,7 +152,7 @@ class Runner:
                                        version=__version__, host=socket.gethostname())
         for label, env in prepared.envs.items():
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),
-                                          options=_jsonable(env.values), status="planned")
+                                          options=jsonable(env.values), status="planned")
         for spec, why in prepared.skipped:
             self.store.add_warning(run_id, "environment_skipped", f"{spec}: {why}", environment=spec)
         for env, case, why in prepared.skipped_cases:
@@ -263,7 +263,7 @@ class Runner:
         for kind, message in result.warnings:
             state.warn_once(kind, message, slot.environment, slot.benchmark)
         if not result.ok:
-            self.console.print(f"[red]failed[/] " + escape(
+            self.console.print("[red]failed[/] " + escape(
                 f"{slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}: "
                 f"{result.error}"))
         return result.ok

@@ -143,6 +143,17 @@ warnings = sa.Table(
 )
 
 
+def jsonable(value):
+    """`value` with anything JSON cannot hold (paths, enums...) as text, for JSON columns."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
 def now() -> datetime:
     return datetime.now(timezone.utc)
 

@@ -177,9 +177,12 @@ class Environment(ABC):
         raise VirtbenchError(f"environment {self.label} has no scratch disk")
 
     def scratch_device(self) -> str | None:
-        """The block device under test, as seen inside the environment (read by hdparm);
-        None where there is none."""
-        return None
+        """The block device under test, as seen inside the environment (read by hdparm):
+        here, the one findmnt finds under the scratch directory; None where there is none
+        (tmpfs, overlay)."""
+        res = self.exec(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()], timeout=30)
+        source = res.stdout.strip()
+        return source if res.exit == 0 and source.startswith("/dev/") else None
 
     def net_path(self) -> NetPath:
         """Set up (once) and return the network path under test; stop() removes it."""

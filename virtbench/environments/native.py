@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 
 from .. import fingerprint, kernels
@@ -134,13 +133,6 @@ class Native(Environment):
     def scratch_dir(self) -> str:
         os.makedirs(self.values["scratch"], exist_ok=True)
         return self.values["scratch"]
-
-    def scratch_device(self) -> str | None:
-        """The block device holding the scratch directory (read-only use: hdparm)."""
-        proc = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()],
-                              capture_output=True, text=True)
-        source = proc.stdout.strip()
-        return source if source.startswith("/dev/") else None
 
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)

@@ -193,11 +193,6 @@ class Ssh(Environment):
             raise VirtbenchError(f"{self.label}: cannot create scratch={d}: {res.stderr.strip()}")
         return d
 
-    def scratch_device(self) -> str | None:
-        res = self.exec(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()], timeout=30)
-        source = res.stdout.strip()
-        return source if res.exit == 0 and source.startswith("/dev/") else None
-
     def net_path(self) -> NetPath:
         peer = self.values["peer"]
         if not peer:
