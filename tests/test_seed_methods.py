@@ -11,7 +11,8 @@ STUDIES = Path(__file__).resolve().parents[1] / "studies"
 
 @pytest.fixture
 def env(tmp_path):
-    return environments.create(f"native:scratch={tmp_path}")
+    with environments.create(f"native:scratch={tmp_path}") as e:   # argv may ask it things
+        yield e
 
 
 def case(study_name: str, label: str):
