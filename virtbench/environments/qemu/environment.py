@@ -24,6 +24,7 @@ from . import kvm_probe, version
 from .argv import build_argv
 from .guest import GuestSide
 from .options import OPTIONS, check_combination, resolve_machine
+from .tunings import boot_args, check_tunings
 from .process import (WORK_ROOT, describe_loss, die_with_parent, install_signal_handlers, live,
                       live_lock, sweep_stale)
 from .qmp import Qmp
@@ -48,6 +49,7 @@ class Qemu(GuestSide, Environment):
         self.accel_reason = ""
         self.machine = resolve_machine(self.values["disk"], self.values["machine"])
         check_combination(self.values["cache"], self.values["aio"])
+        check_tunings(self.values, self.kind)
         self.cpu = self.values["cpu"]
         self.vhost = False
         self.image: guest_image.ImageInfo | None = None
@@ -70,6 +72,7 @@ class Qemu(GuestSide, Environment):
         self.paused = False
         self._vcpu_tids: list[int] | None = None
         self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
+        self.tunings_read: dict = {}      # the guest's read-back of the tunings (metadata)
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -193,6 +196,7 @@ class Qemu(GuestSide, Environment):
         try:
             self._start_guardian()
             self._boot()
+            self._apply_tunings()
         except BaseException:
             self.stop()
             raise
@@ -217,7 +221,7 @@ class Qemu(GuestSide, Environment):
             "console_log": self.console_log, "agent_socket": self.workdir / "agent.sock",
             "agent_transport": self.values["agent"],
             "qmp_socket": self.workdir / "qmp.sock", "pidfile": self.workdir / "qemu.pid",
-            "name": f"virtbench-{self.ns.name}",
+            "name": f"virtbench-{self.ns.name}", "boot_args": boot_args(self.values),
         }
         self.argv = build_argv(cfg) + list(self.extra_argv)
         stderr_path = self.workdir / "qemu.stderr"
