@@ -8,6 +8,7 @@ PACKAGES=(
   python3 python3-venv                      # the tool itself
   build-essential libgmp-dev libmpfr-dev    # our kernels: himeno, stream, pi (static)
   qemu-system-x86 qemu-utils                # guests
+  linux-perf                                # KVM exit profiles (perf kvm stat, kvm:kvm_exit)
   debootstrap e2fsprogs busybox-static cpio # the guest image and its small initramfs
   iproute2 kmod procps util-linux           # network namespaces, taps, module loading, findmnt
   fio hdparm bonnie++                       # disk benchmarks on bare metal

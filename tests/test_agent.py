@@ -136,3 +136,23 @@ def test_large_replies_arrive_whole_over_a_serial_line():
         proc.wait()
         os.close(master)
         os.close(slave)
+
+
+def test_a_host_that_goes_away_mid_command_takes_the_command_with_it(tmp_path):
+    """--stdio: the host's end closes (an ssh connection dropped) while a command runs: the
+    agent kills it at once instead of leaving it to its time limit, then ends."""
+    marker = tmp_path / "still-running"
+    proc = subprocess.Popen([sys.executable, str(AGENT_SOURCE), "--stdio"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    req = {"id": 1, "op": "exec", "argv": ["sh", "-c", f"sleep 4; touch {marker}"],
+           "timeout": 60}
+    proc.stdin.write((json.dumps(req) + "\n").encode())
+    proc.stdin.flush()
+    time.sleep(0.5)                           # the command is running
+    t0 = time.monotonic()
+    proc.stdin.close()
+    proc.stdout.close()
+    assert proc.wait(timeout=10) is not None
+    assert time.monotonic() - t0 < 3          # not the 4 s the command would take
+    time.sleep(4.5)
+    assert not marker.exists()

@@ -31,11 +31,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.netpath_types", "virtbench.outcome", "virtbench.store", "virtbench.kernels",
         "virtbench.guest", "virtbench.sshd", "virtbench.sshsession", "virtbench.fingerprint",
         "virtbench.hypervisor", "virtbench.pinning", "virtbench.targets",
-        "virtbench.profile")),
+        "virtbench.profile", "virtbench.capabilities", "virtbench.hostexec")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",
-        "virtbench.warmup", "virtbench.analysis", "virtbench.report")),
+        "virtbench.warmup", "virtbench.analysis", "virtbench.report",
+        "virtbench.exitprofiles")),
     ("cli", ("virtbench.cli", "virtbench.__main__")),
 ]
 

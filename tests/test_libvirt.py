@@ -273,3 +273,14 @@ def test_a_run_of_an_existing_domain_beside_native(domain_spec, capsys, store_ur
     assert {e["label"] for e in data["environments"]} == {"native", "libvirt-test/guest"}
     rows = [r for r in data["results"] if r["environment"] == "libvirt-test/guest"]
     assert rows and rows[0]["n"] == 2
+
+
+def test_an_existing_domain_offers_what_ssh_offers_and_pausing():
+    env = create("libvirt:uri=test:///default,domain=test,host=192.0.2.5")
+    caps = env.capabilities()
+    assert caps.pause and caps.scratch
+    assert not caps.net_path and "peer=" in caps.net_path.reason
+    with_peer = create("libvirt:uri=test:///default,domain=test,host=192.0.2.5,peer=192.0.2.1")
+    assert with_peer.capabilities().net_path
+    defined = create("libvirt:uri=qemu:///system,accel=tcg")
+    assert defined.capabilities().ssh_target and defined.capabilities().pair_end

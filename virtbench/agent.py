@@ -24,15 +24,37 @@ import json
 import os
 import platform
 import resource
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 AGENT_VERSION = 1
 MAX_OUTPUT = 32 * 1024 * 1024  # bytes of stdout/stderr returned per stream
+
+# With --stdio: the host's end of our stdin. When the host goes away (its ssh connection
+# dropped, the host killed), a command still running is killed rather than left to its
+# time limit: nobody will read its result.
+HANGUP_FD = None
+
+
+def _kill_on_hangup(fd, proc, done):
+    """Until `done` is set: when `fd`'s writer hangs up, kill `proc`'s process group.
+    Only hang-ups count (POLLHUP, POLLRDHUP, POLLERR), never pending data."""
+    poller = select.poll()
+    poller.register(fd, getattr(select, "POLLRDHUP", 0))
+    gone = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
+    while not done.is_set():
+        if any(ev & gone for _, ev in poller.poll(200)):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            return
 
 
 def _decode(data):
@@ -63,6 +85,10 @@ def do_exec(req):
         return {"ok": True, "exit": 127, "stdout": "", "stderr": "%s: %s" % (argv[0], exc),
                 "wall_s": 0.0, "user_s": 0.0, "sys_s": 0.0, "timed_out": False}
     stdin = (req.get("stdin") or "").encode()
+    done = threading.Event()
+    if HANGUP_FD is not None:
+        threading.Thread(target=_kill_on_hangup, args=(HANGUP_FD, proc, done),
+                         daemon=True).start()
     try:
         out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -72,6 +98,8 @@ def do_exec(req):
         except ProcessLookupError:
             pass
         out, err = proc.communicate()
+    finally:
+        done.set()
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
@@ -181,6 +209,8 @@ def main(argv=None):
                              "its tools) when the host goes away, even if it died")
     args = parser.parse_args(argv)
     if args.stdio:
+        global HANGUP_FD
+        HANGUP_FD = sys.stdin.fileno()
         try:
             serve(sys.stdin.buffer, sys.stdout.buffer)
         finally:

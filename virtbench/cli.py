@@ -11,7 +11,7 @@ from rich.table import Table
 
 from . import __version__, analysis, benchmarks, environments, report, study as study_mod, warmup
 from .errors import VirtbenchError
-from .runner import Runner, estimate_s, prepare
+from .runner import Runner, estimate_s, prepare, skip_line
 from .store import Store
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also run again the trials that failed "
                           "(the failed rows are kept as superseded)")
+    run.add_argument("--profile", choices=["exits"],
+                     help="exits: after the measured trials, one profiled trial per guest x "
+                          "benchmark says why (VM exits under KVM, would-be exits under TCG)")
     run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -66,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", default="table", choices=report.FORMATS)
     rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     rep.add_argument("--threshold", type=float, help="verdict threshold in % (default: the study's)")
+    rep.add_argument("--profile", action="store_true",
+                     help="only the run's exit profiles (recorded by run --profile exits)")
     rep.add_argument("--store", metavar="URL")
 
     cmp = sub.add_parser("compare", help="A/B two runs with significance")
@@ -140,17 +145,30 @@ def cmd_run(args, out: Console, err: Console) -> int:
     else:
         study = study_mod.load(args.study) if args.study else None
         study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
-                                     baseline=args.baseline, seed=args.seed, quick=args.quick)
+                                     baseline=args.baseline, seed=args.seed, quick=args.quick,
+                                     profile=args.profile)
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
             return _print_plan(prepared, out)
+        if prepared.runnable == 0:      # every case skipped: say why, store nothing
+            for env in prepared.envs.values():
+                env.stop()              # resolve() may have connected (ssh, libvirt)
+            for env, case, why in prepared.skipped_cases:
+                err.print(f"[yellow]skipping[/] {escape(skip_line(env, case, why))}",
+                          highlight=False)
+            err.print("nothing to run: no environment of this study can run any of its "
+                      "benchmarks (see above); no run was stored", highlight=False)
+            return EXIT_OK
         store = Store(args.store)
         outcome = Runner(store, console=err, show_progress=not args.no_progress).start(prepared)
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
     from .report.terminal import print_report
     print_report(analysis.analyze_run(store, outcome.run_id), out)
+    if outcome.failed_profiles:
+        err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
+                  f"why is in `virtbench report {outcome.run_id} --profile`")
     if outcome.failed:
         err.print(f"[yellow]{outcome.failed} trial(s) failed[/]; their errors are in the store "
                   f"(virtbench report {outcome.run_id} --format json)")
@@ -165,9 +183,12 @@ def _print_plan(prepared, out: Console) -> int:
     def say(text: str) -> None:
         out.print(escape(text), highlight=False)
 
-    total = warmup.planned_trials(s, len(prepared.envs), len(prepared.cases))
+    total = warmup.planned_trials(s, len(prepared.envs), len(prepared.cases),
+                                  len(prepared.skipped_cases))
+    n_skip = len(prepared.skipped_cases)
     say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
-        f"environment(s) x {len(prepared.cases)} benchmark(s) = {total} trials"
+        f"environment(s) x {len(prepared.cases)} benchmark(s)"
+        + (f" - {n_skip} skipped case(s)" if n_skip else "") + f" = {total} trials"
         + (" (quick sizes)" if s.quick else ""))
     say(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
         f"{s.seed if s.seed is not None else '(random at start)'}; pin {s.pin}; alpha {s.alpha:g}")
@@ -175,11 +196,19 @@ def _print_plan(prepared, out: Console) -> int:
         say(f"  environment {label}  ({env.spec})")
     for spec, why in prepared.skipped:
         say(f"  skipped environment {spec}: {why}")
+    if s.profile == "exits":
+        say("  then exit profiles: one extra profiled trial per environment x benchmark, "
+            "not a measured one")
+        for label, env in prepared.envs.items():
+            answer = env.capabilities().exit_profile
+            say(f"    {label}: " + (answer.how if answer else f"none ({answer.reason})"))
     notes = s.method_notes()
     for label, (bench, params) in prepared.cases.items():
         say(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()))
         if label in notes:
             say(f"    method note: {notes[label]}")
+    for env, case, why in prepared.skipped_cases:
+        say(f"  skipped {skip_line(env, case, why)}")
     minutes = estimate_s(prepared) / 60          # warm-ups included
     say(f"estimated time: about {minutes:.0f} min on bare metal (guests under TCG are much "
         "slower); dry run: nothing was built, probed or started")
@@ -209,6 +238,9 @@ def _emit(text: str, output: str | None, out: Console) -> None:
 def cmd_report(args, out: Console) -> int:
     store = Store(args.store)
     result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold)
+    if args.profile:
+        _emit(report.render_profiles(result, args.format), args.output, out)
+        return EXIT_OK
     if args.format == "table" and not args.output:
         from .report.terminal import print_report
         print_report(result, out)

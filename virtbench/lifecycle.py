@@ -17,7 +17,7 @@ from rich.markup import escape
 from . import pinning
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
-from .store import Store
+from .store import Store, jsonable
 
 MAX_RESTARTS = 2   # restarts of one environment after losses, per run session
 LOSS_SETTLE_S = 3.0  # how long a lost agent's environment gets to show it is gone
@@ -115,7 +115,7 @@ class Lifecycle:
             meta["stands_for"] = env.stands_for    # a user's target measured as a study's env
         meta["pinning"] = {"mode": self.pin, "host_cpus": list(self.cpus), "benchmarks": {}}
         self.meta[label] = meta
-        self.store.upsert_environment(self.run_id, label, status="up", metadata=_jsonable(meta),
+        self.store.upsert_environment(self.run_id, label, status="up", metadata=jsonable(meta),
                                       boot_s=boot_s)
         for note in env.notes:
             self.store.add_warning(self.run_id, "environment_note", note, environment=label)
@@ -185,7 +185,7 @@ class Lifecycle:
         if meta is None or meta["pinning"]["benchmarks"].get(bench) == value:
             return
         meta["pinning"]["benchmarks"][bench] = value
-        self.store.upsert_environment(self.run_id, label, metadata=_jsonable(meta))
+        self.store.upsert_environment(self.run_id, label, metadata=jsonable(meta))
 
     # -- warnings and stopping -----------------------------------------------------------
     def warn_once(self, kind: str, message: str, environment: str | None,
@@ -220,13 +220,3 @@ def _safe(fn, default):
         return fn()
     except Exception:
         return default
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)

@@ -18,6 +18,7 @@ import time
 
 from . import netns
 from .errors import VirtbenchError
+from .hostexec import LOCAL, HostExecutor
 from .netpath_types import NetPath
 
 # Subnets inside our own namespaces only; never routed anywhere else. Instance i of a group
@@ -115,12 +116,14 @@ def join_hosts(ns_a: str, env_a: str, ns_b: str, env_b: str) -> None:
 class HostServer:
     """A server run on the host through a namespace's exec prefix (iperf3, sockperf, a private
     sshd), ready once its port listens, always stopped. Bounded: it must listen within
-    `ready_timeout` seconds or it is killed."""
+    `ready_timeout` seconds or it is killed. `host` starts it and asks `ss` (a test's fake)."""
 
-    def __init__(self, argv: list[str], port: int, prefix: list[str], ready_timeout: float = 10):
+    def __init__(self, argv: list[str], port: int, prefix: list[str], ready_timeout: float = 10,
+                 host: HostExecutor = LOCAL):
         self.name = os.path.basename(argv[0])
-        self.proc = subprocess.Popen(prefix + argv, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+        self.host = host
+        self.proc = host.popen(prefix + argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True)
         deadline = time.monotonic() + ready_timeout
         while not self._listening(prefix, port):
             if self.proc.poll() is not None:
@@ -132,11 +135,9 @@ class HostServer:
                 raise VirtbenchError(f"{self.name} not listening on port {port} in time")
             time.sleep(0.05)
 
-    @staticmethod
-    def _listening(prefix: list[str], port: int) -> bool:
-        out = subprocess.run(prefix + ["ss", "-H", "-ltnu", f"sport = :{port}"],
-                             capture_output=True, text=True, timeout=10).stdout
-        return bool(out.strip())
+    def _listening(self, prefix: list[str], port: int) -> bool:
+        out = self.host.run(prefix + ["ss", "-H", "-ltnu", f"sport = :{port}"], timeout=10)
+        return bool(out.stdout.strip())
 
     def stop(self) -> None:
         if self.proc.poll() is None:

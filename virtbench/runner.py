@@ -19,10 +19,11 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
 from . import __version__, benchmarks, environments, kernels, targets, warmup
+from .capabilities import cannot_run
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
-from .lifecycle import Lifecycle, _jsonable
-from .store import Sample, Store, now
+from .lifecycle import Lifecycle
+from .store import Sample, Store, jsonable, now
 from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
                     validate)
 
@@ -34,6 +35,17 @@ class Prepared:
     cases: dict[str, tuple[benchmarks.Benchmark, dict[str, Any]]]   # label -> (bench, params)
     baseline: str | None
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (spec, why) not run here
+    # (environment label, case label, why): cases the environment cannot run, left out
+    skipped_cases: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def skip(self) -> set[tuple[str, str]]:
+        return {(env, case) for env, case, _ in self.skipped_cases}
+
+    @property
+    def runnable(self) -> int:
+        """(environment, benchmark) cases the plan runs."""
+        return len(self.envs) * len(self.cases) - len(self.skipped_cases)
 
 
 @dataclass
@@ -43,6 +55,7 @@ class Outcome:
     done: int = 0
     failed: int = 0
     skipped_before: int = 0
+    failed_profiles: int = 0     # --profile exits: profiles that could not be taken
 
 
 def prepare(study: Study, dry_run: bool = False) -> Prepared:
@@ -88,7 +101,24 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     if not envs:
         raise VirtbenchError("no environment of this study can run here: " + "; ".join(
             f"{spec}: {why}" for spec, why in skipped))
-    return Prepared(study, envs, cases, baseline, skipped)
+    return Prepared(study, envs, cases, baseline, skipped, skipped_cases(envs, cases))
+
+
+def skipped_cases(envs: dict[str, Environment], cases: dict) -> list[tuple[str, str, str]]:
+    """(environment, case, why) for every case an environment cannot run, decided from what
+    it says it can offer and what the benchmark needs: before anything starts."""
+    out = []
+    for label, env in envs.items():
+        caps = env.capabilities()
+        for case, (bench, params) in cases.items():
+            why = cannot_run(caps, bench.requirements(params))
+            if why is not None:
+                out.append((label, case, why))
+    return out
+
+
+def skip_line(env: str, case: str, why: str) -> str:
+    return f"{case} on {env}: {why}"
 
 
 def estimate_s(prepared: Prepared) -> float:
@@ -96,9 +126,10 @@ def estimate_s(prepared: Prepared) -> float:
     the benchmark's own notion of its size where it has one."""
     total = 0.0
     per_case = prepared.study.trials + warmup.count(prepared.study)   # warm-ups run too
-    for _, (bench, params) in prepared.cases.items():
+    skip = prepared.skip
+    for case, (bench, params) in prepared.cases.items():
         per = float(params.get("target_seconds", 0) or 0) + 2.0
-        total += per * per_case * len(prepared.envs)
+        total += per * per_case * sum((env, case) not in skip for env in prepared.envs)
     return total
 
 
@@ -121,9 +152,12 @@ class Runner:
                                        version=__version__, host=socket.gethostname())
         for label, env in prepared.envs.items():
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),
-                                          options=_jsonable(env.values), status="planned")
+                                          options=jsonable(env.values), status="planned")
         for spec, why in prepared.skipped:
             self.store.add_warning(run_id, "environment_skipped", f"{spec}: {why}", environment=spec)
+        for env, case, why in prepared.skipped_cases:
+            self.store.add_warning(run_id, "benchmark_skipped", skip_line(env, case, why),
+                                   environment=env, benchmark=case)
         return self._execute(run_id, prepared)
 
     def resume(self, run_id: str, retry_failed: bool = False) -> Outcome:
@@ -141,7 +175,8 @@ class Runner:
     def _execute(self, run_id: str, prepared: Prepared) -> Outcome:
         study = prepared.study
         slots = warmup.with_warmups(
-            plan(list(prepared.envs), list(prepared.cases), study.trials, study.seed),
+            plan(list(prepared.envs), list(prepared.cases), study.trials, study.seed,
+                 skip=prepared.skip),
             warmup.count(study))
         done = self.store.done_slots(run_id)
         todo = [s for s in slots if (s.environment, s.benchmark, s.trial) not in done]
@@ -149,9 +184,14 @@ class Runner:
         for spec, why in prepared.skipped:
             self.console.print(f"[yellow]skipping[/] environment {escape(spec)}: {escape(why)}",
                                highlight=False)
+        for env, case, why in prepared.skipped_cases:
+            self.console.print(f"[yellow]skipping[/] {escape(skip_line(env, case, why))}",
+                               highlight=False)
         self.store.set_run_status(run_id, "running", finished=False)
         self.console.print(f"[bold]run {run_id}[/]: {len(prepared.envs)} environment(s) x "
                            f"{len(prepared.cases)} benchmark(s) x {study.trials} trial(s)"
+                           + (f", {len(prepared.skipped_cases)} case(s) skipped"
+                              if prepared.skipped_cases else "")
                            + (f", {outcome.skipped_before} already done" if outcome.skipped_before else "")
                            + (" [yellow](quick sizes)[/]" if study.quick else ""))
         state = Lifecycle(prepared.envs, self.store, run_id, self.console,
@@ -168,6 +208,10 @@ class Runner:
                     if not ok and slot.trial >= 0:
                         outcome.failed += 1
                     progress.advance(task)
+            if getattr(study, "profile", None) == "exits":
+                from .exitprofiles import profile_exits
+                outcome.failed_profiles = profile_exits(self.store, run_id, prepared, state,
+                                                        self.console)
         except KeyboardInterrupt:
             outcome.status = "interrupted"
             self.store.set_run_status(run_id, "interrupted")
@@ -219,7 +263,7 @@ class Runner:
         for kind, message in result.warnings:
             state.warn_once(kind, message, slot.environment, slot.benchmark)
         if not result.ok:
-            self.console.print(f"[red]failed[/] " + escape(
+            self.console.print("[red]failed[/] " + escape(
                 f"{slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}: "
                 f"{result.error}"))
         return result.ok

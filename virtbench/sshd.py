@@ -11,16 +11,17 @@ import tempfile
 from pathlib import Path
 
 from .errors import VirtbenchError
+from .hostexec import LOCAL, HostExecutor
 from .netpath import HostServer
 
 PORT = 2222
 
 
-def supported_ciphers() -> list[str]:
-    """What this host's OpenSSH client offers (`ssh -Q cipher`)."""
-    if not shutil.which("ssh"):
+def supported_ciphers(host: HostExecutor = LOCAL) -> list[str]:
+    """What this host's OpenSSH client offers (`ssh -Q cipher`, run through `host`)."""
+    out = host.run(["ssh", "-Q", "cipher"], timeout=10)
+    if out.exit == 127:
         raise VirtbenchError("ssh not found; install it with: apt-get install openssh-client")
-    out = subprocess.run(["ssh", "-Q", "cipher"], capture_output=True, text=True, timeout=10)
     return out.stdout.split()
 
 
@@ -32,11 +33,13 @@ def keygen(path: Path) -> None:
 class Sshd:
     """sshd -D in a namespace (through `prefix`), listening on `address`:`port`."""
 
-    def __init__(self, address: str, prefix: list[str], port: int = PORT):
+    def __init__(self, address: str, prefix: list[str], port: int = PORT,
+                 directory: str | None = None):
         sshd = shutil.which("sshd") or "/usr/sbin/sshd"
         if not Path(sshd).exists():
             raise VirtbenchError("sshd not found; install it with: apt-get install openssh-server")
-        self.dir = Path(tempfile.mkdtemp(prefix="vb-sshd-"))
+        # keys and config in `directory` (default: the temporary directory)
+        self.dir = Path(tempfile.mkdtemp(prefix="vb-sshd-", dir=directory))
         keygen(self.dir / "host_key")
         keygen(self.dir / "client_key")
         (self.dir / "authorized_keys").write_text((self.dir / "client_key.pub").read_text())

@@ -98,6 +98,22 @@ boots = sa.Table(
     sa.UniqueConstraint("run_id", "environment", "boot"),
 )
 
+# exit profiles (--profile exits): one profiled trial per environment x benchmark, never one
+# of the measured trials; the profile as virtbench.profile.model.Profile.to_json() gives it
+profiles = sa.Table(
+    "profiles", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("environment", sa.String(200), nullable=False),
+    sa.Column("benchmark", sa.String(200), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),      # ok, failed
+    sa.Column("error", sa.Text),
+    sa.Column("profile", sa.JSON),
+    sa.Column("wall_s", sa.Float),                            # the profiled trial's own time
+    sa.Column("recorded", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("run_id", "environment", "benchmark"),
+)
+
 # columns added to existing tables since the first schema: (table, column, DDL type+default)
 _ADDED_COLUMNS = [
     ("trials", "warmup", {"sqlite": "BOOLEAN NOT NULL DEFAULT 0",
@@ -125,6 +141,17 @@ warnings = sa.Table(
     sa.Column("kind", sa.String(40), nullable=False),
     sa.Column("message", sa.Text, nullable=False),
 )
+
+
+def jsonable(value):
+    """`value` with anything JSON cannot hold (paths, enums...) as text, for JSON columns."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
 
 
 def now() -> datetime:
@@ -334,6 +361,27 @@ class Store:
         return rows
 
     # -- warnings ------------------------------------------------------------------------
+    # -- exit profiles -------------------------------------------------------------------
+    def record_profile(self, run_id: str, environment: str, benchmark: str, *,
+                       profile: dict | None, error: str | None = None,
+                       wall_s: float | None = None) -> None:
+        """One environment x benchmark's profile (or why there is none); a second one for
+        the same pair (a resumed run) replaces the first."""
+        with self.engine.begin() as c:
+            c.execute(profiles.delete().where(profiles.c.run_id == run_id,
+                                              profiles.c.environment == environment,
+                                              profiles.c.benchmark == benchmark))
+            c.execute(profiles.insert().values(
+                run_id=run_id, environment=environment, benchmark=benchmark,
+                status="ok" if error is None else "failed", error=error, profile=profile,
+                wall_s=wall_s, recorded=now()))
+
+    def profiles(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(profiles.select().where(profiles.c.run_id == run_id)
+                             .order_by(profiles.c.id))
+            return [dict(r._mapping) for r in rows]
+
     def add_warning(self, run_id: str, kind: str, message: str, environment: str | None = None,
                     benchmark: str | None = None, metric: str | None = None) -> None:
         with self.engine.begin() as c:

@@ -81,6 +81,7 @@ class Study:
     warmup: int = DEFAULT_WARMUP     # unmeasured trials per environment x benchmark first
     pin: str = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
     alpha: float = DEFAULT_ALPHA     # significance level of the verdicts
+    profile: str | None = None       # "exits": one profiled trial per guest x benchmark
 
     def method_notes(self) -> dict[str, str]:
         """{benchmark label: note} of the benchmarks that carry a method note."""
@@ -140,7 +141,7 @@ def load(path: str | Path) -> Study:
     return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
                  trials=doc.trials, baseline=doc.baseline, threshold_pct=float(doc.threshold),
                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
-                 pin=doc.pin, alpha=doc.alpha)
+                 pin=doc.pin, alpha=doc.alpha, profile=doc.profile)
 
 
 def normalize_spec(spec: str) -> str:
@@ -258,7 +259,7 @@ def bench_case(text: str, quick: bool = False) -> BenchmarkCase:
 def with_flags(study: Study | None, envs: list[str] | None = None,
                benches: list[str] | None = None, trials: int | None = None,
                baseline: str | None = None, seed: int | None = None,
-               quick: bool = False) -> Study:
+               quick: bool = False, profile: str | None = None) -> Study:
     """Apply command-line flags on top of a study (or make one from flags alone).
 
     `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
@@ -283,6 +284,8 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
     if seed is not None:
         study.seed = seed
     study.quick = study.quick or quick
+    if profile is not None:
+        study.profile = profile
     if quick and trials is None:
         # a smoke run: enough trials for a CI and a p-value, not the full design's count
         study.trials = min(study.trials, QUICK_TRIALS)
@@ -316,14 +319,19 @@ class PlannedTrial:
     benchmark: str          # benchmark case label
 
 
-def plan(env_labels: list[str], case_labels: list[str], trials: int, seed: int) -> list[PlannedTrial]:
+def plan(env_labels: list[str], case_labels: list[str], trials: int, seed: int,
+         skip: set[tuple[str, str]] = frozenset()) -> list[PlannedTrial]:
     """Randomised block order: each block is every (environment, benchmark) once, shuffled
-    with the run's seed, so slow drift of the host never lands on one environment."""
+    with the run's seed, so slow drift of the host never lands on one environment. The
+    (environment, benchmark) pairs in `skip` are left out after the shuffle, so the others
+    keep the order the same seed gives them."""
     rng = random.Random(seed)
     slots: list[PlannedTrial] = []
     for t in range(trials):
         block = [(e, c) for e in env_labels for c in case_labels]
         rng.shuffle(block)
         for env, case in block:
+            if (env, case) in skip:
+                continue
             slots.append(PlannedTrial(len(slots), t, env, case))
     return slots

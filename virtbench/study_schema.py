@@ -65,6 +65,7 @@ class StudyFile(_Table):
     warmup: int = Field(DEFAULT_WARMUP, ge=0, le=1000)
     pin: Literal["auto", "off"] = DEFAULT_PIN
     alpha: float = Field(DEFAULT_ALPHA, gt=0, lt=0.5)
+    profile: Literal["exits"] | None = None
     environment: list[EnvironmentTable] = Field(default_factory=list)
     benchmark: list[BenchmarkTable] = Field(default_factory=list)
     published: list[PublishedTable] = Field(default_factory=list)
@@ -75,6 +76,7 @@ EXAMPLES = {
     "name": 'name = "my-study"', "description": 'description = "..."', "trials": "trials = 12",
     "baseline": 'baseline = "native"', "threshold": "threshold = 10", "seed": "seed = 42",
     "warmup": "warmup = 1", "pin": 'pin = "auto" (or "off")', "alpha": "alpha = 0.05",
+    "profile": 'profile = "exits" (one profiled trial per guest x benchmark)',
     "environment": '[[environment]] tables with spec = "KIND[:key=value,...]"',
     "benchmark": '[[benchmark]] tables with name = "BENCHMARK"',
     "published": "[[published]] tables", "spec": 'spec = "KIND[:key=value,...]"',

@@ -33,6 +33,7 @@ def with_warmups(slots: list[PlannedTrial], n: int) -> list[PlannedTrial]:
     return out
 
 
-def planned_trials(study, n_envs: int, n_cases: int) -> int:
-    """Trials a run executes, warm-ups included (for --dry-run's estimate)."""
-    return (study.trials + count(study)) * n_envs * n_cases
+def planned_trials(study, n_envs: int, n_cases: int, skipped: int = 0) -> int:
+    """Trials a run executes, warm-ups included (for --dry-run's estimate); `skipped`
+    (environment, benchmark) cases run none."""
+    return (study.trials + count(study)) * (n_envs * n_cases - skipped)

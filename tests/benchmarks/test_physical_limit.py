@@ -118,7 +118,7 @@ class FakeEnv(Environment):
 
 def test_virtual_disk_on_any_bus_is_bounded_by_the_host_device_not_its_link(monkeypatch, fixture_text):
     import virtbench.benchmarks.disk.physical_limit as pl
-    monkeypatch.setattr(pl, "host_device_facts", lambda path: {"disk": ["sda"], "sata_spd": ["6.0 Gbps"]})
+    monkeypatch.setattr(pl, "host_device_facts", lambda path, run: {"disk": ["sda"], "sata_spd": ["6.0 Gbps"]})
     check = LimitCheck()
     guest = {"ide": facts(fixture_text, "guest-ide-facts.txt"),
              "ahci": facts(fixture_text, "guest-ahci-facts.txt")}
@@ -134,7 +134,7 @@ def test_virtual_disk_on_any_bus_is_bounded_by_the_host_device_not_its_link(monk
         assert check.check(env, "ior-rw", {"write_mb_s": 950.0}, "out", lambda: seen) != []
     # a virtual disk whose host device has no rating (this machine's virtio vda): no check
     monkeypatch.setattr(pl, "host_device_facts",
-                        lambda path: facts(fixture_text, "host-image-file.txt"))
+                        lambda path, run: facts(fixture_text, "host-image-file.txt"))
     assert LimitCheck().check(FakeEnv("/x.raw", "none"), "dd-write", {"write_mb_s": 9e4},
                               "out", lambda: guest["ide"]) == []
     # no backing (native, or a VM we did not start): the device it sees, unless virtual

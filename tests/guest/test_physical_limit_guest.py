@@ -18,7 +18,7 @@ def test_ide_guest_dd_bounded_by_the_host_device_behind_its_image(monkeypatch):
     monkeypatch.setattr(pl, "LIMITS", pl.LimitCheck())
     asked = []
 
-    def slow_host_device(path):                 # stands in for a 3.3 MB/s PIO disk on the host
+    def slow_host_device(path, run):               # stands in for a 3.3 MB/s PIO disk on the host
         asked.append(path)
         return {"disk": ["sdz"], "xfer_mode": ["XFER_PIO_0"]}
 

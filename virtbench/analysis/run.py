@@ -10,6 +10,7 @@ from dataclasses import replace
 from .. import benchmarks, stats
 from ..store import Store
 from ..study import default_baseline
+from .profiles import profile_entries
 from .references import References
 
 DEFAULT_ALPHA = 0.05
@@ -179,6 +180,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         "warnings": warnings,
         "method_notes": [{"benchmark": b, "note": n} for b, n in notes.items()],
         "published_only": published_only,
+        "profiles": profile_entries(store.profiles(run_id), results),
     }
 
 

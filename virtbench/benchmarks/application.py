@@ -56,6 +56,7 @@ class Blast(Benchmark):
     description = "blastn (ncbi-blast+) with RIKEN's options against a generated nucleotide database"
     metrics = (Metric("seconds", "s", False, "wall time of the blastn search"),)
     tools = ("blastn", "makeblastdb", "python3")
+    needs = ("scratch",)
     defaults = {"seed": 1, "sequences": 20000, "length": 2000, "queries": 50, "query_length": 500,
                 "threads": 1}
     quick = {"sequences": 1000, "queries": 5}

@@ -34,6 +34,9 @@ class Benchmark:
     description: ClassVar[str] = ""
     metrics: ClassVar[tuple[Metric, ...]] = ()
     tools: ClassVar[tuple[str, ...]] = ()      # what must exist in the environment
+    # what the environment must offer (names of virtbench.capabilities.Capabilities fields);
+    # a case whose environment cannot is skipped with the reason before anything runs
+    needs: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict[str, Any]] = {}
     quick: ClassVar[dict[str, Any]] = {}
 
@@ -108,6 +111,11 @@ class Benchmark:
             if m.name == name:
                 return m
         raise KeyError(name)
+
+    def requirements(self, params: dict[str, Any]) -> tuple[str, ...]:
+        """The capabilities a trial with `params` needs (default: `needs`); a benchmark
+        whose needs depend on a parameter (cache=out drops caches) widens it."""
+        return self.needs
 
     def memory_need(self, params: dict[str, Any]) -> int:
         """Bytes one trial holds in memory at its peak (0: small or unknown); a group of

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import subprocess
 import time
 from typing import Any
 
@@ -124,6 +123,7 @@ class NetworkBenchmark(Benchmark):
 
     family = "network"
     port = 5201
+    needs = ("net_path",)
 
     def server_argv(self, params: dict[str, Any], address: str) -> list[str]:
         """iperf3's one-shot server by default (tcp, udp); sockperf overrides it."""
@@ -139,7 +139,7 @@ class NetworkBenchmark(Benchmark):
         try:
             path = env.net_path()
             with HostServer(self.server_argv(params, path.host_address), self.port,
-                            path.host_prefix):
+                            path.host_prefix, host=env.host):
                 result = env.exec(path.env_prefix + self.client_argv(params, path.host_address),
                                   timeout=self.timeout(params))
         except VirtbenchError as exc:
@@ -247,6 +247,7 @@ class PingHops(Benchmark):
                Metric("peer_env_rtt_us", "µs", False, "median RTT remote -> environment"),
                Metric("virt_hop_share_pct", "%", False, "host->environment RTT / end-to-end RTT"))
     tools = ("ping",)
+    needs = ("remote_peer", "net_path")   # without a remote peer, a peer= does not help
     # warmup: pings sent and discarded before each hop is measured, so an idle guest's wake-up
     # (and ARP) lands on no hop; it mattered: without it a TCG guest's first hop came out
     # slower than the end-to-end path through it.
@@ -256,24 +257,27 @@ class PingHops(Benchmark):
     def timeout(self, params):
         return (params["count"] + params["warmup"]) * max(params["interval"], 0.01) * 3 + 30
 
-    def _ping(self, prefix, target, params) -> dict[str, float]:
+    def _ping(self, host, prefix, target, params) -> dict[str, float]:
+        """One hop, pinged from the host side through `host` (the environment's executor)."""
         base = prefix + ["ping", "-i", str(params["interval"]), "-W", "2"]
         if params["warmup"]:
-            subprocess.run(base + ["-c", str(params["warmup"]), target], capture_output=True,
-                           timeout=self.timeout(params))
-        proc = subprocess.run(base + ["-c", str(params["count"]), target], capture_output=True,
-                              text=True, timeout=self.timeout(params))
-        return parse_ping_rtt(proc.stdout)
+            host.run(base + ["-c", str(params["warmup"]), target], timeout=self.timeout(params))
+        res = host.run(base + ["-c", str(params["count"]), target], timeout=self.timeout(params))
+        if res.timed_out:
+            raise ParseError(f"ping {target} timed out after {self.timeout(params):.0f} s")
+        if res.exit == 127:
+            raise ParseError(res.stderr.strip())
+        return parse_ping_rtt(res.stdout)
 
     def run_trial(self, env, params) -> TrialOutcome:
         try:
             path = env.net_path()
             if path.remote_prefix is None:
                 return TrialOutcome(error=f"{env.label} has no remote namespace for ping-hops")
-            hops = (self._ping(path.remote_prefix, path.host_address, params),
-                    self._ping(path.host_prefix, path.env_address, params),
-                    self._ping(path.remote_prefix, path.env_address, params))
-        except (ParseError, VirtbenchError, subprocess.TimeoutExpired) as exc:
+            hops = (self._ping(env.host, path.remote_prefix, path.host_address, params),
+                    self._ping(env.host, path.host_prefix, path.env_address, params),
+                    self._ping(env.host, path.remote_prefix, path.env_address, params))
+        except (ParseError, VirtbenchError) as exc:
             return TrialOutcome(error=str(exc))
         text = "\n".join(f"{name}: {json.dumps(h)}" for name, h in
                          zip(("remote->host", "host->env", "remote->env"), hops))
@@ -300,6 +304,7 @@ class GuestToGuestTcp(Tcp):
     description = ("iperf3 TCP between two instances of an environment (instances=2): guest to "
                    "guest through the host's virtual network")
     pairwise = True
+    needs = ("pairing",)
 
     def run_trial(self, env, params) -> TrialOutcome:
         return TrialOutcome(error=f"tcp-g2g needs two instances of an environment; "

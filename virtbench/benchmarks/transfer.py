@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -53,6 +52,7 @@ class Scp(Benchmark):
     description = "scp of a large file to the environment with -c CIPHER, for each cipher (MB/s)"
     metrics = tuple(Metric(metric_name(c), "MB/s", True, f"scp with -c {c}") for c in CIPHERS)
     tools = ("sshd",)
+    needs = ("ssh_target", "scratch")
     defaults = {"size_mb": 1300, "ciphers": ",".join(CIPHERS)}   # RIKEN: a ~1.3 GB file
     quick = {"size_mb": 64}
 
@@ -82,7 +82,11 @@ class Scp(Benchmark):
         except VirtbenchError as exc:
             return TrialOutcome(error=str(exc))
         source = source_file(params["size_mb"])
-        offered = set(supported_ciphers())
+        try:
+            offered = set(supported_ciphers(env.host))
+        except VirtbenchError as exc:
+            env.exec(["rm", "-f", dest], timeout=60)
+            return TrialOutcome(error=str(exc))
         lines = []
         for cipher in self._ciphers(params):
             if cipher not in offered:
@@ -95,17 +99,15 @@ class Scp(Benchmark):
                 "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
                 "-o", "LogLevel=ERROR", str(source), f"{target.user}@{target.address}:{dest}"]
             t0 = time.monotonic()
-            try:
-                proc = subprocess.run(argv, capture_output=True, text=True,
-                                      timeout=self.timeout(params))
-            except subprocess.TimeoutExpired:
+            res = env.host.run(argv, timeout=self.timeout(params))
+            seconds = time.monotonic() - t0
+            if res.timed_out:
                 outcome.error = f"scp -c {cipher} timed out"
                 break
-            seconds = time.monotonic() - t0
-            if proc.returncode != 0:
-                last = (proc.stderr.strip() or "(no output)").splitlines()[-1]
+            if res.exit != 0:
+                last = (res.stderr.strip() or "(no output)").splitlines()[-1]
                 outcome.error = f"scp -c {cipher} failed: {last}"
-                outcome.exit = proc.returncode
+                outcome.exit = res.exit
                 break
             mb_s = params["size_mb"] / seconds
             outcome.values[metric_name(cipher)] = mb_s

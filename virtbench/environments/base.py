@@ -5,7 +5,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
+from ..capabilities import Capabilities
 from ..errors import VirtbenchError
+from ..hostexec import LOCAL, HostExecutor
 from ..netpath_types import NetPath, SshTarget
 from ..outcome import TrialOutcome
 from ..transport import AgentClient, ExecResult
@@ -87,6 +89,7 @@ class Environment(ABC):
     stands_for: str | None = None   # a study environment's spec this one is measured as
                                     # (a user's target for `xen:...`), or None
     instance_of: "Environment | None" = None   # the group this is an instance of, if any
+    host: HostExecutor = LOCAL     # runs benchmarks' host-side commands (a test's fake here)
 
     def __init__(self, spec: EnvSpec):
         unknown = sorted(set(spec.options) - set(self.options))
@@ -125,6 +128,13 @@ class Environment(ABC):
 
     def resolve(self) -> None:
         """Settle choices that depend on the host (accelerator...) before the label is used."""
+
+    def capabilities(self) -> Capabilities:
+        """What this environment can offer benchmarks (scratch, network path, sshd, pausing,
+        cache dropping, memory size, pairing), each "cannot" with a reason naming the fix.
+        Answered from the kind and its options alone (no I/O): the runner asks at plan time,
+        before anything starts. The base offers nothing; each kind says what it has."""
+        return Capabilities.none(f"environment {self.kind}")
 
     # -- life cycle ----------------------------------------------------------------------
     @abstractmethod
@@ -167,9 +177,12 @@ class Environment(ABC):
         raise VirtbenchError(f"environment {self.label} has no scratch disk")
 
     def scratch_device(self) -> str | None:
-        """The block device under test, as seen inside the environment (read by hdparm);
-        None where there is none."""
-        return None
+        """The block device under test, as seen inside the environment (read by hdparm):
+        here, the one findmnt finds under the scratch directory; None where there is none
+        (tmpfs, overlay)."""
+        res = self.exec(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()], timeout=30)
+        source = res.stdout.strip()
+        return source if res.exit == 0 and source.startswith("/dev/") else None
 
     def net_path(self) -> NetPath:
         """Set up (once) and return the network path under test; stop() removes it."""
@@ -224,7 +237,8 @@ class Environment(ABC):
     def memory_refusal(self, bench, params: dict) -> str | None:
         """Why `bench` with `params` cannot fit in this environment's memory, or None."""
         from .capacity import memory_refusal
-        return memory_refusal(str(self.spec), 1, bench.memory_need(params), self.memory_bytes(),
+        known = self.memory_bytes() if self.capabilities().memory_size else None
+        return memory_refusal(str(self.spec), 1, bench.memory_need(params), known,
                               self.host_memory_reserved() == 0, bench.name)
 
     def run_trial(self, bench, params: dict):
@@ -234,6 +248,16 @@ class Environment(ABC):
         if refusal:
             return TrialOutcome(error=refusal)
         return bench.run_trial(self, params)
+
+    # -- exit profiles (--profile exits) -------------------------------------------------
+    def profiled_trial(self, bench, params: dict):
+        """One extra trial of `bench`, profiled, never a measured one: (TrialOutcome, Profile).
+        Only where capabilities().exit_profile says it can."""
+        raise VirtbenchError(self.capabilities().exit_profile.reason
+                             or f"environment {self.label} cannot profile")
+
+    def end_profiling(self) -> None:
+        """Let go of what profiling needed (a profiling twin of a guest); idempotent."""
 
     def metadata(self) -> dict:
         """The fingerprint stored with the run (CPU, kernel, versions, device models...)."""

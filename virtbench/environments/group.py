@@ -11,6 +11,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from ..capabilities import Capabilities, can, cannot
 from ..errors import VirtbenchError
 from ..outcome import Metric, TrialOutcome
 from .base import Environment
@@ -114,6 +115,22 @@ class InstanceGroup(Environment):
     def label(self) -> str:
         return f"{self.members[0].label}/x{len(self.members)}"
 
+    def capabilities(self) -> Capabilities:
+        """What every instance can (they are alike), and pairing: exactly two instances
+        whose network paths virtbench can join."""
+        caps = self.members[0].capabilities()
+        n = len(self.members)
+        if n != 2:
+            pairing = cannot(f"environment {self.spec}: guest-to-guest benchmarks need exactly "
+                             f"2 instances, not {n}; use instances=2")
+        elif not caps.net_path:
+            pairing = caps.net_path
+        elif not caps.pair_end:
+            pairing = caps.pair_end
+        else:
+            pairing = can("instance 0 to instance 1 through both host sides")
+        return caps.with_(pairing=pairing)
+
     def resolve(self) -> None:
         for m in self.members:
             m.resolve()
@@ -186,8 +203,9 @@ class InstanceGroup(Environment):
 
     def memory_refusal(self, bench, params) -> str | None:
         """Why this group cannot run `bench` with `params` in every instance at once, or None."""
+        known = self.members[0].memory_bytes() if self.capabilities().memory_size else None
         return memory_refusal(str(self.spec), len(self.members), bench.memory_need(params),
-                              self.members[0].memory_bytes(), self._shares_memory(), bench.name)
+                              known, self._shares_memory(), bench.name)
 
     def metadata(self) -> dict:
         md = self.members[0].metadata()

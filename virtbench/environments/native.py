@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 
 from .. import fingerprint, kernels
+from ..capabilities import Capabilities, can, cannot
 from ..netpath_types import NetPath, SshTarget
 from ..transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option
@@ -71,6 +71,26 @@ class Native(Environment):
         need = max(1, int(params.get("processes", 1) or 1)) if ours else 0
         return [(self.agent.proc.pid, need)]
 
+    def capabilities(self) -> Capabilities:
+        """The host itself: a scratch directory, network paths made of namespaces (root),
+        cache dropping (root), its memory; never paused."""
+        root = os.geteuid() == 0
+        no_ns = cannot("native: network paths are network namespaces, which need root; "
+                       "run virtbench as root")
+        return super().capabilities().with_(
+            scratch=can("directory"),
+            scratch_device=can("the block device under the scratch directory, if any"),
+            net_path=can("veth") if root else no_ns,
+            remote_peer=can("a namespace one hop behind the host side") if root else no_ns,
+            ssh_target=can("a private sshd in the environment's namespace") if root else no_ns,
+            pause=cannot("native is the host itself: it is never paused (nothing of it runs "
+                         "between its trials)"),
+            drop_caches=can() if root else cannot(
+                "native: dropping the page cache needs root; run virtbench as root, or use "
+                "cache=in"),
+            memory_size=can("the host's MemAvailable"),
+            pair_end=can() if root else no_ns)
+
     def net_path(self) -> NetPath:
         if self._topology is None:
             from ..netpath import Topology, native_path
@@ -113,13 +133,6 @@ class Native(Environment):
     def scratch_dir(self) -> str:
         os.makedirs(self.values["scratch"], exist_ok=True)
         return self.values["scratch"]
-
-    def scratch_device(self) -> str | None:
-        """The block device holding the scratch directory (read-only use: hdparm)."""
-        proc = subprocess.run(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()],
-                              capture_output=True, text=True)
-        source = proc.stdout.strip()
-        return source if source.startswith("/dev/") else None
 
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from .. import fingerprint, hypervisor, kernels
+from ..capabilities import Capabilities, can, cannot
 from ..errors import AgentError, VirtbenchError
 from ..netpath_types import NetPath
 from ..sshsession import SshOptions, SshSession
@@ -36,6 +37,44 @@ def _name(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}", text):
         raise ValueError("letters, digits, '.', '_' and '-', at most 63")
     return text
+
+
+def over_ssh(values: dict, who: str) -> Capabilities:
+    """What a machine measured over SSH offers, from its options alone (scratch, peer, user;
+    `who` names the kind in the reasons): a network path only with peer=, cache dropping only
+    as root; not paused, no remote peer behind it, no pairing. A kind that reaches its
+    machine over SSH but can pause it (libvirt) widens this."""
+    caps = Capabilities.none(f"environment {who}").with_(
+        scratch=can("directory"),
+        scratch_device=can("the block device under scratch, if any"),
+        remote_peer=cannot(f"{who}: ping-hops needs a remote machine one hop behind this "
+                           "host, which a machine reached over SSH does not have; run "
+                           "ping-hops on native or qemu"),
+        ssh_target=cannot(f"{who}: scp to a target over its own sshd is not supported yet; "
+                          "run scp on native or qemu"),
+        pause=cannot(f"{who}: the target is not virtbench's to pause; it keeps running "
+                     "while other environments measure"),
+        memory_size=can("the target's MemAvailable"),
+        pair_end=cannot(f"{who}: its network path has no host-side namespace of virtbench's "
+                        "to join another instance by; pair native or qemu instances"))
+    scratch, peer, user = values["scratch"], values["peer"], values["user"]
+    if scratch.startswith("/dev/"):
+        no = cannot(f"{who}: scratch={scratch} names a device, which is not supported yet; "
+                    "name a directory on its file system (scratch=DIR)")
+        caps = caps.with_(scratch=no, scratch_device=no)
+    if peer:
+        caps = caps.with_(net_path=can(f"the target to this host at {peer}"))
+    else:
+        caps = caps.with_(net_path=cannot(
+            f"{who}: network benchmarks need peer=ADDR, this host's address as the target "
+            "reaches it"))
+    if user == "root":
+        caps = caps.with_(drop_caches=can())
+    else:
+        caps = caps.with_(drop_caches=cannot(
+            f"{who}: dropping the page cache needs root, not user={user}; set user=root, "
+            "or use cache=in"))
+    return caps
 
 
 class Ssh(Environment):
@@ -144,17 +183,15 @@ class Ssh(Environment):
             raise RuntimeError(f"{self.label}: kernel_path before start")
         return f"{self._remote_kernels}/{name}"
 
+    def capabilities(self) -> Capabilities:
+        return over_ssh(self.values, "ssh")
+
     def scratch_dir(self) -> str:
         d = self.values["scratch"]
         res = self.exec(["mkdir", "-p", d], timeout=30)
         if res.exit != 0:
             raise VirtbenchError(f"{self.label}: cannot create scratch={d}: {res.stderr.strip()}")
         return d
-
-    def scratch_device(self) -> str | None:
-        res = self.exec(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()], timeout=30)
-        source = res.stdout.strip()
-        return source if res.exit == 0 and source.startswith("/dev/") else None
 
     def net_path(self) -> NetPath:
         peer = self.values["peer"]

@@ -22,6 +22,23 @@ def render(analysis: dict, fmt: str) -> str:
     raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")
 
 
+def render_profiles(analysis: dict, fmt: str) -> str:
+    """Only the run's exit profiles (`virtbench report --profile`)."""
+    from .profiles import only_profiles
+    if fmt == "table":
+        return terminal.render_profiles_text(analysis)
+    if fmt == "markdown":
+        return markdown.render_profiles(analysis)
+    if fmt == "json":
+        return export.to_json(only_profiles(analysis))
+    if fmt == "csv":
+        return export.profiles_to_csv(analysis)
+    if fmt == "html":
+        from . import html_profiles
+        return html_profiles.render_profiles(analysis)
+    raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")
+
+
 def render_compare(comparison: dict, fmt: str) -> str:
     if fmt == "table":
         return terminal.render_compare_text(comparison)

@@ -33,6 +33,24 @@ def to_csv(analysis: dict) -> str:
     return buf.getvalue()
 
 
+def profiles_to_csv(analysis: dict) -> str:
+    """One row per profiled guest function (reasons as rows with an empty address)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "environment", "benchmark", "source", "duration_s", "reason", "address",
+                "function", "caller", "device", "count", "share_pct", "time_share_pct"])
+    run = analysis["run"]["id"]
+    for e in analysis.get("profiles") or []:
+        head = [run, e["environment"], e["benchmark"], e["source"], e["duration_s"]]
+        for r in e["by_reason"]:
+            w.writerow(head + [r["reason"], "", "", "", "", r["count"], r["share_pct"],
+                               r.get("time_share_pct")])
+        for f in e["by_function"]:
+            w.writerow(head + ["", f["address"], f["function"], f["caller"], f.get("device"),
+                               f["count"], f["share_pct"], ""])
+    return buf.getvalue()
+
+
 def compare_to_csv(comparison: dict) -> str:
     buf = io.StringIO()
     cols = ["environment", "benchmark", "metric", "unit", "a", "b", "n_a", "n_b", "change_pct",

@@ -315,6 +315,8 @@ def render(analysis: dict) -> str:
             body.append(f'<div class="chart" id="{cid}" data-metric="{_e(metric)}"></div>')
         body.append("</div>")
         body.append(_overhead_table(rows, baseline, pub))
+        from .html_profiles import blocks      # it imports this module's helpers
+        body += blocks(analysis, bench, charts)
     undecided = [r for r in analysis["results"]
                  if r["vs_baseline"] and r["vs_baseline"]["verdict"] == "inconclusive"]
     if undecided:

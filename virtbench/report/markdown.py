@@ -1,7 +1,7 @@
 """The Markdown report: the seed studies' tables with ✓/✗ verdicts, plus the statistics."""
 from __future__ import annotations
 
-from . import fmt, matrix
+from . import fmt, matrix, profiles
 
 
 def _row(cells) -> str:
@@ -21,6 +21,32 @@ def matrix_lines(analysis: dict) -> list[str]:
            _row(["---"] + ["---:"] * len(m.columns))]
     out += [_row([name, *(c.text for c in cells)]) for name, cells in m.rows]
     return out + ["", f"_{matrix.LEGEND}_", ""]
+
+
+def profile_lines(analysis: dict) -> list[str]:
+    """## Exit profiles: per environment x benchmark, exits by reason and top functions."""
+    parts = profiles.sections(analysis)
+    if not parts:
+        return []
+    out = ["", "## Exit profiles", ""]
+    for part in parts:
+        out += [f"### {_esc(part['title'])}", "", f"{_esc(part['subtitle'])}. "
+                f"{_esc(part['explains'])}.", ""]
+        for header, rows in ((profiles.REASON_HEADER, part["reasons"]),
+                             (profiles.FUNCTION_HEADER, part["functions"])):
+            if rows:
+                out += [_row(header), _row(["---"] * len(header))]
+                out += [_row([_esc(c) for c in row]) for row in rows]
+                out.append("")
+        out += [f"- note: {_esc(n)}" for n in part["notes"]]
+    return out
+
+
+def render_profiles(analysis: dict) -> str:
+    run = analysis["run"]
+    lines = profile_lines(analysis) or ["", "No exit profiles in this run; record them with "
+                                        "`virtbench run ... --profile exits`."]
+    return "\n".join([f"# virtbench run {run['id']}: exit profiles"] + lines) + "\n"
 
 
 def render(analysis: dict) -> str:
@@ -65,6 +91,7 @@ def render(analysis: dict) -> str:
     if analysis.get("published_only"):
         out += ["", "## Published figures not measured in this run", ""]
         out += [f"- {line}" for line in fmt.published_only_lines(analysis)]
+    out += profile_lines(analysis)
     if analysis["warnings"]:
         out += ["", "## Warnings", ""]
         for w in analysis["warnings"]:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import fmt, matrix
+from . import fmt, matrix, profiles
 
 STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow",
          "worse": "red", "better": "green"}
@@ -88,6 +88,7 @@ def print_report(analysis: dict, console: Console) -> None:
                   if r["vs_baseline"] and r["vs_baseline"]["verdict"] == "inconclusive"])
     _print_lines(console, "published figures not measured in this run",
                  fmt.published_only_lines(analysis))
+    print_profiles(analysis, console)
     if analysis["warnings"]:
         console.print("[bold yellow]warnings[/]")
         for w in analysis["warnings"]:
@@ -98,6 +99,40 @@ def print_report(analysis: dict, console: Console) -> None:
                   "↑ higher is better, ↓ lower is better; p: permutation test of the trimmed "
                   f"means, verdicts at alpha {analysis['run'].get('alpha', 0.05):g}",
                   style="dim", markup=False)
+
+
+def print_profiles(analysis: dict, console: Console) -> None:
+    """Exit profiles, one block per environment x benchmark (`report --profile`: only these)."""
+    parts = profiles.sections(analysis)
+    if not parts:
+        return
+    console.print("[bold]exit profiles[/] (why: VM exits under KVM, would-be exits under TCG)")
+    for part in parts:
+        console.print(f"[bold]{escape(part['title'])}[/]: {escape(part['subtitle'])}",
+                      highlight=False)
+        console.print(f"  {escape(part['explains'])}", highlight=False)
+        for header, rows in ((profiles.REASON_HEADER, part["reasons"]),
+                             (profiles.FUNCTION_HEADER, part["functions"])):
+            if not rows:
+                continue
+            table = Table(show_edge=False)
+            for i, col in enumerate(header):
+                table.add_column(col, justify="right" if col in ("count", "share", "time share")
+                                 else "left")
+            for row in rows:
+                table.add_row(*(escape(c) for c in row))
+            console.print(table)
+        for note in part["notes"]:
+            console.print(f"  note: {escape(note)}", style="dim", highlight=False)
+
+
+def render_profiles_text(analysis: dict, width: int = 200) -> str:
+    console = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+    print_profiles(analysis, console)
+    if not analysis.get("profiles"):
+        console.print("no exit profiles in this run; record them with "
+                      "`virtbench run ... --profile exits`", markup=False)
+    return console.export_text()
 
 
 def render_text(analysis: dict, width: int = 200) -> str:

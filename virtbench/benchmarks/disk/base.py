@@ -3,7 +3,6 @@ policy, the measured command, cleanup whatever happened, the physical-limit chec
 from __future__ import annotations
 
 import posixpath
-import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +39,11 @@ class DiskBenchmark(Benchmark):
     family = "disk"
     output: str = "stdout"          # the stream parse() reads
     needs_workdir: bool = True
+    needs = ("scratch",)
+
+    def requirements(self, params):
+        """cache=out drops the environment's page cache before the measured pass."""
+        return self.needs + (("drop_caches",) if params.get("cache", "out") == "out" else ())
 
     # -- hooks ---------------------------------------------------------------------------
     def workdir(self, env) -> str:
@@ -150,7 +154,7 @@ class DiskBenchmark(Benchmark):
         try:
             return physical_limit.LIMITS.check(env, self.name, rates, params.get("cache", "out"),
                                                guest_facts)
-        except (OSError, subprocess.SubprocessError, VirtbenchError):
+        except (OSError, VirtbenchError):
             return []
 
 

@@ -15,6 +15,7 @@ class HdparmRead(DiskBenchmark):
                       "hdparm -t's rate (printed in MiB/s, stored in 10^6 B/s)"),)
     tools = ("hdparm",)
     needs_workdir = False
+    needs = ("scratch_device",)
     defaults = {"direct": False, "cache": "out"}
     quick: dict[str, Any] = {}
 

@@ -18,7 +18,6 @@ cache mode actually in use on the virtual disk (`env.scratch_cache_mode()`).
 from __future__ import annotations
 
 import re
-import subprocess
 import threading
 import weakref
 from dataclasses import dataclass
@@ -191,11 +190,10 @@ def below(facts: dict[str, list[str]]) -> str | None:
     return f"/dev/{slaves[0]}" if slaves else None
 
 
-def host_device_facts(path: str, run: Callable[[str], str] | None = None,
+def host_device_facts(path: str, run: Callable[[str], str],
                       depth: int = 4) -> dict[str, list[str]]:
     """Facts of the host block device holding `path`, through loop and dm layers.
-    `run(path)` returns DEVICE_FACTS_SCRIPT's output for a path (default: on this host)."""
-    run = run or _run_here
+    `run(path)` returns DEVICE_FACTS_SCRIPT's output for a path (see on_host)."""
     facts = parse_device_facts(run(path))
     for _ in range(depth):
         nxt = below(facts)
@@ -205,10 +203,10 @@ def host_device_facts(path: str, run: Callable[[str], str] | None = None,
     return facts
 
 
-def _run_here(path: str) -> str:
-    proc = subprocess.run(["sh", "-c", DEVICE_FACTS_SCRIPT, "sh", path], capture_output=True,
-                          text=True, timeout=60)
-    return proc.stdout
+def on_host(host) -> Callable[[str], str]:
+    """DEVICE_FACTS_SCRIPT run for a path through a host executor (an environment's `host`)."""
+    return lambda path: host.run(["sh", "-c", DEVICE_FACTS_SCRIPT, "sh", path],
+                                 timeout=60).stdout
 
 
 def cause(cache_mode: str | None, bench_cache: str) -> str:
@@ -262,7 +260,7 @@ class LimitCheck:
             return None if rated.virtual else rated
         with self._lock:
             if env not in self._host:
-                self._host[env] = rated_speed(host_device_facts(backing))
+                self._host[env] = rated_speed(host_device_facts(backing, on_host(env.host)))
             return self._host[env]
 
     def check(self, env, bench: str, rates: dict[str, float], bench_cache: str,

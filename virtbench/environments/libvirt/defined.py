@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ... import netns
+from ...capabilities import cannot
 from ...errors import EnvironmentUnusable, VirtbenchError
 from ..qemu import version
 from ..qemu.environment import Qemu
@@ -37,6 +38,12 @@ class DefinedDomain(Qemu):
         self.conn = None
         self.dom = None
         self.domain_xml: str | None = None
+
+    def capabilities(self):
+        """The qemu kind's, except exit profiles: libvirtd, not virtbench, starts its QEMU."""
+        return super().capabilities().with_(exit_profile=cannot(
+            "libvirt: exit profiles of a domain libvirtd starts are not supported yet; "
+            "profile the same guest as qemu:... (same options)"))
 
     def resolve(self) -> None:
         if self.conn is None:

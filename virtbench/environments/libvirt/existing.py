@@ -7,10 +7,11 @@ from __future__ import annotations
 import socket
 import time
 
+from ...capabilities import can
 from ...errors import EnvironmentUnusable
 from ...netpath_types import NetPath
 from ..base import Environment, EnvSpec
-from ..ssh import Ssh
+from ..ssh import Ssh, over_ssh
 from .connection import describe_error, domain_state_words, open_connection, platform_of
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
@@ -213,6 +214,10 @@ class ExistingDomain(Environment):
         if state not in (libvirt.VIR_DOMAIN_RUNNING, libvirt.VIR_DOMAIN_PAUSED):
             return f"the domain is {domain_state_words(libvirt, state, reason)}"
         return self.ssh.lost_reason() if self.ssh else "the SSH side is not running"
+
+    def capabilities(self):
+        """The ssh kind's answers (from the same options), and pausing through libvirt."""
+        return over_ssh(self.values, "libvirt").with_(pause=can("libvirt suspend/resume"))
 
     # -- inside the domain: the ssh kind's -----------------------------------------------
     def _inside(self) -> Ssh:

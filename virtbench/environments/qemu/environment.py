@@ -23,6 +23,7 @@ from ..base import Environment, Usability
 from . import kvm_probe, version
 from .argv import build_argv
 from .guest import GuestSide
+from .profiling import ExitProfiling
 from .options import OPTIONS, check_combination, resolve_machine
 from .tunings import boot_args, check_tunings
 from .process import (WORK_ROOT, describe_loss, die_with_parent, install_signal_handlers, live,
@@ -38,7 +39,7 @@ class GuestBootError(EnvironmentUnusable):
         self.console_log = console_log
 
 
-class Qemu(GuestSide, Environment):
+class Qemu(GuestSide, ExitProfiling, Environment):
     kind = "qemu"
     summary = "a Debian guest under QEMU (KVM when a probe boot works, TCG otherwise)"
     options = OPTIONS

@@ -1,5 +1,5 @@
-"""Inside the guest: the staged kernels, the scratch disk and its file system, the network
-path, the drivers the guest bound, and the metadata. A mixin of class Qemu (environment.py),
+"""Inside the guest: what it offers benchmarks, the staged kernels, the scratch disk and its
+file system, the network path, the drivers the guest bound, and the metadata. A mixin of class Qemu (environment.py),
 which owns the state these read (agent, ns, image, workdir, values, _manifest)."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import tarfile
 import time
 
 from ... import fingerprint, kernels
+from ...capabilities import Capabilities, can
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath, SshTarget
 from . import readback, version
@@ -61,6 +62,17 @@ class GuestSide:
         self._kernel_names = names
 
     # -- inside the guest ----------------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        """A guest virtbench boots has everything: its own scratch disk, a tap on a path
+        of namespaces with a remote one behind it, its sshd, QMP stop/cont, root inside."""
+        return super().capabilities().with_(
+            scratch=can("disk"), scratch_device=can(f"the {self.values['disk']} scratch disk"),
+            net_path=can(self.values["nic"]), remote_peer=can("a namespace behind the tap"),
+            ssh_target=can("the guest's sshd"), pause=can("QMP stop/cont"),
+            drop_caches=can("the guest's, then the host's"),
+            memory_size=can(f"mem={self.values['mem']}"), pair_end=can(),
+            exit_profile=self._exit_profile_answer())
+
     def kernel_path(self, name: str) -> str:
         return f"{GUEST_KERNEL_DIR}/{name}"
 

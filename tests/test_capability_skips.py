@@ -1,0 +1,172 @@
+"""The runner skips, before anything runs, every (environment, benchmark) case the environment
+says it cannot run: one line on the console, one stored warning, shown by --dry-run; and no
+benchmark of the registry uses an environment hook it has not declared a need for."""
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from runkit import OneStudy
+
+from virtbench import benchmarks, cli
+from virtbench.capabilities import Capabilities
+from virtbench.environments.base import EnvSpec, Environment
+from virtbench.hostexec import HostExecutor
+from virtbench.runner import Prepared, Runner, skipped_cases
+from virtbench.store import Store
+from virtbench.transport import ExecResult
+
+TCP_WHY = ("ssh: network benchmarks need peer=ADDR, this host's address as the target "
+           "reaches it")
+
+
+@pytest.fixture
+def target(loopback_sshd):
+    server, known = loopback_sshd
+    return (f"ssh:host=127.0.0.1,port={server.port},key={server.identity},"
+            f"known_hosts={known},name=loop")
+
+
+def test_ssh_without_peer_skips_tcp_with_one_line_and_runs_pi(target, capsys, store_url):
+    code = cli.main(["run", "--env", target, "--bench", "pi", "--bench", "tcp", "--trials",
+                     "2", "--quick", "--no-progress", "--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "tcp" in line]
+    assert lines == [f"skipping tcp on ssh-docker/loop: {TCP_WHY}"]
+    assert cli.main(["report", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {r["benchmark"] for r in data["results"]} == {"pi"}
+    assert [r["n"] for r in data["results"]] == [2]
+    skipped = [w for w in data["warnings"] if w["kind"] == "benchmark_skipped"]
+    assert [(w["environment"], w["benchmark"]) for w in skipped] == [("ssh-docker/loop", "tcp")]
+    run_id = Store(store_url).get_run()["id"]
+    trials = Store(store_url).trials(run_id, include_warmup=True)
+    assert trials and {t["benchmark"] for t in trials} == {"pi"}
+
+
+def test_a_study_whose_every_case_is_skipped_exits_cleanly_with_the_reason(
+        target, capsys, store_url):
+    code = cli.main(["run", "--env", target, "--bench", "tcp", "--bench", "ping-hops",
+                     "--trials", "1", "--quick", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"skipping tcp on ssh-docker/loop: {TCP_WHY}" in err
+    assert "skipping ping-hops on ssh-docker/loop: ssh: ping-hops needs a remote machine" in err
+    assert "nothing to run" in err
+    assert not os.path.exists(store_url[len("sqlite:///"):])      # no empty run stored
+    # the connection resolve() opened is closed: no control directory of ours is left
+    assert not list(Path(tempfile.gettempdir()).glob(f"vb-ssh-{os.getpid()}-*"))
+
+
+def test_dry_run_shows_the_skipped_cases_and_counts_without_them(capsys):
+    code = cli.main(["run", "--env", "native", "--env", "ssh:host=192.0.2.1,name=x",
+                     "--bench", "pi", "--bench", "tcp", "--trials", "2", "--quick",
+                     "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"  skipped tcp on ssh/x: {TCP_WHY}" in out.splitlines()
+    # (2 trials + 1 warm-up) x (2 x 2 - 1) cases
+    assert "- 1 skipped case(s) = 9 trials" in out
+
+
+# -- no benchmark uses a hook it did not declare -----------------------------------------
+
+HOOKS = ("scratch_dir", "scratch_device", "net_path", "ssh_target", "pause", "resume",
+         "drop_caches", "memory_bytes", "pair_path")
+
+
+class Refusing(HostExecutor):
+    """A host side that fails the test when a benchmark runs anything on it undeclared."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def run(self, argv, timeout, input=None):
+        self.env.called.append("host.run")
+        raise AssertionError(f"host command {argv[0]} called on an environment that cannot")
+
+    def popen(self, argv, **kwargs):
+        self.env.called.append("host.popen")
+        raise AssertionError(f"host server {argv[0]} called on an environment that cannot")
+
+
+class Incapable(Environment):
+    """Can nothing, says so, and fails the test if a capability hook (or its host side) is
+    called anyway.
+    Commands run "fine" but print nothing, so trials fail as unparsable, never as hooks."""
+
+    kind = "incapable"
+
+    def __init__(self):
+        super().__init__(EnvSpec("incapable"))
+        self.called: list[str] = []
+        for hook in HOOKS:
+            setattr(self, hook, self._refuse(hook))
+        self.host = Refusing(self)
+
+    def _refuse(self, hook):
+        def refuse(*args, **kwargs):
+            self.called.append(hook)
+            raise AssertionError(f"{hook}() called on an environment that cannot")
+        return refuse
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities.none("incapable")
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    def exec(self, argv, timeout, env=None):
+        return ExecResult(exit=0, stdout="", stderr="", wall_s=0.0)
+
+    def kernel_path(self, name):
+        return f"/nonexistent/{name}"
+
+
+def _run(bench_names, needs=None):
+    env = Incapable()
+    cases = {}
+    for name in bench_names:
+        bench = benchmarks.get(name)
+        if needs is not None:
+            bench = type(bench)()
+            bench.requirements = lambda params: needs
+        cases[name] = (bench, bench.params(quick=True))
+    prepared = Prepared(OneStudy(trials=1), {env.label: env}, cases, None,
+                        skipped_cases=skipped_cases({env.label: env}, cases))
+    store = Store("sqlite://")
+    Runner(store, console=Console(file=io.StringIO()), show_progress=False).start(prepared)
+    return env, prepared
+
+
+def test_every_benchmark_that_uses_a_hook_declares_it():
+    env, prepared = _run(sorted(benchmarks.REGISTRY))
+    assert env.called == []
+    skipped = {case for _, case, _ in prepared.skipped_cases}
+    declared = {n for n, b in benchmarks.REGISTRY.items() if b.requirements(b.params(quick=True))}
+    assert skipped == declared
+    assert {"tcp", "ping-hops", "scp", "dd-write", "hdparm-read", "blast"} <= skipped
+
+
+@pytest.mark.parametrize("name", ["tcp", "ping-hops", "scp", "dd-write", "hdparm-read",
+                                  "blast"])
+def test_the_check_would_catch_an_undeclared_hook(name):
+    """With its needs taken away, the benchmark reaches a hook: the test above can fail."""
+    with pytest.raises(AssertionError, match=r"called on an environment that cannot"):
+        _run([name], needs=())
+
+
+def test_plan_time_skips_need_no_start(monkeypatch):
+    """skipped_cases asks capabilities() only: nothing is started or connected."""
+    env = Incapable()
+    monkeypatch.setattr(env, "start", lambda: (_ for _ in ()).throw(AssertionError("start")))
+    bench = benchmarks.get("tcp")
+    out = skipped_cases({"x": env}, {"tcp": (bench, bench.params())})
+    assert out == [("x", "tcp", "incapable has no network path for network benchmarks")]

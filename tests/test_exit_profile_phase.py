@@ -1,0 +1,109 @@
+"""--profile exits in the runner: after the measured trials, one profiled trial per
+environment x benchmark whose environment can profile; never a measured trial; a failure is
+stored with its reason; an environment that cannot profile is said in one line; a resumed
+run profiles only what it lacks. (The profilers themselves are tested on their own; here a
+native environment stands in for one, with the profile it hands back made in the test.)"""
+import io
+from dataclasses import dataclass
+
+from rich.console import Console
+from runkit import OneStudy
+
+from virtbench import benchmarks
+from virtbench.capabilities import can
+from virtbench.environments import create
+from virtbench.environments.base import EnvSpec
+from virtbench.environments.native import Native
+from virtbench.errors import VirtbenchError
+from virtbench.profile.model import FunctionRow, Profile, ReasonRow
+from virtbench.runner import Prepared, Runner
+from virtbench.store import Store
+
+
+@dataclass
+class ProfilingStudy(OneStudy):
+    profile: str = "exits"
+
+
+class ProfilingNative(Native):
+    """Native, standing for a guest that can profile (label "guest")."""
+
+    def __init__(self, fail_on: str | None = None):
+        super().__init__(EnvSpec("native"))
+        self.fail_on, self.calls, self.ended = fail_on, [], 0
+
+    @property
+    def label(self) -> str:
+        return "guest"
+
+    def capabilities(self):
+        return super().capabilities().with_(exit_profile=can("tcg"))
+
+    def profiled_trial(self, bench, params):
+        self.calls.append(bench.name)
+        if bench.name == self.fail_on:
+            raise VirtbenchError("the profiling guest did not boot")
+        outcome = bench.run_trial(self, params)
+        return outcome, Profile("tcg", outcome.wall_s or 0.0, [ReasonRow("pio", 3, 100.0)],
+                                [FunctionRow("0x10", "f+0x0", None, 3, 100.0, "port 0x70")])
+
+    def end_profiling(self):
+        self.ended += 1
+
+
+def profiling_native(fail_on: str | None = None):
+    env = ProfilingNative(fail_on)
+    return env, env.calls
+
+
+def cases():
+    pi = benchmarks.get("pi")
+    stream = benchmarks.get("stream")
+    return {"pi": (pi, pi.params({}, quick=True)), "stream": (stream, stream.params({}, quick=True))}
+
+
+def run(store, envs, study):
+    console_out = io.StringIO()
+    prepared = Prepared(study, envs, cases(), None)
+    out = Runner(store, console=Console(file=console_out, width=200),
+                 show_progress=False).start(prepared)
+    return out, console_out.getvalue()
+
+
+def test_profiles_come_after_the_measured_trials_and_are_not_trials(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    env, calls = profiling_native(fail_on="stream")
+    plain = create("native")
+    plain_label = plain.label
+    out, text = run(store, {env.label: env, plain_label: plain}, ProfilingStudy(trials=2))
+    assert out.status == "complete" and out.failed == 0 and out.failed_profiles == 1
+    assert len(store.trials(out.run_id)) == 2 * 2 * 2          # the measured ones only
+    rows = {(p["environment"], p["benchmark"]): p for p in store.profiles(out.run_id)}
+    assert set(rows) == {("guest", "pi"), ("guest", "stream")}
+    assert rows[("guest", "pi")]["status"] == "ok"
+    assert rows[("guest", "pi")]["profile"]["by_function"][0]["device"] == "port 0x70"
+    assert rows[("guest", "stream")]["error"] == "the profiling guest did not boot"
+    assert env.ended == 1 and calls == ["pi", "stream"]
+    assert f"no exit profile for {plain_label}: environment native: exit profiles need" in text
+    assert "profile failed guest · stream: the profiling guest did not boot" in text
+    kinds = [w["kind"] for w in store.warnings(out.run_id)]
+    assert kinds.count("profile_skipped") == 1
+
+
+def test_without_the_flag_nothing_is_profiled(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    env, calls = profiling_native()
+    out, _ = run(store, {env.label: env}, OneStudy(trials=1))
+    assert store.profiles(out.run_id) == [] and calls == []
+
+
+def test_a_resumed_run_profiles_only_what_it_lacks(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    env, calls = profiling_native(fail_on="stream")
+    out, _ = run(store, {env.label: env}, ProfilingStudy(trials=1))
+    env2, calls2 = profiling_native()
+    prepared = Prepared(ProfilingStudy(trials=1), {env2.label: env2}, cases(), None)
+    Runner(store, console=Console(file=io.StringIO()), show_progress=False)._execute(
+        out.run_id, prepared)
+    assert calls2 == ["stream"]
+    assert {p["status"] for p in store.profiles(out.run_id)} == {"ok"}

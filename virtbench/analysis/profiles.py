@@ -1,0 +1,22 @@
+"""Exit profiles in the analysis: each stored profile beside the overhead it explains."""
+from __future__ import annotations
+
+
+def profile_entries(stored: list[dict], results: list[dict]) -> list[dict]:
+    """The report's "profiles" (interface.md): one entry per environment x benchmark, its
+    profile's fields, and `explains`: the overheads measured for that pair (pure)."""
+    out = []
+    for row in stored:
+        entry = {"environment": row["environment"], "benchmark": row["benchmark"],
+                 "status": row["status"], "error": row["error"], "wall_s": row["wall_s"],
+                 "source": None, "duration_s": None, "by_reason": [], "by_function": [],
+                 "notes": []}
+        entry.update(row["profile"] or {})
+        entry["explains"] = [
+            {"metric": r["metric"], "unit": r["unit"],
+             "overhead_pct": (r["vs_baseline"] or {}).get("overhead_pct"),
+             "verdict": (r["vs_baseline"] or {}).get("verdict")}
+            for r in results
+            if r["environment"] == row["environment"] and r["benchmark"] == row["benchmark"]]
+        out.append(entry)
+    return out

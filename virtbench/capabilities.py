@@ -1,0 +1,93 @@
+"""What an environment can offer a benchmark, declared before anything starts.
+
+An environment answers `capabilities()` from its kind and options alone (no I/O), so the
+runner can decide at plan time which (environment, benchmark) cases can run. Every answer is
+`Can` or `Cannot`; a `Cannot` carries one line saying why and naming the fix. A benchmark
+declares the capabilities it needs by name (`Benchmark.needs`, see requirements()), and
+`cannot_run` matches the two: benchmarks never look at an environment's kind, and never find
+out by calling a hook and catching what it raises.
+
+This module sits below environments and benchmarks (which must not import each other), so
+both can name it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One capability: can it (and what form it takes), or why not and how to get it."""
+
+    can: bool
+    how: str = ""          # the form it takes when it can (scratch: "disk" or "directory")
+    reason: str = ""       # when it cannot: one line naming the fix
+
+    def __bool__(self) -> bool:
+        return self.can
+
+
+def can(how: str = "") -> Answer:
+    return Answer(True, how=how)
+
+
+def cannot(reason: str) -> Answer:
+    if not reason:
+        raise ValueError("a Cannot needs its reason")
+    return Answer(False, reason=reason)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """One field per capability a benchmark may need (the names `needs` uses)."""
+
+    scratch: Answer          # a place on the storage under test: how = "disk" | "directory"
+    scratch_device: Answer   # the block device under test, to read (hdparm)
+    net_path: Answer         # a network path whose host side virtbench runs servers on
+    remote_peer: Answer      # a second machine one hop behind the host (ping-hops' split)
+    ssh_target: Answer       # an sshd reachable from the host side (scp)
+    pause: Answer            # can be stopped while another environment measures
+    drop_caches: Answer      # its page cache can be dropped (disk benchmarks, cache=out)
+    memory_size: Answer      # how much memory a benchmark may use is known
+    pairing: Answer          # two instances joined guest to guest (tcp-g2g)
+    pair_end: Answer         # can be one end of such a pair (its host side is virtbench's)
+    exit_profile: Answer     # a profiled trial says why (--profile exits): how = kvm | tcg
+
+    @classmethod
+    def none(cls, who: str) -> "Capabilities":
+        """The conservative answer: nothing, each with a reason naming `who`."""
+        return cls(
+            scratch=cannot(f"{who} has no scratch storage for disk benchmarks"),
+            scratch_device=cannot(f"{who} has no block device under test"),
+            net_path=cannot(f"{who} has no network path for network benchmarks"),
+            remote_peer=cannot(f"{who} has no remote peer behind the host for ping-hops"),
+            ssh_target=cannot(f"{who} has no sshd for transfer benchmarks"),
+            pause=cannot(f"{who} cannot be paused"),
+            drop_caches=cannot(f"{who} cannot drop its page cache; use cache=in"),
+            memory_size=cannot(f"{who} does not say how much memory it has"),
+            pairing=cannot(f"{who}: guest-to-guest benchmarks need two instances of one "
+                           "environment; add instances=2 to its spec"),
+            pair_end=cannot(f"{who} cannot be one end of a guest-to-guest pair"),
+            exit_profile=cannot(f"{who}: exit profiles need a guest whose hypervisor virtbench "
+                                "runs (qemu)"),
+        )
+
+    def with_(self, **answers: Answer) -> "Capabilities":
+        return replace(self, **answers)
+
+
+NAMES: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
+
+
+def cannot_run(caps: Capabilities, needs: Iterable[str]) -> str | None:
+    """Why an environment with `caps` cannot run a benchmark needing `needs` (the first
+    missing capability's reason), or None when it can. An unknown need is a programming
+    error (KeyError), never a silent pass."""
+    for need in needs:
+        if need not in NAMES:
+            raise KeyError(f"unknown capability {need!r}; known: {', '.join(NAMES)}")
+        answer = getattr(caps, need)
+        if not answer:
+            return answer.reason
+    return None

@@ -1,0 +1,52 @@
+"""Commands benchmarks run on the host side (ping from a namespace, scp, a server for a
+network test, the device facts of a guest's backing file), through one executor object.
+
+What the agent is for the environment side, `HostExecutor` is for the host side: one `run`
+(argv, a time limit, optional stdin -> exit, stdout, stderr, duration; a time limit reached
+or a missing program is a result, never an exception) and one `popen` for a server that
+must run while the environment's client measures. Benchmarks reach it as `env.host`, so a
+test substitutes a fake that records argv and answers with captured output.
+Environment-internal commands (QEMU, namespaces) do not go through it.
+"""
+from __future__ import annotations
+
+import subprocess
+import time
+
+from .transport import ExecResult
+
+
+def _text(data) -> str:
+    if data is None:
+        return ""
+    return data.decode(errors="replace") if isinstance(data, bytes) else data
+
+
+class HostExecutor:
+    """Runs commands on the machine running virtbench."""
+
+    def run(self, argv: list[str], timeout: float, input: str | None = None) -> ExecResult:
+        """Run `argv` to completion, killed after `timeout` seconds (timed_out=True, exit
+        -9, whatever it printed until then); a program that is not there is exit 127."""
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(argv, input=input, capture_output=True, text=True,
+                                  timeout=timeout, stdin=None if input is not None
+                                  else subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as exc:
+            return ExecResult(exit=-9, stdout=_text(exc.stdout), stderr=_text(exc.stderr),
+                              wall_s=time.monotonic() - t0, timed_out=True)
+        except FileNotFoundError:
+            return ExecResult(exit=127, stdout="", wall_s=time.monotonic() - t0,
+                              stderr=f"{argv[0]}: not found on this host; install it here")
+        return ExecResult(exit=proc.returncode, stdout=proc.stdout, stderr=proc.stderr,
+                          wall_s=time.monotonic() - t0)
+
+    def popen(self, argv: list[str], **kwargs) -> subprocess.Popen:
+        """Start a long-running host process (a server); the caller stops it by its PID.
+        Started in a session of its own, so a terminal's Ctrl-C reaches virtbench first."""
+        kwargs.setdefault("start_new_session", True)
+        return subprocess.Popen(argv, **kwargs)
+
+
+LOCAL = HostExecutor()
