@@ -51,9 +51,11 @@ def host_links() -> str:
 
 
 def test_a_defined_domain_boots_measures_pauses_and_leaves_nothing(daemon):
-    env = create(f"libvirt:uri={daemon.uri},accel=tcg,disk=ahci,nic=e1000")
+    # with guest tunings: one at boot, one module parameter, one through the agent
+    env = create(f"libvirt:uri={daemon.uri},accel=tcg,disk=ahci,nic=e1000,tick=periodic,"
+                 "e1000_itr=3000,iosched=none")
     env.resolve()
-    assert env.label == "libvirt-tcg/ahci/e1000"
+    assert env.label == "libvirt-tcg/ahci/e1000/tick=periodic/iosched=none/e1000_itr=3000"
     env.start()
     try:
         name, ns, workdir = env.dom.name(), env.ns.name, env.workdir
@@ -64,6 +66,9 @@ def test_a_defined_domain_boots_measures_pauses_and_leaves_nothing(daemon):
         assert "ahci" in meta["guest_disk_drivers"]
         assert "e1000" in meta["guest_nic_drivers"]
         assert meta["libvirt_driver"] == "QEMU" and "<domain type='qemu'" in meta["domain_xml"]
+        assert "nohz=off e1000.InterruptThrottleRate=3000</cmdline>" in meta["domain_xml"]
+        assert {k: meta["tunings"][k] for k in ("tick", "iosched", "e1000_itr")} == {
+            "tick": "periodic", "iosched": "none", "e1000_itr": 3000}
         tap = "vbt" + ns[len(netns.PREFIX):]
         assert tap not in host_links()                      # the tap lives in our namespace
         env.pause()

@@ -15,6 +15,7 @@ from ...errors import EnvironmentUnusable, VirtbenchError
 from ..qemu import version
 from ..qemu.environment import Qemu
 from ..qemu.process import describe_loss
+from ..qemu.tunings import boot_args
 from .connection import (describe_error, domain_state_words, is_local_qemu, open_connection,
                          version_text)
 from .domain_xml import build_domain_xml
@@ -86,7 +87,7 @@ class DefinedDomain(Qemu):
             "disk": self.values["disk"], "nic": self.values["nic"], "vhost": self.vhost,
             "mac": self.mac, "guest_addr": self.ns.guest_addr, "tap": host_tap,
             "console_log": self.console_log, "agent_socket": self.workdir / "agent.sock",
-            "agent_transport": self.values["agent"],
+            "agent_transport": self.values["agent"], "boot_args": boot_args(self.values),
         }
         self.domain_xml = build_domain_xml(cfg)
         (self.workdir / "domain.xml").write_text(self.domain_xml)

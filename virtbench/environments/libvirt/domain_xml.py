@@ -12,7 +12,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ...errors import VirtbenchError
-from ..qemu.argv import AGENT_PORT, SCRATCH_SERIAL
+from ..qemu.argv import AGENT_PORT, SCRATCH_SERIAL, kernel_cmdline
 from ..qemu.options import size_bytes
 
 # scratch disk model -> (libvirt target bus, device name prefix); nvme has no disk bus in
@@ -57,7 +57,8 @@ def build_domain_xml(cfg: dict) -> str:
     cfg keys (as build_argv's where they mean the same): name, domain_type (kvm|qemu),
     emulator, machine, accel, cpu, vcpus, mem, kernel, initrd, root_label, root_overlay,
     scratch, scratch_format, scratch_block (bool), cache, aio, disk, nic, vhost (bool), mac,
-    guest_addr, tap (or None for no NIC), console_log, agent_socket, agent_transport.
+    guest_addr, tap (or None for no NIC), console_log, agent_socket, agent_transport;
+    boot_args (optional: the tunings' kernel words, as build_argv's).
     """
     if cfg["disk"] not in DISK_BUS:
         raise VirtbenchError(f"environment libvirt: disk={cfg['disk']} has no libvirt bus in "
@@ -70,8 +71,7 @@ def build_domain_xml(cfg: dict) -> str:
     _sub(os_, "type", "hvm", arch="x86_64", machine=cfg["machine"])
     _sub(os_, "kernel", str(cfg["kernel"]))
     _sub(os_, "initrd", str(cfg["initrd"]))
-    _sub(os_, "cmdline", f"console=ttyS0 quiet root=LABEL={cfg['root_label']} rw panic=-1 "
-                         f"vb.ip={cfg['guest_addr']} vb.mac={cfg['mac']}")
+    _sub(os_, "cmdline", kernel_cmdline(cfg))
     features = _sub(domain, "features")
     _sub(features, "acpi")        # without it libvirt passes -no-acpi
     _sub(features, "apic")

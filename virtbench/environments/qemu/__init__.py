@@ -2,7 +2,9 @@
 
     qemu[:accel=auto|kvm|tcg,vcpus=1,mem=1G,machine=auto|q35|pc,cpu=auto,
          disk=virtio-blk|virtio-scsi|ahci|ide|nvme,cache=none|...,aio=threads|native|io_uring,
-         backing=raw|qcow2|device,nic=virtio-net|e1000|rtl8139,vhost=auto|on|off]
+         backing=raw|qcow2|device,nic=virtio-net|e1000|rtl8139,vhost=auto|on|off,
+         guest tunings: tick=,highres=,clocksource=,pmtimer=,iosched=,offloads=,
+         nic_coalesce_us=,e1000_itr=,napi_tx= (tunings.py, docs/tunings.md)]
 
 The root disk is the cached image from `virtbench.guest.image` opened with snapshot=on (its
 overlay lands in the environment's work directory through TMPDIR); the benchmark's scratch disk
@@ -18,7 +20,9 @@ PR_SET_PDEATHSIG; and start() sweeps namespaces and work directories left by dea
 
 The package, one concern a module: options (option values and their checks), version (the
 binary and its version), process (process hygiene and liveness), kvm_probe, qmp, argv (the
-command line), environment (class Qemu: the life cycle) and guest (inside the guest).
+command line), environment (class Qemu: the life cycle), guest (inside the guest), tunings
+(the guest tunings: options, kernel words, guest commands, checks) and readback (reading
+them back in the guest).
 Callers reach version.qemu_version/qemu_binary and kvm_probe.kvm_probe through their modules,
 so a test fakes each by patching that module. The function kvm_probe is deliberately not
 re-exported here: it would shadow the submodule of the same name.

@@ -26,15 +26,26 @@ def disk_devices(disk: str, drive: str, serial: str) -> list[str]:
 NIC_DEVICE = {"virtio-net": "virtio-net-pci", "e1000": "e1000", "rtl8139": "rtl8139"}
 
 
+def kernel_cmdline(cfg: dict) -> str:
+    """The guest kernel's command line, for QEMU's -append and libvirt's <cmdline> alike.
+
+    cfg keys: root_label, guest_addr, mac, and boot_args (optional: the tunings' words,
+    tunings.boot_args). vb.ip/vb.mac are read by the guest's rc; `module.param=value`
+    words by the initramfs, which loads the drivers."""
+    words = ["console=ttyS0", "quiet", f"root=LABEL={cfg['root_label']}", "rw", "panic=-1",
+             f"vb.ip={cfg['guest_addr']}", f"vb.mac={cfg['mac']}"]
+    return " ".join(words + list(cfg.get("boot_args") or ()))
+
+
 def build_argv(cfg: dict) -> list[str]:
     """The QEMU command line for one guest.
 
     cfg keys: qemu, accel, machine, cpu, vcpus, mem, kernel, initrd, root_image, root_label,
     scratch, scratch_format, cache, aio, disk, nic, vhost (bool), mac, guest_addr, tap (or None
-    for no NIC), console_log, agent_socket, agent_transport, qmp_socket, pidfile, name.
+    for no NIC), console_log, agent_socket, agent_transport, qmp_socket, pidfile, name;
+    boot_args (optional, see kernel_cmdline).
     """
-    append = (f"console=ttyS0 quiet root=LABEL={cfg['root_label']} rw panic=-1 "
-              f"vb.ip={cfg['guest_addr']} vb.mac={cfg['mac']}")
+    append = kernel_cmdline(cfg)
     argv = [cfg["qemu"], "-name", cfg["name"], "-nodefaults", "-no-user-config",
             "-machine", f"{cfg['machine']},accel={cfg['accel']}",
             "-cpu", cfg["cpu"], "-smp", str(cfg["vcpus"]), "-m", cfg["mem"],

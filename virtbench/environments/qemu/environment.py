@@ -25,6 +25,7 @@ from .argv import build_argv
 from .guest import GuestSide
 from .profiling import ExitProfiling
 from .options import OPTIONS, check_combination, resolve_machine
+from .tunings import boot_args, check_tunings
 from .process import (WORK_ROOT, describe_loss, die_with_parent, install_signal_handlers, live,
                       live_lock, sweep_stale)
 from .qmp import Qmp
@@ -49,6 +50,7 @@ class Qemu(GuestSide, ExitProfiling, Environment):
         self.accel_reason = ""
         self.machine = resolve_machine(self.values["disk"], self.values["machine"])
         check_combination(self.values["cache"], self.values["aio"])
+        check_tunings(self.values, self.kind)
         self.cpu = self.values["cpu"]
         self.vhost = False
         self.image: guest_image.ImageInfo | None = None
@@ -71,6 +73,7 @@ class Qemu(GuestSide, ExitProfiling, Environment):
         self.paused = False
         self._vcpu_tids: list[int] | None = None
         self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
+        self.tunings_read: dict = {}      # the guest's read-back of the tunings (metadata)
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -194,6 +197,7 @@ class Qemu(GuestSide, ExitProfiling, Environment):
         try:
             self._start_guardian()
             self._boot()
+            self._apply_tunings()
         except BaseException:
             self.stop()
             raise
@@ -218,7 +222,7 @@ class Qemu(GuestSide, ExitProfiling, Environment):
             "console_log": self.console_log, "agent_socket": self.workdir / "agent.sock",
             "agent_transport": self.values["agent"],
             "qmp_socket": self.workdir / "qmp.sock", "pidfile": self.workdir / "qemu.pid",
-            "name": f"virtbench-{self.ns.name}",
+            "name": f"virtbench-{self.ns.name}", "boot_args": boot_args(self.values),
         }
         self.argv = build_argv(cfg) + list(self.extra_argv)
         stderr_path = self.workdir / "qemu.stderr"

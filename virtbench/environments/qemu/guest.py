@@ -11,11 +11,12 @@ import time
 
 from ... import fingerprint, kernels
 from ...capabilities import Capabilities, can
-from ...errors import AgentError, VirtbenchError
+from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath, SshTarget
-from . import version
+from . import readback, version
 from .argv import SCRATCH_SERIAL
 from .options import size_bytes
+from .tunings import mismatches, requested, runtime_commands
 
 GUEST_KERNEL_DIR = "/opt/virtbench/kernels"
 SCRATCH_MOUNT = "/mnt/vbscratch"
@@ -198,6 +199,36 @@ class GuestSide:
         nic = self.guest_nic()
         return self._driver_chain(f"/sys/class/net/{nic}/device") if nic else []
 
+    def _apply_tunings(self) -> None:
+        """Apply the tunings that take effect after boot (I/O scheduler, NIC offloads and
+        coalescing), then read every tuning back in the guest into `tunings_read`. A
+        requested tuning the guest does not report as asked fails the start, one line
+        naming each such tuning and what the guest reports."""
+        want = requested(self.values)
+        block = nic = None
+        try:
+            dev = self.exec(["readlink", "-f", self.scratch_device()], timeout=10).stdout
+            block = os.path.basename(dev.strip()) or None
+            nic = self.guest_nic()
+        except AgentError:
+            if want:
+                raise
+        why: dict[str, str] = {}
+        for name, argv in runtime_commands(self.values, nic, block).items():
+            res = self.exec(argv, timeout=60)
+            if res.exit != 0:
+                lines = (res.stderr.strip() or res.stdout.strip()).splitlines()
+                why[name] = f"{argv[0] if argv[0] != 'sh' else 'setting it'} failed: " + (
+                    lines[-1] if lines else f"exit status {res.exit}")
+        res = self.exec(readback.script_argv(block, nic), timeout=60)
+        self.tunings_read = readback.read_all(res.stdout, self.values["nic"])
+        if "clocksource" in want and "clocksource" not in why:
+            why["clocksource"] = "available: " + (
+                readback.available_clocksources(res.stdout) or "none listed")
+        bad = mismatches(want, self.tunings_read, why)
+        if bad:
+            raise EnvironmentUnusable(f"{self.label}: " + "; ".join(bad))
+
     def metadata(self) -> dict:
         ver, line = version.qemu_version()
         meta = {
@@ -214,6 +245,7 @@ class GuestSide:
             "guest_kernel_package": self.image.kernel_version if self.image else None,
             "kernels_staged": list(self._kernel_names), "kernels_stage_s": self.stage_s,
             "qemu_argv": list(getattr(self, "argv", [])),
+            "tunings": dict(self.tunings_read),
         }
         if self.agent is not None:
             try:

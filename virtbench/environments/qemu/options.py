@@ -5,6 +5,7 @@ import re
 
 from ...errors import VirtbenchError
 from ..base import Option
+from .tunings import TUNINGS
 
 DISKS = ("virtio-blk", "virtio-scsi", "ahci", "ide", "nvme")
 NICS = ("virtio-net", "e1000", "rtl8139")
@@ -76,5 +77,6 @@ OPTIONS = {
                     help="agent transport: a virtio-serial port, or the 2nd serial port"),
     "boot_timeout": Option(180.0, convert=_timeout, in_label=False,
                            help="seconds to wait for the guest agent"),
+    **TUNINGS,    # guest tunings (tunings.py): applied at boot or before the first trial
 }
 
