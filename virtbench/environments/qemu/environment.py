@@ -310,10 +310,10 @@ class Qemu(GuestSide, ExitProfiling, Environment):
                 self._vmm_wait(5)
             except (AgentError, subprocess.TimeoutExpired, OSError):
                 pass
+        self._vmm_end()
         if self.agent is not None:
             self.agent.close()
             self.agent = None
-        self._vmm_end()
         if self.workdir is not None:
             guardian.cleanup(self._manifest)
         if self._topology is not None:
