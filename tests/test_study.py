@@ -105,3 +105,17 @@ def test_quick_caps_trials_unless_given(tmp_path):
     assert study.with_flags(study.load(write(tmp_path, text)), quick=True).trials == 5
     assert study.with_flags(study.load(write(tmp_path, text)), quick=True, trials=7).trials == 7
     assert study.with_flags(study.load(write(tmp_path, text))).trials == 12
+
+
+def test_a_baseline_may_be_named_by_its_spec():
+    """The label of a guest depends on what resolve() settles (qemu-tcg or qemu-kvm); a study
+    file names its untuned guest by spec and the run compares against that guest."""
+    from virtbench.runner import prepare
+    s = study.with_flags(None, envs=["native", "qemu:accel=tcg,disk=ide",
+                                     "qemu:accel=tcg,disk=ide,iosched=none"],
+                         benches=["pi"], baseline="qemu:accel=tcg,disk=ide")
+    prepared = prepare(s, dry_run=True)
+    assert prepared.baseline == "qemu-tcg/ide/virtio-net" == s.baseline
+    s.baseline = "qemu:disk=nvme"
+    with pytest.raises(VirtbenchError, match="use one of its labels"):
+        prepare(s, dry_run=True)

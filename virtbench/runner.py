@@ -67,6 +67,7 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     named = targets.load_targets() if any(e.target for e in study.environments) else {}
     skipped = skipped_environments(study, named, str(targets.targets_path()))
     envs: dict[str, Environment] = {}
+    label_of: dict[str, str] = {}          # a study environment's spec -> its label
     for entry in study.environments:
         if entry.target:
             if entry.target not in named:
@@ -87,6 +88,11 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
             raise VirtbenchError(f"environment {entry.spec} has the same label as another "
                                  f"({env.label}); change one of its options")
         envs[env.label] = env
+        label_of[entry.spec] = env.label
+    if study.baseline in label_of:
+        # a baseline named by its spec: its label depends on what resolve() settled
+        # (qemu-tcg/... or qemu-kvm/...), which a study file cannot know
+        study.baseline = label_of[study.baseline]
     cases = {}
     for case in study.benchmarks:
         bench = benchmarks.get(case.name)
@@ -94,7 +100,7 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     baseline = default_baseline(study.baseline, envs)
     if baseline is not None and baseline not in envs:
         raise VirtbenchError(f"baseline {baseline!r} is not an environment of this study; "
-                             f"use one of: {', '.join(envs)}")
+                             f"use one of its labels ({', '.join(envs)}) or specs")
     needs_kernels = any(set(b.tools) & set(kernels.KERNELS) for b, _ in cases.values())
     if needs_kernels and not dry_run:
         kernels.build()   # a missing compiler is bad input: fail before the run exists
