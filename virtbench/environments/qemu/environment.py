@@ -298,6 +298,7 @@ class Qemu(GuestSide, ExitProfiling, Environment):
 
 
     def stop(self) -> None:
+        self.end_profiling()          # a profiling twin goes with its guest
         with live_lock:
             live.discard(self)
         paused, self.paused = self.paused, False

@@ -9,9 +9,12 @@ two snapshots of the plugin's counts, so the twin's boot does not count. Guest a
 symbolised with the guest's own /proc/kallsyms, read in the same boot."""
 from __future__ import annotations
 
+import time
+
 from ...capabilities import can
 from ...errors import AgentError, VirtbenchError
 from ...profile.model import Profile
+from . import version
 
 
 class ExitProfiling:
@@ -61,10 +64,49 @@ class ExitProfiling:
         return outcome, profile
 
     # -- TCG ---------------------------------------------------------------------------------
+    _tcg_session = None
+    _twin_kallsyms: str | None = None
+    _twin_error: str | None = None
+
+    def _profiling_twin(self):
+        """The same guest booted with our plugin (once; a failed boot is not retried)."""
+        if self._twin_error:
+            raise VirtbenchError(self._twin_error)
+        if self._twin is None:
+            from ...profile import tcg
+            twin = type(self)(self.spec)
+            twin.net_index = self.net_index
+            try:
+                self._tcg_session = tcg.TcgSession(qemu=version.qemu_binary())
+                twin.extra_argv = list(self._tcg_session.argv)
+                twin.start()
+                self._twin_kallsyms = self._kallsyms(twin)   # in the same boot (KASLR)
+            except (VirtbenchError, AgentError, OSError) as exc:
+                twin.stop()
+                self._twin_error = f"the profiling twin of {self.label} did not come up: {exc}"
+                raise VirtbenchError(self._twin_error) from None
+            self._twin = twin
+        return self._twin
+
     def _profile_tcg(self, bench, params: dict) -> tuple[object, Profile]:
-        raise VirtbenchError(f"{self.label}: TCG exit profiles are not available yet")
+        from ...profile import tcg
+        twin = self._profiling_twin()
+        self.pause()                       # the measured guest waits while its twin runs
+        try:
+            self._tcg_session.mark()
+            t0 = time.monotonic()
+            outcome = bench.run_trial(twin, params)
+            duration = time.monotonic() - t0
+            counts = self._tcg_session.since_mark()
+        finally:
+            self.resume()
+        return outcome, tcg.to_profile(counts, self._twin_kallsyms, duration)
 
     def end_profiling(self) -> None:
         twin, self._twin = self._twin, None
         if twin is not None:
             twin.stop()
+        session, self._tcg_session = self._tcg_session, None
+        if session is not None:
+            session.close()
+        self._twin_kallsyms = self._twin_error = None
