@@ -1,0 +1,462 @@
+/*
+ * vbexits: virtbench's QEMU TCG plugin counting *would-be exits*: every port I/O
+ * instruction and every MMIO access to an emulated device, by guest PC and device.
+ *
+ * Written for the QEMU plugin API version 1 (QEMU 4.2 .. 8.1). Debian's QEMU ships no
+ * qemu-plugin.h, so the few API functions used here are declared below from the API's
+ * documentation (include/qemu/qemu-plugin.h at version 1).
+ *
+ *  - MMIO: a memory callback on every load/store of kernel-half code; an access whose
+ *    hwaddr is I/O counts for (PC, device name).
+ *  - Port I/O: IN/OUT/INS/OUTS are found at translation time (prefixes 66/67/F2/F3/
+ *    segment/lock and REX skipped; E4-E7 imm8, EC-EF via DX, 6C-6F string forms) and
+ *    every execution counts for (PC, "port 0xNN" or "port dx").
+ *  - Callers: a per-vCPU ring of the last RING_DEPTH executed kernel TB start PCs. An
+ *    event keeps the newest CALLER_DEPTH of them that lie more than NEAR bytes from its
+ *    own PC (the TBs of a small accessor itself are skipped, so the snapshots vary little),
+ *    up to MAX_RINGS distinct snapshots per site with counts; the host then finds the first
+ *    function outside a generic accessor (iowrite16 -> vp_notify).
+ *  - Control: plugin arg control=SOCKET (a Unix socket the plugin listens on). Command
+ *    "dump PATH\n" writes the cumulative counts to PATH.tmp, renames it to PATH and
+ *    answers "ok\n" (or "error ...\n"). Arg out=PATH: dump there at exit too.
+ *    Arg all=on: instrument user-space code too (default: kernel half only).
+ *
+ * Dump format (text, one record a line):
+ *   vbexits 1 depth=<CALLER_DEPTH>
+ *   site <pio|mmio> 0x<pc> <count> <device...>
+ *   ring <count> 0x<tb0> 0x<tb1> ...        (newest first, far TBs only; 0 = none)
+ *   ring-other <count>                      (events whose snapshot did not fit)
+ *   end <sites>
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* ---- the QEMU plugin API, version 1 (only what we use) ------------------------------ */
+typedef uint64_t qemu_plugin_id_t;
+typedef uint32_t qemu_plugin_meminfo_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+struct qemu_plugin_hwaddr;
+
+typedef struct {
+    const char *target_name;
+    struct { int min; int cur; } version;
+    bool system_emulation;
+    union { struct { int smp_vcpus; int max_vcpus; } system; };
+} qemu_info_t;
+
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS,
+                            QEMU_PLUGIN_CB_RW_REGS };
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+
+typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+                                          uint64_t vaddr, void *userdata);
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+                                           qemu_plugin_vcpu_tb_trans_cb_t cb);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+                                          qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+                                            qemu_plugin_vcpu_udata_cb_t cb,
+                                            enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
+                                      qemu_plugin_vcpu_mem_cb_t cb,
+                                      enum qemu_plugin_cb_flags flags,
+                                      enum qemu_plugin_mem_rw rw, void *userdata);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb,
+                                    void *userdata);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);   /* v1: a pointer */
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, uint64_t vaddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
+const char *qemu_plugin_hwaddr_device_name(const struct qemu_plugin_hwaddr *h);
+void qemu_plugin_outs(const char *string);
+
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+
+/* ---- state -------------------------------------------------------------------------- */
+#define RING_DEPTH 8          /* TB start PCs kept per vCPU */
+#define CALLER_DEPTH 2        /* far TB start PCs kept per event */
+#define NEAR 0x400            /* TBs this close to the event's PC are its own function's */
+#define MAX_RINGS 16          /* distinct ring snapshots kept per site */
+#define MAX_VCPUS 64
+#define NBUCKETS 4096
+#define KERNEL_HALF 0xffff800000000000ULL
+
+enum { KIND_PIO = 0, KIND_MMIO = 1 };
+static const char *const KIND_NAME[] = { "pio", "mmio" };
+
+struct vring {                 /* written by its own vCPU thread only */
+    uint64_t pc[RING_DEPTH];
+    unsigned pos;
+} __attribute__((aligned(64)));
+
+struct ringrec { uint64_t pc[CALLER_DEPTH]; uint64_t count; };
+
+struct site {
+    uint64_t pc;
+    const char *dev;           /* interned: compared by pointer */
+    int kind;
+    uint64_t count;
+    unsigned nrings;
+    uint64_t ring_other;
+    struct ringrec rings[MAX_RINGS];
+    struct site *next;
+};
+
+struct pio_insn {              /* userdata of a port I/O instruction's exec callback */
+    uint64_t pc;
+    const char *dev;
+    struct pio_insn *next;
+};
+
+static struct vring rings[MAX_VCPUS];
+static struct site *sites[NBUCKETS];
+static unsigned nsites;
+static struct pio_insn *pio_insns[NBUCKETS];
+static const char *port_names[256];
+static const char *port_dx = "port dx";
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static bool all_code;
+static char *control_path;
+static char *out_path;
+
+static unsigned bucket(uint64_t pc) { return (unsigned)((pc ^ (pc >> 12)) % NBUCKETS); }
+
+static void snapshot_ring(unsigned vcpu, uint64_t pc, uint64_t *dest)
+{
+    memset(dest, 0, sizeof(uint64_t) * CALLER_DEPTH);
+    if (vcpu >= MAX_VCPUS)
+        return;
+    struct vring *r = &rings[vcpu];
+    unsigned n = 0;
+    for (unsigned i = 0; i < RING_DEPTH && n < CALLER_DEPTH; i++) {
+        uint64_t tb = r->pc[(r->pos + RING_DEPTH - 1 - i) % RING_DEPTH];
+        if (tb && (tb + NEAR < pc || tb > pc + NEAR))
+            dest[n++] = tb;
+    }
+}
+
+static void record(int kind, uint64_t pc, const char *dev, unsigned vcpu)
+{
+    uint64_t snap[CALLER_DEPTH];
+    snapshot_ring(vcpu, pc, snap);
+    pthread_mutex_lock(&lock);
+    unsigned b = bucket(pc);
+    struct site *s = sites[b];
+    while (s && !(s->pc == pc && s->dev == dev && s->kind == kind))
+        s = s->next;
+    if (!s) {
+        s = calloc(1, sizeof(*s));
+        if (!s) {
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+        s->pc = pc;
+        s->dev = dev;
+        s->kind = kind;
+        s->next = sites[b];
+        sites[b] = s;
+        nsites++;
+    }
+    s->count++;
+    unsigned i;
+    for (i = 0; i < s->nrings; i++) {
+        if (memcmp(s->rings[i].pc, snap, sizeof(snap)) == 0) {
+            s->rings[i].count++;
+            break;
+        }
+    }
+    if (i == s->nrings) {
+        if (s->nrings < MAX_RINGS) {
+            memcpy(s->rings[i].pc, snap, sizeof(snap));
+            s->rings[i].count = 1;
+            s->nrings++;
+        } else {
+            s->ring_other++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- callbacks ---------------------------------------------------------------------- */
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+    if (vcpu < MAX_VCPUS) {
+        struct vring *r = &rings[vcpu];
+        r->pc[r->pos] = (uint64_t)(uintptr_t)udata;
+        r->pos = (r->pos + 1) % RING_DEPTH;
+    }
+}
+
+static void pio_exec(unsigned int vcpu, void *udata)
+{
+    struct pio_insn *p = udata;
+    record(KIND_PIO, p->pc, p->dev, vcpu);
+}
+
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                       void *udata)
+{
+    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+    if (!hw || !qemu_plugin_hwaddr_is_io(hw))
+        return;
+    const char *dev = qemu_plugin_hwaddr_device_name(hw);   /* interned by QEMU */
+    record(KIND_MMIO, (uint64_t)(uintptr_t)udata, dev ? dev : "?", vcpu);
+}
+
+/*
+ * Port I/O decoding. Returns -1 if the instruction is not IN/OUT/INS/OUTS, the port
+ * (0..255) for the imm8 forms, 256 for the DX forms.
+ */
+static int pio_port(const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {                      /* legacy prefixes */
+        uint8_t c = b[i];
+        if (c == 0x66 || c == 0x67 || c == 0xf2 || c == 0xf3 || c == 0xf0 || c == 0x2e ||
+            c == 0x36 || c == 0x3e || c == 0x26 || c == 0x64 || c == 0x65)
+            i++;
+        else
+            break;
+    }
+    if (i < n && (b[i] & 0xf0) == 0x40)  /* REX (64-bit code) */
+        i++;
+    if (i >= n)
+        return -1;
+    switch (b[i]) {
+    case 0xe4: case 0xe5: case 0xe6: case 0xe7:
+        return i + 1 < n ? b[i + 1] : -1;
+    case 0xec: case 0xed: case 0xee: case 0xef:
+    case 0x6c: case 0x6d: case 0x6e: case 0x6f:
+        return 256;
+    default:
+        return -1;
+    }
+}
+
+static struct pio_insn *pio_insn_for(uint64_t pc, int port)
+{
+    const char *dev = port == 256 ? port_dx : port_names[port];
+    unsigned b = bucket(pc);
+    pthread_mutex_lock(&lock);
+    struct pio_insn *p = pio_insns[b];
+    while (p && !(p->pc == pc && p->dev == dev))
+        p = p->next;
+    if (!p && (p = calloc(1, sizeof(*p)))) {
+        p->pc = pc;
+        p->dev = dev;
+        p->next = pio_insns[b];
+        pio_insns[b] = p;
+    }
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+    uint64_t start = qemu_plugin_tb_vaddr(tb);
+    bool instrument = all_code || start >= KERNEL_HALF;
+    if (instrument)
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+                                             (void *)(uintptr_t)start);
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    for (size_t i = 0; i < n; i++) {
+        struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+        uint64_t pc = qemu_plugin_insn_vaddr(insn);
+        int port = pio_port(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
+        if (port >= 0) {
+            struct pio_insn *p = pio_insn_for(pc, port);
+            if (p)
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, pio_exec, QEMU_PLUGIN_CB_NO_REGS, p);
+        } else if (instrument) {
+            qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
+                                             QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
+        }
+    }
+}
+
+/* ---- dumps and control -------------------------------------------------------------- */
+static int dump(const char *path, char *err, size_t errlen)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    pthread_mutex_lock(&lock);
+    fprintf(f, "vbexits 1 depth=%d\n", CALLER_DEPTH);
+    for (unsigned b = 0; b < NBUCKETS; b++) {
+        for (struct site *s = sites[b]; s; s = s->next) {
+            fprintf(f, "site %s 0x%" PRIx64 " %" PRIu64 " %s\n", KIND_NAME[s->kind], s->pc,
+                    s->count, s->dev);
+            for (unsigned i = 0; i < s->nrings; i++) {
+                fprintf(f, "ring %" PRIu64, s->rings[i].count);
+                for (unsigned j = 0; j < CALLER_DEPTH; j++)
+                    fprintf(f, " 0x%" PRIx64, s->rings[i].pc[j]);
+                fputc('\n', f);
+            }
+            if (s->ring_other)
+                fprintf(f, "ring-other %" PRIu64 "\n", s->ring_other);
+        }
+    }
+    fprintf(f, "end %u\n", nsites);
+    pthread_mutex_unlock(&lock);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "writing %s failed", tmp);
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+static void serve(int conn)
+{
+    char buf[4200];
+    size_t used = 0;
+    for (;;) {
+        ssize_t got = read(conn, buf + used, sizeof(buf) - 1 - used);
+        if (got <= 0)
+            return;
+        used += (size_t)got;
+        buf[used] = 0;
+        char *nl;
+        while ((nl = strchr(buf, '\n'))) {
+            *nl = 0;
+            char reply[512] = "ok\n";
+            char err[400];
+            if (strncmp(buf, "dump ", 5) == 0 && buf[5]) {
+                if (dump(buf + 5, err, sizeof(err)) != 0)
+                    snprintf(reply, sizeof(reply), "error %s\n", err);
+            } else if (strcmp(buf, "ping") != 0) {
+                snprintf(reply, sizeof(reply), "error unknown command (use: dump PATH)\n");
+            }
+            if (write(conn, reply, strlen(reply)) < 0)
+                return;
+            size_t rest = used - (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, rest);
+            used = rest;
+            buf[used] = 0;
+        }
+        if (used >= sizeof(buf) - 1)
+            return;                      /* a line too long: drop the connection */
+    }
+}
+
+static void *control_thread(void *arg)
+{
+    int srv = (int)(intptr_t)arg;
+    for (;;) {
+        int conn = accept(srv, NULL, NULL);
+        if (conn < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return NULL;
+        }
+        serve(conn);
+        close(conn);
+    }
+}
+
+static int start_control(const char *path)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof(addr.sun_path)) {
+        qemu_plugin_outs("vbexits: control socket path too long\n");
+        return -1;
+    }
+    strcpy(addr.sun_path, path);
+    int srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (srv < 0)
+        return -1;
+    unlink(path);
+    if (bind(srv, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(srv, 4) != 0) {
+        close(srv);
+        qemu_plugin_outs("vbexits: cannot listen on the control socket\n");
+        return -1;
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, control_thread, (void *)(intptr_t)srv) != 0) {
+        close(srv);
+        return -1;
+    }
+    pthread_detach(t);
+    return 0;
+}
+
+static void at_exit(qemu_plugin_id_t id, void *udata)
+{
+    char err[400];
+    if (out_path && dump(out_path, err, sizeof(err)) != 0) {
+        qemu_plugin_outs("vbexits: ");
+        qemu_plugin_outs(err);
+        qemu_plugin_outs("\n");
+    }
+    if (control_path)
+        unlink(control_path);
+}
+
+__attribute__((visibility("default")))
+int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "control=", 8) == 0)
+            control_path = strdup(argv[i] + 8);
+        else if (strncmp(argv[i], "out=", 4) == 0)
+            out_path = strdup(argv[i] + 4);
+        else if (strcmp(argv[i], "all=on") == 0)
+            all_code = true;
+        else if (strcmp(argv[i], "all=off") == 0)
+            all_code = false;
+        else {
+            qemu_plugin_outs("vbexits: unknown argument (use control=, out=, all=on|off)\n");
+            return -1;
+        }
+    }
+    for (int p = 0; p < 256; p++) {
+        char name[16];
+        snprintf(name, sizeof(name), "port 0x%02x", p);
+        port_names[p] = strdup(name);
+    }
+    if (control_path && start_control(control_path) != 0)
+        return -1;
+    qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+    return 0;
+}
