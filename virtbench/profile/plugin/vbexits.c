@@ -96,7 +96,7 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 #define RING_DEPTH 8          /* TB start PCs kept per vCPU */
 #define CALLER_DEPTH 2        /* far TB start PCs kept per event */
 #define NEAR 0x400            /* TBs this close to the event's PC are its own function's */
-#define MAX_RINGS 16          /* distinct ring snapshots kept per site */
+#define MAX_RINGS 1024        /* distinct ring snapshots kept per site (grown on demand) */
 #define MAX_VCPUS 64
 #define NBUCKETS 4096
 #define KERNEL_HALF 0xffff800000000000ULL
@@ -116,9 +116,9 @@ struct site {
     const char *dev;           /* interned: compared by pointer */
     int kind;
     uint64_t count;
-    unsigned nrings;
+    unsigned nrings, cap;
     uint64_t ring_other;
-    struct ringrec rings[MAX_RINGS];
+    struct ringrec *rings;     /* the most used drift to the front */
     struct site *next;
 };
 
@@ -182,11 +182,24 @@ static void record(int kind, uint64_t pc, const char *dev, unsigned vcpu)
     for (i = 0; i < s->nrings; i++) {
         if (memcmp(s->rings[i].pc, snap, sizeof(snap)) == 0) {
             s->rings[i].count++;
+            if (i > 0 && s->rings[i].count > s->rings[i - 1].count) {
+                struct ringrec t = s->rings[i - 1];
+                s->rings[i - 1] = s->rings[i];
+                s->rings[i] = t;
+            }
             break;
         }
     }
     if (i == s->nrings) {
-        if (s->nrings < MAX_RINGS) {
+        if (s->nrings == s->cap && s->cap < MAX_RINGS) {
+            unsigned cap = s->cap ? s->cap * 2 : 8;
+            struct ringrec *r = realloc(s->rings, cap * sizeof(*r));
+            if (r) {
+                s->rings = r;
+                s->cap = cap;
+            }
+        }
+        if (s->nrings < s->cap) {
             memcpy(s->rings[i].pc, snap, sizeof(snap));
             s->rings[i].count = 1;
             s->nrings++;
