@@ -55,7 +55,8 @@ def test_not_kallsyms_is_one_line(text):
 
 @pytest.mark.parametrize("name", ["ioread8", "iowrite16", "ioread32", "ioread16_rep",
                                   "iowrite32_rep", "iowrite32be", "__iowrite32_copy",
-                                  "acpi_os_read_port", "native_io_delay", "memcpy_fromio"])
+                                  "acpi_os_read_port", "native_io_delay", "memcpy_fromio",
+                                  "native_apic_mem_write"])
 def test_generic_accessors(name):
     assert is_accessor(name)
 

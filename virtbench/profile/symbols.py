@@ -23,7 +23,17 @@ _ACCESSOR = re.compile(
     r"|^(?:in|out)[bwl](?:_p)?$|^(?:in|out)s[bwl]$|^native_io_delay$|^slow_down_io$"
     r"|^(?:__)?memcpy_(?:to|from)io$|^memset_io$|^__iowrite(?:32|64)_copy$"
     r"|^acpi_os_(?:read|write)_(?:port|memory)$|^acpi_hw_(?:read|write)(?:_port)?$"
-    r"|^bad_io_access$|^pci_iounmap$")
+    r"|^bad_io_access$|^pci_iounmap$"
+    r"|^native_apic_mem_(?:read|write)$|^native_apic_icr_(?:read|write)$|^io_apic_(?:read|write)$")
+
+
+# Code that only passes control on (retpolines, return thunks): never "the caller".
+_TRAMPOLINE = re.compile(r"^__x86_(?:indirect|return)_(?:call_|jump_)?thunk|^__x86_return_thunk"
+                         r"|^zen_untrain_ret$|^srso_|^__fentry__$|^__cfi_")
+
+
+def is_trampoline(function: str | None) -> bool:
+    return bool(function) and bool(_TRAMPOLINE.match(function))
 
 
 def is_accessor(function: str | None) -> bool:
@@ -114,7 +124,7 @@ def parse_kallsyms(text: str) -> SymbolTable:
 
 def caller_of(table: SymbolTable, hot_address: int, ring: tuple[int, ...]) -> str | None:
     """The caller of a generic accessor: the first function in the TB ring (newest first)
-    that is not the hot function. None if the hot function is not an accessor, or no TB in
+    that is not the hot function, another accessor or a retpoline/return thunk. None if the hot function is not an accessor, or no TB in
     the ring lies outside it."""
     hot = table.lookup(hot_address)
     if hot is None or not is_accessor(hot.name):
@@ -125,6 +135,7 @@ def caller_of(table: SymbolTable, hot_address: int, ring: tuple[int, ...]) -> st
         loc = table.lookup(pc)
         if loc is None:
             continue
-        if (loc.name, loc.module) != (hot.name, hot.module) and not is_accessor(loc.name):
+        if (loc.name, loc.module) != (hot.name, hot.module) and not is_accessor(loc.name) \
+                and not is_trampoline(loc.name):
             return loc.name if loc.module is None else f"{loc.name} [{loc.module}]"
     return None

@@ -142,6 +142,11 @@ def parse(text: str) -> Counts:
     if not lines or not lines[0].startswith("vbexits 1"):
         raise VirtbenchError("not a vbexits dump (no 'vbexits 1' header); take snapshots "
                              "with the plugin built by this virtbench")
+    m = re.fullmatch(r"vbexits 1(?: depth=(\d+))?", lines[0].strip())
+    if not m:
+        raise VirtbenchError(f"not a vbexits dump (header {lines[0][:40]!r}); take snapshots "
+                             "with the plugin built by this virtbench")
+    depth = int(m.group(1)) if m.group(1) else None
     counts: Counts = {}
     site: Site | None = None
     ended = False
@@ -156,6 +161,8 @@ def parse(text: str) -> Counts:
                 counts[site.key] = site
             elif word == "ring" and site is not None:
                 count, *pcs = rest.split()
+                if depth is not None and len(pcs) != depth:
+                    raise ValueError("ring depth")
                 site.rings[tuple(int(p, 16) for p in pcs)] = int(count)
             elif word == "ring-other" and site is not None:
                 site.ring_other = int(rest)
@@ -243,6 +250,11 @@ def to_profile(counts: Counts, kallsyms: str | SymbolTable, duration_s: float,
              "to emulated devices, counted by virtbench's QEMU plugin; a KVM guest would "
              "exit on most of these, but not on all (e.g. virtio notifies via ioeventfd "
              "still exit, APIC accesses may be accelerated)"]
+    lost = sum(c for _, _, fn, who, c in rows
+               if who is None and fn and is_accessor(fn.split("+")[0]))
+    if lost:
+        notes.append(f"{lost} events in generic accessors ({100.0 * lost / total:.1f} %) have "
+                     "no caller: their TB ring held no other function")
     if len(rows) > top:
         rest = sum(r[4] for r in rows[top:])
         notes.append(f"{len(rows) - top} more guest sites with {rest} events not shown")

@@ -12,8 +12,8 @@
  *    segment/lock and REX skipped; E4-E7 imm8, EC-EF via DX, 6C-6F string forms) and
  *    every execution counts for (PC, "port 0xNN" or "port dx").
  *  - Callers: a per-vCPU ring of the last RING_DEPTH executed kernel TB start PCs. An
- *    event keeps the newest CALLER_DEPTH of them that lie more than NEAR bytes from its
- *    own PC (the TBs of a small accessor itself are skipped, so the snapshots vary little),
+ *    event keeps the newest CALLER_DEPTH of them that do not start in the NEAR bytes up to
+ *    its own PC (the TBs of a small accessor itself, so the snapshots vary little),
  *    up to MAX_RINGS distinct snapshots per site with counts; the host then finds the first
  *    function outside a generic accessor (iowrite16 -> vp_notify).
  *  - Control: plugin arg control=SOCKET (a Unix socket the plugin listens on). Command
@@ -94,8 +94,8 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
 /* ---- state -------------------------------------------------------------------------- */
 #define RING_DEPTH 8          /* TB start PCs kept per vCPU */
-#define CALLER_DEPTH 2        /* far TB start PCs kept per event */
-#define NEAR 0x400            /* TBs this close to the event's PC are its own function's */
+#define CALLER_DEPTH 4        /* far TB start PCs kept per event */
+#define NEAR 0x100            /* TBs starting this little before the event's PC: its own */
 #define MAX_RINGS 1024        /* distinct ring snapshots kept per site (grown on demand) */
 #define MAX_VCPUS 64
 #define NBUCKETS 4096
@@ -150,7 +150,7 @@ static void snapshot_ring(unsigned vcpu, uint64_t pc, uint64_t *dest)
     unsigned n = 0;
     for (unsigned i = 0; i < RING_DEPTH && n < CALLER_DEPTH; i++) {
         uint64_t tb = r->pc[(r->pos + RING_DEPTH - 1 - i) % RING_DEPTH];
-        if (tb && (tb + NEAR < pc || tb > pc + NEAR))
+        if (tb && (tb + NEAR < pc || tb > pc))
             dest[n++] = tb;
     }
 }
