@@ -63,6 +63,10 @@ def profiled(name: str) -> dict:
             key = bench_name.split("-")[0]
             out[key] = tcg.to_profile(tcg.diff(snaps[-2], snaps[-1]), table, took)
             out[key + "_counts"] = tcg.diff(snaps[-2], snaps[-1])
+        for key in ("dd", "tcp"):      # shown with -s: the figures behind the asserts
+            print(f"{GUESTS[name]} {key}: {out[key].by_reason}")
+            for row in out[key].by_function[:8]:
+                print(f"  {row.count:6d} {row.function} <- {row.caller} ({row.device})")
         out["boot"] = snaps[0]
         out["label"] = env.label
     finally:
