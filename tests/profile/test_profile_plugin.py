@@ -120,7 +120,20 @@ REFUSED = ("qemu-system-x86_64: Could not load plugin /tmp/tcgwork/bad.so: plugi
 def test_a_refused_api_version_is_one_line_saying_which_versions():
     msg = tcg.explain_load_failure(REFUSED)
     assert "\n" not in msg
-    assert "up to 1" in msg and "version 9" in msg
+    assert "up to 1" in msg and "version 9" in msg, msg
+
+
+def test_a_too_old_api_version_is_one_line():
+    msg = tcg.explain_load_failure(
+        "qemu-system-x86_64: Could not load plugin /x/vbexits.so: plugin requires API version "
+        "1, but this QEMU supports only a minimum version of 2\n")
+    assert "from 2 on" in msg and "version 1" in msg and "\n" not in msg
+
+
+def test_other_load_failures_keep_qemus_last_line():
+    msg = tcg.explain_load_failure("qemu-system-x86_64: Could not load plugin /x.so: "
+                                   "/x.so: cannot open shared object file\n")
+    assert msg.endswith("cannot open shared object file")
 
 
 def test_no_plugin_support_names_the_fix():

@@ -61,26 +61,27 @@ def build_plugin(force: bool = False, source: Path = PLUGIN_SOURCE) -> Path:
 
 
 def explain_load_failure(stderr: str) -> str:
-    """QEMU's complaint about a plugin -> one line naming the fix (pure)."""
+    """QEMU's complaint about a plugin -> one line naming the fix (pure). QEMU's loader
+    (plugins/loader.c) says "plugin requires API version N, but this QEMU supports only up
+    to version M" or "... only a minimum version of M"."""
     text = stderr.strip()
-    m = re.search(r"plugin requires API version (\d+), but this QEMU supports only up to "
-                  r"version (\d+)", text)
+    m = re.search(r"requires API version (\d+), but this QEMU supports only up to version "
+                  r"(\d+)", text)
     if m:
-        return (f"QEMU takes TCG plugin API versions up to {m.group(2)} but the plugin is "
-                f"built for version {m.group(1)}; use a QEMU from 4.2 to 8.x (API version "
-                f"{PLUGIN_API_VERSION}) for --profile exits")
-    m = re.search(r"requires a minimum API version of (\d+).*?(\d+)\D*$", text) or \
-        re.search(r"plugin interface version (\d+) .*?minimum (\d+)", text)
-    if m or "minimum" in text and "version" in text:
-        last = text.splitlines()[-1]
-        return (f"this QEMU no longer takes TCG plugin API version {PLUGIN_API_VERSION} "
-                f"({last.strip()}); use a QEMU from 4.2 to 8.x for --profile exits")
-    if "invalid option" in text or "-plugin" in text and "unknown" in text.lower() \
-            or "not compiled" in text.lower() or "plugin" in text and "support" in text:
+        return (f"this QEMU takes TCG plugin API versions up to {m.group(2)}, but the plugin "
+                f"asks for version {m.group(1)}; rebuild the plugin for API version "
+                f"{m.group(2)} or use a QEMU that takes version {m.group(1)}")
+    m = re.search(r"requires API version (\d+), but this QEMU supports only a minimum "
+                  r"version of (\d+)", text)
+    if m:
+        return (f"this QEMU takes TCG plugin API versions from {m.group(2)} on, but "
+                f"virtbench's plugin is written for version {m.group(1)} (QEMU 4.2 to 8.x); "
+                "use such a QEMU for --profile exits")
+    if re.search(r"-plugin: invalid option|plugin.*not (?:compiled|supported)", text):
         return ("this QEMU has no TCG plugin support (-plugin); use a QEMU built with "
                 "--enable-plugins (Debian's qemu-system-x86 is) for --profile exits")
-    last = text.splitlines()[-1] if text else "no message"
-    return f"QEMU could not load the TCG plugin: {last.strip()}"
+    last = text.splitlines()[-1].strip() if text else "no message"
+    return f"QEMU could not load the TCG plugin: {last}"
 
 
 def check_plugin(so: Path, qemu: str = "qemu-system-x86_64", timeout: float = 30) -> None:
