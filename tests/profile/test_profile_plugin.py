@@ -187,3 +187,25 @@ def test_control_socket_snapshots_on_a_real_qemu(cache, tmp_path):
 def test_a_silent_control_socket_is_one_line(tmp_path):
     with pytest.raises(VirtbenchError, match="did not answer"):
         tcg.PluginControl(tmp_path / "none.sock").snapshot(tmp_path / "x", timeout=0.3)
+
+
+@needs_gcc
+@needs_qemu
+def test_a_session_marks_and_diffs_on_a_real_qemu(cache):
+    session = tcg.TcgSession(QEMU)
+    assert session.argv[0] == "-plugin" and "control=" in session.argv[1]
+    with pytest.raises(VirtbenchError, match="mark"):
+        session.since_mark()
+    proc = subprocess.Popen([QEMU, "-M", "none", "-display", "none", "-nodefaults",
+                             "-monitor", "stdio", *session.argv], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    try:
+        session.mark(timeout=20)
+        assert session.since_mark(timeout=20) == {}
+        proc.communicate("quit\n", timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        session.close()
+    assert not session.dir.exists()

@@ -303,3 +303,29 @@ class PluginControl:
             raise VirtbenchError(f"the TCG plugin could not take a snapshot: "
                                  f"{reply.removeprefix('error ') or 'no reply'}")
         return parse(dest.read_text())
+
+
+class TcgSession:
+    """One profiled boot's plumbing: the checked plugin, a private directory for the control
+    socket and the snapshots. `argv` goes into the environment's extra_argv before start();
+    mark() before the trial, since_mark() after it gives the trial's counts."""
+
+    def __init__(self, qemu: str = "qemu-system-x86_64"):
+        import tempfile
+        self.so = build_plugin()
+        check_plugin(self.so, qemu)
+        self.dir = Path(tempfile.mkdtemp(prefix="vbexits-"))
+        self.control = PluginControl(self.dir / "ctl.sock")
+        self.argv = plugin_argv(self.so, self.dir / "ctl.sock")
+        self._mark: Counts | None = None
+
+    def mark(self, timeout: float = 30.0) -> None:
+        self._mark = self.control.snapshot(self.dir / "mark", timeout)
+
+    def since_mark(self, timeout: float = 30.0) -> Counts:
+        if self._mark is None:
+            raise VirtbenchError("TcgSession.since_mark() without mark() first")
+        return diff(self._mark, self.control.snapshot(self.dir / "now", timeout))
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
