@@ -32,16 +32,28 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--bench", default="pi,dd-write", help="comma-separated benchmarks")
     parser.add_argument("--spec", default="qemu:accel=tcg")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a quick parameter of every benchmark that has it "
+                             "(e.g. size_mb=128)")
     args = parser.parse_args()
     names = [b for b in args.bench.split(",") if b]
-    benches = [(benchmarks.get(n), benchmarks.get(n).params(quick=True)) for n in names]
+    benches = []
+    for n in names:
+        bench = benchmarks.get(n)
+        params = bench.params(quick=True)
+        for item in args.param:
+            key, _, value = item.partition("=")
+            if key in params:
+                params[key] = type(params[key])(value) if params[key] is not None else value
+        benches.append((bench, params))
 
     so = tcg.build_plugin()
     tcg.check_plugin(so)
     work = Path(tempfile.mkdtemp(prefix="vbexits-bench-"))
     plain, profiled = Qemu(EnvSpec.parse(args.spec)), Qemu(EnvSpec.parse(args.spec))
     profiled.extra_argv = tcg.plugin_argv(so, work / "ctl.sock")
-    result: dict = {"spec": args.spec, "rounds": args.rounds, "quick": True, "benchmarks": {}}
+    result: dict = {"spec": args.spec, "rounds": args.rounds, "quick": True,
+                    "params": {b.name: p for b, p in benches}, "benchmarks": {}}
     try:
         for env in (plain, profiled):
             env.start()
