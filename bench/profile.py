@@ -44,7 +44,10 @@ def main() -> int:
         for item in args.param:
             key, _, value = item.partition("=")
             if key in params:
-                params[key] = type(params[key])(value) if params[key] is not None else value
+                old = params[key]
+                params[key] = (value.lower() in ("1", "true", "yes", "on")
+                               if isinstance(old, bool) else type(old)(value)
+                               if old is not None else value)
         benches.append((bench, params))
 
     so = tcg.build_plugin()
