@@ -4,7 +4,10 @@ its snapshots taken over its control socket, and the counts turned into a Profil
 Use: so = build_plugin(); check_plugin(so); env.extra_argv = plugin_argv(so, control) before
 the guest boots; PluginControl(control).snapshot(before) ... trial ... snapshot(after);
 to_profile(diff(before, after), kallsyms_text, duration_s). The boot's own I/O is in both
-snapshots and cancels out.
+snapshots and cancels out. TcgSession bundles the plumbing of one profiled boot.
+
+Cost (bench/profile.py): only kernel-half code is instrumented (MMIO and caller rings);
+user-space work runs as fast as without the plugin.
 """
 from __future__ import annotations
 
