@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
         for (const char *p = argv[a]; p[0] != '-' && p[0] && p[1] && n < 16; p += 2) {
             unsigned v = 0; if (sscanf(p, "%%2x", &v) != 1) return 2; b[n++] = (uint8_t)v;
         }
-        printf("%%d\n", pio_port(b, n));
+        printf("%%d %%d\n", pio_port(b, n), stack_only(b, n));
     }
     return 0;
 }
@@ -99,8 +99,30 @@ def test_port_io_decoder_on_real_encodings(tmp_path):
     subprocess.run(["gcc", "-O1", "-o", str(exe), str(src), "-lpthread"], check=True)
     args = [h or "-" for h, _ in ENCODINGS]        # "-": no bytes
     out = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True)
-    got = [int(x) for x in out.stdout.split()]
+    got = [int(line.split()[0]) for line in out.stdout.splitlines()]
     assert got == [want for _, want in ENCODINGS]
+
+
+# (bytes, stack only?): no memory callback for push/pop/call/ret/leave and friends
+STACK_OPS = [
+    ("55", 1), ("4154", 1), ("5d", 1), ("415f", 1), ("c3", 1), ("f3c3", 1), ("c20800", 1),
+    ("c9", 1), ("e800000000", 1), ("ff1500000000", 1), ("ffd0", 1), ("ffe0", 1),
+    ("ff7508", 1), ("6a00", 1), ("9c", 1), ("9d", 1), ("8f4508", 1),
+    ("8b07", 0), ("668937", 0), ("488b4508", 0), ("ff4708", 0), ("ff0f", 0),    # mov, inc, dec
+    ("f3a5", 0), ("e470", 0), ("", 0), ("0f1efa", 0),
+]
+
+
+@needs_gcc
+def test_stack_only_instructions_get_no_memory_callback(tmp_path):
+    src = tmp_path / "harness.c"
+    src.write_text(HARNESS % tcg.PLUGIN_SOURCE)
+    exe = tmp_path / "harness"
+    subprocess.run(["gcc", "-O1", "-o", str(exe), str(src), "-lpthread"], check=True)
+    out = subprocess.run([str(exe), *[h or "-" for h, _ in STACK_OPS]], capture_output=True,
+                         text=True, check=True)
+    got = [int(line.split()[1]) for line in out.stdout.splitlines()]
+    assert got == [want for _, want in STACK_OPS]
 
 
 def test_plugin_argv():

@@ -266,6 +266,37 @@ static int pio_port(const uint8_t *b, size_t n)
     }
 }
 
+/*
+ * Instructions whose only memory accesses are to the stack (push, pop, call, ret, leave,
+ * pushf, popf; FF /2-/6 and 8F /0 also read or write through a pointer, never to MMIO
+ * in a kernel): no memory callback for them, which saves a helper call on the hottest
+ * instructions there are. Returns 1 for those, 0 otherwise.
+ */
+static int stack_only(const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+                     b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e || b[i] == 0x26 ||
+                     b[i] == 0x64 || b[i] == 0x65))
+        i++;
+    if (i < n && (b[i] & 0xf0) == 0x40)
+        i++;
+    if (i >= n)
+        return 0;
+    uint8_t op = b[i];
+    if ((op >= 0x50 && op <= 0x5f) || op == 0x68 || op == 0x6a || op == 0x9c || op == 0x9d ||
+        op == 0xc2 || op == 0xc3 || op == 0xc9 || op == 0xe8)
+        return 1;
+    if (i + 1 < n) {
+        unsigned reg = (b[i + 1] >> 3) & 7;
+        if (op == 0xff && reg >= 2 && reg <= 6)
+            return 1;
+        if (op == 0x8f && reg == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static struct pio_insn *pio_insn_for(uint64_t pc, int port)
 {
     const char *dev = port == 256 ? port_dx : port_names[port];
@@ -295,12 +326,14 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         uint64_t pc = qemu_plugin_insn_vaddr(insn);
-        int port = pio_port(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
+        const uint8_t *data = qemu_plugin_insn_data(insn);
+        size_t size = qemu_plugin_insn_size(insn);
+        int port = pio_port(data, size);
         if (port >= 0) {
             struct pio_insn *p = pio_insn_for(pc, port);
             if (p)
                 qemu_plugin_register_vcpu_insn_exec_cb(insn, pio_exec, QEMU_PLUGIN_CB_NO_REGS, p);
-        } else if (instrument) {
+        } else if (instrument && !stack_only(data, size)) {
             qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
                                              QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
         }
