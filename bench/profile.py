@@ -27,6 +27,19 @@ from virtbench.profile.symbols import parse_kallsyms  # noqa: E402
 TARGET = 3.0
 
 
+def metric_slowdown(bench, values: dict) -> dict:
+    """Per metric, how many times worse the profiled guest's median is (>1: slower). For a
+    fixed-duration benchmark (tcp) this, not the wall time, is the cost."""
+    out = {}
+    for m in bench.metrics:
+        plain = [v[m.name] for v in values["plain"] if m.name in v]
+        prof = [v[m.name] for v in values["profiled"] if m.name in v]
+        if plain and prof and statistics.median(plain) and statistics.median(prof):
+            a, b = statistics.median(plain), statistics.median(prof)
+            out[m.name] = round(a / b if m.higher_is_better else b / a, 2)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -103,6 +116,7 @@ def main() -> int:
                 "values": values[n],
                 "median_wall_s": {"plain": round(p, 3), "profiled": round(q, 3)},
                 "slowdown": round(q / p, 2),
+                "metric_slowdown": metric_slowdown(benchmarks.get(n), values[n]),
                 "within_target": q / p <= TARGET,
                 "events_per_trial": events[n]}
         result["symbolise"] = {"kallsyms_bytes": len(ks.stdout), "text_symbols": len(table),

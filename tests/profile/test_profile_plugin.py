@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
         for (const char *p = argv[a]; p[0] != '-' && p[0] && p[1] && n < 16; p += 2) {
             unsigned v = 0; if (sscanf(p, "%%2x", &v) != 1) return 2; b[n++] = (uint8_t)v;
         }
-        printf("%%d %%d\n", pio_port(b, n), stack_only(b, n));
+        printf("%%d %%d\n", pio_port(b, n), never_mmio(b, n));
     }
     return 0;
 }
@@ -103,26 +103,32 @@ def test_port_io_decoder_on_real_encodings(tmp_path):
     assert got == [want for _, want in ENCODINGS]
 
 
-# (bytes, stack only?): no memory callback for push/pop/call/ret/leave and friends
-STACK_OPS = [
+# (bytes, never MMIO?): no memory callback for these
+NEVER_MMIO = [
     ("55", 1), ("4154", 1), ("5d", 1), ("415f", 1), ("c3", 1), ("f3c3", 1), ("c20800", 1),
     ("c9", 1), ("e800000000", 1), ("ff1500000000", 1), ("ffd0", 1), ("ffe0", 1),
-    ("ff7508", 1), ("6a00", 1), ("9c", 1), ("9d", 1), ("8f4508", 1),
-    ("8b07", 0), ("668937", 0), ("488b4508", 0), ("ff4708", 0), ("ff0f", 0),    # mov, inc, dec
-    ("f3a5", 0), ("e470", 0), ("", 0), ("0f1efa", 0),
+    ("ff7508", 1), ("6a00", 1), ("9c", 1), ("9d", 1), ("8f4508", 1),     # stack only
+    ("65488b042500000000", 1), ("6548ff0500000000", 1),                  # %gs: per-CPU
+    ("488b0424", 1), ("0fb7442408", 1), ("c7042400000000", 1),           # [rsp+...]
+    ("488b0500000000", 1), ("3b0500000000", 1), ("f6050000000001", 1),   # RIP-relative
+    ("89c8", 1), ("4801d8", 1),                                          # registers
+    ("8b07", 0), ("668937", 0), ("488b4508", 0), ("ff4708", 0), ("ff0f", 0),
+    ("498b0424", 0),                     # [r12]: REX.B makes SIB base 4 r12, not rsp
+    ("0fb707", 0), ("8b0c8500000000", 0), ("f3a5", 0), ("e470", 0), ("", 0), ("0f1efa", 0),
+    ("c5f96f07", 0),                     # VEX: not decoded, keeps its callback
 ]
 
 
 @needs_gcc
-def test_stack_only_instructions_get_no_memory_callback(tmp_path):
+def test_instructions_that_cannot_touch_mmio_get_no_memory_callback(tmp_path):
     src = tmp_path / "harness.c"
     src.write_text(HARNESS % tcg.PLUGIN_SOURCE)
     exe = tmp_path / "harness"
     subprocess.run(["gcc", "-O1", "-o", str(exe), str(src), "-lpthread"], check=True)
-    out = subprocess.run([str(exe), *[h or "-" for h, _ in STACK_OPS]], capture_output=True,
+    out = subprocess.run([str(exe), *[h or "-" for h, _ in NEVER_MMIO]], capture_output=True,
                          text=True, check=True)
     got = [int(line.split()[1]) for line in out.stdout.splitlines()]
-    assert got == [want for _, want in STACK_OPS]
+    assert dict(zip([h for h, _ in NEVER_MMIO], got)) == dict(NEVER_MMIO)
 
 
 def test_plugin_argv():
@@ -130,6 +136,8 @@ def test_plugin_argv():
         ["-plugin", "file=/c/vbexits.so,control=/run/x/ctl.sock"]
     assert tcg.plugin_argv(Path("/c/v.so"), out="/tmp/o", all_code=True) == \
         ["-plugin", "file=/c/v.so,out=/tmp/o,all=on"]
+    assert tcg.plugin_argv("/v.so", callers=False, mmio=False) == \
+        ["-plugin", "file=/v.so,callers=off,mmio=off"]
     with pytest.raises(VirtbenchError, match="comma"):
         tcg.plugin_argv("/c/v.so", "/run/a,b/ctl.sock")
 

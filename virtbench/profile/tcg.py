@@ -105,8 +105,10 @@ def check_plugin(so: Path, qemu: str = "qemu-system-x86_64", timeout: float = 30
 
 
 def plugin_argv(so: Path | str, control: Path | str | None = None,
-                out: Path | str | None = None, all_code: bool = False) -> list[str]:
-    """The `-plugin file=...` fragment for QEMU's argv (a qemu environment's extra_argv)."""
+                out: Path | str | None = None, all_code: bool = False,
+                callers: bool = True, mmio: bool = True) -> list[str]:
+    """The `-plugin file=...` fragment for QEMU's argv (a qemu environment's extra_argv).
+    all_code: user space too; callers=False: no TB ring; mmio=False: port I/O only."""
     spec = f"file={so}"
     for name, value in (("control", control), ("out", out)):
         if value is not None:
@@ -116,6 +118,10 @@ def plugin_argv(so: Path | str, control: Path | str | None = None,
             spec += f",{name}={value}"
     if all_code:
         spec += ",all=on"
+    if not callers:
+        spec += ",callers=off"
+    if not mmio:
+        spec += ",mmio=off"
     return ["-plugin", spec]
 
 

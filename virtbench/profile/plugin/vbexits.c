@@ -20,6 +20,7 @@
  *    "dump PATH\n" writes the cumulative counts to PATH.tmp, renames it to PATH and
  *    answers "ok\n" (or "error ...\n"). Arg out=PATH: dump there at exit too.
  *    Arg all=on: instrument user-space code too (default: kernel half only).
+ *    Args callers=off (no TB ring) and mmio=off (port I/O only) make it cheaper.
  *
  * Dump format (text, one record a line):
  *   vbexits 1 depth=<CALLER_DEPTH>
@@ -136,6 +137,8 @@ static const char *port_names[256];
 static const char *port_dx = "port dx";
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static bool all_code;
+static bool no_callers;        /* callers=off: no TB ring (cheaper; no caller for accessors) */
+static bool no_mmio;           /* mmio=off: port I/O only (cheaper) */
 static char *control_path;
 static char *out_path;
 
@@ -267,20 +270,25 @@ static int pio_port(const uint8_t *b, size_t n)
 }
 
 /*
- * Instructions whose only memory accesses are to the stack (push, pop, call, ret, leave,
- * pushf, popf; FF /2-/6 and 8F /0 also read or write through a pointer, never to MMIO
- * in a kernel): no memory callback for them, which saves a helper call on the hottest
- * instructions there are. Returns 1 for those, 0 otherwise.
+ * Instructions that cannot touch MMIO in a kernel get no memory callback, which saves a
+ * helper call on the hottest instructions there are: stack-only ones (push, pop, call,
+ * ret, leave, pushf, popf; FF /2-/6 and 8F /0), per-CPU accesses (GS prefix), and common
+ * ModRM instructions whose operand is a register, the stack ([rsp+...]) or RIP-relative
+ * (the kernel image's own data). Anything not recognised keeps its callback.
  */
-static int stack_only(const uint8_t *b, size_t n)
+static int never_mmio(const uint8_t *b, size_t n)
 {
     size_t i = 0;
     while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
-                     b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e || b[i] == 0x26 ||
-                     b[i] == 0x64 || b[i] == 0x65))
+                     b[i] == 0xf0 || b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e ||
+                     b[i] == 0x26 || b[i] == 0x64 || b[i] == 0x65)) {
+        if (b[i] == 0x65)
+            return 1;                           /* %gs: per-CPU data */
         i++;
+    }
+    unsigned rex = 0;
     if (i < n && (b[i] & 0xf0) == 0x40)
-        i++;
+        rex = b[i++];
     if (i >= n)
         return 0;
     uint8_t op = b[i];
@@ -294,6 +302,33 @@ static int stack_only(const uint8_t *b, size_t n)
         if (op == 0x8f && reg == 0)
             return 1;
     }
+    size_t m;                                   /* where the ModRM byte is */
+    if (op == 0x0f) {
+        if (i + 1 >= n)
+            return 0;
+        uint8_t op2 = b[i + 1];
+        if (!(op2 == 0xb6 || op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf ||
+              (op2 >= 0x40 && op2 <= 0x4f) || op2 == 0xb0 || op2 == 0xb1 || op2 == 0xc1 ||
+              op2 == 0xa3 || op2 == 0xab || op2 == 0xb3 || op2 == 0xbb || op2 == 0xba))
+            return 0;
+        m = i + 2;
+    } else {
+        bool alu = op < 0x40 && (op & 7) < 4;  /* add/or/adc/sbb/and/sub/xor/cmp r/m forms */
+        if (!(alu || op == 0x63 || op == 0x69 || op == 0x6b || (op >= 0x80 && op <= 0x8b) ||
+              op == 0xc0 || op == 0xc1 || op == 0xc6 || op == 0xc7 ||
+              (op >= 0xd0 && op <= 0xd3) || op == 0xf6 || op == 0xf7 || op == 0xfe))
+            return 0;
+        m = i + 1;
+    }
+    if (m >= n)
+        return 0;
+    unsigned mod = b[m] >> 6, rm = b[m] & 7;
+    if (mod == 3)
+        return 1;                               /* registers only */
+    if (mod == 0 && rm == 5)
+        return 1;                               /* RIP-relative */
+    if (rm == 4 && m + 1 < n && (b[m + 1] & 7) == 4 && !(rex & 1))
+        return 1;                               /* SIB with base rsp */
     return 0;
 }
 
@@ -319,7 +354,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     uint64_t start = qemu_plugin_tb_vaddr(tb);
     bool instrument = all_code || start >= KERNEL_HALF;
-    if (instrument)
+    if (instrument && !no_callers)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
                                              (void *)(uintptr_t)start);
     size_t n = qemu_plugin_tb_n_insns(tb);
@@ -333,7 +368,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             struct pio_insn *p = pio_insn_for(pc, port);
             if (p)
                 qemu_plugin_register_vcpu_insn_exec_cb(insn, pio_exec, QEMU_PLUGIN_CB_NO_REGS, p);
-        } else if (instrument && !stack_only(data, size)) {
+        } else if (instrument && !no_mmio && !never_mmio(data, size)) {
             qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
                                              QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
         }
@@ -490,8 +525,13 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
             all_code = true;
         else if (strcmp(argv[i], "all=off") == 0)
             all_code = false;
+        else if (strcmp(argv[i], "callers=off") == 0)
+            no_callers = true;
+        else if (strcmp(argv[i], "mmio=off") == 0)
+            no_mmio = true;
         else {
-            qemu_plugin_outs("vbexits: unknown argument (use control=, out=, all=on|off)\n");
+            qemu_plugin_outs("vbexits: unknown argument (use control=, out=, all=on|off, "
+                             "callers=off, mmio=off)\n");
             return -1;
         }
     }
