@@ -88,3 +88,11 @@ def test_no_caller_for_a_non_accessor_or_an_empty_ring(table):
     assert caller_of(table, ATA_CHECK + 0x1c, (VP_NOTIFY,)) is None
     assert caller_of(table, IOWRITE16 + 0x9, ()) is None
     assert caller_of(table, IOWRITE16 + 0x9, (IOWRITE16, 0)) is None
+
+
+def test_function_and_caller_for_a_kvm_rip_and_a_tcg_ring(table):
+    from virtbench.profile.symbols import function_and_caller
+    assert function_and_caller(table, IOWRITE16 + 0x9) == ("iowrite16+0x9", None)
+    assert function_and_caller(table, IOWRITE16 + 0x9, (VP_NOTIFY + 0x10,)) == \
+        ("iowrite16+0x9", "vp_notify [virtio_pci]")
+    assert function_and_caller(table, 0x1000) is None

@@ -139,3 +139,13 @@ def caller_of(table: SymbolTable, hot_address: int, ring: tuple[int, ...]) -> st
                 and not is_trampoline(loc.name):
             return loc.name if loc.module is None else f"{loc.name} [{loc.module}]"
     return None
+
+
+def function_and_caller(table: SymbolTable, address: int,
+                        ring: tuple[int, ...] = ()) -> tuple[str, str | None] | None:
+    """("function+0xoff [module]", caller or None) for an address, or None if unknown. The
+    caller needs the recent TB starts (`ring`, TCG); a KVM exit's RIP alone has none."""
+    loc = table.lookup(address)
+    if loc is None:
+        return None
+    return str(loc), (caller_of(table, address, ring) if ring else None)
