@@ -48,6 +48,8 @@ def main() -> int:
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="override a quick parameter of every benchmark that has it "
                              "(e.g. size_mb=128)")
+    parser.add_argument("--no-settle", action="store_true",
+                        help="do not settle the plugin before each profiled trial")
     args = parser.parse_args()
     names = [b for b in args.bench.split(",") if b]
     benches = []
@@ -86,11 +88,15 @@ def main() -> int:
 
         walls = {n: {"plain": [], "profiled": []} for n in names}
         values = {n: {"plain": [], "profiled": []} for n in names}
-        snap_s, profile_s, events = [], [], {n: [] for n in names}
+        snap_s, settle_s, profile_s, events = [], [], [], {n: [] for n in names}
         for r in range(args.rounds):
             for bench, params in benches:
                 for which, env in (("plain", plain), ("profiled", profiled)):
                     if which == "profiled":
+                        t0 = time.monotonic()
+                        if not args.no_settle:
+                            control.settle()
+                        settle_s.append(time.monotonic() - t0)
                         t0 = time.monotonic()
                         before = control.snapshot(work / "before")
                         snap_s.append(time.monotonic() - t0)
@@ -124,6 +130,9 @@ def main() -> int:
                                "parse_kallsyms_s": round(parse_s, 3),
                                "to_profile_s_median": round(statistics.median(profile_s), 4)}
         result["snapshot_s_median"] = round(statistics.median(snap_s), 4)
+        result["settle_s_median"] = round(statistics.median(settle_s), 4)
+        result["settle"] = not args.no_settle
+        result["plugin_stats"] = tcg.parse_stats((work / "after").read_text())
         result["target_slowdown"] = TARGET
     finally:
         for env in (plain, profiled):

@@ -52,9 +52,13 @@ def profiled(name: str) -> dict:
         t0 = time.monotonic()
         table = parse_kallsyms(kallsyms.stdout)
         out["symbolise_s"] = time.monotonic() - t0
+        control.settle()         # what the boot showed RAM-only loses its callback
         snaps = [control.snapshot(work / "s0")]
         for i, bench_name in enumerate(("dd-write", "tcp"), start=1):
             bench = benchmarks.get(bench_name)
+            if i > 1:
+                control.settle()
+                snaps[-1] = control.snapshot(work / f"s{i - 1}")
             t0 = time.monotonic()
             outcome = env.run_trial(bench, bench.params(quick=True))
             took = time.monotonic() - t0

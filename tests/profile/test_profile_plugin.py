@@ -66,6 +66,7 @@ uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *i) { return 0; }
 bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *h) { return 0; }
 const char *qemu_plugin_hwaddr_device_name(const struct qemu_plugin_hwaddr *h) { return 0; }
 void qemu_plugin_outs(const char *s) {}
+void qemu_plugin_reset(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb) {}
 int main(int argc, char **argv) {
     for (int a = 1; a < argc; a++) {
         uint8_t b[16]; size_t n = 0;
@@ -136,8 +137,8 @@ def test_plugin_argv():
         ["-plugin", "file=/c/vbexits.so,control=/run/x/ctl.sock"]
     assert tcg.plugin_argv(Path("/c/v.so"), out="/tmp/o", all_code=True) == \
         ["-plugin", "file=/c/v.so,out=/tmp/o,all=on"]
-    assert tcg.plugin_argv("/v.so", callers=False, mmio=False) == \
-        ["-plugin", "file=/v.so,callers=off,mmio=off"]
+    assert tcg.plugin_argv("/v.so", callers=False, mmio=False, learn=False) == \
+        ["-plugin", "file=/v.so,callers=off,mmio=off,learn=off"]
     with pytest.raises(VirtbenchError, match="comma"):
         tcg.plugin_argv("/c/v.so", "/run/a,b/ctl.sock")
 
@@ -200,6 +201,10 @@ def test_control_socket_snapshots_on_a_real_qemu(cache, tmp_path):
         control = tcg.PluginControl(ctl)
         counts = control.snapshot(tmp_path / "snap", timeout=20)
         assert counts == {}
+        stats = tcg.parse_stats((tmp_path / "snap").read_text())
+        assert stats == {"translations": 0, "mem_callbacks": 0, "settles": 0, "learned": 0}
+        with pytest.raises(VirtbenchError, match="no vCPU is running"):
+            control.settle(timeout=20)     # a machine-less QEMU never retranslates
         assert (tmp_path / "snap").read_text().startswith("vbexits 1")
         assert not (tmp_path / "snap.tmp").exists()
         with pytest.raises(VirtbenchError, match="cannot write"):
@@ -230,7 +235,7 @@ def test_a_session_marks_and_diffs_on_a_real_qemu(cache):
                              "-monitor", "stdio", *session.argv], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
     try:
-        session.mark(timeout=20)
+        session._mark = session.control.snapshot(session.dir / "m", timeout=20)   # no settle
         assert session.since_mark(timeout=20) == {}
         proc.communicate("quit\n", timeout=20)
     finally:

@@ -106,9 +106,10 @@ def check_plugin(so: Path, qemu: str = "qemu-system-x86_64", timeout: float = 30
 
 def plugin_argv(so: Path | str, control: Path | str | None = None,
                 out: Path | str | None = None, all_code: bool = False,
-                callers: bool = True, mmio: bool = True) -> list[str]:
+                callers: bool = True, mmio: bool = True, learn: bool = True) -> list[str]:
     """The `-plugin file=...` fragment for QEMU's argv (a qemu environment's extra_argv).
-    all_code: user space too; callers=False: no TB ring; mmio=False: port I/O only."""
+    all_code: user space too; callers=False: no TB ring; mmio=False: port I/O only;
+    learn=False: settle() drops no memory callbacks."""
     spec = f"file={so}"
     for name, value in (("control", control), ("out", out)):
         if value is not None:
@@ -122,6 +123,8 @@ def plugin_argv(so: Path | str, control: Path | str | None = None,
         spec += ",callers=off"
     if not mmio:
         spec += ",mmio=off"
+    if not learn:
+        spec += ",learn=off"
     return ["-plugin", spec]
 
 
@@ -176,6 +179,8 @@ def parse(text: str) -> Counts:
                 site.rings[tuple(int(p, 16) for p in pcs)] = int(count)
             elif word == "ring-other" and site is not None:
                 site.ring_other = int(rest)
+            elif word == "stats":
+                pass                              # parse_stats() reads it
             elif word == "end":
                 if int(rest) != len(counts):
                     raise ValueError("site count")
@@ -189,6 +194,15 @@ def parse(text: str) -> Counts:
         raise VirtbenchError("vbexits dump is truncated (no 'end' line); take the snapshot "
                              "again")
     return counts
+
+
+def parse_stats(text: str) -> dict[str, int]:
+    """The plugin's own counters from a dump's `stats` line (pure): translations,
+    mem_callbacks (instructions given a memory callback), settles, learned."""
+    for line in text.splitlines():
+        if line.startswith("stats "):
+            return {k: int(v) for k, _, v in (w.partition("=") for w in line.split()[1:])}
+    return {}
 
 
 def diff(before: Counts, after: Counts) -> Counts:
@@ -304,6 +318,13 @@ class PluginControl:
                 raise VirtbenchError(f"the TCG plugin did not answer within {timeout:.0f} s "
                                      f"on {self.path}") from None
 
+    def settle(self, timeout: float = 30.0) -> None:
+        """Have the plugin drop the memory callbacks of instructions it has seen touch only
+        RAM (QEMU retranslates): what follows runs cheaper, MMIO still counted."""
+        reply = self._request("settle", timeout)
+        if reply != "ok":
+            raise VirtbenchError(f"the TCG plugin could not settle: {reply or 'no reply'}")
+
     def snapshot(self, dest: Path | str, timeout: float = 30.0) -> Counts:
         """Have the plugin write its cumulative counts to `dest` (atomically) and parse them."""
         dest = Path(dest).resolve()
@@ -329,6 +350,8 @@ class TcgSession:
         self._mark: Counts | None = None
 
     def mark(self, timeout: float = 30.0) -> None:
+        """Before the trial: settle (drop what the boot showed to be RAM-only), snapshot."""
+        self.control.settle(timeout)
         self._mark = self.control.snapshot(self.dir / "mark", timeout)
 
     def since_mark(self, timeout: float = 30.0) -> Counts:

@@ -16,9 +16,14 @@
  *    its own PC (the TBs of a small accessor itself, so the snapshots vary little),
  *    up to MAX_RINGS distinct snapshots per site with counts; the host then finds the first
  *    function outside a generic accessor (iowrite16 -> vp_notify).
+ *  - Cost: a memory callback on every load/store is what makes profiling slow, so none
+ *    is given where an instruction cannot reach MMIO (decoded), and instructions seen
+ *    LEARN_RAM times touching RAM only lose theirs at the next "settle" (a plugin reset,
+ *    after which QEMU retranslates). Port I/O and the TB ring are cheap.
  *  - Control: plugin arg control=SOCKET (a Unix socket the plugin listens on). Command
  *    "dump PATH\n" writes the cumulative counts to PATH.tmp, renames it to PATH and
- *    answers "ok\n" (or "error ...\n"). Arg out=PATH: dump there at exit too.
+ *    answers "ok\n" (or "error ...\n"); "settle\n" drops the learned callbacks.
+ *    Arg out=PATH: dump there at exit too. Arg learn=off: never drop callbacks.
  *    Arg all=on: instrument user-space code too (default: kernel half only).
  *    Args callers=off (no TB ring) and mmio=off (port I/O only) make it cheaper.
  *
@@ -27,6 +32,7 @@
  *   site <pio|mmio> 0x<pc> <count> <device...>
  *   ring <count> 0x<tb0> 0x<tb1> ...        (newest first, far TBs only; 0 = none)
  *   ring-other <count>                      (events whose snapshot did not fit)
+ *   stats translations=N mem_callbacks=N settles=N learned=N
  *   end <sites>
  */
 #include <errno.h>
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -90,6 +97,8 @@ struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, ui
 bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
 const char *qemu_plugin_hwaddr_device_name(const struct qemu_plugin_hwaddr *h);
 void qemu_plugin_outs(const char *string);
+typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t id);
+void qemu_plugin_reset(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
@@ -133,6 +142,29 @@ static struct vring rings[MAX_VCPUS];
 static struct site *sites[NBUCKETS];
 static unsigned nsites;
 static struct pio_insn *pio_insns[NBUCKETS];
+
+/* Learning: a memory instruction seen LEARN_RAM times touching RAM only (and no MMIO) is
+ * translated without a memory callback after the next settle (a plugin reset: QEMU
+ * flushes its translations). String instructions too: under TCG a REP MOVS/STOS calls
+ * back once per element, which makes clear_page and copy_user the costliest code of all
+ * (memcpy_toio's own REP MOVS only ever touches MMIO, so it keeps its callback; a
+ * memset_io, which is memset on x86, after memset was learned is missed). */
+#define LEARN_RAM 64
+struct mem_insn {
+    uint64_t pc;
+    uint32_t ram;              /* RAM accesses seen (saturating; racy by design) */
+    uint8_t io;                /* ever touched MMIO */
+    struct mem_insn *next;
+};
+static struct mem_insn *mem_insns[NBUCKETS * 4];
+static uint64_t learned;       /* instructions dropped at the last settle */
+static uint64_t settles, translations, mem_callbacks_registered;
+static bool reset_pending;
+static int settle_requested;   /* set by the control thread, taken by a vCPU thread */
+static pthread_cond_t settled_cond = PTHREAD_COND_INITIALIZER;
+static uint64_t settles_done;
+static bool no_learn;          /* learn=off: every memory instruction keeps its callback */
+static qemu_plugin_id_t plugin_id;
 static const char *port_names[256];
 static const char *port_dx = "port dx";
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -214,6 +246,8 @@ static void record(int kind, uint64_t pc, const char *dev, unsigned vcpu)
 }
 
 /* ---- callbacks ---------------------------------------------------------------------- */
+static void take_settle_request(void);
+
 static void tb_exec(unsigned int vcpu, void *udata)
 {
     if (vcpu < MAX_VCPUS) {
@@ -232,11 +266,33 @@ static void pio_exec(unsigned int vcpu, void *udata)
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
                        void *udata)
 {
+    struct mem_insn *mi = udata;
+    take_settle_request();
     struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-    if (!hw || !qemu_plugin_hwaddr_is_io(hw))
+    if (!hw || !qemu_plugin_hwaddr_is_io(hw)) {
+        if (mi->ram < LEARN_RAM)
+            mi->ram++;
         return;
+    }
+    mi->io = 1;
     const char *dev = qemu_plugin_hwaddr_device_name(hw);   /* interned by QEMU */
-    record(KIND_MMIO, (uint64_t)(uintptr_t)udata, dev ? dev : "?", vcpu);
+    record(KIND_MMIO, mi->pc, dev ? dev : "?", vcpu);
+}
+
+static struct mem_insn *mem_insn_for(uint64_t pc)
+{
+    unsigned b = (unsigned)((pc ^ (pc >> 12)) % (NBUCKETS * 4));
+    pthread_mutex_lock(&lock);
+    struct mem_insn *m = mem_insns[b];
+    while (m && m->pc != pc)
+        m = m->next;
+    if (!m && (m = calloc(1, sizeof(*m)))) {
+        m->pc = pc;
+        m->next = mem_insns[b];
+        mem_insns[b] = m;
+    }
+    pthread_mutex_unlock(&lock);
+    return m;
 }
 
 /*
@@ -353,6 +409,8 @@ static struct pio_insn *pio_insn_for(uint64_t pc, int port)
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     uint64_t start = qemu_plugin_tb_vaddr(tb);
+    __atomic_fetch_add(&translations, 1, __ATOMIC_RELAXED);
+    take_settle_request();
     bool instrument = all_code || start >= KERNEL_HALF;
     if (instrument && !no_callers)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
@@ -369,8 +427,14 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             if (p)
                 qemu_plugin_register_vcpu_insn_exec_cb(insn, pio_exec, QEMU_PLUGIN_CB_NO_REGS, p);
         } else if (instrument && !no_mmio && !never_mmio(data, size)) {
+            struct mem_insn *mi = mem_insn_for(pc);
+            if (!mi)
+                continue;
+            if (settles && !no_learn && mi->ram >= LEARN_RAM && !mi->io)
+                continue;                       /* learned: RAM only */
+            mem_callbacks_registered++;
             qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
-                                             QEMU_PLUGIN_MEM_RW, (void *)(uintptr_t)pc);
+                                             QEMU_PLUGIN_MEM_RW, mi);
         }
     }
 }
@@ -408,6 +472,8 @@ static int dump(const char *path, char *err, size_t errlen)
                 fprintf(f, "ring-other %" PRIu64 "\n", s->ring_other);
         }
     }
+    fprintf(f, "stats translations=%" PRIu64 " mem_callbacks=%" PRIu64 " settles=%" PRIu64
+            " learned=%" PRIu64 "\n", translations, mem_callbacks_registered, settles, learned);
     fprintf(f, "end %u\n", nsites);
     pthread_mutex_unlock(&lock);
     int bad = ferror(f);
@@ -425,6 +491,68 @@ static int dump(const char *path, char *err, size_t errlen)
     }
     free(tmp);
     return 0;
+}
+
+static void at_exit(qemu_plugin_id_t id, void *udata);
+
+static void after_reset(qemu_plugin_id_t id)
+{
+    /* a reset unregistered everything and QEMU flushed its translations: register again */
+    qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+    pthread_mutex_lock(&lock);
+    reset_pending = false;
+    settles_done++;
+    pthread_cond_broadcast(&settled_cond);
+    pthread_mutex_unlock(&lock);
+}
+
+/*
+ * QEMU flushes its translations on a reset only when asked from a vCPU thread (from any
+ * other thread it just swaps the callbacks), so the control thread asks, and the next
+ * translation or memory callback on a vCPU does it.
+ */
+static void take_settle_request(void)
+{
+    if (__builtin_expect(__atomic_load_n(&settle_requested, __ATOMIC_RELAXED), 0) &&
+        __atomic_exchange_n(&settle_requested, 0, __ATOMIC_ACQ_REL))
+        qemu_plugin_reset(plugin_id, after_reset);
+}
+
+/* Count what the next translations will leave out, have QEMU retranslate everything and
+ * wait (up to 5 s) until it has. */
+static int settle(char *err, size_t errlen)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&lock);
+    if (no_learn) {
+        pthread_mutex_unlock(&lock);
+        return 0;
+    }
+    if (reset_pending) {
+        pthread_mutex_unlock(&lock);
+        snprintf(err, errlen, "a settle is already under way");
+        return -1;
+    }
+    for (unsigned b = 0; b < NBUCKETS * 4; b++)
+        for (struct mem_insn *m = mem_insns[b]; m; m = m->next)
+            n += m->ram >= LEARN_RAM && !m->io;
+    learned = n;
+    settles++;
+    reset_pending = true;
+    uint64_t want = settles_done + 1;
+    __atomic_store_n(&settle_requested, 1, __ATOMIC_RELEASE);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    while (settles_done < want)
+        if (pthread_cond_timedwait(&settled_cond, &lock, &until) == ETIMEDOUT)
+            break;
+    int ok = settles_done >= want;
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        snprintf(err, errlen, "settle did not complete within 5 s (no vCPU is running)");
+    return ok ? 0 : -1;
 }
 
 static void serve(int conn)
@@ -445,8 +573,11 @@ static void serve(int conn)
             if (strncmp(buf, "dump ", 5) == 0 && buf[5]) {
                 if (dump(buf + 5, err, sizeof(err)) != 0)
                     snprintf(reply, sizeof(reply), "error %s\n", err);
+            } else if (strcmp(buf, "settle") == 0) {
+                if (settle(err, sizeof(err)) != 0)
+                    snprintf(reply, sizeof(reply), "error %s\n", err);
             } else if (strcmp(buf, "ping") != 0) {
-                snprintf(reply, sizeof(reply), "error unknown command (use: dump PATH)\n");
+                snprintf(reply, sizeof(reply), "error unknown command (use: dump PATH, settle)\n");
             }
             if (write(conn, reply, strlen(reply)) < 0)
                 return;
@@ -529,9 +660,11 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
             no_callers = true;
         else if (strcmp(argv[i], "mmio=off") == 0)
             no_mmio = true;
+        else if (strcmp(argv[i], "learn=off") == 0)
+            no_learn = true;
         else {
             qemu_plugin_outs("vbexits: unknown argument (use control=, out=, all=on|off, "
-                             "callers=off, mmio=off)\n");
+                             "callers=off, mmio=off, learn=off)\n");
             return -1;
         }
     }
@@ -542,6 +675,7 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     }
     if (control_path && start_control(control_path) != 0)
         return -1;
+    plugin_id = id;
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     return 0;
