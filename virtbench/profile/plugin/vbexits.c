@@ -250,6 +250,7 @@ static void take_settle_request(void);
 
 static void tb_exec(unsigned int vcpu, void *udata)
 {
+    take_settle_request();
     if (vcpu < MAX_VCPUS) {
         struct vring *r = &rings[vcpu];
         r->pc[r->pos] = (uint64_t)(uintptr_t)udata;
@@ -510,7 +511,7 @@ static void after_reset(qemu_plugin_id_t id)
 /*
  * QEMU flushes its translations on a reset only when asked from a vCPU thread (from any
  * other thread it just swaps the callbacks), so the control thread asks, and the next
- * translation or memory callback on a vCPU does it.
+ * callback on a vCPU (a TB, a translation, a memory access) does it.
  */
 static void take_settle_request(void)
 {
