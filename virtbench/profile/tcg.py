@@ -35,7 +35,10 @@ CFLAGS = ["-shared", "-fPIC", "-O2", "-Wall"]
 
 # -- the plugin: build and check ----------------------------------------------------------
 def plugin_hash(source: Path = PLUGIN_SOURCE) -> str:
-    h = hashlib.sha256(source.read_bytes() + b"\0" + " ".join(CFLAGS).encode())
+    """The source, the headers beside it and the flags: what the build depends on."""
+    h = hashlib.sha256(" ".join(CFLAGS).encode())
+    for path in [source, *sorted(source.parent.glob("*.h"))]:
+        h.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -50,7 +53,7 @@ def build_plugin(force: bool = False, source: Path = PLUGIN_SOURCE) -> Path:
                              "install it with: apt-get install gcc")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f"vbexits.so.{os.getpid()}.tmp")
-    argv = [cc, *CFLAGS, "-o", str(tmp), str(source), "-lpthread"]
+    argv = [cc, *CFLAGS, f"-I{PLUGIN_SOURCE.parent}", "-o", str(tmp), str(source), "-lpthread"]
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:
         tmp.unlink(missing_ok=True)
