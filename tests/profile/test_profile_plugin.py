@@ -244,3 +244,13 @@ def test_a_session_marks_and_diffs_on_a_real_qemu(cache):
             proc.wait()
         session.close()
     assert not session.dir.exists()
+
+
+def test_the_build_hash_covers_the_headers(tmp_path):
+    for f in tcg.PLUGIN_SOURCE.parent.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    src = tmp_path / tcg.PLUGIN_SOURCE.name
+    assert tcg.plugin_hash(src) == tcg.plugin_hash()
+    header = tmp_path / "x86decode.h"
+    header.write_text(header.read_text() + "\n/* edited */\n")
+    assert tcg.plugin_hash(src) != tcg.plugin_hash()
