@@ -137,6 +137,7 @@ def test_plugin_argv():
         ["-plugin", "file=/c/vbexits.so,control=/run/x/ctl.sock"]
     assert tcg.plugin_argv(Path("/c/v.so"), out="/tmp/o", all_code=True) == \
         ["-plugin", "file=/c/v.so,out=/tmp/o,all=on"]
+    assert tcg.plugin_argv("/v.so", autosettle_s=2) == ["-plugin", "file=/v.so,autosettle=2"]
     assert tcg.plugin_argv("/v.so", callers=False, mmio=False, learn=False) == \
         ["-plugin", "file=/v.so,callers=off,mmio=off,learn=off"]
     with pytest.raises(VirtbenchError, match="comma"):

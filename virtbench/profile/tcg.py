@@ -109,10 +109,12 @@ def check_plugin(so: Path, qemu: str = "qemu-system-x86_64", timeout: float = 30
 
 def plugin_argv(so: Path | str, control: Path | str | None = None,
                 out: Path | str | None = None, all_code: bool = False,
-                callers: bool = True, mmio: bool = True, learn: bool = True) -> list[str]:
+                callers: bool = True, mmio: bool = True, learn: bool = True,
+                autosettle_s: int = 0) -> list[str]:
     """The `-plugin file=...` fragment for QEMU's argv (a qemu environment's extra_argv).
     all_code: user space too; callers=False: no TB ring; mmio=False: port I/O only;
-    learn=False: settle() drops no memory callbacks."""
+    learn=False: settle() drops no memory callbacks; autosettle_s: the plugin settles by
+    itself every so many seconds while it learns (0: only when asked)."""
     spec = f"file={so}"
     for name, value in (("control", control), ("out", out)):
         if value is not None:
@@ -128,6 +130,8 @@ def plugin_argv(so: Path | str, control: Path | str | None = None,
         spec += ",mmio=off"
     if not learn:
         spec += ",learn=off"
+    if autosettle_s:
+        spec += f",autosettle={int(autosettle_s)}"
     return ["-plugin", spec]
 
 
@@ -343,13 +347,14 @@ class TcgSession:
     socket and the snapshots. `argv` goes into the environment's extra_argv before start();
     mark() before the trial, since_mark() after it gives the trial's counts."""
 
-    def __init__(self, qemu: str = "qemu-system-x86_64"):
+    def __init__(self, qemu: str = "qemu-system-x86_64", autosettle_s: int = 2):
         import tempfile
         self.so = build_plugin()
         check_plugin(self.so, qemu)
         self.dir = Path(tempfile.mkdtemp(prefix="vbexits-"))
         self.control = PluginControl(self.dir / "ctl.sock")
-        self.argv = plugin_argv(self.so, self.dir / "ctl.sock")
+        # autosettle: the boot sheds its RAM-only callbacks as it goes (boot ~20 % faster)
+        self.argv = plugin_argv(self.so, self.dir / "ctl.sock", autosettle_s=autosettle_s)
         self._mark: Counts | None = None
 
     def mark(self, timeout: float = 30.0) -> None:

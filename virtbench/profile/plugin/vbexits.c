@@ -24,6 +24,7 @@
  *    "dump PATH\n" writes the cumulative counts to PATH.tmp, renames it to PATH and
  *    answers "ok\n" (or "error ...\n"); "settle\n" drops the learned callbacks.
  *    Arg out=PATH: dump there at exit too. Arg learn=off: never drop callbacks.
+ *    Arg autosettle=S: settle every S s while more instructions become learnable.
  *    Arg all=on: instrument user-space code too (default: kernel half only).
  *    Args callers=off (no TB ring) and mmio=off (port I/O only) make it cheaper.
  *
@@ -465,6 +466,31 @@ static int settle(char *err, size_t errlen)
     return ok ? 0 : -1;
 }
 
+/* autosettle=S: every S seconds, settle if at least AUTOSETTLE_MIN more instructions have
+ * become learnable since the last settle (a boot, or a trial's new code paths). */
+#define AUTOSETTLE_MIN 500
+static unsigned autosettle_s;
+
+static void *autosettle_thread(void *arg)
+{
+    uint64_t last = 0;
+    for (;;) {
+        sleep(autosettle_s);
+        uint64_t n = 0;
+        pthread_mutex_lock(&lock);
+        for (unsigned b = 0; b < NBUCKETS * 4; b++)
+            for (struct mem_insn *m = mem_insns[b]; m; m = m->next)
+                n += m->ram >= LEARN_RAM && !m->io;
+        pthread_mutex_unlock(&lock);
+        if (n >= last + AUTOSETTLE_MIN) {
+            char err[200];
+            if (settle(err, sizeof(err)) == 0)
+                last = n;
+        }
+    }
+    return NULL;
+}
+
 static void serve(int conn)
 {
     char buf[4200];
@@ -572,9 +598,11 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
             no_mmio = true;
         else if (strcmp(argv[i], "learn=off") == 0)
             no_learn = true;
+        else if (strncmp(argv[i], "autosettle=", 11) == 0)
+            autosettle_s = (unsigned)atoi(argv[i] + 11);
         else {
             qemu_plugin_outs("vbexits: unknown argument (use control=, out=, all=on|off, "
-                             "callers=off, mmio=off, learn=off)\n");
+                             "callers=off, mmio=off, learn=off, autosettle=S)\n");
             return -1;
         }
     }
@@ -586,6 +614,11 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
     if (control_path && start_control(control_path) != 0)
         return -1;
     plugin_id = id;
+    if (autosettle_s && !no_learn) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, autosettle_thread, NULL) == 0)
+            pthread_detach(t);
+    }
     qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
     qemu_plugin_register_atexit_cb(id, at_exit, NULL);
     return 0;
