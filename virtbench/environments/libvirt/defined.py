@@ -18,10 +18,11 @@ from ..qemu.process import describe_loss
 from ..qemu.tunings import boot_args
 from .connection import (describe_error, domain_state_words, is_local_qemu, open_connection,
                          version_text)
+from .control import DomainControl
 from .domain_xml import build_domain_xml
 
 
-class DefinedDomain(Qemu):
+class DefinedDomain(DomainControl, Qemu):
     """`libvirt:uri=URI[,disk=..,nic=..,vcpus=..,mem=..]`."""
 
     kind = "libvirt"
@@ -102,10 +103,6 @@ class DefinedDomain(Qemu):
         self.boot_s = time.monotonic() - t0
         self._stage_kernels()
 
-    def _libvirt(self):
-        from .connection import binding
-        return binding()
-
     # -- the VMM is libvirtd's ----------------------------------------------------------
     def _vmm_running(self) -> bool:
         if self.dom is None:
@@ -138,22 +135,7 @@ class DefinedDomain(Qemu):
         super().stop()
         for tap in self._manifest.get("host_taps") or []:
             netns.delete_host_tap(tap)     # still in the root namespace if start failed early
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except self._libvirt().libvirtError:
-                pass
-            self.conn = None
-
-    def pause(self) -> None:
-        if self.dom is not None:
-            self.paused = True
-            self.dom.suspend()
-
-    def resume(self) -> None:
-        if self.dom is not None:
-            self.dom.resume()
-            self.paused = False
+        self._close_connection()
 
     def lost_reason(self) -> str:
         if self.dom is None:

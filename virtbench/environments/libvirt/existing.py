@@ -13,6 +13,7 @@ from ...netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
 from .connection import describe_error, domain_state_words, open_connection, platform_of
+from .control import DomainControl
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
 
@@ -36,7 +37,7 @@ def _port_open(host: str, port: int, timeout: float) -> bool:
         return False
 
 
-class ExistingDomain(Environment):
+class ExistingDomain(DomainControl, Environment):
     """`libvirt:uri=URI,domain=NAME[,host=ADDR,user=..,port=..,key=..,known_hosts=..,...]`."""
 
     kind = "libvirt"
@@ -50,10 +51,6 @@ class ExistingDomain(Environment):
         self.ssh: Ssh | None = None
         self.found_state: str | None = None   # what we found: "running", "paused", "off"
         self.paused = False
-
-    def _libvirt(self):
-        from .connection import binding
-        return binding()
 
     @property
     def label(self) -> str:
@@ -155,12 +152,7 @@ class ExistingDomain(Environment):
             self._restore()
         self.found_state = None
         self.dom = None
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except self._libvirt().libvirtError:
-                pass
-            self.conn = None
+        self._close_connection()
 
     def _restore(self) -> None:
         libvirt = self._libvirt()
@@ -183,16 +175,6 @@ class ExistingDomain(Environment):
         except libvirt.libvirtError:
             pass
         self.paused = False
-
-    def pause(self) -> None:
-        if self.dom is not None:
-            self.paused = True
-            self.dom.suspend()
-
-    def resume(self) -> None:
-        if self.dom is not None:
-            self.dom.resume()
-            self.paused = False
 
     def is_alive(self) -> bool:
         if self.dom is None or self.ssh is None:
