@@ -52,12 +52,10 @@ def test_an_unnamed_target_is_skipped_with_the_key_to_set(tmp_path):
     assert study.skipped_environments(s, {"loop": "ssh:host=h"}, "t") == []
 
 
-def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, capsys, store_url,
-                                                      loopback_sshd):
-    server, known = loopback_sshd
+def run_with_target(tmp_path, monkeypatch, capsys, spec: str) -> dict:
+    """Run the study with [loop] = spec in the targets file; the JSON report."""
     cfg = tmp_path / "targets.toml"
-    cfg.write_text(f'[loop]\nspec = "ssh:host=127.0.0.1,port={server.port},'
-                   f'key={server.identity},known_hosts={known},name=loop"\n')
+    cfg.write_text(f'[loop]\nspec = "{spec}"\n')
     monkeypatch.setenv("VIRTBENCH_TARGETS", str(cfg))
     path = tmp_path / "s.toml"
     path.write_text(STUDY)
@@ -65,7 +63,15 @@ def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, cap
     assert code == 0, capsys.readouterr().err
     capsys.readouterr()
     assert cli.main(["report", "--format", "json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, capsys, store_url,
+                                                      loopback_sshd):
+    server, known = loopback_sshd
+    data = run_with_target(tmp_path, monkeypatch, capsys,
+                           f"ssh:host=127.0.0.1,port={server.port},key={server.identity},"
+                           f"known_hosts={known},name=loop")
     env = {e["label"]: e for e in data["environments"]}
     assert set(env) == {"native", "ssh-docker/loop"}
     assert env["ssh-docker/loop"]["metadata"]["stands_for"] == "xen:vcpus=1"
@@ -83,17 +89,9 @@ def test_a_target_may_be_a_libvirt_domain(tmp_path, monkeypatch, capsys, store_u
     node = tmp_path / "node.xml"
     node.write_text("<node><domain type='test'><name>domu</name><memory>524288</memory>"
                     "<os><type>hvm</type></os></domain></node>")
-    cfg = tmp_path / "targets.toml"
-    cfg.write_text(f'[loop]\nspec = "libvirt:uri=test://{node},domain=domu,host=127.0.0.1,'
-                   f'port={server.port},key={server.identity},known_hosts={known}"\n')
-    monkeypatch.setenv("VIRTBENCH_TARGETS", str(cfg))
-    path = tmp_path / "s.toml"
-    path.write_text(STUDY)
-    code = cli.main(["run", str(path), "--quick", "--no-progress", "--seed", "1"])
-    assert code == 0, capsys.readouterr().err
-    capsys.readouterr()
-    assert cli.main(["report", "--format", "json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = run_with_target(tmp_path, monkeypatch, capsys,
+                           f"libvirt:uri=test://{node},domain=domu,host=127.0.0.1,"
+                           f"port={server.port},key={server.identity},known_hosts={known}")
     env = {e["label"]: e for e in data["environments"]}
     assert set(env) == {"native", "libvirt-test/domu"}
     meta = env["libvirt-test/domu"]["metadata"]
