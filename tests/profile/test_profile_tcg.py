@@ -97,8 +97,11 @@ def test_profile_of_dd_write_on_ide(before, after, table):
     prof = tcg.to_profile(tcg.diff(before, after), table, 1.10, top=10)
     assert isinstance(prof, Profile) and prof.source == "tcg"
     reasons = {r.reason: r for r in prof.by_reason}
-    assert set(reasons) == {"pio", "mmio"}
-    assert reasons["pio"].count > reasons["mmio"].count
+    assert set(reasons) == {"pio", "mmio", "apic"}
+    assert reasons["pio"].count > reasons["mmio"].count + reasons["apic"].count
+    apic_rows = [r for r in tcg.to_profile(tcg.diff(before, after), table, 1.1, top=500)
+                 .by_function if r.device and r.device.startswith("apic")]
+    assert reasons["apic"].count == sum(r.count for r in apic_rows) > 0
     assert abs(sum(r.share_pct for r in prof.by_reason) - 100) < 0.1
     rows = prof.by_function
     assert len(rows) == 10
@@ -135,7 +138,7 @@ def test_profile_accepts_kallsyms_text_and_symbolises_the_same(before, after, ta
 def test_an_empty_profile():
     prof = tcg.to_profile({}, "ffffffff81000000 T _text\n", 2.0)
     assert [(r.reason, r.count, r.share_pct) for r in prof.by_reason] == \
-        [("pio", 0, 0.0), ("mmio", 0, 0.0)]
+        [("pio", 0, 0.0), ("mmio", 0, 0.0), ("apic", 0, 0.0)]
     assert prof.by_function == []
 
 

@@ -9,6 +9,7 @@ two snapshots of the plugin's counts, so the twin's boot does not count. Guest a
 symbolised with the guest's own /proc/kallsyms, read in the same boot."""
 from __future__ import annotations
 
+import sys
 import time
 
 from ...capabilities import can
@@ -76,6 +77,8 @@ class ExitProfiling:
             from ...profile import tcg
             twin = type(self)(self.spec)
             twin.net_index = self.net_index
+            print(f"  booting a profiling twin of {self.label} (our TCG plugin loaded; "
+                  "a profiled boot takes about twice as long)", file=sys.stderr, flush=True)
             try:
                 self._tcg_session = tcg.TcgSession(qemu=version.qemu_binary())
                 twin.extra_argv = list(self._tcg_session.argv)
