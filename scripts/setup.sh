@@ -26,8 +26,18 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Installing a daemon's package (libvirtd) must not start it: virtbench and its tests start
+  # their own, with their own configuration. A policy-rc.d answering 101 ("not allowed") says
+  # so to invoke-rc.d and deb-systemd-invoke for the length of the install, unless one exists.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod 755 "$policy"
+    trap 'rm -f "$policy"' EXIT
+  fi
   apt-get update -q
   apt-get install -y -q "${missing[@]}"
+  [ -z "$policy" ] || { rm -f "$policy"; trap - EXIT; }
 fi
 
 # Debian's own python3 (3.11 on bookworm), whatever else is on PATH.
