@@ -19,9 +19,11 @@ from virtbench.errors import VirtbenchError
 from virtbench.profile import tcg
 from virtbench.profile.symbols import parse_kallsyms
 
-pytestmark = pytest.mark.skipif(
+# Heavy (two profiled boots, ~95 s): behind --run-slow. The default suite has the same
+# IDE/virtio-blk findings end to end through `run --profile exits` (test_exit_profiles_run).
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     os.geteuid() != 0 or qemu.qemu_binary() is None or shutil.which("gcc") is None,
-    reason="guest boots need root, qemu-system-x86_64 and gcc")
+    reason="guest boots need root, qemu-system-x86_64 and gcc")]
 
 GUESTS = {"ide": "qemu:accel=tcg,disk=ide,nic=e1000",
           "virtio": "qemu:accel=tcg,disk=virtio-blk,nic=virtio-net"}
