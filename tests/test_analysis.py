@@ -41,3 +41,23 @@ def test_explicit_pairs_and_bad_pairs():
     assert environment_pairs(a, b, {"qemu-1": "qemu-2"}) == {"native": "native", "qemu-1": "qemu-2"}
     with pytest.raises(VirtbenchError, match="run B has native, qemu-2"):
         environment_pairs(a, b, {"qemu-1": "qemu-3"})
+
+
+def test_a_study_environments_note_reaches_the_report():
+    from virtbench.analysis.run import environment_note
+    from virtbench.report.fmt import header_lines
+    study = {"environments": [
+        {"spec": "qemu:disk=ide,e1000_itr=0", "note": "stand-in for 'NAPI removed'"},
+        {"spec": "xen:vcpus=1", "note": "XenServer in the paper", "target": "xs"},
+        {"spec": "native", "note": None}]}
+    env = {"spec": "qemu:disk=ide,e1000_itr=0", "metadata": {}}
+    assert environment_note(study, env) == "stand-in for 'NAPI removed'"
+    target = {"spec": "ssh:host=h", "metadata": {"stands_for": "xen:vcpus=1"}}
+    assert environment_note(study, target) == "XenServer in the paper"
+    assert environment_note(study, {"spec": "native", "metadata": None}) is None
+    analysis = {"run": {"id": "r", "study": "s", "status": "complete", "quick": False,
+                        "baseline": None, "threshold_pct": 10, "trials_planned": 3, "seed": 1},
+                "environments": [{"label": "qemu-tcg/ide/virtio-net/e1000_itr=0", "kind": "qemu",
+                                  "metadata": {}, "status": "up", "boot_s": None,
+                                  "note": "stand-in for 'NAPI removed'"}]}
+    assert header_lines(analysis)[2].endswith("note: stand-in for 'NAPI removed'")

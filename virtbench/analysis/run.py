@@ -175,13 +175,24 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                        for b in study["benchmarks"]],
         "environments": [{"label": e["label"], "kind": e["kind"], "spec": e["spec"],
                           "options": e["options"], "status": e["status"], "error": e["error"],
-                          "boot_s": e["boot_s"], "metadata": e["metadata"] or {}} for e in envs],
+                          "boot_s": e["boot_s"], "metadata": e["metadata"] or {},
+                          "note": environment_note(study, e)} for e in envs],
         "results": results,
         "warnings": warnings,
         "method_notes": [{"benchmark": b, "note": n} for b, n in notes.items()],
         "published_only": published_only,
         "profiles": profile_entries(store.profiles(run_id), results),
     }
+
+
+def environment_note(study: dict, env: dict) -> str | None:
+    """The study file's `note` of the environment entry this environment was made from
+    (matched by its spec, or the entry it stands for when a target measured it); pure."""
+    wanted = {env["spec"], (env["metadata"] or {}).get("stands_for")}
+    for entry in study.get("environments") or []:
+        if entry.get("note") and entry.get("spec") in wanted:
+            return entry["note"]
+    return None
 
 
 def _attach_published(published: list[dict], envs: list[dict], results: list[dict],

@@ -98,6 +98,8 @@ def header_lines(analysis: dict) -> list[str]:
             bits.append(f"ready in {e['boot_s']:.1f} s")
         if e["status"] == "failed":
             bits.append(f"FAILED: {e['error']}")
+        if e.get("note"):
+            bits.append(f"note: {e['note']}")
         lines.append("  " + " · ".join(bits))
     return lines
 
