@@ -284,3 +284,17 @@ def test_an_existing_domain_offers_what_ssh_offers_and_pausing():
     assert with_peer.capabilities().net_path
     defined = create("libvirt:uri=qemu:///system,accel=tcg")
     assert defined.capabilities().ssh_target and defined.capabilities().pair_end
+
+
+def test_a_defined_domain_that_ended_says_how_and_the_guests_panic(tmp_path):
+    class Dom:
+        def state(self):
+            return [libvirt.VIR_DOMAIN_SHUTOFF, libvirt.VIR_DOMAIN_SHUTOFF_CRASHED]
+
+    env = create("libvirt:uri=qemu:///system,accel=tcg")
+    env.dom, env.console_log = Dom(), tmp_path / "console.log"
+    assert env.lost_reason() == "the domain is shut off (crashed)"
+    env.console_log.write_text("[    1.0] ok\n[    2.5] Kernel panic - not syncing: Attempted "
+                               "to kill init! exitcode=0x00000009\n")
+    assert env.lost_reason() == ("the domain is shut off (crashed); guest Kernel panic - not "
+                                 "syncing: Attempted to kill init! exitcode=0x00000009")

@@ -26,7 +26,7 @@ def blocks(analysis: dict, benchmark: str | None, charts: list[tuple[str, dict]]
     """The profile blocks of one benchmark (every benchmark when None); charts are appended."""
     entries = [e for e in analysis.get("profiles") or []
                if benchmark is None or e["benchmark"] == benchmark]
-    parts = {(p["title"]): p for p in profiles.sections({"profiles": entries})}
+    parts = {p["title"]: p for p in profiles.sections({"profiles": entries})}
     out = []
     for entry in entries:
         part = parts[f"{entry['environment']} · {entry['benchmark']}"]

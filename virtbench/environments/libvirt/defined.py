@@ -14,7 +14,7 @@ from ...capabilities import cannot
 from ...errors import EnvironmentUnusable, VirtbenchError
 from ..qemu import version
 from ..qemu.environment import Qemu
-from ..qemu.process import describe_loss
+from ..qemu.process import guest_panic
 from ..qemu.tunings import boot_args
 from .connection import (describe_error, domain_state_words, is_local_qemu, open_connection,
                          version_text)
@@ -146,11 +146,8 @@ class DefinedDomain(DomainControl, Qemu):
             how = f"the domain is {domain_state_words(libvirt, state, reason)}"
         except libvirt.libvirtError:
             how = "the domain is gone (a transient domain that ended)"
-        console = ""
-        if self.console_log is not None and self.console_log.exists():
-            console = self.console_log.read_text(errors="replace")
-        loss = describe_loss(None, console)
-        return how + loss[loss.index(";"):] if ";" in loss else how
+        panic = guest_panic(self._console_text())
+        return f"{how}; {panic}" if panic else how
 
     def vcpu_threads(self) -> list[int]:
         """Host thread ids of the vCPUs, through libvirt's QEMU monitor passthrough."""

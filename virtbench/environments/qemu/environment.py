@@ -386,10 +386,13 @@ class Qemu(GuestSide, ExitProfiling, Environment):
             return "QEMU is not running"
         if self.proc.poll() is None:
             return "the guest agent stopped answering (QEMU still running)"
-        console = ""
+        return describe_loss(self.proc.returncode, self._console_text())
+
+    def _console_text(self) -> str:
+        """The guest's serial console so far ("" before it exists)."""
         if self.console_log is not None and self.console_log.exists():
-            console = self.console_log.read_text(errors="replace")
-        return describe_loss(self.proc.returncode, console)
+            return self.console_log.read_text(errors="replace")
+        return ""
 
     def vcpu_threads(self) -> list[int]:
         """Host thread ids of the guest's vCPUs (QMP query-cpus-fast), once per boot."""

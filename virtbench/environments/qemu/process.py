@@ -96,5 +96,12 @@ def describe_loss(returncode: int | None, console: str) -> str:
         how = f"QEMU was killed (signal {-returncode})"
     else:
         how = f"QEMU exited (status {returncode})"
+    panic = guest_panic(console)
+    return f"{how}; {panic}" if panic else how
+
+
+def guest_panic(console: str) -> str | None:
+    """Pure: the guest kernel's last panic line on its serial console ("guest Kernel panic -
+    not syncing: ..."), or None."""
     panic = [line.strip() for line in console.splitlines() if "Kernel panic" in line]
-    return f"{how}; guest {panic[-1][panic[-1].index('Kernel panic'):]}" if panic else how
+    return f"guest {panic[-1][panic[-1].index('Kernel panic'):]}" if panic else None

@@ -32,7 +32,8 @@ class ExitProfiling:
         return can("kvm or tcg, as the accelerator probe decides")
 
     def _kallsyms(self, env) -> str:
-        res = env.exec(["cat", "/proc/kallsyms"], timeout=60)
+        from ...profile.tcg import KALLSYMS_ARGV
+        res = env.exec(KALLSYMS_ARGV, timeout=60)
         if res.exit != 0 or not res.stdout.strip():
             raise AgentError(f"{self.label}: reading the guest's /proc/kallsyms failed")
         return res.stdout
