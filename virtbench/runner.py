@@ -144,8 +144,13 @@ def _raise_interrupt(signum, _frame):
 
 
 class Runner:
-    def __init__(self, store: Store, console: Console | None = None, show_progress: bool = True):
+    def __init__(self, store: Store, console: Console | None = None, show_progress: bool = True,
+                 host: str | None = None, fleet: str | None = None):
+        """host names the machine in the run (default: its hostname; a fleet worker passes
+        its --name); fleet is the fleet run this run belongs to."""
         self.store = store
+        self.host = host or socket.gethostname()
+        self.fleet = fleet
         self.console = console or Console(stderr=True)
         self.show_progress = show_progress
 
@@ -155,7 +160,7 @@ class Runner:
         if study.seed is None:
             study.seed = random.SystemRandom().randrange(2**31)
         run_id = self.store.create_run(study.to_dict(), seed=study.seed, quick=study.quick,
-                                       version=__version__, host=socket.gethostname())
+                                       version=__version__, host=self.host, fleet=self.fleet)
         for label, env in prepared.envs.items():
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),
                                           options=jsonable(env.values), status="planned")

@@ -31,6 +31,7 @@ runs = sa.Table(
     sa.Column("finished", sa.DateTime(timezone=True)),
     sa.Column("virtbench_version", sa.String(20)),
     sa.Column("host", sa.String(200)),
+    sa.Column("fleet", sa.String(40)),                    # the fleet run it belongs to, if any
 )
 
 environments = sa.Table(
@@ -119,6 +120,7 @@ _ADDED_COLUMNS = [
     ("trials", "warmup", {"sqlite": "BOOLEAN NOT NULL DEFAULT 0",
                           "postgresql": "BOOLEAN NOT NULL DEFAULT false"}),
     ("trials", "boot", {"sqlite": "INTEGER", "postgresql": "INTEGER"}),
+    ("runs", "fleet", {"sqlite": "VARCHAR(40)", "postgresql": "VARCHAR(40)"}),
 ]
 
 samples = sa.Table(
@@ -201,12 +203,14 @@ class Store:
                                  "check the --store URL or $VIRTBENCH_STORE") from None
 
     # -- runs ----------------------------------------------------------------------------
-    def create_run(self, study: dict, seed: int, quick: bool, version: str, host: str) -> str:
-        run_id = new_run_id()
+    def create_run(self, study: dict, seed: int, quick: bool, version: str, host: str,
+                   fleet: str | None = None, run_id: str | None = None) -> str:
+        run_id = run_id or new_run_id()
         with self.engine.begin() as c:
             c.execute(runs.insert().values(id=run_id, study_name=study["name"], study=study,
                                            seed=seed, quick=quick, status="running",
-                                           started=now(), virtbench_version=version, host=host))
+                                           started=now(), virtbench_version=version, host=host,
+                                           fleet=fleet))
         return run_id
 
     def set_run_status(self, run_id: str, status: str, finished: bool = True) -> None:
