@@ -2,6 +2,8 @@
 superseded trials are kept."""
 import shutil
 
+import pytest
+
 import sqlalchemy as sa
 
 from virtbench.store import Sample, Store, upgrade
@@ -85,3 +87,17 @@ def test_boots_are_numbered_and_list_the_trials_they_served(store_url):
     rows = store.boots(run_id)
     assert [(b["boot"], b["lost"], b["trials"]) for b in rows] == \
         [(1, "QEMU exited", [("pi", 0)]), (2, None, [("pi", 1)])]
+
+
+def test_a_fleet_and_its_runs(tmp_path):
+    from virtbench.store import Store
+    from virtbench.errors import VirtbenchError
+    store = Store(f"sqlite:///{tmp_path}/s.db")
+    fid = store.create_fleet({"name": "quick"}, ["a", "b"])
+    assert store.get_fleet(fid)["hosts"] == ["a", "b"]
+    ra = store.create_run({"name": "quick"}, seed=1, quick=True, version="x", host="a", fleet=fid)
+    store.create_run({"name": "quick"}, seed=1, quick=True, version="x", host="c")
+    assert [(r["id"], r["host"]) for r in store.fleet_runs(fid)] == [(ra, "a")]
+    assert [f["id"] for f in store.list_fleets()] == [fid]
+    with pytest.raises(VirtbenchError, match="no fleet run"):
+        store.get_fleet("fleet-nope")

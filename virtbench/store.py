@@ -34,6 +34,17 @@ runs = sa.Table(
     sa.Column("fleet", sa.String(40)),                    # the fleet run it belongs to, if any
 )
 
+# a fleet run (`virtbench fleet run`): one study enqueued for several hosts; each host's
+# run is a row of runs with runs.fleet = fleets.id and runs.host = the worker's name
+fleets = sa.Table(
+    "fleets", metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("study_name", sa.String(200), nullable=False),
+    sa.Column("study", sa.JSON, nullable=False),          # the resolved study every host runs
+    sa.Column("hosts", sa.JSON, nullable=False),          # the host names, in the order given
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+)
+
 environments = sa.Table(
     "environments", metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -236,6 +247,34 @@ class Store:
     def list_runs(self, limit: int = 20) -> list[dict]:
         with self.engine.connect() as c:
             rows = c.execute(runs.select().order_by(runs.c.started.desc()).limit(limit))
+            return [dict(r._mapping) for r in rows]
+
+    # -- fleets --------------------------------------------------------------------------
+    def create_fleet(self, study: dict, hosts: list[str]) -> str:
+        fleet_id = "fleet-" + new_run_id()
+        with self.engine.begin() as c:
+            c.execute(fleets.insert().values(id=fleet_id, study_name=study["name"], study=study,
+                                             hosts=list(hosts), created=now()))
+        return fleet_id
+
+    def get_fleet(self, fleet_id: str) -> dict:
+        with self.engine.connect() as c:
+            row = c.execute(fleets.select().where(fleets.c.id == fleet_id)).first()
+        if row is None:
+            raise VirtbenchError(f"no fleet run {fleet_id!r} in {self.url}; "
+                                 "list them with `virtbench fleet status`")
+        return dict(row._mapping)
+
+    def list_fleets(self, limit: int = 20) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(fleets.select().order_by(fleets.c.created.desc()).limit(limit))
+            return [dict(r._mapping) for r in rows]
+
+    def fleet_runs(self, fleet_id: str) -> list[dict]:
+        """The runs of a fleet run, oldest first (a host has one, or more if it was rerun)."""
+        with self.engine.connect() as c:
+            rows = c.execute(runs.select().where(runs.c.fleet == fleet_id)
+                             .order_by(runs.c.started))
             return [dict(r._mapping) for r in rows]
 
     # -- environments --------------------------------------------------------------------
