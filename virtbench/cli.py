@@ -1,4 +1,4 @@
-"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare."""
+"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, worker, fleet."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +11,7 @@ from rich.table import Table
 
 from . import __version__, analysis, benchmarks, environments, report, study as study_mod, warmup
 from .errors import VirtbenchError
+from .fleet import commands as fleet_commands
 from .runner import Runner, estimate_s, prepare, skip_line
 from .store import Store
 
@@ -22,6 +23,24 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
+
+
+def add_study_flags(run: argparse.ArgumentParser) -> None:
+    """The flags that shape a study (run and fleet run take the same)."""
+    run.add_argument("--env", action="append", metavar="SPEC",
+                     help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
+    run.add_argument("--bench", action="append", metavar="NAME[:key=value,...]",
+                     help="benchmark to run, with parameters as in a study's params "
+                          "(e.g. tcp:direction=receive,streams=10); repeat for several "
+                          "(overrides the study's)")
+    run.add_argument("--trials", type=int, help="trials per benchmark and environment (default 12)")
+    run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
+    run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
+    run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
+    run.add_argument("--profile", choices=["exits"],
+                     help="exits: after the measured trials, one profiled trial per guest x "
+                          "benchmark says why (VM exits under KVM, would-be exits under TCG)")
+    run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,24 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a study")
     run.add_argument("study", nargs="?", help="a study file (TOML)")
-    run.add_argument("--env", action="append", metavar="SPEC",
-                     help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
-    run.add_argument("--bench", action="append", metavar="NAME[:key=value,...]",
-                     help="benchmark to run, with parameters as in a study's params "
-                          "(e.g. tcp:direction=receive,streams=10); repeat for several "
-                          "(overrides the study's)")
-    run.add_argument("--trials", type=int, help="trials per benchmark and environment (default 12)")
-    run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
-    run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
-    run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
+    add_study_flags(run)
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also run again the trials that failed "
                           "(the failed rows are kept as superseded)")
-    run.add_argument("--profile", choices=["exits"],
-                     help="exits: after the measured trials, one profiled trial per guest x "
-                          "benchmark says why (VM exits under KVM, would-be exits under TCG)")
-    run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -85,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="compare environment LABEL_A of run A with LABEL_B of run B "
                           "(default: same labels; one environment each pairs by itself)")
     cmp.add_argument("--store", metavar="URL")
+    fleet_commands.add_parsers(sub, add_study_flags)
     return p
 
 
@@ -279,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
     commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
-                "report": cmd_report, "compare": cmd_compare}
+                "report": cmd_report, "compare": cmd_compare,
+                "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
+                "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}
     try:
         return commands[args.command](args, out)
     except VirtbenchError as exc:
