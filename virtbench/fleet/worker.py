@@ -29,17 +29,25 @@ def serve(name: str, broker: str, store_url: str | None, console: Console,
     app.conf.virtbench_console = console
     presence = lease.worker_presence(client, name)
 
+    import logging
     import warnings
 
     from celery import signals
     from celery.exceptions import SecurityWarning
     # benchmarks need root here (namespaces, taps); Celery's advice against it is noise
     warnings.filterwarnings("ignore", category=SecurityWarning)
+    # a unit handed back (Ctrl-C) says so in its own line; not with Celery's traceback
+    logging.getLogger("celery.app.trace").setLevel(logging.ERROR)
 
     def ready(**_):
         presence.hold()
         console.print(f"worker {name}: serving queue {queue_name(name)} on {broker}; "
                       f"store {store.url}", highlight=False)
+
+    stopped_by: list[str] = []
+
+    def shutting_down(sig=None, how=None, **_):
+        stopped_by.append(str(sig))
 
     def shutdown(**_):
         presence.release()
@@ -47,6 +55,7 @@ def serve(name: str, broker: str, store_url: str | None, console: Console,
 
     signals.worker_ready.connect(ready, weak=False)
     signals.worker_shutdown.connect(shutdown, weak=False)
+    signals.worker_shutting_down.connect(shutting_down, weak=False)
     worker = app.Worker(queues=[queue_name(name)], pool="solo", concurrency=1,
                         hostname=f"{name}@{socket.gethostname()}", loglevel="WARNING",
                         without_mingle=True, without_gossip=True, quiet=True,
@@ -56,7 +65,7 @@ def serve(name: str, broker: str, store_url: str | None, console: Console,
     finally:
         presence.release()
     code = worker.exitcode or 0
-    if code not in (0, None):
+    if code and not stopped_by:      # Ctrl-C / SIGTERM is how a worker is meant to stop
         raise VirtbenchError(f"worker {name}: Celery stopped with exit status {code}; "
                              "see the lines above")
     return 0
