@@ -77,11 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--threshold", type=float, help="verdict threshold in % (default: the study's)")
     rep.add_argument("--profile", action="store_true",
                      help="only the run's exit profiles (recorded by run --profile exits)")
+    rep.add_argument("--fleet", metavar="FLEET_ID",
+                     help="a fleet run: its hosts side by side (labels HOST:LABEL; each host "
+                          "against the first host's same environment)")
     rep.add_argument("--store", metavar="URL")
 
     cmp = sub.add_parser("compare", help="A/B two runs with significance")
-    cmp.add_argument("run_a", metavar="RUN_A")
-    cmp.add_argument("run_b", metavar="RUN_B")
+    cmp.add_argument("run_a", metavar="RUN_A", nargs="?")
+    cmp.add_argument("run_b", metavar="RUN_B", nargs="?")
+    cmp.add_argument("--fleet", metavar="FLEET_ID",
+                     help="compare two hosts of a fleet run: RUN_A and RUN_B are then host "
+                          "names (default: its first two hosts)")
     cmp.add_argument("--format", default="table", choices=report.FORMATS)
     cmp.add_argument("-o", "--output", metavar="FILE")
     cmp.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
@@ -244,7 +250,13 @@ def _emit(text: str, output: str | None, out: Console) -> None:
 
 def cmd_report(args, out: Console) -> int:
     store = Store(args.store)
-    result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold)
+    if args.fleet:
+        if args.run_id:
+            raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
+        from .fleet.view import analyze_fleet
+        result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold)
+    else:
+        result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold)
     if args.profile:
         _emit(report.render_profiles(result, args.format), args.output, out)
         return EXIT_OK
@@ -258,8 +270,15 @@ def cmd_report(args, out: Console) -> int:
 
 def cmd_compare(args, out: Console) -> int:
     store = Store(args.store)
-    a = analysis.analyze_run(store, args.run_a)
-    b = analysis.analyze_run(store, args.run_b)
+    if args.fleet:
+        from .fleet.view import host_runs
+        run_a, run_b = host_runs(store, args.fleet, args.run_a, args.run_b)
+    elif not (args.run_a and args.run_b):
+        raise VirtbenchError("compare: give RUN_A and RUN_B (or --fleet FLEET_ID [HOST_A HOST_B])")
+    else:
+        run_a, run_b = args.run_a, args.run_b
+    a = analysis.analyze_run(store, run_a)
+    b = analysis.analyze_run(store, run_b)
     pairs = {}
     for item in args.pair or []:
         la, eq, lb = item.partition("=")

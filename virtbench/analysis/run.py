@@ -72,7 +72,10 @@ def vs_reference(values, ref_values, hib: bool, threshold: float, alpha: float, 
             "reference": ref.label, "reference_metric": ref.metric, "basis": ref.basis}
 
 
-def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | None = None) -> dict:
+def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | None = None,
+                references=None) -> dict:
+    """`references(baseline, environments)` chooses each row's reference (default
+    References: the run's baseline); a fleet's report passes host-against-host ones."""
     run = store.get_run(run_id)
     run_id = run["id"]
     study = run["study"]
@@ -81,7 +84,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
     baseline = default_baseline(study.get("baseline"), labels)
-    refs = References(baseline, envs)
+    refs = (references or References)(baseline, envs)
     trials = store.trials(run_id)
     failed = defaultdict(int)
     for t in trials:
@@ -170,7 +173,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                 "quick": bool(run["quick"]), "status": run["status"], "seed": run["seed"],
                 "baseline": baseline, "threshold_pct": threshold, "alpha": alpha,
                 "trials_planned": study["trials"], "virtbench_version": run["virtbench_version"],
-                "host": run["host"]},
+                "host": run["host"], "fleet": run.get("fleet")},
         "benchmarks": [{"label": b["label"], "name": b["name"], "params": b.get("params") or {}}
                        for b in study["benchmarks"]],
         "environments": [{"label": e["label"], "kind": e["kind"], "spec": e["spec"],
