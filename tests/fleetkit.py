@@ -40,7 +40,11 @@ class Worker:
                                                "--store", store),
                                      stdout=self._fh, stderr=subprocess.STDOUT,
                                      env=env(broker, store), start_new_session=True)
-        client = redis.Redis.from_url(broker)
+        self.broker = broker
+
+    def wait_ready(self) -> "Worker":
+        client = redis.Redis.from_url(self.broker)
+        name = self.name
         deadline = time.monotonic() + 30
         while not client.exists(f"virtbench:worker:{name}"):
             assert self.proc.poll() is None, self.text()
@@ -48,6 +52,7 @@ class Worker:
             time.sleep(0.1)
         # Celery's remote control answers a little after the worker_ready signal
         time.sleep(0.3)
+        return self
 
     def text(self) -> str:
         self._fh.flush()

@@ -30,10 +30,11 @@ def fleet_store(tmp_path):
 def workers(redis_server, fleet_store, tmp_path):  # noqa: F811
     started: list[Worker] = []
 
-    def start(name: str) -> Worker:
-        w = Worker(name, redis_server.url, fleet_store, tmp_path)
-        started.append(w)
-        return w
+    def start(*names: str) -> Worker:
+        """Workers for `names`, started side by side; the last one."""
+        ws = [Worker(n, redis_server.url, fleet_store, tmp_path) for n in names]
+        started.extend(ws)
+        return [w.wait_ready() for w in ws][-1]
     yield start
     for w in started:
         w.stop()
@@ -45,7 +46,7 @@ def _host_runs(store_url: str, fleet_id: str) -> dict[str, dict]:
 
 def test_fleet_run_on_two_hosts_lands_in_one_store_and_reports_side_by_side(
         redis_server, fleet_store, workers):  # noqa: F811
-    workers("a"), workers("b")
+    workers("a", "b")
     res = run_cli(redis_server.url, fleet_store, "fleet", "run", *TINY,
                   "--host", "a", "--host", "b", "--wait")
     assert res.returncode == 0, res.stderr

@@ -22,7 +22,7 @@ def fleet_store(tmp_path):
 
 @pytest.fixture
 def worker_a(redis_server, fleet_store, tmp_path):  # noqa: F811
-    w = Worker("a", redis_server.url, fleet_store, tmp_path)
+    w = Worker("a", redis_server.url, fleet_store, tmp_path).wait_ready()
     yield w
     w.stop()
 
