@@ -202,3 +202,16 @@ def pg_server():
 def pg_url(pg_server):
     """A fresh, empty database on the session's server."""
     return pg_server.url_for()
+
+
+@pytest.fixture(name="store_url", params=["sqlite", "postgresql"])
+def store_url_on_both(request, tmp_path, monkeypatch):
+    """A fresh store on SQLite, then on PostgreSQL (also set as $VIRTBENCH_STORE for
+    subprocesses). A test module takes it instead of conftest's SQLite-only store_url with
+    `from pgserver import store_url_on_both  # noqa: F401`."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        url = request.getfixturevalue("pg_url")
+    monkeypatch.setenv("VIRTBENCH_STORE", url)
+    return url
