@@ -5,6 +5,7 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 """
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 from dataclasses import dataclass
@@ -58,6 +59,46 @@ def new_run_id() -> str:
     return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
+class StoreUnavailable(VirtbenchError):
+    """The store stopped answering (PostgreSQL stopped, the network gone, SQLite locked past
+    its busy timeout). Exit 3: what was committed is kept, the run can be resumed."""
+
+    exit_code = 3
+
+    def __init__(self, url: str, reason: str, doing: str):
+        self.url, self.reason, self.doing = url, reason, doing
+        super().__init__(f"store {url} went away while {doing} ({reason}); once it is back, "
+                         "run the command again")
+
+    def resumable(self, run_id: str, doing: str, recorded: int) -> "StoreUnavailable":
+        """The same loss said for a run: what it was doing, what is kept, how to go on."""
+        exc = StoreUnavailable(self.url, self.reason, doing)
+        exc.args = (f"store {self.url} went away while {doing} ({self.reason}); the "
+                    f"{recorded} trial(s) already recorded are kept; once it is back, resume "
+                    f"with `virtbench run --resume {run_id}`",)
+        return exc
+
+
+def _gone(exc: Exception) -> bool:
+    """A lost or refused connection, not a bug in a statement."""
+    return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)) or \
+        (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated)
+
+
+def _guarded(method):
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sa.exc.DBAPIError as exc:
+            if not _gone(exc):
+                raise
+            reason = str(exc.orig if exc.orig is not None else exc).strip().splitlines()
+            raise StoreUnavailable(self.url, reason[0] if reason else type(exc).__name__,
+                                   method.__name__.replace("_", " ")) from None
+    return call
+
+
 @dataclass
 class Sample:
     metric: str
@@ -72,7 +113,10 @@ class Store:
         if self.url.startswith("sqlite:///"):
             Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.engine = sa.create_engine(self.url)
+            # a long-lived process (a fleet worker) outlives a server restart: test pooled
+            # connections before use
+            self.engine = sa.create_engine(self.url,
+                                           pool_pre_ping=self.url.startswith("postgresql"))
             if self.engine.dialect.name == "sqlite":
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
             open_schema(self.engine, self.url)
@@ -306,6 +350,12 @@ class Store:
                              .order_by(warnings.c.id))
             return [{k: v for k, v in r._mapping.items() if k not in ("id", "run_id")}
                     for r in rows]
+
+
+# every public method: a lost store is one StoreUnavailable line, never a traceback
+for _name, _method in list(vars(Store).items()):
+    if callable(_method) and not _name.startswith("_"):
+        setattr(Store, _name, _guarded(_method))
 
 
 def _sqlite_pragmas(dbapi_conn, _record):
