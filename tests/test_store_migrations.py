@@ -249,3 +249,14 @@ def test_postgresql_urls_mean_psycopg(pg_server):
     store = Store(bare)
     assert store.engine.dialect.driver == "psycopg"
     assert store.list_runs() == []
+
+
+def test_opening_a_store_at_head_reads_its_revision_and_loads_no_alembic(tmp_path):
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    Store(url)
+    code = ("import sys; from virtbench.store import Store; Store(sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))")
+    out = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -57,8 +57,8 @@ def test_run_then_the_whole_report_family_on_postgresql(pg_server, capsys, tmp_p
             doc = json.loads(text)
             assert doc["run"]["id"] == new
             result = doc["results"][0]
-            assert (result["environment"], result["benchmark"], result["n"]) == \
-                ("native", "pi[k=14]", 3) or result["n"] == 3
+            assert (result["environment"], result["n"]) == ("native", 3)
+            assert result["benchmark"].startswith("pi")
         elif fmt == "csv":
             rows = list(csv.DictReader(io.StringIO(text)))
             assert rows and all(r["environment"] == "native" for r in rows)
