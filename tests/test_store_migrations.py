@@ -260,3 +260,11 @@ def test_opening_a_store_at_head_reads_its_revision_and_loads_no_alembic(tmp_pat
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_messages_never_show_the_store_password(pg_server):
+    from virtbench.errors import VirtbenchError
+    url = pg_server.url_for().replace("postgres@", "postgres:hunter2@")
+    with pytest.raises(VirtbenchError) as exc:
+        Store(url).get_run("nope")
+    assert "hunter2" not in str(exc.value) and "postgres:***@" in str(exc.value)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import sqlalchemy as sa
 from pgserver import store_url_on_both  # noqa: F401  (store_url: SQLite and PostgreSQL)
 
@@ -122,7 +123,7 @@ def test_postgresql_going_away_mid_run_ends_in_one_line_and_the_run_resumes(pg_s
     assert proc.returncode == 3, err
     assert "Traceback" not in err
     line = err.strip().splitlines()[-1]
-    assert line.startswith(f"virtbench: store {url} went away while "), line
+    assert line.startswith(f"virtbench: store {url} went away during trial native · pi"), line
     run_id = Store(url).list_runs()[0]["id"]
     kept = int(line.split("; the ")[1].split(" trial(s)")[0])
     assert f"once it is back, resume with `virtbench run --resume {run_id}`" in line
@@ -167,3 +168,26 @@ def test_a_store_that_is_down_is_one_line_and_exit_2(pg_server):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"virtbench: store {url}: cannot open ("), \
         lines
+
+
+def test_a_store_object_says_store_unavailable_then_works_again_after_a_restart(pg_server):
+    from virtbench.store import Sample, StoreUnavailable
+    store = Store(pg_server.url_for())
+    run_id = store.create_run({"name": "t"}, seed=1, quick=True, version="0", host="h")
+    pg_server.stop()
+    try:
+        with pytest.raises(StoreUnavailable) as exc:
+            store.record_trial(run_id, environment="native", benchmark="pi", benchmark_name="pi",
+                               params={}, trial=0, seq=0, status="ok",
+                               samples_=[Sample("seconds", 1.0, "s", False)])
+    finally:
+        pg_server.start()
+    assert exc.value.exit_code == 3
+    assert str(exc.value).startswith(f"store {store.url} went away during "
+                                     "Store.record_trial() (")
+    assert "\n" not in str(exc.value)
+    # a long-lived process (a fleet worker) goes on with the same Store once it is back
+    store.record_trial(run_id, environment="native", benchmark="pi", benchmark_name="pi",
+                       params={}, trial=0, seq=0, status="ok",
+                       samples_=[Sample("seconds", 1.0, "s", False)])
+    assert len(store.samples(run_id)) == 1

@@ -186,7 +186,7 @@ class Runner:
     def _execute(self, run_id: str, prepared: Prepared) -> Outcome:
         """The plan's missing slots; a store that goes away ends the run in one line (exit 3)
         saying how to resume it: every trial committed before stays, exactly once."""
-        self._doing, self._recorded = "starting the run", 0
+        self._doing, self._recorded = "the start of the run", 0
         try:
             return self._execute_plan(run_id, prepared)
         except StoreUnavailable as exc:
@@ -230,7 +230,7 @@ class Runner:
                         outcome.failed += 1
                     progress.advance(task)
             if getattr(study, "profile", None) == "exits":
-                self._doing = "taking exit profiles"
+                self._doing = "the exit profiles"
                 from .exitprofiles import profile_exits
                 outcome.failed_profiles = profile_exits(self.store, run_id, prepared, state,
                                                         self.console)
@@ -244,7 +244,7 @@ class Runner:
             state.stop_all()
             signal.signal(signal.SIGTERM, old_term)
         outcome.status = "complete"
-        self._doing = "marking the run complete"
+        self._doing = "the end of the run"
         self.store.set_run_status(run_id, "complete")
         return outcome
 
@@ -261,7 +261,7 @@ class Runner:
                       benchmark_name=bench.name, params=params, trial=slot.trial, seq=slot.seq,
                       warmup=slot.trial < 0)
         env = state.envs[slot.environment]
-        self._doing = f"running trial {slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}"
+        self._doing = f"trial {slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}"
         started = now()
         error = state.ready(env, bench, params)
         if error is not None:

@@ -55,6 +55,15 @@ def normalize_url(url: str | None) -> str:
     return url
 
 
+def shown_url(url: str) -> str:
+    """The URL with its password (if any) masked, for messages."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        return url
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+
+
 def new_run_id() -> str:
     return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
@@ -67,13 +76,13 @@ class StoreUnavailable(VirtbenchError):
 
     def __init__(self, url: str, reason: str, doing: str):
         self.url, self.reason, self.doing = url, reason, doing
-        super().__init__(f"store {url} went away while {doing} ({reason}); once it is back, "
-                         "run the command again")
+        super().__init__(f"store {url} went away during {doing} ({reason}); once it is "
+                         "back, run the command again")
 
     def resumable(self, run_id: str, doing: str, recorded: int) -> "StoreUnavailable":
         """The same loss said for a run: what it was doing, what is kept, how to go on."""
         exc = StoreUnavailable(self.url, self.reason, doing)
-        exc.args = (f"store {self.url} went away while {doing} ({self.reason}); the "
+        exc.args = (f"store {self.url} went away during {doing} ({self.reason}); the "
                     f"{recorded} trial(s) already recorded are kept; once it is back, resume "
                     f"with `virtbench run --resume {run_id}`",)
         return exc
@@ -94,8 +103,8 @@ def _guarded(method):
             if not _gone(exc):
                 raise
             reason = str(exc.orig if exc.orig is not None else exc).strip().splitlines()
-            raise StoreUnavailable(self.url, reason[0] if reason else type(exc).__name__,
-                                   method.__name__.replace("_", " ")) from None
+            raise StoreUnavailable(self.shown, reason[0] if reason else type(exc).__name__,
+                                   f"Store.{method.__name__}()") from None
     return call
 
 
@@ -110,6 +119,7 @@ class Sample:
 class Store:
     def __init__(self, url: str | None = None):
         self.url = normalize_url(url)
+        self.shown = shown_url(self.url)      # for messages: no password
         if self.url.startswith("sqlite:///"):
             Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -119,10 +129,10 @@ class Store:
                                            pool_pre_ping=self.url.startswith("postgresql"))
             if self.engine.dialect.name == "sqlite":
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
-            open_schema(self.engine, self.url)
+            open_schema(self.engine, self.shown)
         except (SQLAlchemyError, ImportError) as exc:
             first = str(exc).strip().splitlines()[0]
-            raise VirtbenchError(f"store {self.url}: cannot open ({first}); "
+            raise VirtbenchError(f"store {self.shown}: cannot open ({first}); "
                                  "check the --store URL or $VIRTBENCH_STORE") from None
 
     # -- runs ----------------------------------------------------------------------------
@@ -147,12 +157,12 @@ class Store:
             if run_id is None:
                 row = c.execute(runs.select().order_by(runs.c.started.desc()).limit(1)).first()
                 if row is None:
-                    raise VirtbenchError(f"store {self.url} holds no runs yet; "
+                    raise VirtbenchError(f"store {self.shown} holds no runs yet; "
                                          "start one with `virtbench run`")
             else:
                 row = c.execute(runs.select().where(runs.c.id == run_id)).first()
                 if row is None:
-                    raise VirtbenchError(f"no run {run_id!r} in {self.url}; "
+                    raise VirtbenchError(f"no run {run_id!r} in {self.shown}; "
                                          "list runs with `virtbench runs`")
         return dict(row._mapping)
 
@@ -173,7 +183,7 @@ class Store:
         with self.engine.connect() as c:
             row = c.execute(fleets.select().where(fleets.c.id == fleet_id)).first()
         if row is None:
-            raise VirtbenchError(f"no fleet run {fleet_id!r} in {self.url}; "
+            raise VirtbenchError(f"no fleet run {fleet_id!r} in {self.shown}; "
                                  "list them with `virtbench fleet status`")
         return dict(row._mapping)
 
