@@ -10,6 +10,7 @@ import signal
 import pytest
 
 from fleetkit import Worker, count, queue_length, run_cli, wait_for
+from pgserver import pg_server, pg_url  # noqa: F401  (fixtures)
 from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.store import Store
 
@@ -19,11 +20,20 @@ TINY = ("--env", "native", "--bench", "pi", "--trials", "3", "--seed", "5", "--q
 LONGER = ("--env", "native", "--bench", "pi:k=17", "--trials", "8", "--seed", "7")
 
 
-@pytest.fixture
-def fleet_store(tmp_path):
-    url = f"sqlite:///{tmp_path / 'store.db'}"
+@pytest.fixture(params=["postgresql", "sqlite"])
+def fleet_store(request, tmp_path):
+    """The team's store a fleet is for (PostgreSQL) or one SQLite file the local workers
+    share; each test below says which it needs."""
+    if request.param == "postgresql":
+        url = request.getfixturevalue("pg_url")
+    else:
+        url = f"sqlite:///{tmp_path / 'store.db'}"
     Store(url)          # the schema exists before two workers open it at once
     return url
+
+
+on_postgresql = pytest.mark.parametrize("fleet_store", ["postgresql"], indirect=True)
+on_sqlite = pytest.mark.parametrize("fleet_store", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
@@ -44,6 +54,7 @@ def _host_runs(store_url: str, fleet_id: str) -> dict[str, dict]:
     return {r["host"]: r for r in Store(store_url).fleet_runs(fleet_id)}
 
 
+@on_postgresql
 def test_fleet_run_on_two_hosts_lands_in_one_store_and_reports_side_by_side(
         redis_server, fleet_store, workers):  # noqa: F811
     workers("a", "b")
@@ -81,6 +92,7 @@ def test_fleet_run_on_two_hosts_lands_in_one_store_and_reports_side_by_side(
     assert "a:native" in table.stdout and "b:native" in table.stdout
 
 
+@on_postgresql
 def test_worker_killed_mid_unit_the_unit_comes_back_and_its_run_resumes(
         redis_server, fleet_store, workers):  # noqa: F811
     first = workers("a")
@@ -108,6 +120,7 @@ def test_worker_killed_mid_unit_the_unit_comes_back_and_its_run_resumes(
     wait_for(lambda: queue_length(redis_server.url, "a") == 0, 10, "the queue to drain")
 
 
+@on_sqlite
 def test_ctrl_c_on_a_worker_mid_unit_hands_the_unit_back(redis_server, fleet_store, workers):  # noqa: F811
     first = workers("a")
     res = run_cli(redis_server.url, fleet_store, "fleet", "run", *LONGER, "--host", "a")

@@ -55,7 +55,7 @@ def test_unreachable_store(redis_server, fleet_store, worker_a):  # noqa: F811
     dead = f"postgresql://virtbench@127.0.0.1:{free_port()}/virtbench"
     res = run_cli(redis_server.url, fleet_store, "fleet", "run", *STUDY, "--host", "a",
                   "--store", dead)
-    _one_line(res, "store postgresql://", "cannot open", "--store")
+    _one_line(res, "store postgresql", "cannot open", "--store")
     _nothing_done(redis_server.url, fleet_store)
 
 
