@@ -19,6 +19,7 @@ PACKAGES=(
   libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)
   postgresql                                # the shared store (tests start their own server)
+  redis-server                              # the fleet's broker (tests start their own server)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -27,7 +28,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # Installing a daemon's package (libvirtd, postgresql) must not start it: virtbench and its tests start
+  # Installing a daemon's package (libvirtd, postgresql, redis-server) must not start it: virtbench and its tests start
   # their own, with their own configuration. A policy-rc.d answering 101 ("not allowed") says
   # so to invoke-rc.d and deb-systemd-invoke for the length of the install, unless one exists.
   policy=""
@@ -44,7 +45,7 @@ fi
 # Debian's own python3 (3.11 on bookworm), whatever else is on PATH.
 PY=/usr/bin/python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test,fleet]'
 # libvirt's binding, built against the system's libvirt (same version)
 .venv/bin/pip install -q --disable-pip-version-check \
   "libvirt-python==$(pkg-config --modversion libvirt)"

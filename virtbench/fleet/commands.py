@@ -47,12 +47,23 @@ def _broker(args) -> str:
     return url
 
 
+def need_celery() -> None:
+    try:
+        import celery  # noqa: F401
+        import redis  # noqa: F401
+    except ImportError:
+        raise VirtbenchError("the fleet needs Celery and redis-py: pip install "
+                             "'virtbench[fleet]' (scripts/setup.sh does)") from None
+
+
 def cmd_worker(args, out: Console, err: Console) -> int:
+    need_celery()
     from .worker import serve
     return serve(args.name, _broker(args), args.store, err, args.visibility_timeout)
 
 
 def cmd_fleet(args, out: Console, err: Console) -> int:
+    need_celery()
     if args.fleet_command == "run":
         return _fleet_run(args, out, err)
     return _fleet_status(args, out)
