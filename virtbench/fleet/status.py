@@ -58,7 +58,7 @@ def fleet_status(store: Store, client, fleet_id: str) -> list[HostStatus]:
     return [host_status(store, client, fleet_id, h) for h in fleet["hosts"]]
 
 
-def wait(store: Store, client, fleet_id: str, say, poll_s: float = 1.0) -> list[HostStatus]:
+def wait(store: Store, client, fleet_id: str, say, poll_s: float = 0.5) -> list[HostStatus]:
     """Follow the fleet until every host's run has ended; say() each change of a host."""
     last: dict[str, str] = {}
     while True:

@@ -70,6 +70,7 @@ def run_unit(client, store_url: str, fleet_id: str, host: str, console: Console)
     """Run, resume or acknowledge the unit; returns what became of it. KeyboardInterrupt
     (Ctrl-C, SIGTERM) interrupts the run cleanly and is raised again for the caller."""
     say = lambda text: console.print(escape(text), highlight=False)   # noqa: E731
+    state.set_state(client, fleet_id, host, "received", received=time.time())
     lease = lease_mod.unit_lease(client, fleet_id, host)
     lease.wait_acquire(on_wait=lambda holder: say(
         f"{host}: unit {fleet_id} is held by {holder!r}: waiting for it (lease)"))

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Measure what the fleet machinery costs, with a private redis-server and two local workers
+(`virtbench worker --name a/b`) on one SQLite store. Prints JSON.
+
+    python3 bench/fleet.py [--units 10] [--rounds 3] [--trials 20] [--k 17]
+
+- latency: the time from enqueueing a unit (`fleet run`) to its worker starting it, over
+  `--units` fleet runs of a one-trial study on both hosts (median; target <= 1 s);
+- wall: `virtbench fleet run --host a --wait` against `virtbench run` of the same study on
+  this host (pi at 2^k digits, `--trials` trials), interleaved over `--rounds` rounds, medians
+  (target <= 5 % more). Both are the command as a user times it, start-up included. One host
+  only: two local workers share this machine's CPUs, so two hosts here would measure
+  contention, not the fleet; their wall time is printed too, for what it is.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import redis  # noqa: E402
+
+from redisserver import RedisServer  # noqa: E402
+from virtbench.fleet import state  # noqa: E402
+from virtbench.store import Store  # noqa: E402
+
+LATENCY_TARGET_S, WALL_TARGET_PCT = 1.0, 5.0
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "virtbench.cli", *args]
+
+
+def timed(argv: list[str], env: dict) -> float:
+    t0 = time.monotonic()
+    out = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)}: exit {out.returncode}: {out.stderr.strip()}")
+    return time.monotonic() - t0
+
+
+def start_worker(name: str, env: dict, logdir: Path, client) -> subprocess.Popen:
+    log = (logdir / f"worker-{name}.log").open("w")
+    proc = subprocess.Popen(cli("worker", "--name", name), stdout=log, stderr=subprocess.STDOUT,
+                            env=env, start_new_session=True)
+    while not client.exists(f"virtbench:worker:{name}"):
+        if proc.poll() is not None:
+            raise SystemExit(f"worker {name} died: {(logdir / f'worker-{name}.log').read_text()}")
+        time.sleep(0.1)
+    return proc
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--k", type=int, default=17)
+    args = parser.parse_args()
+
+    server = RedisServer()
+    tmp = Path(tempfile.mkdtemp(prefix="vb-fleet-bench-"))
+    store_url = f"sqlite:///{tmp / 'store.db'}"
+    Store(store_url)
+    env = {**os.environ, "VIRTBENCH_BROKER": server.url, "VIRTBENCH_STORE": store_url}
+    client = redis.Redis.from_url(server.url)
+    workers = []
+    try:
+        workers = [start_worker(n, env, tmp, client) for n in ("a", "b")]
+        time.sleep(0.5)
+        # latency: enqueue -> the worker has the unit in hand
+        latencies = []
+        tiny = ("--env", "native", "--bench", "pi:k=10", "--trials", "1")
+        for _ in range(args.units):
+            out = subprocess.run(cli("fleet", "run", *tiny, "--host", "a", "--host", "b",
+                                     "--wait"), capture_output=True, text=True, env=env)
+            if out.returncode != 0:
+                raise SystemExit(f"fleet run: {out.stderr.strip()}")
+            fleet_id = out.stdout.strip()
+            for h in ("a", "b"):
+                st = state.get_state(client, fleet_id, h)
+                # the unit's hash keeps each field it was given: enqueued, then received
+                latencies.append(st["received"] - st["enqueued"]
+                                 if "received" in st and "enqueued" in st else None)
+        latencies = [x for x in latencies if x is not None]
+        study = ("--env", "native", "--bench", f"pi:k={args.k}", "--trials", str(args.trials),
+                 "--seed", "1")
+        direct, fleet1, fleet2 = [], [], []
+        for _ in range(args.rounds):
+            direct.append(timed(cli("run", *study, "--no-progress"), env))
+            fleet1.append(timed(cli("fleet", "run", *study, "--host", "a", "--wait"), env))
+            fleet2.append(timed(cli("fleet", "run", *study, "--host", "a", "--host", "b",
+                                    "--wait"), env))
+        med = statistics.median
+        result = {
+            "latency_s": {"median": round(med(latencies), 3), "max": round(max(latencies), 3),
+                          "n": len(latencies), "target": LATENCY_TARGET_S,
+                          "ok": med(latencies) <= LATENCY_TARGET_S},
+            "wall_s": {"direct": [round(x, 2) for x in direct],
+                       "fleet_one_host": [round(x, 2) for x in fleet1],
+                       "fleet_two_local_hosts": [round(x, 2) for x in fleet2],
+                       "extra_pct": round(100 * (med(fleet1) / med(direct) - 1), 1),
+                       "target_pct": WALL_TARGET_PCT,
+                       "ok": 100 * (med(fleet1) / med(direct) - 1) <= WALL_TARGET_PCT},
+            "study": f"native, pi:k={args.k}, {args.trials} trials + 1 warm-up",
+            "load_avg": os.getloadavg(),
+        }
+        print(json.dumps(result, indent=2))
+        return 0
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.terminate()
+                try:
+                    w.wait(20)
+                except subprocess.TimeoutExpired:
+                    w.kill()
+        server.stop()
+        subprocess.run(["rm", "-rf", str(tmp)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
