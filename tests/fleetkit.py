@@ -13,7 +13,8 @@ import redis
 import sqlalchemy as sa
 
 # short enough for a test: a dead worker's unit is back within ~3 s, its lease gone in 2 s
-TEST_ENV = {"VIRTBENCH_VISIBILITY_TIMEOUT": "2", "VIRTBENCH_LEASE_TTL": "2"}
+TEST_ENV = {"VIRTBENCH_VISIBILITY_TIMEOUT": "2", "VIRTBENCH_LEASE_TTL": "2",
+            "VIRTBENCH_STORE_RETRY_S": "1"}
 
 
 def virtbench(*args: str) -> list[str]:

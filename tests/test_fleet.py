@@ -136,3 +136,26 @@ def test_ctrl_c_on_a_worker_mid_unit_hands_the_unit_back(redis_server, fleet_sto
     wait_for(lambda: _host_runs(fleet_store, fleet_id)["a"]["status"] == "complete", 45,
              "the resumed run")
     assert len(Store(fleet_store).fleet_runs(fleet_id)) == 1
+
+
+@on_postgresql
+def test_store_gone_mid_unit_the_unit_waits_and_resumes_when_it_is_back(
+        redis_server, fleet_store, workers, pg_server):  # noqa: F811
+    w = workers("a")
+    res = run_cli(redis_server.url, fleet_store, "fleet", "run", *LONGER, "--host", "a")
+    fleet_id = res.stdout.strip()
+    measured = "select count(*) from trials where trial >= 0"
+    wait_for(lambda: count(fleet_store, measured) >= 2, 30, "two trials on host a")
+    pg_server.stop()
+    try:
+        wait_for(lambda: "handing the unit back" in w.text(), 30, "the unit to be handed back")
+    finally:
+        pg_server.start()
+    wait_for(lambda: _host_runs(fleet_store, fleet_id)["a"]["status"] == "complete", 60,
+             "the run to resume and complete")
+    runs = Store(fleet_store).fleet_runs(fleet_id)
+    assert len(runs) == 1
+    assert count(fleet_store, "select count(distinct trial) from trials where run_id = :r",
+                 r=runs[0]["id"]) == 9 == count(
+        fleet_store, "select count(*) from trials where run_id = :r", r=runs[0]["id"])
+    assert w.proc.poll() is None          # the worker stayed up throughout

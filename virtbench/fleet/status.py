@@ -44,6 +44,8 @@ def host_status(store: Store, client, fleet_id: str, host: str) -> HostStatus:
         if unit.get("state") == "failed":
             return HostStatus(host, "failed", error=unit.get("error"))
         return HostStatus(host, "queued")
+    if unit.get("state") == "waiting-for-store":
+        return HostStatus(host, "waiting for the store", run["id"], error=unit.get("error"))
     done = len(store.done_slots(run["id"]))
     failed = sum(t["status"] != "ok" for t in store.trials(run["id"]))
     total = unit.get("total")

@@ -9,6 +9,7 @@ for while the first lives, and the host's run row of the fleet in the store, whi
 whether to start, resume or only acknowledge (complete)."""
 from __future__ import annotations
 
+import os
 import signal
 import time
 
@@ -18,7 +19,7 @@ from rich.markup import escape
 from .. import warmup
 from ..errors import VirtbenchError
 from ..runner import Runner, prepare
-from ..store import Store
+from ..store import Store, StoreUnavailable
 from ..study import Study
 from . import lease as lease_mod, state
 from .app import TASK
@@ -54,6 +55,14 @@ class FleetRunner(Runner):
         return ok
 
 
+class StoreAway(Exception):
+    """The store cannot be reached now: the unit goes back to its queue, to try again."""
+
+
+def store_retry_s() -> float:
+    return float(os.environ.get("VIRTBENCH_STORE_RETRY_S", 30))
+
+
 def host_run(store: Store, fleet_id: str, host: str) -> dict | None:
     """This host's run of the fleet (the latest, should there be more)."""
     runs = [r for r in store.fleet_runs(fleet_id) if r["host"] == host]
@@ -75,7 +84,10 @@ def run_unit(client, store_url: str, fleet_id: str, host: str, console: Console)
     lease.wait_acquire(on_wait=lambda holder: say(
         f"{host}: unit {fleet_id} is held by {holder!r}: waiting for it (lease)"))
     try:
-        store = Store(store_url)
+        try:
+            store = Store(store_url)
+        except VirtbenchError as exc:
+            raise StoreAway(str(exc)) from None
         fleet = store.get_fleet(fleet_id)
         run = host_run(store, fleet_id, host)
         runner = FleetRunner(store, console=console, host=host, fleet=fleet_id, client=client)
@@ -98,6 +110,8 @@ def run_unit(client, store_url: str, fleet_id: str, host: str, console: Console)
         say(f"{host}: unit {fleet_id}: run {outcome.run_id} complete"
             + (f", {outcome.failed} trial(s) failed" if outcome.failed else ""))
         return final
+    except StoreUnavailable as exc:
+        raise StoreAway(str(exc)) from None
     except VirtbenchError as exc:
         # this host cannot run the study (an environment not usable here, a missing tool):
         # the unit ends failed, with why; a new delivery would fail the same way
@@ -125,6 +139,17 @@ def register(app) -> None:
         old = signal.signal(signal.SIGINT, _interrupt)
         try:
             return run_unit(client, conf.get("virtbench_store"), fleet_id, host, console)
+        except StoreAway as exc:
+            # every stored trial is kept; the run resumes when the store is back
+            pause = store_retry_s()
+            state.set_state(client, fleet_id, host, "waiting-for-store", error=str(exc))
+            console.print(f"{host}: unit {fleet_id}: {exc}; handing the unit back, "
+                          f"next try in {pause:g} s", highlight=False)
+            try:
+                time.sleep(pause)
+            except KeyboardInterrupt:
+                _stop_worker()
+            raise Reject("store away", requeue=True) from None
         except KeyboardInterrupt:
             console.print(f"{host}: unit {fleet_id} interrupted: handed back to the queue; "
                           "the next worker start resumes its run", highlight=False)
