@@ -10,7 +10,8 @@
   this host (pi at 2^k digits, `--trials` trials), interleaved over `--rounds` rounds, medians
   (target <= 5 % more). Both are the command as a user times it, start-up included. One host
   only: two local workers share this machine's CPUs, so two hosts here would measure
-  contention, not the fleet; their wall time is printed too, for what it is.
+  contention, not the fleet; their wall time is printed too, for what it is. The runs' own
+  durations in the store (start to end of the study) are printed beside, for both.
 """
 import argparse
 import json
@@ -45,6 +46,13 @@ def timed(argv: list[str], env: dict) -> float:
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(argv)}: exit {out.returncode}: {out.stderr.strip()}")
     return time.monotonic() - t0
+
+
+def last_run_s(store: Store) -> float:
+    """The latest run's own duration in the store (its start to its end): the study alone,
+    without the command's start-up and the fleet's hand-offs."""
+    run = store.list_runs(limit=1)[0]
+    return (run["finished"] - run["started"]).total_seconds()
 
 
 def start_worker(name: str, env: dict, logdir: Path, client) -> subprocess.Popen:
@@ -93,10 +101,13 @@ def main() -> int:
         latencies = [x for x in latencies if x is not None]
         study = ("--env", "native", "--bench", f"pi:k={args.k}", "--trials", str(args.trials),
                  "--seed", "1")
-        direct, fleet1, fleet2 = [], [], []
+        direct, fleet1, fleet2, direct_run, fleet_run = [], [], [], [], []
+        store = Store(store_url)
         for _ in range(args.rounds):
             direct.append(timed(cli("run", *study, "--no-progress"), env))
+            direct_run.append(last_run_s(store))
             fleet1.append(timed(cli("fleet", "run", *study, "--host", "a", "--wait"), env))
+            fleet_run.append(last_run_s(store))
             fleet2.append(timed(cli("fleet", "run", *study, "--host", "a", "--host", "b",
                                     "--wait"), env))
         med = statistics.median
@@ -108,6 +119,8 @@ def main() -> int:
                        "fleet_one_host": [round(x, 2) for x in fleet1],
                        "fleet_two_local_hosts": [round(x, 2) for x in fleet2],
                        "extra_pct": round(100 * (med(fleet1) / med(direct) - 1), 1),
+                       "run_in_store_direct": [round(x, 2) for x in direct_run],
+                       "run_in_store_fleet": [round(x, 2) for x in fleet_run],
                        "target_pct": WALL_TARGET_PCT,
                        "ok": 100 * (med(fleet1) / med(direct) - 1) <= WALL_TARGET_PCT},
             "study": f"native, pi:k={args.k}, {args.trials} trials + 1 warm-up",

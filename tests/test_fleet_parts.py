@@ -3,6 +3,7 @@ delivery waits while the first lives, takes over when it dies), the host-against
 references, a fleet's runs seen as one run, the status lines, the Celery settings."""
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -127,3 +128,24 @@ def test_status_lines():
     assert HostStatus("b", "failed", error="environment qemu: not usable here").line() == \
         "b: failed: environment qemu: not usable here"
     assert HostStatus("a", "complete", "r1", 12, 12).ended
+
+
+def test_compare_fleet_sets_two_hosts_a_b_and_runs_carry_their_fleet(tmp_path, capsys):
+    from virtbench import analysis, cli
+    from virtbench.fleet.view import host_runs
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store(url)
+    fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])
+    ra = _host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
+    rb = _host_run(store, fleet, "b", [2.0, 2.02, 1.98, 2.0, 2.01, 1.99])
+    assert host_runs(store, fleet, None, None) == (ra, rb)
+    assert host_runs(store, fleet, "b", "a") == (rb, ra)
+    with pytest.raises(VirtbenchError, match="no run on host 'c'"):
+        host_runs(store, fleet, "a", "c")
+    assert analysis.analyze_run(store, ra)["run"]["fleet"] == fleet
+    assert cli.main(["compare", "--fleet", fleet, "--store", url, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["a"]["host"], doc["b"]["host"]) == ("a", "b")
+    row = doc["rows"][0]
+    assert row["environment"] == "native" and row["verdict"] == "worse"
+    assert cli.main(["compare", "--store", url]) == 2

@@ -14,11 +14,19 @@ def key(fleet_id: str, host: str) -> str:
     return f"{PREFIX}{fleet_id}:{host}"
 
 
+def channel(fleet_id: str) -> str:
+    """Where every change of a fleet's units is announced (`fleet run --wait` listens)."""
+    return f"virtbench:fleet:{fleet_id}"
+
+
 def set_state(client, fleet_id: str, host: str, state: str, **fields) -> None:
     k = key(fleet_id, host)
     values = {"state": state, "updated": time.time(), **fields}
-    client.hset(k, mapping={name: json.dumps(v) for name, v in values.items()})
-    client.expire(k, KEEP_S)
+    pipe = client.pipeline()
+    pipe.hset(k, mapping={name: json.dumps(v) for name, v in values.items()})
+    pipe.expire(k, KEEP_S)
+    pipe.publish(channel(fleet_id), f"{host} {state}")
+    pipe.execute()
 
 
 def get_state(client, fleet_id: str, host: str) -> dict:

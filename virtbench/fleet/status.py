@@ -60,15 +60,23 @@ def fleet_status(store: Store, client, fleet_id: str) -> list[HostStatus]:
     return [host_status(store, client, fleet_id, h) for h in fleet["hosts"]]
 
 
-def wait(store: Store, client, fleet_id: str, say, poll_s: float = 0.5) -> list[HostStatus]:
-    """Follow the fleet until every host's run has ended; say() each change of a host."""
+def wait(store: Store, client, fleet_id: str, say, poll_s: float = 2.0) -> list[HostStatus]:
+    """Follow the fleet until every host's run has ended; say() each change of a host. Woken
+    by the units' announcements (state.channel), and every poll_s seconds whatever happens."""
     last: dict[str, str] = {}
-    while True:
-        rows = fleet_status(store, client, fleet_id)
-        for r in rows:
-            if last.get(r.host) != r.line():
-                last[r.host] = r.line()
-                say(r.line())
-        if all(r.ended for r in rows):
-            return rows
-        time.sleep(poll_s)
+    sub = client.pubsub(ignore_subscribe_messages=True)
+    sub.subscribe(state.channel(fleet_id))
+    try:
+        while True:
+            rows = fleet_status(store, client, fleet_id)
+            for r in rows:
+                if last.get(r.host) != r.line():
+                    last[r.host] = r.line()
+                    say(r.line())
+            if all(r.ended for r in rows):
+                return rows
+            deadline = time.monotonic() + poll_s
+            while time.monotonic() < deadline and sub.get_message(timeout=poll_s) is None:
+                pass
+    finally:
+        sub.close()
