@@ -2,7 +2,7 @@
 """Measure what the fleet machinery costs, with a private redis-server and two local workers
 (`virtbench worker --name a/b`) on one SQLite store. Prints JSON.
 
-    python3 bench/fleet.py [--units 10] [--rounds 3] [--trials 20] [--k 17]
+    python3 bench/fleet.py [--units 10] [--rounds 5] [--trials 20] [--k 18]
 
 - latency: the time from enqueueing a unit (`fleet run`) to its worker starting it, over
   `--units` fleet runs of a one-trial study on both hosts (median; target <= 1 s);
@@ -69,9 +69,9 @@ def start_worker(name: str, env: dict, logdir: Path, client) -> subprocess.Popen
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--k", type=int, default=17)
+    parser.add_argument("--k", type=int, default=18)
     args = parser.parse_args()
 
     server = RedisServer()

@@ -117,6 +117,9 @@ def test_fleet_view_reports_hosts_side_by_side_with_the_usual_statistics(tmp_pat
     assert b["vs_baseline"]["verdict"] == "fail"
     assert any(w["kind"] == "host_without_run" and "c" in w["message"] for w in doc["warnings"])
     assert FleetView(store, fleet).get_run()["status"] == "complete"
+    from virtbench.report.fmt import header_lines
+    assert any(line.startswith("fleet on 2 host(s): a (run ") and "against a's same" in line
+               for line in header_lines(doc))
     empty = store.create_fleet({"name": "s"}, ["x"])
     with pytest.raises(VirtbenchError, match="has no run yet"):
         analyze_fleet(store, empty)

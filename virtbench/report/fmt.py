@@ -85,6 +85,11 @@ def header_lines(analysis: dict) -> list[str]:
              f"baseline {run['baseline'] or '(none)'} · verdict threshold {run['threshold_pct']:g} % · "
              f"alpha {run.get('alpha', 0.05):g} · "
              f"{run['trials_planned']} trials planned · seed {run['seed']}"]
+    if run.get("hosts"):
+        hosts = run["hosts"]
+        lines.append(f"fleet on {len(hosts)} host(s): " + ", ".join(
+            f"{r['host']} (run {r['id']}, {r['status']})" for r in run.get("runs") or [])
+            + (f" · each host against {hosts[0]}'s same environment" if len(hosts) > 1 else ""))
     for e in analysis["environments"]:
         md = e["metadata"] or {}
         bits = [e["label"]]
