@@ -121,6 +121,11 @@ def main() -> int:
                        "extra_pct": round(100 * (med(fleet1) / med(direct) - 1), 1),
                        "run_in_store_direct": [round(x, 2) for x in direct_run],
                        "run_in_store_fleet": [round(x, 2) for x in fleet_run],
+                       # what each costs beyond its study, per round: start-up, report /
+                       # enqueue, hand-off, the end seen; then fleet minus direct
+                       "fixed_cost_s": {
+                           "direct": round(med([w - r for w, r in zip(direct, direct_run)]), 2),
+                           "fleet": round(med([w - r for w, r in zip(fleet1, fleet_run)]), 2)},
                        "target_pct": WALL_TARGET_PCT,
                        "ok": 100 * (med(fleet1) / med(direct) - 1) <= WALL_TARGET_PCT},
             "study": f"native, pi:k={args.k}, {args.trials} trials + 1 warm-up",
