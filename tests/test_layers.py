@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",
         "virtbench.warmup", "virtbench.analysis", "virtbench.report",
-        "virtbench.exitprofiles")),
+        "virtbench.exitprofiles", "virtbench.fleet")),
     ("cli", ("virtbench.cli", "virtbench.__main__")),
 ]
 
