@@ -52,7 +52,7 @@ class ExitProfiling:
         table = symbols.parse_kallsyms(self._kallsyms(self))
         workdir = self.workdir / "kvm-profile"
         workdir.mkdir(exist_ok=True)
-        profiler = kvm.KvmProfiler(kvm.SubprocessExecutor(), workdir,
+        profiler = kvm.KvmProfiler(kvm.HostCommands(self.host), workdir,
                                    symbolise=lambda addr: symbols.function_and_caller(table, addr))
         profiler.check()
         cmd = kvm.query_stats_command()
