@@ -5,7 +5,6 @@ from virtbench.environments.base import EnvSpec
 from virtbench.environments.qemu import Qemu
 from virtbench.environments.qemu.profiling import TWIN_HEADROOM, twin_memory_refusal
 from virtbench.errors import VirtbenchError
-from virtbench.environments.base import EnvSpec
 
 GIB = 2**30
 
