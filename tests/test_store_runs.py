@@ -103,7 +103,7 @@ def test_two_runs_writing_one_store_at_once_lose_nothing(store_url):
 
 def test_postgresql_going_away_mid_run_ends_in_one_line_and_the_run_resumes(pg_server):
     url = pg_server.url_for()
-    trials = 14
+    trials = 20
     proc = subprocess.Popen(_virtbench("run", "--env", "native", "--bench", "pi", "--quick",
                                        "--trials", str(trials), "--seed", "9", "--no-progress",
                                        "--store", url),
