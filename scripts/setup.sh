@@ -18,6 +18,7 @@ PACKAGES=(
   libvirt-daemon-system libvirt-clients     # the libvirt kind (tests start their own libvirtd)
   libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)
+  postgresql                                # the shared store (tests start their own server)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -26,7 +27,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # Installing a daemon's package (libvirtd) must not start it: virtbench and its tests start
+  # Installing a daemon's package (libvirtd, postgresql) must not start it: virtbench and its tests start
   # their own, with their own configuration. A policy-rc.d answering 101 ("not allowed") says
   # so to invoke-rc.d and deb-systemd-invoke for the length of the install, unless one exists.
   policy=""

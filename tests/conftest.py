@@ -53,3 +53,7 @@ def loopback_sshd(tmp_path):
     known.write_text(server.known_hosts_line())
     yield server, known
     server.stop()
+
+
+# a real PostgreSQL for the store tests (session server, a fresh database per test)
+from pgserver import pg_server, pg_url  # noqa: E402,F401

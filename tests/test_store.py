@@ -5,6 +5,7 @@ import shutil
 import pytest
 
 import sqlalchemy as sa
+from pgserver import store_url_on_both  # noqa: F401  (store_url: SQLite and PostgreSQL)
 
 from virtbench.store import Sample, Store, upgrade
 
@@ -89,10 +90,9 @@ def test_boots_are_numbered_and_list_the_trials_they_served(store_url):
         [(1, "QEMU exited", [("pi", 0)]), (2, None, [("pi", 1)])]
 
 
-def test_a_fleet_and_its_runs(tmp_path):
-    from virtbench.store import Store
+def test_a_fleet_and_its_runs(store_url):
     from virtbench.errors import VirtbenchError
-    store = Store(f"sqlite:///{tmp_path}/s.db")
+    store = Store(store_url)
     fid = store.create_fleet({"name": "quick"}, ["a", "b"])
     assert store.get_fleet(fid)["hosts"] == ["a", "b"]
     ra = store.create_run({"name": "quick"}, seed=1, quick=True, version="x", host="a", fleet=fid)

@@ -23,7 +23,7 @@ from .capabilities import cannot_run
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
 from .lifecycle import Lifecycle
-from .store import Sample, Store, jsonable, now
+from .store import Sample, Store, StoreUnavailable, jsonable, now
 from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
                     validate)
 
@@ -184,12 +184,22 @@ class Runner:
 
     # -- the loop ------------------------------------------------------------------------
     def _execute(self, run_id: str, prepared: Prepared) -> Outcome:
+        """The plan's missing slots; a store that goes away ends the run in one line (exit 3)
+        saying how to resume it: every trial committed before stays, exactly once."""
+        self._doing, self._recorded = "the start of the run", 0
+        try:
+            return self._execute_plan(run_id, prepared)
+        except StoreUnavailable as exc:
+            raise exc.resumable(run_id, self._doing, self._recorded) from None
+
+    def _execute_plan(self, run_id: str, prepared: Prepared) -> Outcome:
         study = prepared.study
         slots = warmup.with_warmups(
             plan(list(prepared.envs), list(prepared.cases), study.trials, study.seed,
                  skip=prepared.skip),
             warmup.count(study))
         done = self.store.done_slots(run_id)
+        self._recorded = len(done)
         todo = [s for s in slots if (s.environment, s.benchmark, s.trial) not in done]
         outcome = Outcome(run_id=run_id, status="running", skipped_before=len(slots) - len(todo))
         for spec, why in prepared.skipped:
@@ -220,6 +230,7 @@ class Runner:
                         outcome.failed += 1
                     progress.advance(task)
             if getattr(study, "profile", None) == "exits":
+                self._doing = "the exit profiles"
                 from .exitprofiles import profile_exits
                 outcome.failed_profiles = profile_exits(self.store, run_id, prepared, state,
                                                         self.console)
@@ -233,6 +244,7 @@ class Runner:
             state.stop_all()
             signal.signal(signal.SIGTERM, old_term)
         outcome.status = "complete"
+        self._doing = "the end of the run"
         self.store.set_run_status(run_id, "complete")
         return outcome
 
@@ -249,11 +261,13 @@ class Runner:
                       benchmark_name=bench.name, params=params, trial=slot.trial, seq=slot.seq,
                       warmup=slot.trial < 0)
         env = state.envs[slot.environment]
+        self._doing = f"trial {slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}"
         started = now()
         error = state.ready(env, bench, params)
         if error is not None:
             self.store.record_trial(run_id, status="failed", samples_=[], error=error,
                                     started=started, boot=state.boot.get(env.label), **record)
+            self._recorded += 1
             return False
         boot = state.boot.get(env.label)
         try:
@@ -271,6 +285,7 @@ class Runner:
                                 error=result.error, exit=result.exit, stdout=result.stdout,
                                 stderr=result.stderr, wall_s=result.wall_s, started=started,
                                 boot=boot, **record)
+        self._recorded += 1
         for kind, message in result.warnings:
             state.warn_once(kind, message, slot.environment, slot.benchmark)
         if not result.ok:

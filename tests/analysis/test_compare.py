@@ -1,16 +1,17 @@
 """compare: verdicts that know their power, rows in one run only, differing metadata."""
+from pgserver import store_url_on_both  # noqa: F401  (store_url: SQLite and PostgreSQL)
 from storekit import around, filled_run
 
 from virtbench.analysis import analyze_run, compare_runs
 from virtbench.store import Store
 
 
-def _store(tmp_path):
-    return Store(f"sqlite:///{tmp_path / 's.db'}")
+def _store(url):
+    return Store(url)
 
 
-def test_three_trial_runs_twice_as_slow_are_inconclusive_with_trials_needed(tmp_path):
-    store = _store(tmp_path)
+def test_three_trial_runs_twice_as_slow_are_inconclusive_with_trials_needed(store_url):
+    store = _store(store_url)
     a = filled_run(store, {"native": {}}, {"native": {"triad_mb_s": around(1000, 3)}})
     b = filled_run(store, {"native": {}}, {"native": {"triad_mb_s": around(500, 3)}})
     cmp = compare_runs(analyze_run(store, a), analyze_run(store, b))
@@ -20,8 +21,8 @@ def test_three_trial_runs_twice_as_slow_are_inconclusive_with_trials_needed(tmp_
     assert "6 trials per side" in row["message"]
 
 
-def test_twelve_trial_runs_twice_as_slow_are_worse_and_twice_as_fast_better(tmp_path):
-    store = _store(tmp_path)
+def test_twelve_trial_runs_twice_as_slow_are_worse_and_twice_as_fast_better(store_url):
+    store = _store(store_url)
     a = filled_run(store, {"native": {}}, {"native": {"triad_mb_s": around(1000)}})
     b = filled_run(store, {"native": {}}, {"native": {"triad_mb_s": around(500)}})
     ra, rb = analyze_run(store, a), analyze_run(store, b)
@@ -29,8 +30,8 @@ def test_twelve_trial_runs_twice_as_slow_are_worse_and_twice_as_fast_better(tmp_
     assert compare_runs(rb, ra)["rows"][0]["verdict"] == "better"
 
 
-def test_rows_only_in_one_run_are_listed_both_ways(tmp_path):
-    store = _store(tmp_path)
+def test_rows_only_in_one_run_are_listed_both_ways(store_url):
+    store = _store(store_url)
     a = filled_run(store, {"native": {}, "qemu-tcg": {}},
                    {"native": {"triad_mb_s": around(1000)}, "qemu-tcg": {"triad_mb_s": around(400)}})
     b = filled_run(store, {"native": {}, "qemu-kvm": {}},
@@ -42,8 +43,8 @@ def test_rows_only_in_one_run_are_listed_both_ways(tmp_path):
     assert [r["environment"] for r in cmp["rows"]] == ["native"]
 
 
-def test_differing_metadata_are_listed_with_a_warning(tmp_path):
-    store = _store(tmp_path)
+def test_differing_metadata_are_listed_with_a_warning(store_url):
+    store = _store(store_url)
     md_a = {"accel": "kvm", "cpu_model": "host", "host_kernel": "6.1.0", "qemu_version": "7.2.0"}
     md_b = dict(md_a, accel="tcg", host_kernel="6.12.0")
     a = filled_run(store, {"qemu": md_a}, {"qemu": {"triad_mb_s": around(1000)}}, quick=True)
@@ -60,8 +61,8 @@ def test_differing_metadata_are_listed_with_a_warning(tmp_path):
     assert same["metadata_differences"] == [] and same["warnings"] == []
 
 
-def test_benchmark_parameters_that_differ_are_listed(tmp_path):
-    store = _store(tmp_path)
+def test_benchmark_parameters_that_differ_are_listed(store_url):
+    store = _store(store_url)
     a = filled_run(store, {"native": {}}, {"native": {"triad_mb_s": around(1000)}})
     b = filled_run(store, {"native": {}}, {"native": {"triad_mb_s": around(1000)}})
     ra, rb = analyze_run(store, a), analyze_run(store, b)
@@ -70,8 +71,8 @@ def test_benchmark_parameters_that_differ_are_listed(tmp_path):
     assert keys == ["params of stream"]
 
 
-def test_a_zero_in_run_a_gives_a_verdict_without_a_percentage(tmp_path):
-    store = _store(tmp_path)
+def test_a_zero_in_run_a_gives_a_verdict_without_a_percentage(store_url):
+    store = _store(store_url)
     a = filled_run(store, {"native": {}}, {"native": {"retransmits": [0.0] * 12}}, hib=False)
     b = filled_run(store, {"native": {}}, {"native": {"retransmits": around(50)}}, hib=False)
     (row,) = compare_runs(analyze_run(store, a), analyze_run(store, b))["rows"]

@@ -1,12 +1,13 @@
 """analyze_run: vs_baseline's new fields, run alpha and method notes, direction of ✗."""
+from pgserver import store_url_on_both  # noqa: F401  (store_url: SQLite and PostgreSQL)
 from storekit import around, filled_run
 
 from virtbench.analysis import analyze_run
 from virtbench.store import Store
 
 
-def test_vs_baseline_carries_direction_power_trials_reference_and_alpha(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+def test_vs_baseline_carries_direction_power_trials_reference_and_alpha(store_url):
+    store = Store(store_url)
     run = filled_run(store, {"native": {}, "qemu": {}},
                      {"native": {"retransmits": around(100)}, "qemu": {"retransmits": around(50)}},
                      hib=False)
@@ -19,8 +20,8 @@ def test_vs_baseline_carries_direction_power_trials_reference_and_alpha(tmp_path
     assert vs["power"] is not None and "trials_needed" in vs and "better than native" in vs["message"]
 
 
-def test_run_alpha_and_method_notes_from_the_stored_study(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+def test_run_alpha_and_method_notes_from_the_stored_study(store_url):
+    store = Store(store_url)
     run = filled_run(store, {"native": {}, "qemu": {}},
                      {"native": {"t": around(100)}, "qemu": {"t": around(99)}},
                      study_extra={"alpha": 0.01, "method_notes": {"stream": "arrays 4x LLC"}})
@@ -31,8 +32,8 @@ def test_run_alpha_and_method_notes_from_the_stored_study(tmp_path):
     assert vs["alpha"] == 0.01
 
 
-def test_three_trials_a_side_say_inconclusive_not_fail(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+def test_three_trials_a_side_say_inconclusive_not_fail(store_url):
+    store = Store(store_url)
     run = filled_run(store, {"native": {}, "qemu": {}},
                      {"native": {"t": around(100, 3)}, "qemu": {"t": around(50, 3)}})
     vs = next(r for r in analyze_run(store, run)["results"]
@@ -40,8 +41,8 @@ def test_three_trials_a_side_say_inconclusive_not_fail(tmp_path):
     assert vs["verdict"] == "inconclusive" and vs["trials_needed"] == 5
 
 
-def test_outlier_warning_names_the_stored_trial_number(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+def test_outlier_warning_names_the_stored_trial_number(store_url):
+    store = Store(store_url)
     values = [100.0] * 11 + [300.0]
     run = filled_run(store, {"native": {}}, {"native": {"t": values}})
     (w,) = [w for w in analyze_run(store, run)["warnings"] if w["kind"] == "outlier"]
@@ -56,8 +57,8 @@ def test_run_settings_reads_run_meta_first_then_benchmark_notes():
     assert run_settings({"study": study, "meta": meta}) == (0.02, {"pi": "k=17"})
 
 
-def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash(store_url):
+    store = Store(store_url)
     run = filled_run(store, {"native": {}, "qemu": {}},
                      {"native": {"retransmits": [0.0] * 6}, "qemu": {"retransmits": [0, 1, 0, 2, 0, 1]}},
                      hib=False)

@@ -5,6 +5,7 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 """
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 from dataclasses import dataclass
@@ -15,146 +16,10 @@ import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from .errors import VirtbenchError
-
-metadata = sa.MetaData()
-
-runs = sa.Table(
-    "runs", metadata,
-    sa.Column("id", sa.String(40), primary_key=True),
-    sa.Column("study_name", sa.String(200), nullable=False),
-    sa.Column("study", sa.JSON, nullable=False),          # the resolved study, for --resume
-    sa.Column("seed", sa.BigInteger, nullable=False),
-    sa.Column("quick", sa.Boolean, nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),   # running, complete, interrupted
-    sa.Column("started", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("finished", sa.DateTime(timezone=True)),
-    sa.Column("virtbench_version", sa.String(20)),
-    sa.Column("host", sa.String(200)),
-    sa.Column("fleet", sa.String(40)),                    # the fleet run it belongs to, if any
-)
-
-# a fleet run (`virtbench fleet run`): one study enqueued for several hosts; each host's
-# run is a row of runs with runs.fleet = fleets.id and runs.host = the worker's name
-fleets = sa.Table(
-    "fleets", metadata,
-    sa.Column("id", sa.String(40), primary_key=True),
-    sa.Column("study_name", sa.String(200), nullable=False),
-    sa.Column("study", sa.JSON, nullable=False),          # the resolved study every host runs
-    sa.Column("hosts", sa.JSON, nullable=False),          # the host names, in the order given
-    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
-)
-
-environments = sa.Table(
-    "environments", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("label", sa.String(200), nullable=False),
-    sa.Column("kind", sa.String(40), nullable=False),
-    sa.Column("spec", sa.String(400), nullable=False),
-    sa.Column("options", sa.JSON, nullable=False),
-    sa.Column("metadata", sa.JSON),
-    sa.Column("status", sa.String(20), nullable=False),   # planned, up, failed, skipped
-    sa.Column("error", sa.Text),
-    sa.Column("boot_s", sa.Float),
-    sa.UniqueConstraint("run_id", "label"),
-)
-
-trials = sa.Table(
-    "trials", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("environment", sa.String(200), nullable=False),
-    sa.Column("benchmark", sa.String(200), nullable=False),     # the case label
-    sa.Column("benchmark_name", sa.String(100), nullable=False),
-    sa.Column("params", sa.JSON, nullable=False),
-    sa.Column("trial", sa.Integer, nullable=False),
-    sa.Column("seq", sa.Integer, nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),         # ok, failed
-    sa.Column("error", sa.Text),
-    sa.Column("exit", sa.Integer),
-    sa.Column("stdout", sa.Text),
-    sa.Column("stderr", sa.Text),
-    sa.Column("wall_s", sa.Float),
-    sa.Column("started", sa.DateTime(timezone=True)),
-    sa.Column("finished", sa.DateTime(timezone=True)),
-    # warm-up trials have trial numbers -1, -2, ... and warmup true; never in the statistics
-    sa.Column("warmup", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("boot", sa.Integer),          # which boot of the environment served it
-    sa.UniqueConstraint("run_id", "environment", "benchmark", "trial"),
-)
-
-# failed trials that `--resume --retry-failed` ran again: kept, never in the statistics
-superseded_trials = sa.Table(
-    "superseded_trials", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("trial_id", sa.Integer, nullable=False),        # its id in trials, then
-    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    *[sa.Column(c.name, c.type) for c in trials.columns
-      if c.name not in ("id", "run_id")],
-    sa.Column("superseded", sa.DateTime(timezone=True), nullable=False),
-)
-
-# every start of an environment in a run: the first, and each restart after a lost guest
-boots = sa.Table(
-    "boots", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("environment", sa.String(200), nullable=False),
-    sa.Column("boot", sa.Integer, nullable=False),            # 1, 2, ... within the run
-    sa.Column("reason", sa.Text, nullable=False),             # first start / restart after ...
-    sa.Column("started", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("boot_s", sa.Float),
-    sa.Column("ended", sa.DateTime(timezone=True)),
-    sa.Column("lost", sa.Text),                               # why it ended, when it was lost
-    sa.UniqueConstraint("run_id", "environment", "boot"),
-)
-
-# exit profiles (--profile exits): one profiled trial per environment x benchmark, never one
-# of the measured trials; the profile as virtbench.profile.model.Profile.to_json() gives it
-profiles = sa.Table(
-    "profiles", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("environment", sa.String(200), nullable=False),
-    sa.Column("benchmark", sa.String(200), nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),      # ok, failed
-    sa.Column("error", sa.Text),
-    sa.Column("profile", sa.JSON),
-    sa.Column("wall_s", sa.Float),                            # the profiled trial's own time
-    sa.Column("recorded", sa.DateTime(timezone=True), nullable=False),
-    sa.UniqueConstraint("run_id", "environment", "benchmark"),
-)
-
-# columns added to existing tables since the first schema: (table, column, DDL type+default)
-_ADDED_COLUMNS = [
-    ("trials", "warmup", {"sqlite": "BOOLEAN NOT NULL DEFAULT 0",
-                          "postgresql": "BOOLEAN NOT NULL DEFAULT false"}),
-    ("trials", "boot", {"sqlite": "INTEGER", "postgresql": "INTEGER"}),
-    ("runs", "fleet", {"sqlite": "VARCHAR(40)", "postgresql": "VARCHAR(40)"}),
-]
-
-samples = sa.Table(
-    "samples", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("trial_id", sa.Integer, sa.ForeignKey("trials.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("metric", sa.String(100), nullable=False),
-    sa.Column("value", sa.Float, nullable=False),
-    sa.Column("unit", sa.String(40), nullable=False),
-    sa.Column("higher_is_better", sa.Boolean, nullable=False),
-)
-
-warnings = sa.Table(
-    "warnings", metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("run_id", sa.String(40), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
-    sa.Column("environment", sa.String(200)),
-    sa.Column("benchmark", sa.String(200)),
-    sa.Column("metric", sa.String(100)),
-    sa.Column("kind", sa.String(40), nullable=False),
-    sa.Column("message", sa.Text, nullable=False),
-)
-
+from ..errors import VirtbenchError
+from .migrate import open_schema
+from .schema import (boots, environments, fleets, profiles, runs, samples, superseded_trials,
+                     trials, warnings)
 
 def jsonable(value):
     """`value` with anything JSON cannot hold (paths, enums...) as text, for JSON columns."""
@@ -182,11 +47,65 @@ def normalize_url(url: str | None) -> str:
     url = url or default_url()
     if "://" not in url:          # a bare path means a SQLite file
         url = "sqlite:///" + str(Path(url).resolve())
+    # postgresql:// (and postgres://) mean the psycopg 3 driver, the one virtbench installs;
+    # SQLAlchemy's own default would be psycopg2
+    for bare in ("postgresql://", "postgres://"):
+        if url.startswith(bare):
+            url = "postgresql+psycopg://" + url[len(bare):]
     return url
+
+
+def shown_url(url: str) -> str:
+    """The URL with its password (if any) masked, for messages."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        return url
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
 
 
 def new_run_id() -> str:
     return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+class StoreUnavailable(VirtbenchError):
+    """The store stopped answering (PostgreSQL stopped, the network gone, SQLite locked past
+    its busy timeout). Exit 3: what was committed is kept, the run can be resumed."""
+
+    exit_code = 3
+
+    def __init__(self, url: str, reason: str, doing: str):
+        self.url, self.reason, self.doing = url, reason, doing
+        super().__init__(f"store {url} went away during {doing} ({reason}); once it is "
+                         "back, run the command again")
+
+    def resumable(self, run_id: str, doing: str, recorded: int) -> "StoreUnavailable":
+        """The same loss said for a run: what it was doing, what is kept, how to go on."""
+        exc = StoreUnavailable(self.url, self.reason, doing)
+        exc.args = (f"store {self.url} went away during {doing} ({self.reason}); the "
+                    f"{recorded} trial(s) already recorded are kept; once it is back, resume "
+                    f"with `virtbench run --resume {run_id}`",)
+        return exc
+
+
+def _gone(exc: Exception) -> bool:
+    """A lost or refused connection, not a bug in a statement."""
+    return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)) or \
+        (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated)
+
+
+def _guarded(method):
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sa.exc.DBAPIError as exc:
+            if not _gone(exc):
+                raise
+            reason = str(exc.orig if exc.orig is not None else exc).strip().splitlines()
+            raise StoreUnavailable(self.shown, reason[0] if reason else type(exc).__name__,
+                                   f"Store.{method.__name__}()") from None
+    return call
 
 
 @dataclass
@@ -200,17 +119,20 @@ class Sample:
 class Store:
     def __init__(self, url: str | None = None):
         self.url = normalize_url(url)
+        self.shown = shown_url(self.url)      # for messages: no password
         if self.url.startswith("sqlite:///"):
             Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.engine = sa.create_engine(self.url)
+            # a long-lived process (a fleet worker) outlives a server restart: test pooled
+            # connections before use
+            self.engine = sa.create_engine(self.url,
+                                           pool_pre_ping=self.url.startswith("postgresql"))
             if self.engine.dialect.name == "sqlite":
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
-            metadata.create_all(self.engine)
-            upgrade(self.engine)
+            open_schema(self.engine, self.shown)
         except (SQLAlchemyError, ImportError) as exc:
             first = str(exc).strip().splitlines()[0]
-            raise VirtbenchError(f"store {self.url}: cannot open ({first}); "
+            raise VirtbenchError(f"store {self.shown}: cannot open ({first}); "
                                  "check the --store URL or $VIRTBENCH_STORE") from None
 
     # -- runs ----------------------------------------------------------------------------
@@ -235,12 +157,12 @@ class Store:
             if run_id is None:
                 row = c.execute(runs.select().order_by(runs.c.started.desc()).limit(1)).first()
                 if row is None:
-                    raise VirtbenchError(f"store {self.url} holds no runs yet; "
+                    raise VirtbenchError(f"store {self.shown} holds no runs yet; "
                                          "start one with `virtbench run`")
             else:
                 row = c.execute(runs.select().where(runs.c.id == run_id)).first()
                 if row is None:
-                    raise VirtbenchError(f"no run {run_id!r} in {self.url}; "
+                    raise VirtbenchError(f"no run {run_id!r} in {self.shown}; "
                                          "list runs with `virtbench runs`")
         return dict(row._mapping)
 
@@ -261,7 +183,7 @@ class Store:
         with self.engine.connect() as c:
             row = c.execute(fleets.select().where(fleets.c.id == fleet_id)).first()
         if row is None:
-            raise VirtbenchError(f"no fleet run {fleet_id!r} in {self.url}; "
+            raise VirtbenchError(f"no fleet run {fleet_id!r} in {self.shown}; "
                                  "list them with `virtbench fleet status`")
         return dict(row._mapping)
 
@@ -440,28 +362,18 @@ class Store:
                     for r in rows]
 
 
-def upgrade(engine) -> list[str]:
-    """Bring a store made by an older virtbench to this schema (new tables come from
-    create_all; new columns are added here). Returns the columns it added."""
-    added = []
-    inspector = sa.inspect(engine)
-    dialect = engine.dialect.name
-    for table, column, ddl in _ADDED_COLUMNS:
-        have = {c["name"] for c in inspector.get_columns(table)}
-        if column in have:
-            continue
-        with engine.begin() as c:
-            c.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN {column} "
-                              f"{ddl.get(dialect, ddl['postgresql'])}"))
-        added.append(f"{table}.{column}")
-    return added
+# every public method: a lost store is one StoreUnavailable line, never a traceback
+for _name, _method in list(vars(Store).items()):
+    if callable(_method) and not _name.startswith("_"):
+        setattr(Store, _name, _guarded(_method))
 
 
 def _sqlite_pragmas(dbapi_conn, _record):
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
+    # two runs writing one file wait for each other's commit (up to a minute) rather than fail
+    cur.execute("PRAGMA busy_timeout=60000")
     cur.execute("PRAGMA journal_mode=WAL")   # a reader (report) never blocks a running study
     cur.close()
 
 
-__all__ = ["Store", "Sample", "default_url", "normalize_url"]
