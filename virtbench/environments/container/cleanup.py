@@ -124,6 +124,6 @@ def sweep_stale() -> list[str]:
         return removed
     for name, owner_text in parse_ps(proc.stdout):
         if not netns.owner_alive(owner_text):
-            podman.run_podman(["rm", "-f", "-t", "0", "--ignore", name], timeout=120)
+            guardian.remove_container([podman.podman_binary(), *podman.global_flags()], name)
             removed.append(name)
     return removed

@@ -56,11 +56,11 @@ def rootfs(progress=None):
 class PodmanAgent(AgentClient):
     """The agent in a container, over `podman run -i`'s stdin/stdout; stderr to a file."""
 
-    def __init__(self, argv: list[str], stderr_path):
+    def __init__(self, argv: list[str], stderr_path, name: str = "container agent"):
         with open(stderr_path, "wb") as err:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=err, start_new_session=True)
-        super().__init__(self.proc.stdout.fileno(), self.proc.stdin.fileno(), name=argv[0])
+        super().__init__(self.proc.stdout.fileno(), self.proc.stdin.fileno(), name=name)
 
     def close(self, timeout: float = 10) -> None:
         if self.proc.poll() is None:
@@ -165,7 +165,7 @@ class Container(Environment):
             pause=cannot(f"{who}: an idle container runs nothing between its trials (its "
                          "agent waits on stdin), so it is never paused"),
             drop_caches=can("the host's page cache (the container shares the host kernel)"),
-            memory_size=can(f"mem={self.values['mem']}" if self.values["mem"]
+            memory_size=can(f"mem={self.values.get('mem')}" if self.values.get("mem")
                             else "the host's MemAvailable"),
             pair_end=cannot(f"{who}: guest-to-guest pairs join qemu guests; use qemu"),
             exit_profile=cannot(f"{who}: exit profiles need a guest whose hypervisor virtbench "
@@ -193,7 +193,8 @@ class Container(Environment):
                 scratch_mount=scratch, owner=cleanup.owner())
             self.argv = [podman.podman_binary(), *podman.global_flags(), *podman.run_argv(cfg)]
             t0 = time.monotonic()
-            self.agent = PodmanAgent(self.argv, self._manifest.workdir / "podman.stderr")
+            self.agent = PodmanAgent(self.argv, self._manifest.workdir / "podman.stderr",
+                                     name=self.label)
             self._wait_for_agent(t0)
             self.boot_s = time.monotonic() - t0
             self._after_start()
@@ -205,6 +206,10 @@ class Container(Environment):
         try:
             self.agent.ping(timeout=self.start_timeout)
         except AgentError as exc:
+            try:   # the stream closes a moment before podman's exit is seen
+                self.agent.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
             why = self._stderr_line() if self.agent.proc.poll() is not None else str(exc)
             raise EnvironmentUnusable(f"{self.label}: the container did not start: {why}")
 
@@ -339,8 +344,8 @@ class Container(Environment):
                        capture_output=True, timeout=300)
 
     def memory_bytes(self) -> int | None:
-        if self.values["mem"]:
-            return mem_bytes(self.values["mem"])
+        if self.values.get("mem"):
+            return mem_bytes(self.values.get("mem"))
         try:
             with open("/proc/meminfo") as f:
                 return fingerprint.available_bytes(f.read())

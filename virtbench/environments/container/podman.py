@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -130,33 +131,59 @@ _probed: dict[tuple, RuntimeProbe] = {}
 
 
 def probe_runtime(runtime: str, rootfs: str | Path, flags: tuple[str, ...] = (),
-                  timeout: float = 60) -> RuntimeProbe:
+                  timeout: float = 60, network: str = "none") -> RuntimeProbe:
     """Start a real container (`true`) with `runtime` over the rootfs: the only honest test
     (crun 1.8 refuses a hybrid cgroup host whose v2 hierarchy has any controller; runsc
     platforms fail in ways no file shows). Cached per process."""
-    key = (runtime, str(rootfs), flags)
+    key = (runtime, str(rootfs), flags, network if network == "none" else "ns")
     if key not in _probed:
-        args = ["run", "--rm", "--runtime", runtime, "--network", "none", "--log-driver", "none",
-                *ulimits()]
-        for flag in flags:
-            args += ["--runtime-flag", flag]
-        args += ["--rootfs", f"{rootfs}:O", "true"]
-        try:
-            proc = run_podman(args, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _probed[key] = RuntimeProbe(False, f"a probe container did not finish in {timeout:.0f} s")
-        except (OSError, VirtbenchError) as exc:
-            _probed[key] = RuntimeProbe(False, str(exc))
-        else:
-            _probed[key] = (RuntimeProbe(True, "a probe container ran") if proc.returncode == 0
-                            else RuntimeProbe(False, runtime_error(proc.stderr)))
+        _probed[key] = _probe(runtime, rootfs, flags, timeout, network)
     return _probed[key]
+
+
+def _probe(runtime: str, rootfs, flags: tuple[str, ...], timeout: float,
+           network: str) -> RuntimeProbe:
+    from ...guest import guardian
+    from ... import netns
+    name = f"{NAME_PREFIX}probe-{secrets.token_hex(4)}"
+    me = os.getpid()
+    args = ["run", "--rm", "--name", name, "--label",
+            f"{OWNER_LABEL}={me} {netns.process_start_time(me)}", "--runtime", runtime,
+            "--network", network, "--log-driver", "none", *ulimits()]
+    for flag in flags:
+        args += ["--runtime-flag", flag]
+    args += ["--rootfs", f"{rootfs}:O", "true"]
+    try:
+        proc = run_podman(args, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        guardian.remove_container([podman_binary(), *global_flags()], name)
+        return RuntimeProbe(False, f"a probe container did not start in {timeout:.0f} s "
+                                   "(the runtime hung; killed)")
+    except (OSError, VirtbenchError) as exc:
+        return RuntimeProbe(False, str(exc))
+    if proc.returncode == 0:
+        return RuntimeProbe(True, "a probe container ran")
+    return RuntimeProbe(False, runtime_error(proc.stderr))
+
+
+_LOG_LINE = re.compile(r'^(time="|[IWEDF]\d{4} \d\d:)')       # logrus and glog lines
+_WRAPPER = re.compile(r"^`[^`]*` failed: exit status \d+$")  # says nothing of why
 
 
 def runtime_error(stderr: str) -> str:
     """The one line that says why a container did not start (pure): the OCI runtime's own
-    message without podman's `Error: ` and `OCI runtime error: ` wrappers."""
-    line = last_line(stderr)
-    for prefix in ("Error: ", "OCI runtime error: "):
-        line = line.removeprefix(prefix)
-    return line
+    message without podman's `Error: ` and `OCI runtime error: ` wrappers, log lines
+    skipped, and the cause before a bare "`runsc ... start ...` failed: exit status N"."""
+    lines = []
+    for line in (stderr or "").splitlines():
+        line = line.strip()
+        if not line or _LOG_LINE.match(line):
+            continue
+        for prefix in ("Error: ", "OCI runtime error: "):
+            line = line.removeprefix(prefix)
+        lines.append(line)
+    if not lines:
+        return "no output"
+    if _WRAPPER.match(lines[-1]) and len(lines) > 1:
+        return lines[-2]
+    return lines[-1]
