@@ -70,6 +70,31 @@ def _pid_from(manifest: dict) -> int:
     return pid
 
 
+def remove_container(podman: list[str], name: str) -> list[str]:
+    """`podman rm -f` a container, then kill what rm leaves of one whose runtime never
+    finished creating it (a hung `runsc create`: conmon, runsc, its gofer and sandbox, whose
+    command lines name the container's id). Returns what could not be removed."""
+    try:
+        cid = subprocess.run(podman + ["inspect", "--format", "{{.Id}}", name],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+        subprocess.run(podman + ["rm", "-f", "-t", "0", "--ignore", name],
+                       capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [f"podman rm {name}: {exc}"]
+    if len(cid) == 64:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if cid.encode() not in f.read():
+                        continue
+                os.kill(int(entry), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+    return []
+
+
 def cleanup(manifest: dict) -> list[str]:
     """Remove everything the manifest lists; return what could not be removed."""
     problems = []
@@ -83,11 +108,7 @@ def cleanup(manifest: dict) -> list[str]:
     kill_qemu(_pid_from(manifest))
     podman = manifest.get("podman") or ["podman"]   # with its global flags
     for name in manifest.get("containers") or []:   # a container (and its runsc sandbox)
-        try:
-            subprocess.run(podman + ["rm", "-f", "-t", "0", "--ignore", name],
-                           capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            problems.append(f"podman rm {name}: {exc}")
+        problems += remove_container(podman, name)
     for name in manifest.get("volumes") or []:
         try:
             subprocess.run(podman + ["volume", "rm", "-f", name], capture_output=True,
