@@ -100,8 +100,8 @@ class Gvisor(Container):
         return caps.with_(
             net_path=can(f"veth ({stack})") if net else netless,
             remote_peer=can("a namespace one hop behind the host side") if net else netless,
-            drop_caches=cannot(f"{who}: gVisor's sentry keeps file data in its own cache, "
-                               "which nothing outside it drops; use cache=in"),
+            drop_caches=can("the host's page cache only: the sentry's own file cache has no "
+                            "drop_caches (its disk figures are flagged through direct_io)"),
             direct_io=cannot(f"{who}: gVisor's sentry serves file I/O through its own page "
                              "cache and ignores O_DIRECT"))
 
