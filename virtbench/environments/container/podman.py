@@ -56,7 +56,7 @@ def last_line(text: str, default: str = "no output") -> str:
 
 
 # -- versions ------------------------------------------------------------------------------
-_VERSION = re.compile(r"^(?P<name>[\w-]+) version (?P<version>\S+)", re.M)
+_VERSION = re.compile(r"^(?P<name>[\w-]+) version (?P<version>\d\S*)", re.M)
 
 
 def parse_version(text: str) -> tuple[str, str] | None:
