@@ -47,10 +47,26 @@ def mem_bytes(size: str) -> int:
     return int(size[:-1]) * {"M": 2**20, "G": 2**30}[size[-1]]
 
 
-def rootfs(progress=None):
-    """virtbench's debootstrap tree (the guest image's base level), built if needed."""
+def base_rootfs_cached():
+    """The debootstrap tree if it is built, else None (nothing built)."""
     from ...guest import image
-    return image.build_base(progress=progress)
+    out = image.images_dir() / f"base-{image._hash(image.base_recipe())}"
+    return out / "rootfs" if (out / "done").exists() else None
+
+
+def rootfs(progress=None):
+    """virtbench's debootstrap tree (the guest image's base level), built if needed under
+    the image builder's lock (a guest image being built beside us builds it once)."""
+    import fcntl
+    from ...guest import image
+    cached = base_rootfs_cached()
+    if cached is not None:
+        return cached
+    image.check_tools()
+    image.images_dir().mkdir(parents=True, exist_ok=True)
+    with open(image.images_dir() / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return image.build_base(progress=progress)
 
 
 class PodmanAgent(AgentClient):
