@@ -18,6 +18,8 @@ PACKAGES=(
   libvirt-daemon-system libvirt-clients     # the libvirt kind (tests start their own libvirtd)
   libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)
+  podman crun runc runsc                    # container and gvisor kinds (no daemon; runc:
+                                            # crun 1.8 refuses a hybrid cgroup v1 host)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
