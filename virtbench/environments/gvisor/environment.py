@@ -123,7 +123,7 @@ class Gvisor(Container):
 
     def metadata(self) -> dict:
         meta = super().metadata()
-        meta.update(platform=self.values["platform"], network=self.network,
+        meta.update(gvisor_platform=self.values["platform"], network=self.network,
                     network_reason=self.network_reason, platform_probe=self.runtime_reason)
         meta.pop("cpus", None)
         meta.pop("mem", None)
