@@ -82,7 +82,8 @@ def test_the_podman_command_line():
     argv = podman.run_argv(cfg)
     text = " ".join(argv)
     assert argv[:3] == ["run", "--rm", "-i"]
-    assert "--runtime /usr/bin/runsc --runtime-flag platform=ptrace --runtime-flag network=host" in text
+    assert ("--runtime /usr/bin/runsc --runtime-flag platform=ptrace "
+            "--runtime-flag network=host") in text
     assert "--label org.virtbench.owner=12 34" in text
     assert "--ulimit nofile=1024:1024 --ulimit nproc=4096:4096" in text
     assert "--network ns:/run/netns/vb-1-e --cpus 1.5 --memory 512m --memory-swap 512m" in text
@@ -142,8 +143,9 @@ def test_owners_read_from_podman_ps():
 def test_no_podman_or_runsc_says_so_with_the_install_command(monkeypatch, capsys):
     import shutil
     real = shutil.which
-    monkeypatch.setattr(shutil, "which",
-                        lambda name, *a, **k: None if name in ("podman", "runsc") else real(name, *a, **k))
+    def which(name, *a, **k):
+        return None if name in ("podman", "runsc") else real(name, *a, **k)
+    monkeypatch.setattr(shutil, "which", which)
     u = Container.probe()
     assert not u.usable and "podman not found" in u.reason and "apt-get install podman" in u.reason
     u = Gvisor.probe()

@@ -15,6 +15,7 @@ container's stdio (`podman run -i`), our kernels and the agent bind-mounted read
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 
@@ -37,7 +38,6 @@ def _cpus(text: str) -> float:
 
 
 def _mem(text: str) -> str:
-    import re
     if not re.fullmatch(r"\d+[MGmg]", text):
         raise ValueError("write a size such as 512M or 2G")
     return text.upper()
