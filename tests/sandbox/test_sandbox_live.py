@@ -184,3 +184,30 @@ def test_ctrl_c_of_a_run_leaves_nothing(tmp_path):
     assert not list(cleanup.WORK_ROOT.glob("vbctr-*")) or all(
         netns.owner_alive(json.loads((d / "manifest.json").read_text()).get("owner", ""))
         for d in cleanup.WORK_ROOT.glob("vbctr-*"))
+
+
+def test_network_bridge_reaches_podmans_gateway_from_the_host_namespace():
+    env = create("container:network=bridge,storage=bind")
+    env.start()
+    try:
+        path = env.net_path()
+        assert path.host_prefix == [] and path.remote_address is None
+        assert path.nic == "podman bridge" and path.env_address != path.host_address
+        ping = env.exec(["ping", "-c", "1", "-W", "5", path.host_address], timeout=30)
+        assert ping.exit == 0, ping.stdout + ping.stderr
+        assert env.scratch_backing().endswith("/scratch")
+    finally:
+        env.stop()
+
+
+def test_a_platform_that_does_not_work_here_is_one_line_exit_2(capsys, store_url):
+    from virtbench import cli
+    from virtbench.environments.gvisor import platform as platforms
+    if not podman.shutil.which("runsc"):
+        pytest.skip("runsc not installed")
+    if platforms.probe("systrap")[0]:
+        pytest.skip("this runsc has systrap")
+    code = cli.main(["run", "--env", "gvisor:platform=systrap", "--bench", "pi"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "platform=systrap is not usable here (systrap: " in err
