@@ -19,7 +19,7 @@ import re
 import subprocess
 import time
 
-from ... import fingerprint, kernels, netns
+from ... import fingerprint, kernels
 from ...capabilities import Capabilities, can, cannot
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath
