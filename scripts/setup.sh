@@ -8,6 +8,8 @@ PACKAGES=(
   python3 python3-venv                      # the tool itself
   build-essential libgmp-dev libmpfr-dev    # our kernels: himeno, stream, pi (static)
   qemu-system-x86 qemu-utils                # guests
+  podman crun runc runsc                    # container and gvisor kinds (no daemon; runc:
+                                            # crun 1.8 refuses a hybrid cgroup v1 host)
   linux-perf                                # KVM exit profiles (perf kvm stat, kvm:kvm_exit)
   debootstrap e2fsprogs busybox-static cpio # the guest image and its small initramfs
   iproute2 kmod procps util-linux           # network namespaces, taps, module loading, findmnt

@@ -23,8 +23,18 @@ def test_a_cannot_needs_its_reason_and_is_false():
 def test_the_base_offers_nothing_and_says_why_for_each():
     caps = Capabilities.none("environment x")
     for name in NAMES:
+        if name == "direct_io":    # a property of the I/O path, not an offer: see below
+            continue
         answer = getattr(caps, name)
         assert not answer and answer.reason.startswith("environment x"), name
+
+
+def test_direct_io_is_assumed_of_a_kernel_and_denied_by_gvisor_only():
+    assert Capabilities.none("environment x").direct_io
+    assert create("native").capabilities().direct_io
+    assert create("container").capabilities().direct_io
+    gv = create("gvisor").capabilities().direct_io
+    assert not gv and "ignores O_DIRECT" in gv.reason
 
 
 def test_cannot_run_gives_the_first_missing_reason_and_rejects_unknown_needs():

@@ -148,3 +148,48 @@ def test_the_host_device_behind_a_backing_file_is_read_through_the_executor(fixt
     assert facts["disk"] == ["vda"]
     assert [argv[:3] for argv, _, _ in host.runs] == [["sh", "-c", pl.DEVICE_FACTS_SCRIPT]] * 2
     assert [argv[-1] for argv, _, _ in host.runs] == ["/dev/loop0", "/var/tmp/vb-pl-capture.img"]
+
+
+def test_stop_sends_sigint_first_and_collects_output():
+    import subprocess
+    from virtbench.hostexec import HostExecutor
+    host = HostExecutor()
+    # a recorder that writes its file on SIGINT, as perf record does
+    p = host.popen(["sh", "-c", "trap 'echo wrote; exit 3' INT; echo started; "
+                    "while :; do sleep 0.05; done"], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "started\n"
+    r = host.stop(p, timeout=5)
+    assert (r.exit, r.stdout, r.timed_out) == (3, "wrote\n", False)
+
+
+def test_stop_kills_what_ignores_the_signal():
+    import signal
+    import subprocess
+    from virtbench.hostexec import HostExecutor
+    host = HostExecutor()
+    p = host.popen(["sh", "-c", "trap '' INT; echo started; while :; do sleep 0.05; done"],
+                   stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "started\n"
+    r = host.stop(p, timeout=0.5)
+    assert r.timed_out and r.exit == -signal.SIGKILL
+
+
+def test_the_kvm_profiler_runs_its_commands_through_the_host_executor():
+    from virtbench.profile.kvm import HostCommands
+    from virtbench.transport import ExecResult
+
+    class Host:
+        ran = []
+
+        def run(self, argv, timeout, input=None):
+            self.ran.append(argv)
+            if argv[0] == "missing":
+                return ExecResult(exit=127, stdout="", stderr="missing: not found on this host", wall_s=0.0)
+            return ExecResult(exit=0, stdout="perf version 6.1\n", stderr="", wall_s=0.0)
+
+    cmds = HostCommands(Host())
+    assert cmds.run(["perf", "--version"], 30) == (0, "perf version 6.1\n", "")
+    assert Host.ran == [["perf", "--version"]]
+    import pytest
+    with pytest.raises(FileNotFoundError):
+        cmds.run(["missing"], 30)

@@ -11,6 +11,7 @@ from runkit import OneStudy
 
 from virtbench import lifecycle, pinning
 from virtbench.benchmarks.base import Benchmark, Metric, TrialOutcome
+from virtbench.capabilities import Capabilities, can
 from virtbench.environments.base import Environment, EnvSpec
 from virtbench.environments.group import InstanceGroup
 from virtbench.errors import AgentError
@@ -27,8 +28,10 @@ class FakeEnv(Environment):
     kind = "fake"
 
     def __init__(self, name: str, log: list, die_on: set[int] = frozenset(),
-                 pause_error: bool = False, resume_error: bool = False):
+                 pause_error: bool = False, resume_error: bool = False,
+                 pausable: bool = True):
         super().__init__(EnvSpec("fake"))
+        self.pausable = pausable
         self.name, self.log = name, log
         self.die_on = set(die_on)          # call numbers (1-based, all trials) that kill it
         self.pause_error, self.resume_error = pause_error, resume_error
@@ -47,6 +50,10 @@ class FakeEnv(Environment):
     def stop(self):
         self.log.append(("stop", self.name))
         self.alive = False
+
+    def capabilities(self):
+        caps = Capabilities.none("fake")
+        return caps.with_(pause=can("fake pause")) if self.pausable else caps
 
     def pause(self):
         self.log.append(("pause", self.name))
@@ -146,6 +153,18 @@ def test_a_pause_or_resume_error_fails_that_environment_not_the_run(store_url, e
     assert failed and all(t["environment"] == "a" and words in t["error"] for t in failed)
     if "pause_error" in error:
         assert ("stop", "a") in log
+
+
+def test_an_environment_that_cannot_pause_is_never_paused(store_url):
+    # an ssh target or native keeps running while others measure: its caps say so, and a
+    # pause() it does not support is never asked of it (here it would fail the environment)
+    store = Store(store_url)
+    log: list = []
+    a = FakeEnv("a", log, pause_error=True, pausable=False)
+    b = FakeEnv("b", log)
+    out = _run(store, [a, b], FakeStudy(trials=3))
+    assert all(t["status"] == "ok" for t in store.trials(out.run_id))
+    assert ("pause", "a") not in log and ("pause", "b") in log
 
 
 def test_warmups_run_first_per_environment_and_benchmark_and_stay_out(store_url):

@@ -65,3 +65,17 @@ def test_killed_owner_leaves_no_server_and_no_directory():
     assert not pgserver._alive(pid), "postmaster outlived the killed test process"
     assert not Path(root).exists()
     assert not pgserver._alive(watchdog)
+
+
+def test_without_postgresql_the_fixture_says_to_run_setup(monkeypatch):
+    monkeypatch.setattr(pgserver, "find_bindir", lambda: None)
+    assert "scripts/setup.sh" in pgserver.skip_reason()
+
+
+def test_the_binaries_are_found_where_debian_puts_them(monkeypatch, tmp_path):
+    monkeypatch.setenv("VIRTBENCH_PG_BINDIR", str(tmp_path))      # empty: not a bindir
+    found = pgserver.find_bindir()
+    assert found is None or (found / "initdb").is_file()
+    for name in ("initdb", "pg_ctl"):
+        (tmp_path / name).write_text("")
+    assert pgserver.find_bindir() == tmp_path

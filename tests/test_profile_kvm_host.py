@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from virtbench.profile.kvm import KvmProfiler, SubprocessExecutor, query_stats_command
+from virtbench.hostexec import HostExecutor
+from virtbench.profile.kvm import HostCommands, KvmProfiler, query_stats_command
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("perf") or not shutil.which("qemu-system-x86_64")
@@ -61,7 +62,7 @@ def kvm_qemu(tmp_path):
 
 def test_profile_of_a_running_kvm_qemu(kvm_qemu, tmp_path):
     q, qmp = kvm_qemu
-    p = KvmProfiler(SubprocessExecutor(), tmp_path / "perf")
+    p = KvmProfiler(HostCommands(HostExecutor()), tmp_path / "perf")
     (tmp_path / "perf").mkdir()
     assert p.check().startswith("perf version")
     before = qmp.call(query_stats_command())

@@ -69,7 +69,7 @@ class Seconds(Benchmark):
 def test_a_kvm_guest_is_profiled_in_place(tmp_path, monkeypatch):
     report = fixture("perf_kvm_stat/intel_sysbench_vmexit.txt")
     ex = FakeExecutor(outputs(report=report, script=fixture("kvm_exit/qemu_pckbd_trace_pipe.txt")))
-    monkeypatch.setattr("virtbench.profile.kvm.SubprocessExecutor", lambda: ex)
+    monkeypatch.setattr("virtbench.profile.kvm.HostCommands", lambda host: ex)
     env = Qemu(EnvSpec.parse("qemu:accel=kvm"))
     env.accel, env.workdir, env.proc, env.qmp, env.agent = "kvm", tmp_path, Proc(), Qmp(), Agent()
     env._vcpu_tids = [101, 102]

@@ -53,6 +53,7 @@ class Capabilities:
     pairing: Answer          # two instances joined guest to guest (tcp-g2g)
     pair_end: Answer         # can be one end of such a pair (its host side is virtbench's)
     exit_profile: Answer     # a profiled trial says why (--profile exits): how = kvm | tcg
+    direct_io: Answer        # O_DIRECT reaches the storage under test (not a sandbox's cache)
 
     @classmethod
     def none(cls, who: str) -> "Capabilities":
@@ -71,6 +72,9 @@ class Capabilities:
             pair_end=cannot(f"{who} cannot be one end of a guest-to-guest pair"),
             exit_profile=cannot(f"{who}: exit profiles need a guest whose hypervisor virtbench "
                                 "runs (qemu)"),
+            # not an offer but a property of the I/O path: every kernel honours O_DIRECT
+            # unless a kind says otherwise (gVisor's sentry does not)
+            direct_io=can("O_DIRECT is honoured by the kernel under the scratch directory"),
         )
 
     def with_(self, **answers: Answer) -> "Capabilities":

@@ -230,7 +230,7 @@ def _print_plan(prepared, out: Console) -> int:
 
 def cmd_runs(args, out: Console) -> int:
     store = Store(args.store)
-    table = Table(title=f"runs in {store.url}")
+    table = Table(title=f"runs in {store.shown}")
     for col in ("id", "study", "status", "quick", "started", "finished"):
         table.add_column(col)
     for r in store.list_runs():

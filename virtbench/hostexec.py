@@ -10,6 +10,7 @@ Environment-internal commands (QEMU, namespaces) do not go through it.
 """
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 
@@ -47,6 +48,26 @@ class HostExecutor:
         Started in a session of its own, so a terminal's Ctrl-C reaches virtbench first."""
         kwargs.setdefault("start_new_session", True)
         return subprocess.Popen(argv, **kwargs)
+
+    def stop(self, handle: subprocess.Popen, timeout: float,
+             sig: int = signal.SIGINT) -> ExecResult:
+        """Stop a process popen() started: `sig` to it (SIGINT lets a recorder such as perf
+        write its file), SIGKILL after `timeout` s; its exit and what it printed, if piped."""
+        t0 = time.monotonic()
+        if handle.poll() is None:
+            try:
+                handle.send_signal(sig)
+            except ProcessLookupError:
+                pass
+        try:
+            out, err = handle.communicate(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            handle.kill()
+            out, err = handle.communicate()
+            timed_out = True
+        return ExecResult(exit=handle.returncode, stdout=_text(out), stderr=_text(err),
+                          wall_s=time.monotonic() - t0, timed_out=timed_out)
 
 
 LOCAL = HostExecutor()

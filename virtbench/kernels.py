@@ -6,10 +6,12 @@ kernel rebuilds it and nothing else ever does.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -52,20 +54,29 @@ def check_build_tools() -> None:
 
 
 def build(force: bool = False) -> Path:
-    """Build the kernels if needed and return the directory holding the binaries."""
+    """Build the kernels if needed and return the directory holding the binaries. Several
+    processes building at once (two runs starting together) take turns on a lock: the
+    first builds, the others find its binaries."""
     src = source_dir()
     out = cache_dir() / "kernels" / sources_hash(src)
     if not force and all((out / k).exists() for k in KERNELS):
         return out
     check_build_tools()
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    proc = subprocess.run(["make", "-C", str(src), f"OUT={tmp}"], capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise VirtbenchError(f"building the kernels failed: {last}; "
-                             f"run `make -C {src}` to see the whole error")
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)               # released when the file closes
+        if not force and all((out / k).exists() for k in KERNELS):
+            return out                                 # another process built them meanwhile
+        tmp = Path(tempfile.mkdtemp(prefix=out.name + ".tmp-", dir=out.parent))
+        try:
+            proc = subprocess.run(["make", "-C", str(src), f"OUT={tmp}"], capture_output=True,
+                                  text=True)
+            if proc.returncode != 0:
+                last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+                raise VirtbenchError(f"building the kernels failed: {last}; "
+                                     f"run `make -C {src}` to see the whole error")
+            shutil.rmtree(out, ignore_errors=True)
+            tmp.rename(out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return out

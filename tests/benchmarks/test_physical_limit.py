@@ -183,3 +183,28 @@ def test_dd_trial_warns_once_per_environment(monkeypatch):
     a.instance_of = b.instance_of = group
     assert len(bench.run_trial(a, bench.params(quick=True)).warnings) == 1
     assert bench.run_trial(b, bench.params(quick=True)).warnings == []
+
+
+class SandboxEnv(FakeEnv):
+    """An environment declaring that O_DIRECT is not honoured (as gVisor does)."""
+
+    def capabilities(self):
+        from virtbench.capabilities import cannot
+        return super().capabilities().with_(
+            direct_io=cannot("environment sandbox: its sentry ignores O_DIRECT"))
+
+
+def test_a_figure_where_o_direct_is_ignored_is_flagged_whatever_the_rating(monkeypatch):
+    import virtbench.benchmarks.disk.physical_limit as pl
+    monkeypatch.setattr(pl, "host_device_facts", lambda path, run: {"disk": ["vda"]})
+    check = LimitCheck()
+    unrated = lambda: {"disk": ["vda"], "driver": ["virtio_blk"]}   # no rating: no limit check
+    assert check.check(FakeEnv(), "cdm", {"seq1m_q8t1_read_mb_s": 9e3}, "out", unrated) == []
+    env = SandboxEnv()
+    [(kind, text)] = check.check(env, "cdm", {"seq1m_q8t1_read_mb_s": 9000.0}, "out", unrated)
+    assert kind == "physical-limit" and "not a device speed" in text
+    assert "seq1m_q8t1_read_mb_s = 9000.0 MB/s" in text and "ignores O_DIRECT" in text
+    assert check.check(env, "cdm", {"seq1m_q8t1_read_mb_s": 9e3}, "out", unrated) == []  # once
+    # cache=in measures the cache on purpose: nothing to flag
+    assert LimitCheck().check(SandboxEnv(), "cdm", {"x_mb_s": 9e3}, "in", unrated) == []
+    assert pl.cache_warning({}, "why") is None

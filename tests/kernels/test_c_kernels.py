@@ -4,7 +4,9 @@ Each kernel must print exactly one JSON line on stdout and human text on
 stderr; exit 0 on success, 3 on a verification failure (JSON still printed),
 2 on bad arguments.
 """
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -297,3 +299,21 @@ def test_pi_k_range_is_the_benchmarks(run_kernel):
 ])
 def test_pi_bad_arguments(run_kernel, args):
     assert_usage_error(run_kernel("pi", *args))
+
+
+def test_two_processes_building_the_kernels_at_once_both_get_them(tmp_path):
+    # two runs starting together on a fresh cache: one builds, the other waits for it
+    import subprocess
+    import sys
+    env = dict(os.environ, VIRTBENCH_CACHE=str(tmp_path))
+    code = "from virtbench import kernels; print(kernels.build())"
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in results]
+    out = {o.strip() for o, _ in results}
+    assert len(out) == 1
+    from virtbench import kernels
+    built = Path(out.pop())
+    assert all((built / k).exists() for k in kernels.KERNELS)
+    assert not [p for p in (tmp_path / "kernels").iterdir() if ".tmp" in p.name]

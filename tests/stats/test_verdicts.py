@@ -17,6 +17,20 @@ def test_three_a_side_twice_as_slow_is_inconclusive_with_trials_needed():
     assert "5 trials per side" in c.message and "0.2" in c.message
 
 
+def test_a_huge_noisy_slowdown_asks_for_the_trials_that_would_show_it():
+    # the sandbox run: pi 17.9x slower in a TCG guest with a CV of 71 %. Sized for a 10 %
+    # change at that CV it asked for 483 trials; sized for the smallest overhead its CI
+    # allows (+772 %) it asks for the 5 a side from which alpha 0.05 is reachable at all
+    guest, native = [0.924270, 1.152388, 3.186145], [0.059995, 0.064396, 0.106016]
+    c = stats.compare(guest, native, higher_is_better=False)
+    assert c.overhead_pct == pytest.approx(1689.5, abs=0.1) and c.ci_low > 700
+    assert c.verdict == "inconclusive" and c.direction == "worse"
+    assert c.trials_needed == 5
+    # a slowdown whose CI reaches zero is sized at the threshold, as before
+    flat = stats.compare(_noisy(100, 3, 9, cv=0.3), _noisy(85, 3, 10, cv=0.3), False)
+    assert flat.ci_low < 0 < flat.ci_high and flat.trials_needed > 20
+
+
 def test_twelve_a_side_twice_as_slow_fails_and_says_worse():
     c = stats.compare(_noisy(50, 12, 1), _noisy(100, 12, 2), higher_is_better=True)
     assert c.verdict == "fail" and c.direction == "worse" and c.trials_needed is None

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from ..errors import VirtbenchError
 from .base import Environment, EnvSpec, Option, Usability
+from .container import Container
+from .gvisor import Gvisor
 from .libvirt import Libvirt
 from .native import Native
 from .qemu import Qemu
 from .ssh import Ssh
 
-KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native, Qemu, Ssh, Libvirt)}
+KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native, Qemu, Ssh, Libvirt, Container, Gvisor)}
 
 
 def create(spec: EnvSpec | str) -> Environment:

@@ -8,8 +8,8 @@ whose write end only the virtbench process holds:
 
 When the pipe reaches EOF (the owner exited or was killed) without the owner having written
 "done", it reads MANIFEST.json (kept current by the owner) and removes everything listed:
-the QEMU process (killed) or the libvirt domain (destroyed), loop devices, taps,
-the network namespace, and the work directory
+the QEMU process (killed) or the libvirt domain (destroyed), podman containers and
+volumes (removed), loop devices, taps, the network namespace, and the work directory
 (the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
 a normal stop() runs, so both paths remove the same things.
 """
@@ -70,6 +70,31 @@ def _pid_from(manifest: dict) -> int:
     return pid
 
 
+def remove_container(podman: list[str], name: str) -> list[str]:
+    """`podman rm -f` a container, then kill what rm leaves of one whose runtime never
+    finished creating it (a hung `runsc create`: conmon, runsc, its gofer and sandbox, whose
+    command lines name the container's id). Returns what could not be removed."""
+    try:
+        cid = subprocess.run(podman + ["inspect", "--format", "{{.Id}}", name],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+        subprocess.run(podman + ["rm", "-f", "-t", "0", "--ignore", name],
+                       capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [f"podman rm {name}: {exc}"]
+    if len(cid) == 64:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if cid.encode() not in f.read():
+                        continue
+                os.kill(int(entry), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+    return []
+
+
 def cleanup(manifest: dict) -> list[str]:
     """Remove everything the manifest lists; return what could not be removed."""
     problems = []
@@ -81,6 +106,15 @@ def cleanup(manifest: dict) -> list[str]:
         except (OSError, subprocess.TimeoutExpired) as exc:
             problems.append(f"virsh destroy {domain['name']}: {exc}")
     kill_qemu(_pid_from(manifest))
+    podman = manifest.get("podman") or ["podman"]   # with its global flags
+    for name in manifest.get("containers") or []:   # a container (and its runsc sandbox)
+        problems += remove_container(podman, name)
+    for name in manifest.get("volumes") or []:
+        try:
+            subprocess.run(podman + ["volume", "rm", "-f", name], capture_output=True,
+                           text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problems.append(f"podman volume rm {name}: {exc}")
     for tap in manifest.get("host_taps") or []:   # a tap not yet moved into the namespace
         subprocess.run(["ip", "link", "delete", tap], capture_output=True, text=True)
     for loop in manifest.get("loops") or []:
@@ -100,7 +134,7 @@ def cleanup(manifest: dict) -> list[str]:
         except OSError:
             pass
     workdir = manifest.get("workdir")
-    if workdir and os.path.basename(workdir.rstrip("/")).startswith("vbqemu-"):
+    if workdir and os.path.basename(workdir.rstrip("/")).startswith(("vbqemu-", "vbctr-")):
         shutil.rmtree(workdir, ignore_errors=True)
     return problems
 

@@ -6,7 +6,7 @@ The parsers live beside this file and are re-exported here:
 - kvm_qmp.parse_query_stats / diff_query_stats: QMP `query-stats` (KVM's own counters).
 
 KvmProfiler is the edge: it builds the perf command lines and runs them through an Executor it is given
-(SubprocessExecutor on this machine; tests pass a fake that replays real outputs), around one profiled
+(HostCommands over the HostExecutor on this machine; tests pass a fake that replays real outputs), around one profiled
 trial of a running QEMU:
 
     perf kvm stat record -o DIR/kvm-stat.data -p QEMU_PID          (or -t TID,TID for the vCPU threads)
@@ -21,7 +21,6 @@ caller)` callable given (virtbench/profile/symbols.py); without it `function` st
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import time
@@ -179,23 +178,24 @@ def _first_line(text: str) -> str:
     return next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")[:120]
 
 
-class SubprocessExecutor:
-    """Executor for this machine: processes started here, stopped by their own pid (SIGINT, then SIGKILL)."""
+class HostCommands:
+    """The profiler's Executor over the benchmarks' HostExecutor (`env.host`), so every host
+    command of a trial, profiled or not, runs one way and one fake stands for all in tests."""
+
+    def __init__(self, host):
+        self.host = host
 
     def run(self, argv: Sequence[str], timeout: float) -> tuple[int, str, str]:
-        p = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
+        r = self.host.run(list(argv), timeout)
+        if r.exit == 127 and "not found" in r.stderr:
+            raise FileNotFoundError(argv[0])
+        return r.exit, r.stdout, r.stderr
 
     def popen(self, argv: Sequence[str]) -> subprocess.Popen:
-        return subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+        return self.host.popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
 
     def terminate(self, handle: subprocess.Popen, timeout: float) -> tuple[int, str, str]:
-        if handle.poll() is None:
-            os.kill(handle.pid, signal.SIGINT)
-        try:
-            out, err = handle.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            handle.kill()
-            out, err = handle.communicate()
-        return handle.returncode, out, err
+        """SIGINT (perf record writes its file), SIGKILL after `timeout` s."""
+        r = self.host.stop(handle, timeout, signal.SIGINT)
+        return r.exit, r.stdout, r.stderr

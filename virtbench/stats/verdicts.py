@@ -75,11 +75,19 @@ def _undecided(n_a, n_b, alpha, cv_pooled, change_pct) -> tuple[float | None, in
 
 def baseline_verdict(overhead: float, p_value: float | None, n_a: int, n_b: int,
                      cv_pooled: float | None, threshold_pct: float = 10.0,
-                     alpha: float = DEFAULT_ALPHA, reference: str = "the baseline") -> Verdict:
+                     alpha: float = DEFAULT_ALPHA, reference: str = "the baseline",
+                     effect_floor_pct: float | None = None) -> Verdict:
+    """pass / fail / inconclusive at the threshold. Power and trials needed are sized for a
+    change of the threshold; when the overhead is beyond it, for the smallest overhead the
+    data allow (`effect_floor_pct`: the CI bound nearest zero), so a 17x slowdown asks for
+    the few trials that would show it, not for those that would show a 10 % one."""
     # rounded so that exactly 10 % is not passed by a floating-point hair
     outside = round(abs(overhead), 9) >= threshold_pct
     direction = ("worse" if overhead > 0 else "better") if outside else None
-    pw, need, why = _undecided(n_a, n_b, alpha, cv_pooled, threshold_pct)
+    size_for_power = threshold_pct
+    if outside and effect_floor_pct is not None:
+        size_for_power = max(threshold_pct, min(abs(overhead), effect_floor_pct))
+    pw, need, why = _undecided(n_a, n_b, alpha, cv_pooled, size_for_power)
     size = f"{abs(overhead):.1f} % {'worse' if overhead > 0 else 'better'} than {reference}"
     if why:
         return Verdict("inconclusive", direction, pw, need, f"{size}: {why}")
@@ -190,7 +198,11 @@ def compare(samples, baseline, higher_is_better: bool, threshold_pct: float = 10
                                 overhead_pct(r_high, higher_is_better)))
     p = sig.permutation_p_value(a, b, seed)
     cvp = sig.pooled_cv(cv(a), a.size, cv(b), b.size)
-    v = baseline_verdict(over, p, int(a.size), int(b.size), cvp, threshold_pct, alpha, reference)
+    floor = None
+    if o_low is not None and o_low * o_high > 0:      # the CI excludes no overhead at all
+        floor = min(abs(o_low), abs(o_high))
+    v = baseline_verdict(over, p, int(a.size), int(b.size), cvp, threshold_pct, alpha, reference,
+                         effect_floor_pct=floor)
     return Comparison(ratio=ratio, overhead_pct=over, ci_low=o_low, ci_high=o_high,
                       ratio_ci_low=r_low, ratio_ci_high=r_high, p_value=p,
                       verdict=v.verdict, direction=v.direction, power=v.power,

@@ -27,7 +27,8 @@ Callers reach version.qemu_version/qemu_binary and kvm_probe.kvm_probe through t
 so a test fakes each by patching that module. The function kvm_probe is deliberately not
 re-exported here: it would shadow the submodule of the same name.
 """
-from .environment import GuestBootError, Qemu
+from .boot import GuestBootError
+from .environment import Qemu
 from .version import qemu_binary
 
 __all__ = ["GuestBootError", "Qemu", "qemu_binary"]

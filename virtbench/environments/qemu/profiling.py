@@ -13,6 +13,7 @@ import sys
 import time
 
 from ...capabilities import can
+from ...fingerprint import available_bytes
 from ...errors import AgentError, VirtbenchError
 from ...profile.model import Profile
 from . import version
@@ -52,7 +53,7 @@ class ExitProfiling:
         table = symbols.parse_kallsyms(self._kallsyms(self))
         workdir = self.workdir / "kvm-profile"
         workdir.mkdir(exist_ok=True)
-        profiler = kvm.KvmProfiler(kvm.SubprocessExecutor(), workdir,
+        profiler = kvm.KvmProfiler(kvm.HostCommands(self.host), workdir,
                                    symbolise=lambda addr: symbols.function_and_caller(table, addr))
         profiler.check()
         cmd = kvm.query_stats_command()
@@ -70,12 +71,24 @@ class ExitProfiling:
     _twin_kallsyms: str | None = None
     _twin_error: str | None = None
 
+    def _twin_memory_refusal(self, meminfo: str | None = None) -> str | None:
+        """Why the host cannot hold a profiling twin beside this (paused) guest, or None: the
+        twin holds a second copy of the guest's RAM for as long as the profiles take."""
+        if meminfo is None:
+            with open("/proc/meminfo") as f:
+                meminfo = f.read()
+        return twin_memory_refusal(self.label, self.host_memory_reserved(),
+                                   available_bytes(meminfo))
+
     def _profiling_twin(self):
         """The same guest booted with our plugin (once; a failed boot is not retried)."""
         if self._twin_error:
             raise VirtbenchError(self._twin_error)
         if self._twin is None:
             from ...profile import tcg
+            refusal = self._twin_memory_refusal()
+            if refusal:
+                raise VirtbenchError(refusal)     # stored as this profile's failure, not retried
             twin = type(self)(self.spec)
             twin.net_index = self.net_index
             print(f"  booting a profiling twin of {self.label} (our TCG plugin loaded; "
@@ -114,3 +127,18 @@ class ExitProfiling:
         if session is not None:
             session.close()
         self._twin_kallsyms = self._twin_error = None
+
+
+# the host keeps this much beyond the twin's RAM (QEMU itself, TCG's translation cache, the page cache)
+TWIN_HEADROOM = 512 * 2**20
+
+
+def twin_memory_refusal(label: str, need: int, available: int | None) -> str | None:
+    """Why a profiling twin needing `need` bytes of guest RAM does not fit in `available`
+    (pure); None when it fits or the host does not say."""
+    if available is None or need + TWIN_HEADROOM <= available:
+        return None
+    gib = 2**30
+    return (f"{label}: its profiling twin needs {need / gib:.2f} GiB (+{TWIN_HEADROOM / gib:.1f} GiB "
+            f"for QEMU) beside the paused guest, more than the {available / gib:.2f} GiB available; "
+            "lower mem or profile with fewer guests running")

@@ -1,0 +1,13 @@
+"""Started by the sandbox tests: start an environment, print what it made, wait to be killed."""
+import json
+import sys
+import time
+
+from virtbench.environments import create
+
+env = create(sys.argv[1])
+env.start()
+print(json.dumps({"name": env._name, "workdir": str(env._manifest.workdir),
+                  "netns": list(env._manifest.data.get("extra_netns", [])),
+                  "volumes": list(env._manifest.data.get("volumes", []))}), flush=True)
+time.sleep(600)

@@ -1,0 +1,129 @@
+"""What a container environment leaves behind, removed whatever happens.
+
+Like a QEMU guest: a work directory `vbctr-*` under WORK_ROOT holds a manifest (the
+container's name, its podman volume, its network namespaces), kept current as they are made;
+a guardian process (guest/guardian.py) removes everything listed when virtbench dies without
+saying "done" (SIGKILL, a crash), and stop() runs the same cleanup. The next start sweeps
+what a dead owner left: work directories whose owner is gone, `vb-*` namespaces (netns.py),
+and any container labelled with a dead owner.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ... import netns
+from ...errors import VirtbenchError
+from ...guest import guardian
+from . import podman
+
+WORK_PREFIX = "vbctr-"
+WORK_ROOT = Path(os.environ.get("VIRTBENCH_TMP", "/var/tmp")) / "virtbench"  # as qemu's
+
+
+def owner() -> str:
+    me = os.getpid()
+    return f"{me} {netns.process_start_time(me)}"
+
+
+class Manifest:
+    """The manifest file of one container's work directory, and its guardian."""
+
+    def __init__(self):
+        WORK_ROOT.mkdir(parents=True, exist_ok=True)
+        self.workdir = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=WORK_ROOT))
+        self.data: dict = {"owner": owner(), "workdir": str(self.workdir),
+                           "owners_dir": str(netns.OWNERS),
+                           "podman": [podman.podman_binary(), *podman.global_flags()]}
+        self.save()
+        self._guardian: subprocess.Popen | None = None
+        self._fd: int | None = None
+
+    def save(self) -> None:
+        tmp = self.workdir / "manifest.json.part"
+        tmp.write_text(json.dumps(self.data))
+        os.replace(tmp, self.workdir / "manifest.json")
+
+    def add(self, key: str, value: str) -> None:
+        self.data.setdefault(key, []).append(value)
+        self.save()
+
+    def start_guardian(self) -> None:
+        r, w = os.pipe()
+        try:
+            self._guardian = subprocess.Popen(
+                [sys.executable, guardian.__file__, str(self.workdir / "manifest.json")],
+                stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True)
+        finally:
+            os.close(r)
+        os.set_inheritable(w, False)
+        self._fd = w
+
+    def cleanup(self) -> list[str]:
+        """Remove everything listed (containers, volumes, namespaces, the work directory),
+        then dismiss the guardian."""
+        problems = guardian.cleanup(self.data)
+        if self._guardian is not None:
+            try:
+                os.write(self._fd, b"done")
+            except OSError:
+                pass
+            os.close(self._fd)
+            try:
+                self._guardian.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._guardian.kill()
+            self._guardian = None
+        return problems
+
+
+def parse_ps(text: str) -> list[tuple[str, str]]:
+    """(name, owner label) pairs from `podman ps -a --format '{{.Names}}\\t{{.Labels}}'`
+    restricted by a label filter; the owner is read from podman's `map[k:v ...]` text (pure)."""
+    pairs = []
+    for line in text.splitlines():
+        name, _, labels = line.partition("\t")
+        if not name.strip():
+            continue
+        owner_text = ""
+        key = podman.OWNER_LABEL + ":"
+        if key in labels:
+            rest = labels.split(key, 1)[1]
+            # the owner is "<pid> <starttime>": two words, then the next label or "]"
+            owner_text = " ".join(rest.replace("]", " ").split()[:2])
+        pairs.append((name.strip(), owner_text))
+    return pairs
+
+
+def sweep_stale() -> list[str]:
+    """Remove what dead virtbench processes left: namespaces, vbctr-* work directories (with
+    the containers and volumes their manifests list), and containers with a dead owner."""
+    removed = netns.sweep_stale()
+    if WORK_ROOT.is_dir():
+        for d in WORK_ROOT.glob(WORK_PREFIX + "*"):
+            try:
+                manifest = json.loads((d / "manifest.json").read_text())
+            except (OSError, ValueError):
+                if time.time() - d.stat().st_mtime < 60:
+                    continue  # being set up right now by someone
+                manifest = {}
+            if not netns.owner_alive(manifest.get("owner", "")):
+                manifest["workdir"] = str(d)
+                guardian.cleanup(manifest)
+                removed.append(d.name)
+    try:
+        proc = podman.run_podman(["ps", "-a", "--filter", f"label={podman.OWNER_LABEL}",
+                                  "--format", "{{.Names}}\t{{.Labels}}"], timeout=60)
+    except (OSError, VirtbenchError, subprocess.TimeoutExpired):
+        return removed
+    for name, owner_text in parse_ps(proc.stdout):
+        if not netns.owner_alive(owner_text):
+            guardian.remove_container([podman.podman_binary(), *podman.global_flags()], name)
+            removed.append(name)
+    return removed
