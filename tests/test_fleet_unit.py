@@ -85,3 +85,30 @@ def test_a_host_that_cannot_run_the_study_fails_its_unit_with_why(redis_server, 
     st = state.get_state(client, fleet, "a")
     assert st["state"] == "failed" and "not usable here: no such thing here" in st["error"]
     assert store.fleet_runs(fleet) == []
+
+
+def test_fleet_status_per_host(redis_server, tmp_path):  # noqa: F811
+    from virtbench.fleet.status import fleet_status
+    client = redis.Redis.from_url(redis_server.url)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store(url)
+    fleet = store.create_fleet({"name": "s"}, ["q", "f", "r", "w"])
+    state.set_state(client, fleet, "q", "queued", enqueued=time.time())
+    state.set_state(client, fleet, "f", "failed", error="environment qemu: not usable here")
+    runs = {}
+    for h in ("r", "w"):
+        runs[h] = store.create_run({"name": "s"}, seed=1, quick=False, version="t", host=h,
+                                   fleet=fleet)
+        store.record_trial(runs[h], environment="native", benchmark="pi", benchmark_name="pi",
+                           params={}, trial=0, seq=0, status="ok", samples_=[])
+    state.set_state(client, fleet, "r", "running", run=runs["r"], done=1, total=6)
+    state.set_state(client, fleet, "w", "waiting-for-store", error="store x went away")
+    lines = [s.line() for s in fleet_status(store, client, fleet)]
+    assert lines == ["q: queued", "f: failed: environment qemu: not usable here",
+                     f"r: running (1/6 trials), run {runs['r']}",
+                     f"w: waiting for the store, run {runs['w']}: store x went away"]
+    store.set_run_status(runs["r"], "complete")
+    assert fleet_status(store, client, fleet)[2].line() == f"r: complete, run {runs['r']}"
+    # without the broker: what the store knows
+    assert [s.state for s in fleet_status(store, None, fleet)] == \
+        ["queued", "queued", "complete", "running"]
