@@ -25,8 +25,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
 
 
-def add_study_flags(run: argparse.ArgumentParser) -> None:
-    """The flags that shape a study (run and fleet run take the same)."""
+def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
+    """The flags that shape a study (run and fleet run take the same; fleet run has no
+    dry run: `virtbench run --dry-run` shows the plan each host runs)."""
     run.add_argument("--env", action="append", metavar="SPEC",
                      help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
     run.add_argument("--bench", action="append", metavar="NAME[:key=value,...]",
@@ -40,7 +41,8 @@ def add_study_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument("--profile", choices=["exits"],
                      help="exits: after the measured trials, one profiled trial per guest x "
                           "benchmark says why (VM exits under KVM, would-be exits under TCG)")
-    run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    if dry_run:
+        run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,7 +25,7 @@ def add_parsers(sub, add_study_flags) -> None:
     f_sub = f.add_subparsers(dest="fleet_command", required=True, parser_class=sub._parser_class)
     run = f_sub.add_parser("run", help="enqueue a study for each named host")
     run.add_argument("study", nargs="?", help="a study file (TOML)")
-    add_study_flags(run)
+    add_study_flags(run, dry_run=False)
     run.add_argument("--host", action="append", metavar="NAME", default=[],
                      help="a host (its worker's --name); repeat for several")
     run.add_argument("--broker", metavar="URL", help=broker_help)
@@ -73,9 +73,6 @@ def _fleet_run(args, out: Console, err: Console) -> int:
     from .. import study as study_mod
     from .enqueue import check_hosts, fleet_run
     check_hosts(args.host)
-    if args.dry_run:
-        raise VirtbenchError("--dry-run: use `virtbench run --dry-run` to see the plan; "
-                             "a fleet run has no dry run")
     study = study_mod.load(args.study) if args.study else None
     study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
                                  baseline=args.baseline, seed=args.seed, quick=args.quick,
