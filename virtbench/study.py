@@ -280,6 +280,7 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
     if trials is not None:
         study.trials = trials
     if baseline is not None:
+        _pin_published_reference(study)
         study.baseline = baseline
     if seed is not None:
         study.seed = seed
@@ -292,6 +293,24 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
     if not study.environments:
         study.environments = [EnvironmentEntry("native")]
     return study
+
+
+def _pin_published_reference(study: Study) -> None:
+    """A published figure without `versus` is against the study file's baseline; before
+    --baseline replaces that, name it, so the measured ratio beside the figure stays against
+    the same reference (a tuned guest's verdicts against the untuned guest must not turn the
+    paper's guest-vs-native figure into guest-vs-itself)."""
+    specs = {normalize_spec(e.spec) for e in study.environments}
+    own = study.baseline or ("native" if "native" in specs else None)
+    try:
+        own = normalize_spec(own) if own else None
+    except VirtbenchError:
+        return              # a baseline named by a label: left to the run's baseline, as before
+    if own not in specs:
+        return
+    for p in study.published:
+        if p.get("versus") is None:
+            p["versus"] = own
 
 
 def validate(study: Study) -> None:

@@ -156,3 +156,26 @@ def test_html_marks_the_published_ratio_on_each_chart(riken_run, tmp_path):
     assert [c["title"].split(" ")[0] for c in charts] == ["mflops", "seconds"]
     for c in charts:
         assert c["bars"] == 2 and c["markers"] == 1, c     # one diamond: the KVM stand-in
+
+
+def test_a_baseline_override_keeps_the_published_figures_reference(tmp_path):
+    """zhang-kvm-io run with --baseline the untuned guest (the tunings' before/after): the
+    paper's untuned-guest-vs-native figure (0.5) stays beside guest/native, not guest/guest."""
+    untuned = "qemu:disk=ide,nic=e1000,cache=writethrough,backing=raw"
+    s = study.with_flags(study.load(REPO / "studies" / "zhang-kvm-io.toml"), baseline=untuned)
+    guest = "qemu-tcg/ide/e1000/cache=writethrough"
+    envs = [("native", "native", "native", 1.0, {}),
+            (guest, "qemu", untuned, 0.25, {}),
+            (guest + "/iosched=none", "qemu", untuned + ",iosched=none", 0.275, {})]
+    battery = [("bonnie", "bonnie", "block_write_mb_s", "MB/s", True, 400.0)]
+    store = Store(f"sqlite:///{tmp_path / 'zhang.db'}")
+    d = s.to_dict()
+    d["baseline"] = guest                      # as the runner stores the resolved baseline
+    result = analysis.analyze_run(store, fill_store(store, d, envs=envs, battery=battery))
+    by = {r["environment"]: r for r in result["results"]}
+    pub = by[guest]["published"]
+    assert pub["ratio"] == 0.5 and pub["versus"] == "native"
+    assert pub["measured_ratio"] == pytest.approx(0.25, rel=0.05)          # not 1.0
+    tuned = by[guest + "/iosched=none"]["published"]
+    assert tuned["versus"] == guest and tuned["measured_ratio"] == pytest.approx(1.1, rel=0.05)
+    assert by[guest + "/iosched=none"]["vs_baseline"]["ratio"] == pytest.approx(1.1, rel=0.05)
