@@ -1,9 +1,19 @@
+import signal
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def pytest_configure(config):
+    # The suite sends SIGINT to the virtbench processes it starts (Ctrl-C tests). Started from
+    # a shell without job control (`cmd &` in a script, nohup), pytest inherits SIGINT
+    # ignored, and so would every child: those tests would then test nothing. A handler
+    # here makes the children start with SIGINT at its default again.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser):

@@ -152,11 +152,17 @@ def test_the_host_device_behind_a_backing_file_is_read_through_the_executor(fixt
 
 def test_stop_sends_sigint_first_and_collects_output():
     import subprocess
+    import sys
     from virtbench.hostexec import HostExecutor
     host = HostExecutor()
-    # a recorder that writes its file on SIGINT, as perf record does
-    p = host.popen(["sh", "-c", "trap 'echo wrote; exit 3' INT; echo started; "
-                    "while :; do sleep 0.05; done"], stdout=subprocess.PIPE, text=True)
+    # a recorder that writes its file on SIGINT, as perf record does (its own handler, so it
+    # works even where SIGINT was ignored on entry: a shell's trap would not)
+    p = host.popen([sys.executable, "-c",
+                    "import signal, sys, time\n"
+                    "def done(*_):\n    print('wrote', flush=True); sys.exit(3)\n"
+                    "signal.signal(signal.SIGINT, done)\n"
+                    "print('started', flush=True)\ntime.sleep(30)\n"],
+                   stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline() == "started\n"
     r = host.stop(p, timeout=5)
     assert (r.exit, r.stdout, r.timed_out) == (3, "wrote\n", False)
