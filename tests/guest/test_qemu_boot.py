@@ -148,10 +148,30 @@ def test_qemu_failing_to_start_reports_its_stderr(guest_image):
     assert env.proc is None
 
 
+_children: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_child_outlives_its_test():
+    """A test that fails before its child ends (a signal it never got) must not leave a
+    guest running: SIGTERM (virtbench's own clean-up), then SIGKILL (its guardian's)."""
+    yield
+    while _children:
+        proc = _children.pop()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
 def start_child(spec):
     proc = subprocess.Popen([sys.executable, str(HERE / "_guest_child.py"), spec],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)))
+    _children.append(proc)
     return proc
 
 
