@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from ... import netns
 from ...errors import VirtbenchError
-from ...guest import guardian
+from ...guest import guardian, watch
 from . import podman
 
 WORK_PREFIX = "vbctr-"
@@ -41,44 +40,24 @@ class Manifest:
                            "owners_dir": str(netns.OWNERS),
                            "podman": [podman.podman_binary(), *podman.global_flags()]}
         self.save()
-        self._guardian: subprocess.Popen | None = None
-        self._fd: int | None = None
+        self._guardian: watch.Guardian | None = None
 
     def save(self) -> None:
-        tmp = self.workdir / "manifest.json.part"
-        tmp.write_text(json.dumps(self.data))
-        os.replace(tmp, self.workdir / "manifest.json")
+        watch.write_manifest(self.workdir, self.data)
 
     def add(self, key: str, value: str) -> None:
         self.data.setdefault(key, []).append(value)
         self.save()
 
     def start_guardian(self) -> None:
-        r, w = os.pipe()
-        try:
-            self._guardian = subprocess.Popen(
-                [sys.executable, guardian.__file__, str(self.workdir / "manifest.json")],
-                stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True)
-        finally:
-            os.close(r)
-        os.set_inheritable(w, False)
-        self._fd = w
+        self._guardian = watch.Guardian(self.workdir / "manifest.json")
 
     def cleanup(self) -> list[str]:
         """Remove everything listed (containers, volumes, namespaces, the work directory),
         then dismiss the guardian."""
         problems = guardian.cleanup(self.data)
         if self._guardian is not None:
-            try:
-                os.write(self._fd, b"done")
-            except OSError:
-                pass
-            os.close(self._fd)
-            try:
-                self._guardian.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._guardian.kill()
+            self._guardian.dismiss()
             self._guardian = None
         return problems
 

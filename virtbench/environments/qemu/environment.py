@@ -3,7 +3,6 @@ guardian, start, stop). The boot itself is the QemuBoot mixin (boot.py), the VMM
 QemuVmm (vmm.py), what it does inside the guest GuestSide (guest.py)."""
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 from ... import netns
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
-from ...guest import guardian
+from ...guest import guardian, watch
 from ...guest import image as guest_image
 from ..base import Environment, Usability
 from . import kvm_probe, version
@@ -48,7 +47,7 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         self.qmp: Qmp | None = None
         self.console_log: Path | None = None
         self.kept_console_log: Path | None = None
-        self._guardian: subprocess.Popen | None = None
+        self._guardian: watch.Guardian | None = None
         self._manifest: dict = {}
         self._scratch_dev: str | None = None
         self._scratch_dir: str | None = None
@@ -128,21 +127,7 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
     # -- life cycle ----------------------------------------------------------------------
     def _save_manifest(self) -> None:
         if self.workdir is not None:
-            tmp = self.workdir / "manifest.json.part"
-            tmp.write_text(json.dumps(self._manifest))
-            os.replace(tmp, self.workdir / "manifest.json")
-
-    def _start_guardian(self) -> None:
-        r, w = os.pipe()
-        try:
-            self._guardian = subprocess.Popen(
-                [sys.executable, guardian.__file__, str(self.workdir / "manifest.json")],
-                stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True)
-        finally:
-            os.close(r)
-        os.set_inheritable(w, False)
-        self._guardian_fd = w
+            watch.write_manifest(self.workdir, self._manifest)
 
     def start(self) -> None:
         self.resolve()
@@ -160,7 +145,7 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         with live_lock:
             live.add(self)
         try:
-            self._start_guardian()
+            self._guardian = watch.Guardian(self.workdir / "manifest.json")
             self._boot()
             self._apply_tunings()
         except BaseException:
@@ -196,15 +181,7 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         self._scratch_dir = None
         self._scratch_dev = None
         if self._guardian is not None:
-            try:
-                os.write(self._guardian_fd, b"done")
-            except OSError:
-                pass
-            os.close(self._guardian_fd)
-            try:
-                self._guardian.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._guardian.kill()
+            self._guardian.dismiss()
             self._guardian = None
         self.proc = None
         self.workdir = None
