@@ -34,7 +34,6 @@ class Lifecycle:
         self.cpus = cpus if cpus is not None else pinning.host_cpus()
         self.up: set[str] = set()
         self.paused: set[str] = set()
-        self._can_pause: dict[str, bool] = {}    # capabilities().pause, asked once per label
         self.dead: dict[str, str] = {}          # label -> why its trials fail
         self.boot: dict[str, int] = {}          # label -> current boot number
         self.restarts: dict[str, int] = {}
@@ -129,7 +128,7 @@ class Lifecycle:
         fails that environment (its remaining trials), never the run."""
         for label in sorted(self.up):
             other = self.envs[label]
-            if other is env or label in self.paused or not self._pausable(other):
+            if other is env or label in self.paused or not other.capabilities().pause:
                 continue
             try:
                 other.pause()
@@ -145,12 +144,6 @@ class Lifecycle:
                 self._give_up(env, f"resuming {label} failed: {exc}")
                 return self.dead[label]
         return None
-
-    def _pausable(self, env: Environment) -> bool:
-        label = env.label
-        if label not in self._can_pause:
-            self._can_pause[label] = bool(env.capabilities().pause)
-        return self._can_pause[label]
 
     def _give_up(self, env: Environment, why: str) -> None:
         label = env.label
