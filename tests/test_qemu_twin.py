@@ -3,7 +3,7 @@ import pytest
 
 from virtbench.environments.base import EnvSpec
 from virtbench.environments.qemu import Qemu
-from virtbench.environments.qemu.profiling import TWIN_HEADROOM, twin_memory_refusal
+from virtbench.environments.capacity import TWIN_HEADROOM, twin_memory_refusal
 from virtbench.errors import VirtbenchError
 
 GIB = 2**30

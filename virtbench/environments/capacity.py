@@ -29,6 +29,21 @@ def memory_refusal(label: str, n: int, need: int, available: int | None, shared:
             f"each instance's {available / gib:.2f} GiB; raise mem or lower the benchmark's size")
 
 
+# the host keeps this much beyond the twin's RAM (QEMU itself, TCG's translation cache, the page cache)
+TWIN_HEADROOM = 512 * 2**20
+
+
+def twin_memory_refusal(label: str, need: int, available: int | None) -> str | None:
+    """Why a profiling twin needing `need` bytes of guest RAM does not fit in `available`
+    (pure); None when it fits or the host does not say."""
+    if available is None or need + TWIN_HEADROOM <= available:
+        return None
+    gib = 2**30
+    return (f"{label}: its profiling twin needs {need / gib:.2f} GiB (+{TWIN_HEADROOM / gib:.1f} GiB "
+            f"for QEMU) beside the paused guest, more than the {available / gib:.2f} GiB available; "
+            "lower mem or profile with fewer guests running")
+
+
 def host_capacity() -> tuple[int, int]:
     """(cores, memory bytes) of this host."""
     with open("/proc/meminfo") as f:

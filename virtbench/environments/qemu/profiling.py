@@ -14,6 +14,7 @@ import time
 
 from ...capabilities import can
 from ...fingerprint import available_bytes
+from ..capacity import twin_memory_refusal
 from ...errors import AgentError, VirtbenchError
 from ...profile.model import Profile
 from . import version
@@ -127,18 +128,3 @@ class ExitProfiling:
         if session is not None:
             session.close()
         self._twin_kallsyms = self._twin_error = None
-
-
-# the host keeps this much beyond the twin's RAM (QEMU itself, TCG's translation cache, the page cache)
-TWIN_HEADROOM = 512 * 2**20
-
-
-def twin_memory_refusal(label: str, need: int, available: int | None) -> str | None:
-    """Why a profiling twin needing `need` bytes of guest RAM does not fit in `available`
-    (pure); None when it fits or the host does not say."""
-    if available is None or need + TWIN_HEADROOM <= available:
-        return None
-    gib = 2**30
-    return (f"{label}: its profiling twin needs {need / gib:.2f} GiB (+{TWIN_HEADROOM / gib:.1f} GiB "
-            f"for QEMU) beside the paused guest, more than the {available / gib:.2f} GiB available; "
-            "lower mem or profile with fewer guests running")
