@@ -102,7 +102,7 @@ def _fleet_status(args, out: Console) -> int:
     if fleet_id is None:
         fleets = store.list_fleets(limit=1)
         if not fleets:
-            raise VirtbenchError(f"store {store.url} holds no fleet runs yet; start one with "
+            raise VirtbenchError(f"store {store.shown} holds no fleet runs yet; start one with "
                                  "`virtbench fleet run`")
         fleet_id = fleets[0]["id"]
     client = None

@@ -42,7 +42,7 @@ def serve(name: str, broker: str, store_url: str | None, console: Console,
     def ready(**_):
         presence.hold()
         console.print(f"worker {name}: serving queue {queue_name(name)} on {broker}; "
-                      f"store {store.url}", highlight=False)
+                      f"store {store.shown}", highlight=False)
 
     stopped_by: list[str] = []
 
