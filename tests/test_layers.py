@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.netpath_types", "virtbench.outcome", "virtbench.store", "virtbench.kernels",
         "virtbench.guest", "virtbench.sshd", "virtbench.sshsession", "virtbench.fingerprint",
         "virtbench.hypervisor", "virtbench.pinning", "virtbench.targets",
-        "virtbench.profile", "virtbench.capabilities", "virtbench.hostexec")),
+        "virtbench.profile", "virtbench.capabilities", "virtbench.hostexec",
+        "virtbench.workroot")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from . import __version__, benchmarks, environments, kernels, targets, warmup
+from . import __version__, benchmarks, environments, kernels, targets, warmup, workroot
 from .capabilities import cannot_run
 from .environments import Environment
 from .errors import AgentError, VirtbenchError
@@ -64,6 +64,8 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     dry_run: the plan only; nothing is probed, resolved (no KVM probe boot) or built (no
     kernel, no image), so an accelerator chosen at run time shows as the spec gives it."""
     validate(study)
+    if not dry_run:
+        workroot.ensure()   # a work root we cannot trust is refused before anything is made
     named = targets.load_targets() if any(e.target for e in study.environments) else {}
     skipped = skipped_environments(study, named, str(targets.targets_path()))
     envs: dict[str, Environment] = {}

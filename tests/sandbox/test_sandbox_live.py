@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 from runkit import KilledUptime, OneStudy
 
-from virtbench import netns
+from virtbench import netns, workroot
 from virtbench.environments import create
 from virtbench.environments.container import cleanup, podman
 from virtbench.environments.container.environment import base_rootfs_cached
@@ -128,10 +128,9 @@ def test_the_next_start_sweeps_what_a_dead_run_left(tmp_path):
     live = "vbctr-sweeplive"                     # ours, alive: must stay
     podman.run_podman(["create", "--name", live, "--label",
                        f"{podman.OWNER_LABEL}={cleanup.owner()}", "--rootfs", f"{root}:O", "true"])
-    cleanup.WORK_ROOT.mkdir(parents=True, exist_ok=True)
-    workdir = cleanup.WORK_ROOT / "vbctr-sweeptest"
-    workdir.mkdir(exist_ok=True)
-    ns = "vb-sweeptest-e"
+    workdir = workroot.ensure() / "vbctr-sweeptest"
+    workdir.mkdir(mode=0o700, exist_ok=True)
+    ns = "vb-5eeb7e-e"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     (workdir / "manifest.json").write_text(json.dumps(
         {"owner": "1 0", "workdir": str(workdir), "extra_netns": [ns]}))
@@ -181,9 +180,9 @@ def test_ctrl_c_of_a_run_leaves_nothing(tmp_path):
     while time.monotonic() < deadline and new & containers():
         time.sleep(0.2)
     assert not new & containers()
-    assert not list(cleanup.WORK_ROOT.glob("vbctr-*")) or all(
+    assert not list(workroot.root().glob("vbctr-*")) or all(
         netns.owner_alive(json.loads((d / "manifest.json").read_text()).get("owner", ""))
-        for d in cleanup.WORK_ROOT.glob("vbctr-*"))
+        for d in workroot.root().glob("vbctr-*"))
 
 
 def test_network_bridge_reaches_podmans_gateway_from_the_host_namespace():

@@ -4,7 +4,7 @@
 Standard library only; run by path as a child in its own session, with a pipe on stdin
 whose write end only the virtbench process holds:
 
-    python3 guardian.py MANIFEST.json
+    python3 guardian.py MANIFEST.json [PODMAN_ARGV_JSON]
 
 When the pipe reaches EOF (the owner exited or was killed) without the owner having written
 "done", it reads MANIFEST.json (kept current by the owner) and removes everything listed:
@@ -12,28 +12,76 @@ the QEMU process (killed) or the libvirt domain (destroyed), podman containers a
 volumes (removed), loop devices, taps, the network namespace, and the work directory
 (the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
 a normal stop() runs, so both paths remove the same things.
+
+The manifest is data, never a command: the programs run (virsh, ip, losetup, podman) are
+fixed here or given by the owner on the command line, and every field is checked against
+what virtbench itself creates (`validate`) before anything is done with it.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
 
 
-def _is_qemu(pid: int) -> bool:
+# What a manifest may name: only what virtbench itself creates (netns.py, netpath.py,
+# libvirt/defined.py, container/). Anything else is skipped with a warning, never acted on.
+WORKDIR_PREFIXES = ("vbqemu-", "vbctr-", "vbscratch-", "vbexits-")
+NETNS = re.compile(r"vb-[0-9a-f]{6}(-[a-z])?")
+TAP = re.compile(r"vbt[0-9a-f]{6}")
+CONTAINER = re.compile(r"vbctr-[A-Za-z0-9_]{1,64}")
+VOLUME = re.compile(r"vbctr-[A-Za-z0-9_]{1,64}-scratch")
+LOOP = re.compile(r"/dev/loop[0-9]{1,6}")
+DOMAIN = re.compile(r"virtbench-vb-[0-9a-f]{6}")
+# a local libvirt URI, no transport that runs a program (qemu+ext, ?command=...)
+LIBVIRT_URI = re.compile(r"(qemu|test):///(system|session|default)(\?socket=/[A-Za-z0-9_./-]+)?")
+OWNERS_DIR = "/run/virtbench/netns"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _boot_time() -> float:
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    return 0.0
+
+
+def _proc_start_epoch(pid: int) -> float | None:
     try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return _boot_time() + int(fields[19]) / CLK_TCK
+
+
+def is_our_qemu(pid: int, workdir: str, created: float | None) -> bool:
+    """Is `pid` the QEMU started for `workdir`: a qemu-system binary, the work directory in
+    its command line (its pidfile and sockets live there), started after the manifest?"""
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"qemu" in f.read()
+            argv = f.read().split(b"\0")
     except OSError:
         return False
+    if not exe.startswith("qemu-system"):
+        return False
+    if not any(a.startswith(workdir.encode() + b"/") for a in argv):
+        return False
+    started = _proc_start_epoch(pid)
+    return started is not None and (created is None or started >= created - 2.0)
 
 
-def kill_qemu(pid: int, wait_s: float = 10.0) -> None:
-    if not pid or not _is_qemu(pid):
+def kill_qemu(pid: int, workdir: str, created: float | None = None,
+              wait_s: float = 10.0) -> None:
+    if not pid or not is_our_qemu(pid, workdir, created):
         return
     try:
         os.kill(pid, signal.SIGKILL)
@@ -58,16 +106,99 @@ def kill_qemu(pid: int, wait_s: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-def _pid_from(manifest: dict) -> int:
-    pid = manifest.get("qemu_pid") or 0
-    pidfile = manifest.get("pidfile")
-    if not pid and pidfile:
-        try:
-            with open(pidfile) as f:
-                pid = int(f.read().strip() or 0)
-        except (OSError, ValueError):
-            pid = 0
-    return pid
+def _private_dir(path: str, root: str) -> str | None:
+    """`path` if it is a directory directly in `root`, with one of virtbench's prefixes, not a
+    symlink, owned by us and writable by no one else; else None."""
+    p = os.path.normpath(str(path))
+    if os.path.dirname(p) != os.path.normpath(root) or \
+            not os.path.basename(p).startswith(WORKDIR_PREFIXES):
+        return None
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() \
+            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None
+    return p
+
+
+def _loop_backed_inside(loop: str, workdir: str) -> bool:
+    """Is `loop` a loop device whose backing file (per losetup) lies in `workdir`?"""
+    try:
+        out = subprocess.run(["losetup", "--noheadings", "--output", "BACK-FILE", loop],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    back = out.removesuffix(" (deleted)")
+    return bool(back) and os.path.normpath(back).startswith(workdir.rstrip("/") + "/")
+
+
+def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
+    """What of `manifest` virtbench may act on, and a warning for each field it may not.
+    Every name must match virtbench's own patterns, every path lie in the work root."""
+    warnings: list[str] = []
+    ok: dict = {}
+
+    def skip(field, value, why):
+        warnings.append(f"{field} {str(value)[:80]!r} skipped: {why}")
+
+    workdir = _private_dir(manifest.get("workdir") or "", root)
+    if workdir is None:
+        skip("workdir", manifest.get("workdir"), f"not a private directory of virtbench's in {root}")
+        return ok, warnings           # nothing is trusted without its own work directory
+    ok["workdir"] = workdir
+    created = manifest.get("created")
+    ok["created"] = float(created) if isinstance(created, (int, float)) else None
+    pid = manifest.get("qemu_pid")
+    if pid is None and isinstance(manifest.get("pidfile"), str):
+        if os.path.dirname(os.path.normpath(manifest["pidfile"])) == workdir:
+            try:
+                with open(manifest["pidfile"]) as f:
+                    pid = int(f.read().strip() or 0)
+            except (OSError, ValueError):
+                pid = None
+        else:
+            skip("pidfile", manifest["pidfile"], "not in the work directory")
+    if pid is not None:
+        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1:
+            ok["qemu_pid"] = pid
+        else:
+            skip("qemu_pid", pid, "not a process id")
+    domain = manifest.get("libvirt_domain")
+    if domain is not None:
+        if isinstance(domain, dict) and isinstance(domain.get("name"), str) \
+                and DOMAIN.fullmatch(domain["name"]) and isinstance(domain.get("uri"), str) \
+                and LIBVIRT_URI.fullmatch(domain["uri"]):
+            ok["libvirt_domain"] = {"uri": domain["uri"], "name": domain["name"]}
+        else:
+            skip("libvirt_domain", domain, "not a transient domain of virtbench's on a local URI")
+    for field, pattern in (("containers", CONTAINER), ("volumes", VOLUME), ("host_taps", TAP),
+                           ("extra_netns", NETNS)):
+        values = manifest.get(field) or []
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str) and pattern.fullmatch(value):
+                ok.setdefault(field, []).append(value)
+            else:
+                skip(field, value, "not a name virtbench gives")
+    ns = manifest.get("netns")
+    if ns is not None:
+        if isinstance(ns, str) and NETNS.fullmatch(ns):
+            ok["netns"] = ns
+        else:
+            skip("netns", ns, "not a name virtbench gives")
+    for loop in manifest.get("loops") or []:
+        if isinstance(loop, str) and LOOP.fullmatch(loop) and _loop_backed_inside(loop, workdir):
+            ok.setdefault("loops", []).append(loop)
+        else:
+            skip("loops", loop, "not a loop device backed by a file in the work directory")
+    for d in manifest.get("dirs") or []:
+        p = _private_dir(d, root) if isinstance(d, str) else None
+        if p:
+            ok.setdefault("dirs", []).append(p)
+        else:
+            skip("dirs", d, f"not a private directory of virtbench's in {root}")
+    return ok, warnings
 
 
 def remove_container(podman: list[str], name: str) -> list[str]:
@@ -95,33 +226,42 @@ def remove_container(podman: list[str], name: str) -> list[str]:
     return []
 
 
-def cleanup(manifest: dict) -> list[str]:
-    """Remove everything the manifest lists; return what could not be removed."""
+def cleanup(manifest: dict, root: str, podman: list[str] | None = None,
+            warn=None) -> list[str]:
+    """Remove everything the manifest lists that `validate` lets through; return what could not
+    be removed. The programs run come from here and from `podman` (the owner's argv for
+    podman with its global flags), never from the manifest; `warn` gets each skipped field."""
+    m, warnings = validate(manifest, root)
+    for line in warnings:
+        (warn or (lambda text: None))(line)
     problems = []
-    domain = manifest.get("libvirt_domain")
+    if "workdir" not in m:
+        return problems
+    domain = m.get("libvirt_domain")
     if domain:   # a transient domain libvirtd runs: destroying it removes it
         try:
             subprocess.run(["virsh", "-q", "-c", domain["uri"], "destroy", domain["name"]],
                            capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
             problems.append(f"virsh destroy {domain['name']}: {exc}")
-    kill_qemu(_pid_from(manifest))
-    podman = manifest.get("podman") or ["podman"]   # with its global flags
-    for name in manifest.get("containers") or []:   # a container (and its runsc sandbox)
-        problems += remove_container(podman, name)
-    for name in manifest.get("volumes") or []:
-        try:
-            subprocess.run(podman + ["volume", "rm", "-f", name], capture_output=True,
-                           text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            problems.append(f"podman volume rm {name}: {exc}")
-    for tap in manifest.get("host_taps") or []:   # a tap not yet moved into the namespace
+    if m.get("qemu_pid"):
+        kill_qemu(m["qemu_pid"], m["workdir"], m["created"])
+    if podman:
+        for name in m.get("containers") or []:   # a container (and its runsc sandbox)
+            problems += remove_container(podman, name)
+        for name in m.get("volumes") or []:
+            try:
+                subprocess.run(podman + ["volume", "rm", "-f", name], capture_output=True,
+                               text=True, timeout=120)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                problems.append(f"podman volume rm {name}: {exc}")
+    for tap in m.get("host_taps") or []:   # a tap not yet moved into the namespace
         subprocess.run(["ip", "link", "delete", tap], capture_output=True, text=True)
-    for loop in manifest.get("loops") or []:
+    for loop in m.get("loops") or []:
         proc = subprocess.run(["losetup", "-d", loop], capture_output=True, text=True)
         if proc.returncode != 0 and "No such device" not in proc.stderr:
             problems.append(f"losetup -d {loop}: {proc.stderr.strip()}")
-    for ns in list(manifest.get("extra_netns") or []) + [manifest.get("netns")]:
+    for ns in list(m.get("extra_netns") or []) + [m.get("netns")]:
         if not ns:
             continue
         listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
@@ -130,12 +270,12 @@ def cleanup(manifest: dict) -> list[str]:
             if proc.returncode != 0:
                 problems.append(f"ip netns delete {ns}: {proc.stderr.strip()}")
         try:
-            os.unlink(os.path.join(manifest.get("owners_dir") or "/run/virtbench/netns", ns))
+            os.unlink(os.path.join(OWNERS_DIR, ns))
         except OSError:
             pass
-    workdir = manifest.get("workdir")
-    if workdir and os.path.basename(workdir.rstrip("/")).startswith(("vbqemu-", "vbctr-")):
-        shutil.rmtree(workdir, ignore_errors=True)
+    for d in m.get("dirs") or []:
+        shutil.rmtree(d, ignore_errors=True)
+    shutil.rmtree(m["workdir"], ignore_errors=True)
     return problems
 
 
@@ -143,6 +283,7 @@ def main(argv: list[str]) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, signal.SIG_IGN)
     path = argv[1]
+    podman = json.loads(argv[2]) if len(argv) > 2 else None   # from the owner, not the file
     data = b""
     while True:
         chunk = os.read(0, 4096)
@@ -157,7 +298,8 @@ def main(argv: list[str]) -> int:
             manifest = json.load(f)
     except (OSError, ValueError):
         return 0
-    cleanup(manifest)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    cleanup(manifest, root, podman)
     return 0
 
 

@@ -8,9 +8,72 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+from .. import netns, workroot
 from . import guardian
+
+
+def new_manifest(workdir: Path, **fields) -> dict:
+    """A manifest's first content: its owner ("<pid> <starttime>"), its work directory and the
+    time it was made (a PID it names later must belong to a process started after it)."""
+    me = os.getpid()
+    return {"owner": f"{me} {netns.process_start_time(me)}", "workdir": str(workdir),
+            "created": time.time(), **fields}
+
+
+def cleanup(manifest: dict, podman: list[str] | None = None) -> list[str]:
+    """Remove what `manifest` lists (checked by the guardian's rules); warnings to stderr."""
+    return guardian.cleanup(manifest, str(workroot.root()), podman, warn=_warn(manifest))
+
+
+def _warn(manifest: dict):
+    where = manifest.get("workdir", "?")
+    return lambda line: print(f"virtbench: manifest in {where}: {line}", file=sys.stderr)
+
+
+def sweep(prefix: str, podman: list[str] | None = None) -> list[str]:
+    """Clean up after dead owners: each `prefix`* directory of the work root whose manifest's
+    owner is gone. Directories that are not ours, and manifests that are not regular files of
+    ours, are skipped with a warning; a directory without a manifest is left for a minute (its
+    owner may be setting it up). Returns the names removed."""
+    removed = []
+    for d, why in workroot.owned_entries((prefix,)):
+        if why:
+            print(f"virtbench: {d}: skipped by the sweep: {why}", file=sys.stderr)
+            continue
+        manifest = _read_manifest(d / "manifest.json")
+        if manifest is None:
+            try:
+                if time.time() - os.lstat(d).st_mtime < 60:
+                    continue              # being set up right now by someone
+            except OSError:
+                continue
+            manifest = {}
+        if netns.owner_alive(str(manifest.get("owner", ""))):
+            continue
+        manifest["workdir"] = str(d)
+        cleanup(manifest, podman)
+        removed.append(d.name)
+    return removed
+
+
+def _read_manifest(path: Path) -> dict | None:
+    """A manifest that is a regular file of ours (opened without following a symlink)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd) as f:
+        st = os.fstat(f.fileno())
+        if st.st_uid != os.geteuid() or not (st.st_mode & 0o170000 == 0o100000):
+            return None
+        try:
+            data = json.load(f)
+        except ValueError:
+            return None
+    return data if isinstance(data, dict) else None
 
 
 def write_manifest(workdir: Path, data: dict) -> None:
@@ -23,11 +86,12 @@ def write_manifest(workdir: Path, data: dict) -> None:
 class Guardian:
     """A running guardian.py on `manifest`; only this process holds its pipe's write end."""
 
-    def __init__(self, manifest: Path):
+    def __init__(self, manifest: Path, podman: list[str] | None = None):
         r, w = os.pipe()
+        extra = [json.dumps(podman)] if podman else []
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, guardian.__file__, str(manifest)],
+                [sys.executable, guardian.__file__, str(manifest), *extra],
                 stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True)
         except BaseException:

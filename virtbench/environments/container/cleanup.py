@@ -1,6 +1,6 @@
 """What a container environment leaves behind, removed whatever happens.
 
-Like a QEMU guest: a work directory `vbctr-*` under WORK_ROOT holds a manifest (the
+Like a QEMU guest: a work directory `vbctr-*` in the work root (workroot.py) holds a manifest (the
 container's name, its podman volume, its network namespaces), kept current as they are made;
 a guardian process (guest/guardian.py) removes everything listed when virtbench dies without
 saying "done" (SIGKILL, a crash), and stop() runs the same cleanup. The next start sweeps
@@ -9,20 +9,15 @@ and any container labelled with a dead owner.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import tempfile
-import time
-from pathlib import Path
 
-from ... import netns
+from ... import netns, workroot
 from ...errors import VirtbenchError
 from ...guest import guardian, watch
 from . import podman
 
 WORK_PREFIX = "vbctr-"
-WORK_ROOT = Path(os.environ.get("VIRTBENCH_TMP", "/var/tmp")) / "virtbench"  # as qemu's
 
 
 def owner() -> str:
@@ -30,15 +25,17 @@ def owner() -> str:
     return f"{me} {netns.process_start_time(me)}"
 
 
+def podman_argv() -> list[str]:
+    """podman and its global flags, as virtbench runs it (never as a manifest says)."""
+    return [podman.podman_binary(), *podman.global_flags()]
+
+
 class Manifest:
     """The manifest file of one container's work directory, and its guardian."""
 
     def __init__(self):
-        WORK_ROOT.mkdir(parents=True, exist_ok=True)
-        self.workdir = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=WORK_ROOT))
-        self.data: dict = {"owner": owner(), "workdir": str(self.workdir),
-                           "owners_dir": str(netns.OWNERS),
-                           "podman": [podman.podman_binary(), *podman.global_flags()]}
+        self.workdir = workroot.make_dir(WORK_PREFIX)
+        self.data: dict = watch.new_manifest(self.workdir)
         self.save()
         self._guardian: watch.Guardian | None = None
 
@@ -50,12 +47,12 @@ class Manifest:
         self.save()
 
     def start_guardian(self) -> None:
-        self._guardian = watch.Guardian(self.workdir / "manifest.json")
+        self._guardian = watch.Guardian(self.workdir / "manifest.json", podman_argv())
 
     def cleanup(self) -> list[str]:
         """Remove everything listed (containers, volumes, namespaces, the work directory),
         then dismiss the guardian."""
-        problems = guardian.cleanup(self.data)
+        problems = watch.cleanup(self.data, podman_argv())
         if self._guardian is not None:
             self._guardian.dismiss()
             self._guardian = None
@@ -84,18 +81,7 @@ def sweep_stale() -> list[str]:
     """Remove what dead virtbench processes left: namespaces, vbctr-* work directories (with
     the containers and volumes their manifests list), and containers with a dead owner."""
     removed = netns.sweep_stale()
-    if WORK_ROOT.is_dir():
-        for d in WORK_ROOT.glob(WORK_PREFIX + "*"):
-            try:
-                manifest = json.loads((d / "manifest.json").read_text())
-            except (OSError, ValueError):
-                if time.time() - d.stat().st_mtime < 60:
-                    continue  # being set up right now by someone
-                manifest = {}
-            if not netns.owner_alive(manifest.get("owner", "")):
-                manifest["workdir"] = str(d)
-                guardian.cleanup(manifest)
-                removed.append(d.name)
+    removed += watch.sweep(WORK_PREFIX, podman_argv())
     try:
         proc = podman.run_podman(["ps", "-a", "--filter", f"label={podman.OWNER_LABEL}",
                                   "--format", "{{.Names}}\t{{.Labels}}"], timeout=60)
@@ -103,6 +89,6 @@ def sweep_stale() -> list[str]:
         return removed
     for name, owner_text in parse_ps(proc.stdout):
         if not netns.owner_alive(owner_text):
-            guardian.remove_container([podman.podman_binary(), *podman.global_flags()], name)
+            guardian.remove_container(podman_argv(), name)
             removed.append(name)
     return removed

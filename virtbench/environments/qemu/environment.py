@@ -7,12 +7,11 @@ import os
 import secrets
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from ... import netns
+from ... import netns, workroot
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
-from ...guest import guardian, watch
+from ...guest import watch
 from ...guest import image as guest_image
 from ..base import Environment, Usability
 from . import kvm_probe, version
@@ -22,7 +21,7 @@ from .profiling import ExitProfiling
 from .vmm import QemuVmm
 from .options import OPTIONS, check_combination, resolve_machine
 from .tunings import check_tunings
-from .process import WORK_ROOT, install_signal_handlers, live, live_lock, sweep_stale
+from .process import install_signal_handlers, live, live_lock, sweep_stale
 from .qmp import Qmp
 
 
@@ -135,12 +134,9 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         sweep_stale()
         self.image = guest_image.build(  # minutes the first time: say what it is doing
             progress=lambda msg: print(f"  guest image: {msg}", file=sys.stderr, flush=True))
-        WORK_ROOT.mkdir(parents=True, exist_ok=True)
-        self.workdir = Path(tempfile.mkdtemp(prefix="vbqemu-", dir=WORK_ROOT))
-        me = os.getpid()
-        self._manifest = {"owner": f"{me} {netns.process_start_time(me)}",
-                          "workdir": str(self.workdir), "pidfile": str(self.workdir / "qemu.pid"),
-                          "owners_dir": str(netns.OWNERS)}
+        self.workdir = workroot.make_dir("vbqemu-")
+        self._manifest = watch.new_manifest(self.workdir,
+                                            pidfile=str(self.workdir / "qemu.pid"))
         self._save_manifest()
         with live_lock:
             live.add(self)
@@ -171,7 +167,7 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
             self.agent.close()
             self.agent = None
         if self.workdir is not None:
-            guardian.cleanup(self._manifest)
+            watch.cleanup(self._manifest)
         if self._topology is not None:
             self._topology.delete()
             self._topology = None

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import json
 import os
 import signal
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ... import netns
-from ...guest import guardian
+from ...guest import watch
 
 if TYPE_CHECKING:
     from .environment import Qemu
-
-WORK_ROOT = Path(os.environ.get("VIRTBENCH_TMP", "/var/tmp")) / "virtbench"
-
 
 _PR_SET_PDEATHSIG = 1
 
@@ -62,20 +57,11 @@ def install_signal_handlers() -> None:
 
 
 def sweep_stale() -> None:
-    """Remove what dead virtbench processes left: vb-* namespaces and vbqemu-* work dirs."""
+    """Remove what dead virtbench processes left: vb-* namespaces, vbqemu-* work directories,
+    and the private directories (exit-profile sockets, bare metal's scratch) of dead owners."""
     netns.sweep_stale()
-    if not WORK_ROOT.is_dir():
-        return
-    for d in WORK_ROOT.glob("vbqemu-*"):
-        try:
-            manifest = json.loads((d / "manifest.json").read_text())
-        except (OSError, ValueError):
-            manifest = {"workdir": str(d)}
-            if time.time() - d.stat().st_mtime < 60:
-                continue  # being set up right now by someone
-        if not netns.owner_alive(manifest.get("owner", "")):
-            manifest["workdir"] = str(d)
-            guardian.cleanup(manifest)
+    for prefix in ("vbqemu-", "vbexits-", "vbscratch-"):
+        watch.sweep(prefix)
 
 
 def is_qemu_alive(pid: int) -> bool:
