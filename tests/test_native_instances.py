@@ -17,7 +17,7 @@ from virtbench.benchmarks.memory import Stream
 from virtbench.benchmarks.transfer import Scp, source_file
 from virtbench.environments import capacity
 from virtbench.environments import group as group_mod
-from virtbench.environments.native import DEFAULT_SCRATCH
+from virtbench.environments.native import AUTO_SCRATCH
 from virtbench.fingerprint import meminfo_bytes
 from virtbench.environments.qemu.options import size_bytes
 from virtbench.errors import VirtbenchError
@@ -44,9 +44,17 @@ def test_each_native_instance_has_its_own_scratch_blast_db_and_scp_target(tmp_pa
     assert list(tmp_path.iterdir()) == []           # empty instance directories go
 
 
-def test_a_single_native_environment_keeps_the_scratch_it_was_given():
+def test_a_single_native_environment_gets_a_private_scratch_removed_at_stop(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("VIRTBENCH_TMP", str(tmp_path))
     env = environments.create("native")
-    assert env.values["scratch"] == DEFAULT_SCRATCH
+    assert env.values["scratch"] == AUTO_SCRATCH
+    d = Path(env.scratch_dir())
+    assert d.parent == tmp_path / "virtbench" and d.name.startswith("vbscratch-")
+    assert d.stat().st_mode & 0o777 == 0o700 and env.scratch_dir() == str(d)
+    (d / "file").write_text("x")
+    env.stop()
+    assert not d.exists()
 
 
 def test_scp_source_file_made_once_by_concurrent_instances(tmp_path):

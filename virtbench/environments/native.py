@@ -3,15 +3,34 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
+import stat
 import sys
 
-from .. import fingerprint, kernels
+from .. import fingerprint, kernels, workroot
+from ..errors import VirtbenchError
+from ..guest import watch
 from ..capabilities import Capabilities, can, cannot
 from ..netpath_types import NetPath, SshTarget
 from ..transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option
 
-DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
+AUTO_SCRATCH = "auto"       # a private directory made for this run in the work root
+
+
+def check_scratch(path: str) -> None:
+    """A scratch directory the user named: not a symlink, and, if it exists, a directory that
+    no other user can swap files in (ours or root's, not writable by others unless sticky).
+    virtbench runs as root and writes there; one line and the fix otherwise."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    why = (workroot.parent_problem(st) if not stat.S_ISLNK(st.st_mode)
+           else "is a symbolic link")
+    if why:
+        raise VirtbenchError(f"scratch directory {path} {why}; name a directory only you can "
+                             f"write, or leave scratch= out (a private one is made)")
 
 
 def instance_scratch(scratch: str, i: int) -> str:
@@ -23,13 +42,15 @@ class Native(Environment):
     kind = "native"
     summary = "this host, no virtualization layer added (the baseline)"
     options = {
-        "scratch": Option(DEFAULT_SCRATCH, help="directory on the file system under test",
+        "scratch": Option(AUTO_SCRATCH, help="directory on the file system under test (auto: "
+                          "a private one made in the work root for this run, removed after)",
                           in_label=False),
     }
 
     _topology = None
     _sshd = None
     _instance_dir: str | None = None     # made for instance i of a group: removed when empty
+    _private_scratch = None              # scratch=auto: the directory made, removed at stop
 
     def start(self) -> None:
         self._kernel_dir = kernels.build()
@@ -53,6 +74,9 @@ class Native(Environment):
                 os.rmdir(self._instance_dir)     # only when the benchmarks left it empty
             except OSError:
                 pass
+        if self._private_scratch is not None:
+            shutil.rmtree(self._private_scratch, ignore_errors=True)
+            self._private_scratch = None
 
     def is_alive(self) -> bool:
         return self.agent is not None and self.agent.proc.poll() is None
@@ -118,8 +142,10 @@ class Native(Environment):
         """Instance i works in its own scratch directory (its disk files, BLAST database and
         scp target never meet another instance's) and on its own network subnet."""
         super().as_instance(i)
-        self.values["scratch"] = instance_scratch(self.spec.options.get("scratch", DEFAULT_SCRATCH), i)
-        self._instance_dir = self.values["scratch"]
+        given = self.spec.options.get("scratch", AUTO_SCRATCH)
+        if given != AUTO_SCRATCH:            # auto: each instance makes its own anyway
+            self.values["scratch"] = instance_scratch(given, i)
+            self._instance_dir = self.values["scratch"]
 
     def memory_bytes(self) -> int | None:
         """The host's available memory (MemAvailable), shared by every native instance."""
@@ -131,8 +157,16 @@ class Native(Environment):
         return fingerprint.available_bytes(text)
 
     def scratch_dir(self) -> str:
-        os.makedirs(self.values["scratch"], exist_ok=True)
-        return self.values["scratch"]
+        if self.values["scratch"] == AUTO_SCRATCH:
+            if self._private_scratch is None:
+                d = workroot.make_dir("vbscratch-")
+                watch.write_manifest(d, watch.new_manifest(d))   # swept if we die
+                self._private_scratch = d
+            return str(self._private_scratch)
+        path = self.values["scratch"]
+        check_scratch(path)
+        os.makedirs(path, exist_ok=True)
+        return path
 
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)

@@ -359,11 +359,14 @@ class TcgSession:
     socket and the snapshots. `argv` goes into the environment's extra_argv before start();
     mark() before the trial, since_mark() after it gives the trial's counts."""
 
-    def __init__(self, qemu: str = "qemu-system-x86_64", autosettle_s: int = 2):
+    def __init__(self, qemu: str = "qemu-system-x86_64", autosettle_s: int = 2,
+                 workdir: Path | None = None):
+        """`workdir`: a private directory the caller made (and will have swept after a crash);
+        by default a new one from mkdtemp."""
         import tempfile
         self.so = build_plugin()
         check_plugin(self.so, qemu)
-        self.dir = Path(tempfile.mkdtemp(prefix="vbexits-"))
+        self.dir = workdir or Path(tempfile.mkdtemp(prefix="vbexits-"))
         self.control = PluginControl(self.dir / "ctl.sock")
         # autosettle: the boot sheds its RAM-only callbacks as it goes (boot ~20 % faster)
         self.argv = plugin_argv(self.so, self.dir / "ctl.sock", autosettle_s=autosettle_s)

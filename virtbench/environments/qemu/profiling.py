@@ -12,10 +12,12 @@ from __future__ import annotations
 import sys
 import time
 
+from ... import workroot
 from ...capabilities import can
 from ...fingerprint import available_bytes
 from ..capacity import twin_memory_refusal
 from ...errors import AgentError, VirtbenchError
+from ...guest import watch
 from ...profile.model import Profile
 from . import version
 
@@ -95,7 +97,8 @@ class ExitProfiling:
             print(f"  booting a profiling twin of {self.label} (our TCG plugin loaded; "
                   "a profiled boot takes about twice as long)", file=sys.stderr, flush=True)
             try:
-                self._tcg_session = tcg.TcgSession(qemu=version.qemu_binary())
+                self._tcg_session = tcg.TcgSession(qemu=version.qemu_binary(),
+                                                   workdir=self._private_dir("vbexits-"))
                 twin.extra_argv = list(self._tcg_session.argv)
                 twin.start()
                 self._twin_kallsyms = self._kallsyms(twin)   # in the same boot (KASLR)
@@ -105,6 +108,15 @@ class ExitProfiling:
                 raise VirtbenchError(self._twin_error) from None
             self._twin = twin
         return self._twin
+
+    def _private_dir(self, prefix: str):
+        """A directory in the work root that this guest's guardian (and, after a crash, the
+        next run's sweep) removes: listed in this guest's manifest, with a manifest of its own."""
+        d = workroot.make_dir(prefix)
+        watch.write_manifest(d, watch.new_manifest(d))
+        self._manifest.setdefault("dirs", []).append(str(d))
+        self._save_manifest()
+        return d
 
     def _profile_tcg(self, bench, params: dict) -> tuple[object, Profile]:
         from ...profile import tcg
