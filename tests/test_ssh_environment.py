@@ -30,6 +30,42 @@ def test_spec_needs_a_host():
         create("ssh:name=x")
 
 
+@pytest.mark.parametrize("option", [
+    "host=-oProxyCommand=touch%20x", "host=a b", "host=a;id", "host=$(id)", "host=h`id`",
+    "user=-l", "user=root;id", "user=a b", "peer=-x", "peer=1.2.3.4|id", "key=-oX",
+    "known_hosts=~/kh;id", "scratch=/tmp/$(id)", "scratch=relative/dir", "port=0"])
+def test_options_that_could_reach_ssh_or_a_shell_as_more_than_a_value_are_refused(
+        option, capsys, store_url):
+    key, _, value = option.partition("=")
+    value = value.replace("%20", " ")
+    spec = f"ssh:host=192.0.2.10,{key}={value}" if key != "host" else f"ssh:host={value}"
+    code = cli.main(["run", "--env", spec, "--bench", "pi", "--trials", "1", "--quick",
+                     "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"{key}=" in err[0] and "is not valid" in err[0]
+    assert not os.path.exists(store_url[len("sqlite:///"):])
+
+
+@pytest.mark.parametrize("spec", [
+    "ssh:host=xen-domu.example.org,user=bench_user,peer=192.0.2.1",
+    "ssh:host=192.0.2.10,user=root,scratch=/srv/scratch,key=~/.ssh/id_ed25519",
+    "ssh:host=[2001:db8::1],name=v6", "ssh:host=my_alias,known_hosts=/root/.ssh/kh"])
+def test_ordinary_targets_are_accepted(spec):
+    env = create(spec)
+    assert env.values["host"] == spec.split("host=")[1].split(",")[0]
+
+
+def test_the_default_scratch_is_private_to_the_run_and_removed_at_stop(target):
+    env = create(target)
+    env.resolve()
+    with env:
+        scratch = env.scratch_dir()
+        assert scratch.startswith("/var/tmp/virtbench-scratch-")
+        st = os.stat(scratch)               # the target is this machine
+        assert st.st_mode & 0o777 == 0o700 and st.st_uid == os.geteuid()
+    assert not os.path.exists(scratch)
+
+
 def test_label_names_what_the_target_runs_on_and_nothing_is_left(target):
     env = create(target)
     assert env.label == "ssh/loop"
@@ -92,7 +128,7 @@ from virtbench.environments import create
 env = create(sys.argv[1])
 env.resolve()
 env.start()
-print(env.kernel_path("pi").rsplit("/", 1)[0], os.getpid(), flush=True)
+print(env.kernel_path("pi").rsplit("/", 1)[0], os.getpid(), env.scratch_dir(), flush=True)
 os.kill(os.getpid(), signal.SIGKILL)     # virtbench dies without stopping anything
 """
 
@@ -110,6 +146,8 @@ def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
     while os.path.exists(staged) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not os.path.exists(staged)        # the target is this machine
+    scratch = child.stdout.split()[2]         # scratch=auto: the run's own, gone with it
+    assert scratch.startswith("/var/tmp/virtbench-scratch-") and not os.path.exists(scratch)
     stale = list(Path(tempfile.gettempdir()).glob(f"vb-ssh-{child_pid(child)}-*"))
     assert stale                              # the dead run's local control directory...
     from virtbench.sshsession import sweep_stale_control_dirs

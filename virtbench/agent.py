@@ -204,9 +204,10 @@ def main(argv=None):
     group.add_argument("--stdio", action="store_true", help="serve on stdin/stdout")
     group.add_argument("--port", help="serve on a virtio-serial port (character device)")
     group.add_argument("--serial", help="serve on a serial tty (raw mode)")
-    parser.add_argument("--remove-on-exit", metavar="DIR",
+    parser.add_argument("--remove-on-exit", metavar="DIR", action="append", default=[],
                         help="with --stdio: delete DIR (where the host staged this agent and "
-                             "its tools) when the host goes away, even if it died")
+                             "its tools, or its scratch directory) when the host goes away, "
+                             "even if it died; repeatable")
     args = parser.parse_args(argv)
     if args.stdio:
         global HANGUP_FD
@@ -214,8 +215,8 @@ def main(argv=None):
         try:
             serve(sys.stdin.buffer, sys.stdout.buffer)
         finally:
-            if args.remove_on_exit:
-                shutil.rmtree(args.remove_on_exit, ignore_errors=True)
+            for d in args.remove_on_exit:
+                shutil.rmtree(d, ignore_errors=True)
         return 0
     path = args.port or args.serial
     # A port lives as long as the guest. While no host is connected a virtio-serial read

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from . import workroot
 from .errors import VirtbenchError
 
 PREFIX = "vb-"
@@ -125,7 +126,8 @@ class NetNS:
             raise VirtbenchError("network namespaces need root; run virtbench as root")
         if not shutil.which("ip") and not Path("/usr/sbin/ip").exists():
             raise VirtbenchError("ip not found; install it with: apt-get install iproute2")
-        OWNERS.mkdir(parents=True, exist_ok=True)
+        OWNERS.mkdir(parents=True, exist_ok=True, mode=0o755)
+        workroot.check_dir(OWNERS, "namespace owners directory")
         # the owner file first, so a sweep never mistakes a namespace being built for a stale one
         (OWNERS / self.name).write_text(f"{os.getpid()} {process_start_time(os.getpid())}\n")
         self.created = True

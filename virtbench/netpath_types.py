@@ -38,3 +38,5 @@ class SshTarget:
     user: str
     identity: str                # private key file on the host
     prefix: list[str] = field(default_factory=list)
+    host_key: str = ""           # the sshd's public host key ("TYPE BASE64"): verified, never
+                                 # accepted unseen

@@ -60,6 +60,11 @@ class Sshd:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise VirtbenchError(f"sshd did not start: {exc}") from None
 
+    @property
+    def host_key(self) -> str:
+        """This sshd's public host key, "TYPE BASE64"."""
+        return " ".join((self.dir / "host_key.pub").read_text().split()[:2])
+
     def known_hosts_line(self) -> str:
         """This sshd's host key as a known_hosts line (for clients that verify it)."""
         kind, key = (self.dir / "host_key.pub").read_text().split()[:2]

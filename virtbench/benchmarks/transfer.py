@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -81,12 +82,25 @@ class Scp(Benchmark):
             dest = self.target_path(env)
         except VirtbenchError as exc:
             return TrialOutcome(error=str(exc))
+        if not target.host_key:
+            return TrialOutcome(error=f"scp: the host key of {target.address}'s sshd is not "
+                                      "known, and virtbench never accepts one unseen")
         source = source_file(params["size_mb"])
         try:
             offered = set(supported_ciphers(env.host))
         except VirtbenchError as exc:
             env.exec(["rm", "-f", dest], timeout=60)
             return TrialOutcome(error=str(exc))
+        with tempfile.TemporaryDirectory(prefix="vb-scp-") as tmp:
+            known = Path(tmp) / "known_hosts"
+            known.write_text(known_hosts_line(target))
+            self._copy_each(env, params, target, source, dest, offered, known, outcome)
+        env.exec(["rm", "-f", dest], timeout=60)
+        if outcome.error is None and not outcome.values:
+            outcome.error = "no cipher could be measured"
+        return outcome
+
+    def _copy_each(self, env, params, target, source, dest, offered, known, outcome) -> None:
         lines = []
         for cipher in self._ciphers(params):
             if cipher not in offered:
@@ -95,9 +109,10 @@ class Scp(Benchmark):
                 lines.append(f"{cipher}: unsupported")
                 continue
             argv = target.prefix + [
-                "scp", "-q", "-B", "-c", cipher, "-i", target.identity, "-P", str(target.port),
-                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "LogLevel=ERROR", str(source), f"{target.user}@{target.address}:{dest}"]
+                "scp", "-B", "-c", cipher, "-i", target.identity, "-P", str(target.port),
+                "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={known}",
+                "-o", "LogLevel=ERROR", "--", str(source),
+                f"{target.user}@{target.address}:{dest}"]
             t0 = time.monotonic()
             res = env.host.run(argv, timeout=self.timeout(params))
             seconds = time.monotonic() - t0
@@ -106,14 +121,19 @@ class Scp(Benchmark):
                 break
             if res.exit != 0:
                 last = (res.stderr.strip() or "(no output)").splitlines()[-1]
+                if "Host key verification failed" in res.stderr:
+                    last = (f"the host key of {target.address} is not the one virtbench "
+                            "expects (Host key verification failed)")
                 outcome.error = f"scp -c {cipher} failed: {last}"
                 outcome.exit = res.exit
                 break
             mb_s = params["size_mb"] / seconds
             outcome.values[metric_name(cipher)] = mb_s
             lines.append(f"{cipher}: {params['size_mb']} MB in {seconds:.3f} s = {mb_s:.1f} MB/s")
-        env.exec(["rm", "-f", dest], timeout=60)
         outcome.stdout = "\n".join(lines) + "\n"
-        if outcome.error is None and not outcome.values:
-            outcome.error = "no cipher could be measured"
-        return outcome
+
+
+def known_hosts_line(target) -> str:
+    """The known_hosts line that pins `target`'s host key (pure)."""
+    host = target.address if target.port == 22 else f"[{target.address}]:{target.port}"
+    return f"{host} {target.host_key}\n"

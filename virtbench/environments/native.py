@@ -133,7 +133,8 @@ class Native(Environment):
         if self._sshd is None:
             self._sshd = Sshd(path.env_address, path.env_prefix)
         return SshTarget(address=path.env_address, port=PORT, user="root",
-                         identity=self._sshd.identity, prefix=path.host_prefix)
+                         identity=self._sshd.identity, prefix=path.host_prefix,
+                         host_key=self._sshd.host_key)
 
     def kernel_path(self, name: str) -> str:
         return str(self._kernel_dir / name)

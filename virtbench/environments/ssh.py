@@ -14,6 +14,7 @@ of its disk.
 from __future__ import annotations
 
 import re
+import subprocess
 
 from .. import fingerprint, hypervisor, kernels
 from ..capabilities import Capabilities, can, cannot
@@ -23,7 +24,47 @@ from ..sshsession import SshOptions, SshSession
 from ..transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option
 
-DEFAULT_SCRATCH = "/var/tmp/virtbench-scratch"
+AUTO_SCRATCH = "auto"   # a private directory made on the target for this run (mktemp -d)
+SCRATCH_TEMPLATE = "/var/tmp/virtbench-scratch-XXXXXXXX"   # /var/tmp: on disk, unlike /tmp
+
+# What may reach ssh's command line: no option-like leading '-', no white space, no shell
+# metacharacters (the target's shell sees the remote command), in the forms ssh accepts.
+_HOST = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,252})|\[?[0-9A-Fa-f:.]+(%[A-Za-z0-9]+)?\]?")
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?")
+_PATH = re.compile(r"[A-Za-z0-9_./~+-]+")
+
+
+def _host(text: str) -> str:
+    """A host name, an ssh_config alias or an IPv4/IPv6 address; nothing ssh could read as an
+    option or the target's shell as a command."""
+    if not _HOST.fullmatch(text):
+        raise ValueError("a host name or address: letters, digits, '.', '-', '_' (or an IPv6 "
+                         "address), not starting with '-'")
+    return text
+
+
+def _user(text: str) -> str:
+    if not _USER.fullmatch(text):
+        raise ValueError("a login name: letters, digits, '.', '_', '-', starting with a letter "
+                         "or '_'")
+    return text
+
+
+def _path(text: str) -> str:
+    """A file or directory name passed to ssh or to the target: no white space, no shell
+    metacharacters, not starting with '-'."""
+    if text and (text.startswith("-") or not _PATH.fullmatch(text)):
+        raise ValueError("a path of letters, digits and . / _ ~ + -, not starting with '-'")
+    return text
+
+
+def _scratch(text: str) -> str:
+    if text == AUTO_SCRATCH:
+        return text
+    _path(text)
+    if not text.startswith("/"):
+        raise ValueError("an absolute path on the target, or auto")
+    return text
 
 
 def _port(text: str) -> int:
@@ -82,17 +123,21 @@ class Ssh(Environment):
     summary = ("a Linux machine or guest virtbench did not start, over SSH (Xen, VirtualBox, "
                "VMware, cloud VMs, remote bare metal)")
     options = {
-        "host": Option("", help="the target's address or name (required)", in_label=False),
-        "user": Option("root", help="login user (root: caches are dropped)", in_label=False),
+        "host": Option("", convert=_host, help="the target's address or name (required)",
+                       in_label=False),
+        "user": Option("root", convert=_user, help="login user (root: caches are dropped)",
+                       in_label=False),
         "port": Option(22, convert=_port, help="sshd's port", in_label=False),
-        "key": Option("", help="private key file (default: your agent and ~/.ssh)",
-                      in_label=False),
-        "known_hosts": Option("", help="known_hosts file holding the target's host key "
-                              "(default: ~/.ssh/known_hosts)", in_label=False),
-        "scratch": Option(DEFAULT_SCRATCH, help="directory on the target's file system under "
-                          "test", in_label=False),
-        "peer": Option("", help="this host's address as the target reaches it: network "
-                       "benchmarks run their server end here, on that address", in_label=False),
+        "key": Option("", convert=_path, help="private key file (default: your agent and "
+                      "~/.ssh)", in_label=False),
+        "known_hosts": Option("", convert=_path, help="known_hosts file holding the target's "
+                              "host key (default: ~/.ssh/known_hosts)", in_label=False),
+        "scratch": Option(AUTO_SCRATCH, convert=_scratch, help="directory on the target's file "
+                          "system under test (auto: a private one made for this run under "
+                          "/var/tmp, removed after)", in_label=False),
+        "peer": Option("", convert=lambda t: _host(t) if t else t, help="this host's address "
+                       "as the target reaches it: network benchmarks run their server end "
+                       "here, on that address", in_label=False),
         "name": Option("", convert=_name, help="the label's name part (default: host)",
                        in_label=False),
     }
@@ -106,6 +151,7 @@ class Ssh(Environment):
         self.platform: hypervisor.Platform | None = None
         self._remote_kernels: str | None = None
         self._facts: dict = {}
+        self._scratch: str | None = None      # scratch=auto: made on the target at start
 
     @property
     def ssh_options(self) -> SshOptions:
@@ -151,10 +197,18 @@ class Ssh(Environment):
         files.update({name: built / name for name in kernels.KERNELS})
         where = s.stage(files)
         self._remote_kernels = where
-        # The agent deletes the staged directory when its stdin closes: at stop, and also
-        # when virtbench dies (its ssh client's stdin closes with it).
+        remove = ["--remove-on-exit", where]
+        if self.values["scratch"] == AUTO_SCRATCH:
+            res = s.run(["mktemp", "-d", SCRATCH_TEMPLATE], timeout=30)
+            if res.exit != 0:
+                raise VirtbenchError(f"cannot create a scratch directory on "
+                                     f"{self.ssh_options.where}: {res.stderr.strip()}")
+            self._scratch = res.stdout.strip()
+            remove += ["--remove-on-exit", self._scratch]
+        # The agent deletes the staged directory (and a scratch of its own) when its stdin
+        # closes: at stop, and also when virtbench dies (its ssh client's stdin closes with it).
         self.agent = SubprocessAgent(s.base + ["--", "python3", f"{where}/agent.py", "--stdio",
-                                               "--remove-on-exit", where], name=self.label)
+                                               *remove], name=self.label)
         self.agent.ping()
 
     def stop(self) -> None:
@@ -165,9 +219,15 @@ class Ssh(Environment):
                 pass
             self.agent = None
         if self.session is not None:
+            if self._scratch is not None:
+                try:
+                    self.session.run(["rm", "-rf", "--", self._scratch], timeout=120)
+                except (VirtbenchError, subprocess.TimeoutExpired, OSError):
+                    pass
             self.session.close()      # removes the staged directory, ends the master
             self.session = None
         self._remote_kernels = None
+        self._scratch = None
 
     def is_alive(self) -> bool:
         return self.agent is not None and self.agent.proc.poll() is None
@@ -187,6 +247,10 @@ class Ssh(Environment):
         return over_ssh(self.values, "ssh")
 
     def scratch_dir(self) -> str:
+        if self.values["scratch"] == AUTO_SCRATCH:
+            if self._scratch is None:
+                raise VirtbenchError(f"{self.label}: scratch_dir() before start()")
+            return self._scratch
         d = self.values["scratch"]
         res = self.exec(["mkdir", "-p", d], timeout=30)
         if res.exit != 0:

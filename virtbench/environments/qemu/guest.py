@@ -161,8 +161,11 @@ class GuestSide:
         """The guest's own sshd (started at boot) with the image's client key."""
         if self.ns is None or self.image is None:
             raise VirtbenchError(f"{self.label}: ssh_target() before start()")
+        pub = self.image.dir / "ssh_host_ed25519_key.pub"   # made with the image
+        host_key = " ".join(pub.read_text().split()[:2]) if pub.exists() else ""
         return SshTarget(address=self.ns.guest_ip, port=22, user="root",
-                         identity=str(self.image.ssh_key), prefix=self.ns.exec_argv([]))
+                         identity=str(self.image.ssh_key), prefix=self.ns.exec_argv([]),
+                         host_key=host_key)
 
     def owns_scratch_filesystem(self) -> bool:
         return True    # the scratch disk is one virtbench made for this guest
