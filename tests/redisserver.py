@@ -23,14 +23,16 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self):
+    def __init__(self, password: str | None = None):
+        self.password = password
         self.dir = Path(tempfile.mkdtemp(prefix="vb-redis-"))
         self.port = free_port()
         self.log = self.dir / "redis.log"
         self.proc = subprocess.Popen(
             [shutil.which(BINARY) or BINARY, "--port", str(self.port), "--bind", "127.0.0.1",
              "--save", "", "--appendonly", "no", "--dir", str(self.dir),
-             "--logfile", str(self.log)],
+             "--logfile", str(self.log),
+             *(["--requirepass", password] if password else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 10
         while not self.ping():
@@ -41,11 +43,16 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def ping(self) -> bool:
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                if self.password:
+                    s.sendall(f"AUTH {self.password}\r\n".encode())
+                    if not s.recv(16).startswith(b"+OK"):
+                        return False
                 s.sendall(b"PING\r\n")
                 return s.recv(16).startswith(b"+PONG")
         except OSError:

@@ -15,6 +15,7 @@ import os
 import re
 
 from ..errors import VirtbenchError
+from ..urls import shown
 
 TASK = "virtbench.unit"
 QUEUE_PREFIX = "virtbench.host."
@@ -38,7 +39,7 @@ def check_broker_url(url: str | None) -> str:
         raise VirtbenchError("no broker: give --broker redis://HOST:6379/0 "
                              "(or set $VIRTBENCH_BROKER)")
     if not url.startswith(("redis://", "rediss://")):
-        raise VirtbenchError(f"broker {url}: only Redis is supported; give "
+        raise VirtbenchError(f"broker {shown(url)}: only Redis is supported; give "
                              "--broker redis://HOST:6379/0")
     return url
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import VirtbenchError
+from ..urls import scrub, shown
 from .app import check_broker_url
 
 
@@ -15,6 +16,7 @@ def redis_client(url: str, timeout: float = 3.0):
         client.ping()
     except redis.RedisError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise VirtbenchError(f"broker {url}: unreachable ({first}); start redis-server there "
+        raise VirtbenchError(f"broker {shown(url)}: unreachable ({scrub(first, url)}); start "
+                             "redis-server there "
                              "or fix --broker") from None
     return client

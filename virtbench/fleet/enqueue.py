@@ -7,6 +7,7 @@ import random
 import time
 
 from ..errors import VirtbenchError
+from ..urls import shown
 from ..runner import prepare
 from ..store import Store
 from ..study import Study
@@ -73,7 +74,7 @@ def fleet_run(study: Study, hosts: list[str], broker: str, store_url: str | None
                 problems.append(
                     f"host {h}: no worker consumes its queue {queue_name(h)} (waited "
                     f"{worker_timeout:g} s); start `virtbench worker --name {h} --broker "
-                    f"{broker} --store URL` on that host")
+                    f"{shown(broker)} --store URL` on that host")
     if problems:
         raise VirtbenchError("\nvirtbench: ".join(problems))
     if study.seed is None:    # one trial order for every host

@@ -11,6 +11,7 @@ import socket
 from rich.console import Console
 
 from ..errors import VirtbenchError
+from ..urls import shown
 from ..store import Store
 from . import lease
 from .app import check_host, make_app, queue_name
@@ -41,7 +42,7 @@ def serve(name: str, broker: str, store_url: str | None, console: Console,
 
     def ready(**_):
         presence.hold()
-        console.print(f"worker {name}: serving queue {queue_name(name)} on {broker}; "
+        console.print(f"worker {name}: serving queue {queue_name(name)} on {shown(broker)}; "
                       f"store {store.shown}", highlight=False)
 
     stopped_by: list[str] = []

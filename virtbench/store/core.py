@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import VirtbenchError
+from ..urls import shown
 from .migrate import open_schema
 from .schema import (boots, environments, fleets, profiles, runs, samples, superseded_trials,
                      trials, warnings)
@@ -56,12 +57,8 @@ def normalize_url(url: str | None) -> str:
 
 
 def shown_url(url: str) -> str:
-    """The URL with its password (if any) masked, for messages."""
-    try:
-        parsed = sa.engine.make_url(url)
-    except sa.exc.ArgumentError:
-        return url
-    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
+    """The URL with its password (if any) masked, for messages (one rule for every URL)."""
+    return shown(url)
 
 
 def new_run_id() -> str:
