@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("run_id", nargs="?", metavar="RUN_ID")
     rep.add_argument("--format", default="table", choices=report.FORMATS)
     rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    rep.add_argument("--threshold", type=float, help="verdict threshold in % (default: the study's)")
+    rep.add_argument("--threshold", type=float, help="verdict threshold in %% (default: the study's)")
     rep.add_argument("--profile", action="store_true",
                      help="only the run's exit profiles (recorded by run --profile exits)")
     rep.add_argument("--fleet", metavar="FLEET_ID",
