@@ -7,7 +7,7 @@ from scipy import integrate
 from scipy import stats as sps
 
 from virtbench.stats import decision as dc
-from virtbench.stats import paired, sequential as sq
+from virtbench.stats import sequential as sq
 from virtbench.stats import simulate as sm
 
 
@@ -138,3 +138,17 @@ def test_a_pass_keeps_running_until_half_the_threshold_is_ruled_out():
     assert not sq.still_undecided(
         {"r": sq.RowState({b: env[b] for b in range(first_pass)},
                           {b: ref[b] for b in range(first_pass)}, False)}, resolve_pct=float("inf"))
+
+
+def test_identical_blocks_give_a_point_sequence_and_no_numerical_warnings():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = sq.anytime_p(np.full(8, log(1.05)))
+        assert np.all(np.isfinite(p)) and p[0] == 1 and p[-1] < 0.01
+        e, r = {b: 1.05 for b in range(8)}, {b: 1.0 for b in range(8)}
+        d = sq.decide_sequential(e, r, higher_is_better=False)
+        assert d.decision == dc.DIFFERS and d.ci_low == pytest.approx(1.05)
+        same = sq.decide_sequential(r, r, higher_is_better=False)
+        assert same.decision == dc.PASS and "the same as the reference" in same.message
+        assert float(sq.bayes_factor(np.inf, 8, 0.5)) == pytest.approx(5 ** 3.5)   # u^((n-1)/2), u = 1 + n g

@@ -215,8 +215,12 @@ def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float
     word = "sequence" if analysis == "sequential" else "interval"
     conf = f"{(1 - alpha) * 100:.0f} % {word}"
     eq_conf = f"{(1 - 2 * alpha) * 100:.0f} % {word}"
-    size = (f"{abs(over):.1f} % {'worse' if over > 0 else 'better'} than {reference}"
-            if over is not None else "no estimate")
+    if over is None:
+        size = "no estimate"
+    elif round(over, 1) == 0:
+        size = f"the same as {reference} to 0.1 %"
+    else:
+        size = f"{abs(over):.1f} % {'worse' if over > 0 else 'better'} than {reference}"
     p_txt = f"p {p:.3g}" if p is not None else "no p"
     band_txt = f"±{threshold_pct:g} %"
     if decision == PASS:

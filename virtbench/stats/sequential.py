@@ -77,13 +77,16 @@ NEED_HOW = ("observed ratio and spread of log ratios held, confidence-sequence w
 
 def bayes_factor(t, n, g):
     """B_n from the module docstring, for t statistics `t` at n observations."""
-    t = np.asarray(t, dtype=float)
+    t = np.abs(np.asarray(t, dtype=float))
     n = np.asarray(n, dtype=float)
     nu = n - 1
     u = 1 + n * g
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_b = -0.5 * np.log(u) + (n / 2) * (np.log(nu + t * t) - np.log(nu + t * t / u))
-    return np.exp(np.where(n >= 2, log_b, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        big = t > 1.0       # divide by t^2 first: no overflow, and t = inf (sd 0) gives u
+        q = np.where(big, nu / np.where(big, t, 1.0) / np.where(big, t, 1.0), 0.0)
+        ratio = np.where(big, (q + 1) / (q + 1 / u), (nu + t * t) / (nu + t * t / u))
+        log_b = -0.5 * np.log(u) + (n / 2) * np.log(ratio)
+        return np.exp(np.where(n >= 2, log_b, 0.0))
 
 
 def two_sided(level: float) -> float:
@@ -163,7 +166,7 @@ def anytime_p(d, alpha: float = DEFAULT_ALPHA, tight_at: int = TIGHT_AT) -> np.n
     with np.errstate(divide="ignore", invalid="ignore"):
         var = (np.cumsum(d * d, axis=-1) - n * mean * mean) / (n - 1)
         t = mean * np.sqrt(n) / np.sqrt(np.clip(var, 0.0, None))
-    t = np.where(n >= 2, np.nan_to_num(t, nan=0.0, posinf=1e300, neginf=-1e300), 0.0)
+    t = np.where(n >= 2, np.nan_to_num(t, nan=0.0, posinf=np.inf, neginf=-np.inf), 0.0)
     b = bayes_factor(t, n, mixture_g(two_sided(alpha), tight_at))
     return np.minimum(1.0, 1.0 / np.maximum.accumulate(b, axis=-1))
 
