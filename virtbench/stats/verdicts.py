@@ -163,8 +163,8 @@ class Comparison:
     cv_pooled: float | None = None
 
 
-def ratio_ci(a, b, seed=0) -> tuple[float | None, float | None]:
-    """Bootstrap CI of trimmed_mean(a) / trimmed_mean(b)."""
+def ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+    """Bootstrap CI of trimmed_mean(a) / trimmed_mean(b) (95 % unless told)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.size < 2 or b.size < 2:
@@ -175,7 +175,7 @@ def ratio_ci(a, b, seed=0) -> tuple[float | None, float | None]:
 
     def ratio_stat(x, y, axis=-1):
         return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
-    res = sps.bootstrap((a, b), ratio_stat, confidence_level=CONFIDENCE, n_resamples=N_RESAMPLES,
+    res = sps.bootstrap((a, b), ratio_stat, confidence_level=confidence, n_resamples=N_RESAMPLES,
                         method="percentile", vectorized=True, paired=False, rng=rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 

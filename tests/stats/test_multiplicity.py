@@ -1,0 +1,88 @@
+"""Holm and Benjamini-Hochberg over a family of rows, and what they do to the decisions."""
+from itertools import combinations
+from math import log
+
+import numpy as np
+import pytest
+
+from virtbench.stats import decision as dc
+from virtbench.stats import multiplicity as mt
+
+
+def _holm_by_closed_testing(p):
+    """Holm = closed testing with Bonferroni local tests: H_i's adjusted p is the largest,
+    over every set S holding i, of min(1, |S| * min p over S)."""
+    m = len(p)
+    out = []
+    for i in range(m):
+        worst = 0.0
+        for k in range(1, m + 1):
+            for s in combinations(range(m), k):
+                if i in s:
+                    worst = max(worst, min(1.0, k * min(p[j] for j in s)))
+        out.append(worst)
+    return out
+
+
+def _bh_by_definition(p):
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out = [0.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        i = order[rank - 1]
+        running = min(running, p[i] * m / rank)
+        out[i] = running
+    return out
+
+
+@pytest.mark.parametrize("p", [
+    [0.01, 0.04, 0.03, 0.005],
+    [0.2, 0.001, 0.04, 0.04, 0.5, 0.011],
+    [0.05],
+    [0.3, 0.3, 0.3],
+])
+def test_holm_and_bh_match_their_definitions(p):
+    assert mt.holm(p) == pytest.approx(_holm_by_closed_testing(p))
+    assert mt.bh(p) == pytest.approx(_bh_by_definition(p))
+    assert np.all(mt.bh(p) <= mt.holm(p) + 1e-12)     # BH is never stricter
+    assert mt.adjust(p, "holm") == pytest.approx(mt.holm(p))
+    with pytest.raises(ValueError, match="multiplicity method"):
+        mt.adjust(p, "bonferroni")
+    assert mt.holm([]).size == 0 and mt.bh([]).size == 0
+
+
+def _row(ratio, sd, n, seed):
+    d = log(ratio) + np.random.default_rng(seed).normal(0, sd, n)
+    env = {b: float(np.exp(x)) for b, x in enumerate(d)}
+    return dc.decide_paired(env, {b: 1.0 for b in range(n)}, higher_is_better=False)
+
+
+def test_a_family_fills_both_columns_and_holm_takes_back_weak_claims():
+    rows = [_row(1.04, 0.02, 6, 1),       # differs at 6 blocks: p = 1/32, the smallest
+            _row(1.3, 0.02, 6, 2),        # fail at 6 blocks: p = 1/32
+            _row(1.0, 0.01, 12, 3),       # pass
+            _row(1.05, 0.01, 12, 4)]      # differs with p = 2/4096
+    assert [r.decision for r in rows] == [dc.DIFFERS, dc.FAIL, dc.PASS, dc.DIFFERS]
+    fam = mt.adjust_family(rows, "holm")
+    assert [r.p_holm for r in fam] == pytest.approx(list(mt.holm([r.p_value for r in rows])))
+    assert [r.p_bh for r in fam] == pytest.approx(list(mt.bh([r.p_value for r in rows])))
+    # 1/32 times 3 (or 2) rows is past 0.05: the 6-block claims do not survive Holm
+    assert fam[0].decision == dc.PASS and "not significant after Holm over 4 rows" in fam[0].message
+    assert fam[1].decision == dc.INCONCLUSIVE and fam[1].blocks_needed == 8
+    assert "from 8 blocks" in fam[1].message
+    assert fam[2].decision == dc.PASS and fam[3].decision == dc.DIFFERS
+    # the columns alone, decisions untouched
+    cols = mt.adjust_family(rows, None)
+    assert [r.decision for r in cols] == [r.decision for r in rows]
+    assert cols[0].p_holm == fam[0].p_holm
+
+
+def test_rows_without_a_p_are_not_in_the_family():
+    none = dc.decide_paired({1: 1.0}, {1: 1.0}, False)
+    rows = [none, _row(1.05, 0.01, 12, 4)]
+    fam = mt.adjust_family(rows, "bh")
+    assert fam[0].p_holm is None and fam[0].p_bh is None
+    assert fam[1].p_holm == pytest.approx(fam[1].p_value)      # a family of one
+    with pytest.raises(ValueError, match="multiplicity method"):
+        mt.adjust_family(rows, "fdr")

@@ -1,0 +1,344 @@
+"""The decision for one (environment, metric) row against its reference.
+
+Vocabulary (the user-facing contract, docs/decisions.md). The band is the threshold T % on the
+metric's own scale: ratio = env / reference must lie in [1 - T/100, 1 + T/100] (overhead %
+is (1 - ratio) * 100 when higher is better, (ratio - 1) * 100 when lower is better, so the
+band is +-T % of overhead either way).
+- "pass": equivalent. The (1 - 2 alpha) interval of the ratio lies wholly inside the band
+  (Schuirmann's two one-sided tests at alpha, read off the interval) and no difference is
+  detected (not significant at alpha).
+- "differs, within threshold": significant at alpha, and the (1 - 2 alpha) interval lies
+  wholly inside the band.
+- "fail": the (1 - alpha) interval lies wholly beyond the band on one side; `direction`
+  says "worse" (more overhead) or "better".
+- "inconclusive": anything else, with the blocks that would decide (`blocks_needed`).
+
+What "significant" and "interval" are depends on the analysis:
+- paired (default, randomised blocks; stats.paired): the t interval of the mean log ratio;
+  significant = the sign-flip permutation p < alpha.
+- sequential (adaptive trials; stats.sequential): anytime-valid confidence sequences;
+  significant = the (1 - alpha) sequence excludes ratio 1.
+- unpaired (`--analysis unpaired`): the existing machinery (stats.verdicts, stats.significance)
+  wrapped: ratio of trimmed means, percentile bootstrap interval, permutation p.
+
+Blocks needed (`blocks_needed`): with the observed mean log ratio m and the observed spread s
+held fixed, the fewest blocks n at which the interval, centred on m, clears the nearer band
+edge(s) with 80 % probability. With c(n) the interval's multiplier at n blocks (the t
+quantile, or the confidence sequence's) and se = s / sqrt(n): m inside the band (to decide
+pass/differs, both edges must be cleared) Phi((hi - m)/se - c) + Phi((m - lo)/se - c) - 1
+>= 0.8; m beyond an edge (to decide fail) Phi(|m - edge|/se - c) >= 0.8. A normal
+approximation for the estimate's wobble (s is taken as known); None when m sits on an edge
+or it would take more than MAX_BLOCKS.
+
+Minimal detectable change (`mdc_pct`): the smallest change (in % of the ratio) that this many
+blocks with this spread detect (significant at alpha) with 80 % power. Paired: the paired t
+test's power (noncentral t), which approximates the sign-flip test's; sequential: the
+normal approximation above with the sequence's multiplier; unpaired: significance.power.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import exp, log, sqrt
+from typing import Callable, Hashable, Mapping
+
+import numpy as np
+from scipy import optimize
+from scipy import stats as sps
+
+from . import paired
+from . import significance as sig
+from .verdicts import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
+from .describe import cv, trimmed_mean
+
+PASS = "pass"
+DIFFERS = "differs, within threshold"
+FAIL = "fail"
+INCONCLUSIVE = "inconclusive"
+DECISIONS = (PASS, DIFFERS, FAIL, INCONCLUSIVE)
+CODES = {0: INCONCLUSIVE, 1: PASS, 2: DIFFERS, 3: FAIL}   # classify()'s integer codes
+DEFAULT_THRESHOLD_PCT = 10.0
+TARGET_POWER = sig.TARGET_POWER
+MAX_BLOCKS = 10_000
+
+ESTIMATOR_PAIRED = "geometric-mean ratio of paired blocks"
+ESTIMATOR_UNPAIRED = "ratio of trimmed means"
+P_SIGN_FLIP = "paired sign-flip permutation of log ratios"
+P_UNPAIRED = "permutation of trimmed means (unpaired)"
+
+
+@dataclass(frozen=True)
+class Decision:
+    decision: str                    # one of DECISIONS
+    direction: str | None            # "worse" | "better" | None
+    analysis: str                    # "paired" | "sequential" | "unpaired"
+    estimator: str
+    estimate: float | None           # ratio env / reference
+    overhead_pct: float | None       # positive = worse, on the metric's own scale
+    ci_low: float | None             # (1 - alpha) interval of the ratio
+    ci_high: float | None
+    eq_ci_low: float | None          # (1 - 2 alpha) interval of the ratio (equivalence)
+    eq_ci_high: float | None
+    p_value: float | None            # raw p of "no difference"
+    p_method: str
+    blocks: int                      # blocks (paired) or samples of the environment (unpaired)
+    sd_log: float | None             # spread of the log ratios (paired/sequential)
+    mdc_pct: float | None            # minimal detectable change, % of the ratio
+    blocks_needed: int | None        # to decide (inconclusive rows only)
+    blocks_needed_how: str
+    alpha: float
+    threshold_pct: float
+    message: str
+    p_holm: float | None = None      # family-wise adjusted p (multiplicity.adjust_family)
+    p_bh: float | None = None
+
+
+def band(threshold_pct: float) -> tuple[float, float]:
+    """The threshold band on the log-ratio scale: (log(1 - T), log(1 + T))."""
+    t = threshold_pct / 100
+    if not 0 < t < 1:
+        raise ValueError(f"threshold {threshold_pct!r} %: use a value between 0 and 100")
+    return log(1 - t), log(1 + t)
+
+
+def classify(lo, hi, eq_lo, eq_hi, significant, threshold_pct: float) -> np.ndarray:
+    """The decision rule on log-scale intervals, vectorised: integer codes (CODES).
+
+    lo/hi: the (1 - alpha) interval; eq_lo/eq_hi: the (1 - 2 alpha) one; significant: bool.
+    Bounds may be +-inf (no interval yet). Inside / beyond are strict: an interval touching
+    an edge has not cleared it."""
+    b_lo, b_hi = band(threshold_pct)
+    lo, hi, eq_lo, eq_hi = (np.asarray(x, dtype=float) for x in (lo, hi, eq_lo, eq_hi))
+    sig_ = np.asarray(significant, dtype=bool)
+    beyond = (lo > b_hi) | (hi < b_lo)
+    inside = (eq_lo > b_lo) & (eq_hi < b_hi)
+    return np.where(beyond, 3, np.where(inside, np.where(sig_, 2, 1), 0))
+
+
+def _side(log_ratio: float, higher_is_better: bool) -> str:
+    return "worse" if overhead_pct(exp(log_ratio), higher_is_better) > 0 else "better"
+
+
+def blocks_needed(m: float, s: float | None, threshold_pct: float,
+                  multiplier: Callable[[np.ndarray, bool], np.ndarray],
+                  power: float = TARGET_POWER, at_least: int = 2) -> int | None:
+    """Fewest blocks n >= at_least that decide (module docstring). `multiplier(n, eq)` gives
+    the interval's multiplier at n blocks for the equivalence interval (eq=True) or the
+    difference interval (eq=False)."""
+    if s is None or not np.isfinite(m):
+        return None
+    b_lo, b_hi = band(threshold_pct)
+    inside = b_lo < m < b_hi
+    if m in (b_lo, b_hi):
+        return None
+    if s == 0:
+        return max(at_least, 2)
+    n = np.arange(max(at_least, 2), MAX_BLOCKS + 1)
+    se = s / np.sqrt(n)
+    with np.errstate(invalid="ignore"):
+        if inside:      # both edges must be cleared (TOST): P(hi clear) + P(lo clear) - 1
+            c = multiplier(n, True)
+            pw = sps.norm.cdf((b_hi - m) / se - c) + sps.norm.cdf((m - b_lo) / se - c) - 1
+        else:
+            pw = sps.norm.cdf(abs(m - (b_hi if m > b_hi else b_lo)) / se - multiplier(n, False))
+    ok = np.nan_to_num(pw, nan=0.0) >= power
+    return int(n[np.argmax(ok)]) if ok.any() else None
+
+
+def t_multiplier(alpha: float) -> Callable[[np.ndarray, bool], np.ndarray]:
+    """Fixed-n paired t intervals: t quantile at 1 - alpha (eq) or 1 - alpha/2."""
+    def mult(n, eq):
+        return sps.t.ppf(1 - alpha if eq else 1 - alpha / 2, np.asarray(n) - 1)
+    return mult
+
+
+def paired_power(n: int, s: float, change_log: float, alpha: float) -> float:
+    """Power of the two-sided paired t test on log ratios (noncentral t)."""
+    if n < 2:
+        return 0.0
+    df = n - 1
+    crit = sps.t.ppf(1 - alpha / 2, df)
+    ncp = abs(change_log) * sqrt(n) / s
+    if ncp - crit > 12:
+        return 1.0
+    return float(sps.nct.sf(crit, df, ncp) + sps.nct.cdf(-crit, df, ncp))
+
+
+def mdc_paired(n: int, s: float | None, alpha: float, power: float = TARGET_POWER) -> float | None:
+    """Minimal detectable change of the paired design, % of the ratio (module docstring);
+    None when the spread is unknown or alpha is out of the sign-flip test's reach."""
+    if s is None or n < 2:
+        return None
+    mp = paired.min_sign_flip_p(n)
+    if mp is None or mp >= alpha:
+        return None
+    if s == 0:
+        return 0.0
+    f = lambda x: paired_power(n, s, x, alpha) - power     # noqa: E731
+    hi = s
+    while f(hi) < 0:
+        hi *= 2
+    return (exp(optimize.brentq(f, 0.0, hi, xtol=1e-10)) - 1) * 100
+
+
+def mdc_from_multiplier(n: int, s: float | None, c: float, power: float = TARGET_POWER
+                        ) -> float | None:
+    """Normal-approximation MDC for an interval x +- c s / sqrt(n): (c + z_power) s / sqrt(n)."""
+    if s is None or n < 2 or not np.isfinite(c):
+        return None
+    return (exp((c + sps.norm.ppf(power)) * s / sqrt(n)) - 1) * 100
+
+
+def _fmt_ratio_ci(lo, hi, higher_is_better) -> str:
+    if lo is None or not np.isfinite(lo) or not np.isfinite(hi):
+        return "no interval yet"
+    o = sorted((overhead_pct(lo, higher_is_better), overhead_pct(hi, higher_is_better)))
+    return f"{o[0]:+.1f} % to {o[1]:+.1f} %"
+
+
+def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float | None,
+          log_ci: tuple[float, float], log_eq_ci: tuple[float, float], p: float | None,
+          p_method: str, blocks: int, higher_is_better: bool, threshold_pct: float,
+          alpha: float, mdc_pct: float | None, need: int | None, need_how: str,
+          reference: str = "the reference", note: str = "") -> Decision:
+    """Assemble a Decision and its message from a classify() code and the intervals."""
+    decision = CODES[int(code)]
+    est = exp(m) if m is not None else None
+    over = overhead_pct(est, higher_is_better) if est is not None else None
+    lo, hi = (exp(x) if np.isfinite(x) else None for x in log_ci)
+    eq_lo, eq_hi = (exp(x) if np.isfinite(x) else None for x in log_eq_ci)
+    b_lo, b_hi = band(threshold_pct)
+    direction = None
+    if decision == FAIL:
+        direction = _side(log_ci[0] if log_ci[0] > b_hi else log_ci[1], higher_is_better)
+    elif m is not None and (decision == DIFFERS or not b_lo < m < b_hi):
+        direction = _side(m, higher_is_better)
+    word = "sequence" if analysis == "sequential" else "interval"
+    conf = f"{(1 - alpha) * 100:.0f} % {word}"
+    eq_conf = f"{(1 - 2 * alpha) * 100:.0f} % {word}"
+    if over is None:
+        size = "no estimate"
+    elif round(over, 1) == 0:
+        size = f"the same as {reference} to 0.1 %"
+    else:
+        size = f"{abs(over):.1f} % {'worse' if over > 0 else 'better'} than {reference}"
+    p_txt = f"p {p:.3g}" if p is not None else "no p"
+    band_txt = f"±{threshold_pct:g} %"
+    if decision == PASS:
+        msg = (f"{size}: equivalent within {band_txt} ({eq_conf} "
+               f"{_fmt_ratio_ci(eq_lo, eq_hi, higher_is_better)}), no difference detected ({p_txt})")
+    elif decision == DIFFERS:
+        msg = (f"{size}: a real difference ({p_txt} < {alpha:g}) but within {band_txt} "
+               f"({eq_conf} {_fmt_ratio_ci(eq_lo, eq_hi, higher_is_better)})")
+    elif decision == FAIL:
+        msg = (f"{size}: beyond {band_txt} ({conf} "
+               f"{_fmt_ratio_ci(lo, hi, higher_is_better)})")
+    else:
+        if need is None:
+            tail = ("the estimate sits on the threshold or the spread is unknown: "
+                    "no practical number of blocks decides")
+        else:
+            tail = f"about {need} blocks would decide ({need_how})"
+        msg = (f"{size}: undecided after {blocks} blocks ({eq_conf} "
+               f"{_fmt_ratio_ci(eq_lo, eq_hi, higher_is_better)}, {p_txt}); {tail}")
+    if note:
+        msg += f"; {note}"
+    return Decision(decision=decision, direction=direction, analysis=analysis, estimator=estimator,
+                    estimate=est, overhead_pct=over, ci_low=lo, ci_high=hi, eq_ci_low=eq_lo,
+                    eq_ci_high=eq_hi, p_value=p, p_method=p_method, blocks=blocks, sd_log=s,
+                    mdc_pct=mdc_pct, blocks_needed=need if decision == INCONCLUSIVE else None,
+                    blocks_needed_how=need_how, alpha=alpha, threshold_pct=threshold_pct,
+                    message=msg)
+
+
+NEED_HOW_PAIRED = ("observed ratio and spread of log ratios held, paired t interval, "
+                   "80 % probability of deciding (normal approximation)")
+
+
+def decide_paired(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
+                  higher_is_better: bool, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                  alpha: float = DEFAULT_ALPHA, seed=0, ci_method: str = "t",
+                  reference: str = "the reference") -> Decision:
+    """The fixed-n paired decision from {block: value} of the environment and its reference."""
+    lr = paired.log_ratios(env, ref)
+    n = lr.n
+    inf = (-np.inf, np.inf)
+    if n < 2:
+        return build(code=0, analysis="paired", estimator=ESTIMATOR_PAIRED,
+                     m=float(lr.d.mean()) if n else None, s=None, log_ci=inf, log_eq_ci=inf,
+                     p=None, p_method=P_SIGN_FLIP, blocks=n, higher_is_better=higher_is_better,
+                     threshold_pct=threshold_pct, alpha=alpha, mdc_pct=None, need=None,
+                     need_how=NEED_HOW_PAIRED, reference=reference,
+                     note="fewer than 2 blocks with both values: no interval")
+    m, s = float(lr.d.mean()), paired.sd_log(lr.d)
+    ci = paired.log_ci(lr.d, 1 - alpha, ci_method, seed)
+    eq = paired.log_ci(lr.d, 1 - 2 * alpha, ci_method, seed)
+    p = paired.sign_flip_p(lr.d, seed)
+    code = int(classify(ci[0], ci[1], eq[0], eq[1], p < alpha, threshold_pct))
+    need = blocks_needed(m, s, threshold_pct, t_multiplier(alpha), at_least=n + 1)
+    need = max(need, _blocks_to_reach(alpha)) if need is not None else None
+    note = ""
+    mp = paired.min_sign_flip_p(n)
+    if mp >= alpha:
+        note = (f"with {n} blocks the sign-flip test cannot reach p < {alpha:g} "
+                f"(smallest p {mp:.3g})")
+    return build(code=code, analysis="paired", estimator=ESTIMATOR_PAIRED, m=m, s=s, log_ci=ci,
+                 log_eq_ci=eq, p=p, p_method=P_SIGN_FLIP, blocks=n,
+                 higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
+                 mdc_pct=mdc_paired(n, s, alpha), need=need, need_how=NEED_HOW_PAIRED,
+                 reference=reference, note=note)
+
+
+def _blocks_to_reach(alpha: float) -> int:
+    """Fewest blocks from which the exact sign-flip test can give p < alpha."""
+    n = 2
+    while paired.min_sign_flip_p(n) >= alpha:
+        n += 1
+    return n
+
+
+NEED_HOW_UNPAIRED = ("observed ratio and pooled CV held, trials per side for the permutation "
+                     "test of trimmed means, 80 % probability of deciding (normal approximation)")
+
+
+def decide_unpaired(samples, baseline, higher_is_better: bool,
+                    threshold_pct: float = DEFAULT_THRESHOLD_PCT, alpha: float = DEFAULT_ALPHA,
+                    seed=0, reference: str = "the reference") -> Decision:
+    """The same decision for unpaired samples (`--analysis unpaired`): the existing
+    machinery of stats.verdicts and stats.significance (trimmed means, percentile bootstrap
+    of their ratio, permutation test), read with the decision rule above."""
+    a = np.asarray(samples, dtype=float)
+    b = np.asarray(baseline, dtype=float)
+    base = float(trimmed_mean(b))
+    if base == 0 or float(trimmed_mean(a)) <= 0 or base < 0:
+        raise ValueError("a ratio needs positive trimmed means")
+    m = log(float(trimmed_mean(a)) / base)
+    inf = (-np.inf, np.inf)
+    lo, hi = unpaired_ratio_ci(a, b, seed, confidence=1 - alpha)
+    eq_lo, eq_hi = unpaired_ratio_ci(a, b, seed, confidence=1 - 2 * alpha)
+    ci = (log(lo), log(hi)) if lo else inf
+    eq = (log(eq_lo), log(eq_hi)) if eq_lo else inf
+    p = sig.permutation_p_value(a, b, seed)
+    reachable = sig.can_reach(a.size, b.size, alpha)
+    code = int(classify(ci[0], ci[1], eq[0], eq[1],
+                        p is not None and reachable and p < alpha, threshold_pct))
+    cvp = sig.pooled_cv(cv(a), a.size, cv(b), b.size)
+    s = cvp * sqrt(2) if cvp is not None else None      # per-trial sd of log(a/b), one each
+    need = None
+    if s is not None:
+        def mult(n, eq_):
+            return sps.t.ppf(1 - alpha if eq_ else 1 - alpha / 2, 2 * np.asarray(n) - 2)
+        need = blocks_needed(m, s, threshold_pct, mult, at_least=max(a.size, b.size) + 1)
+        if need is not None:
+            need = max(need, sig.trials_to_reach(alpha))
+    mdc = None
+    if cvp is not None and reachable:
+        if cvp == 0:
+            mdc = 0.0
+        elif (sig.power(a.size, b.size, cvp, 10.0, alpha) or 0) >= TARGET_POWER:
+            x = optimize.brentq(lambda c: sig.power(a.size, b.size, cvp, c, alpha) - TARGET_POWER,
+                                0.0, 10.0, xtol=1e-10)
+            mdc = x * 100
+    return build(code=code, analysis="unpaired", estimator=ESTIMATOR_UNPAIRED, m=m, s=None,
+                 log_ci=ci, log_eq_ci=eq, p=p, p_method=P_UNPAIRED, blocks=int(a.size),
+                 higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
+                 mdc_pct=mdc, need=need, need_how=NEED_HOW_UNPAIRED, reference=reference)

@@ -1,0 +1,281 @@
+"""Adaptive trials: decisions that stay valid when the runner looks after every block.
+
+The runner (trials = "auto") runs min_blocks blocks, then after every further block asks,
+for each undecided row, whether it is decided, and stops the row when it is (or at
+max_blocks). A fixed-n interval looked at after every block would be wrong: checking a 95 %
+t interval 55 times and stopping at the first that excludes 1 finds a "difference" in far
+more than 5 % of A/A runs (tests/stats/test_sequential.py measures it). Here every interval
+is a confidence sequence: it covers the true mean log ratio at EVERY block count at once,
+with probability >= its level, so stopping whenever one looks decisive costs nothing.
+
+The sequence: Lai's (1976) t-mixture for the normal mean with unknown variance. For log
+ratios d_1..d_n ~ N(mu, sigma^2) and a candidate mu0, let t be the one-sample t statistic
+of d - mu0 (nu = n - 1 degrees of freedom). Mixing the standardised effect
+delta = (mu - mu0) / sigma over N(0, g), with the scale-invariant (right Haar) prior on
+sigma, gives the Bayes factor
+
+    B_n(mu0) = (1 + n g)^(-1/2) * ((nu + t^2) / (nu + t^2 / (1 + n g)))^(n / 2)
+
+which is the likelihood ratio of the scale-invariant reduction of the data (d / |d_1|),
+so under mu = mu0 it is a nonnegative martingale with B_1 = 1 whatever sigma is
+(Lai 1976; Grunwald, de Heide & Koolen, "Safe testing", 2024; Perez-Ortiz et al.,
+"E-statistics, group invariance and anytime-valid testing", 2024; Lindon et al.,
+"Anytime-valid linear models", 2022, give the same statistic for regression). Ville's
+inequality then gives P(B_n(mu) >= 1/a for some n) <= a: {mu0 : B_n(mu0) < 1/a} is a
+(1 - a) confidence sequence, exact (not asymptotic) for normal log ratios at every n.
+B_n grows with t^2, so the sequence is mean(d) +- c_n s / sqrt(n) with, for K =
+((1 + n g)^(1/2) / a)^(2 / n), c_n^2 = nu (K - 1) / (1 - K / (1 + n g)) (infinite while
+K >= 1 + n g: no interval yet). Intersecting the intervals seen so far keeps the guarantee.
+
+Levels, as the fixed-n rule (stats.decision): "fail" and "significant" use the (1 - alpha)
+two-sided sequence. Equivalence ("pass", "differs, within threshold") is a one-sided claim
+on each edge (Schuirmann's TOST reads it off a (1 - 2 alpha) interval). The symmetric
+mixture is the average of the two half-normal mixtures B+ and B-, each itself a test
+martingale; when t <= 0, B+ <= 1 (the noncentral t has a monotone likelihood ratio and
+f_delta(0) <= f_0(0)), so B >= (1 + 1/alpha) / 2 forces B- >= 1/alpha: using that threshold
+(a two-sided level 2 alpha / (1 + alpha), 0.0952 at alpha 0.05 instead of 0.1) bounds each
+edge's error by alpha exactly.
+
+g, the prior variance of the effect size, only decides at which block count the sequence is
+tightest; it must be fixed before the data. It is chosen so that the multiplier is smallest
+at TIGHT_AT blocks (20: between the minimum of 6 and the maximum of 60 on a log scale, and
+where the power goal of detecting 5 % within 30 blocks is decided).
+
+When a row may stop (`still_undecided`, `stop_codes`): at max_blocks, or once decided
+"fail" or "differs, within threshold", or "pass" once the (1 - alpha) sequence also rules
+out a change of half the threshold. Any rule for stopping keeps the sequences valid; this
+one keeps a 5 % slowdown under a 10 % threshold from stopping at an early "pass" (equivalent
+before the difference shows) and so lets it be seen as "differs".
+
+The anytime-valid p of "no difference" is min(1, 1 / max_k B_k(0)) (`anytime_p`): a
+valid p at any stopping time, so Holm/BH apply to it (stats.multiplicity). Heavy tails
+are not covered by the proof; tests/stats/test_sequential.py measures A/A false alarms under
+t(3) noise and 20 % outliers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from math import exp, log
+from typing import Hashable, Mapping
+
+import numpy as np
+from scipy import optimize
+
+from . import paired
+from .decision import (DEFAULT_THRESHOLD_PCT, ESTIMATOR_PAIRED, PASS, Decision, blocks_needed, build,
+                       classify, mdc_from_multiplier)
+from .verdicts import DEFAULT_ALPHA
+
+DEFAULT_MIN_BLOCKS = 6
+DEFAULT_MAX_BLOCKS = 60
+TIGHT_AT = 20
+P_ANYTIME = "anytime-valid (t-mixture Bayes factor at ratio 1)"
+NEED_HOW = ("observed ratio and spread of log ratios held, confidence-sequence width at n "
+            "blocks, 80 % probability of deciding (normal approximation)")
+
+
+def bayes_factor(t, n, g):
+    """B_n from the module docstring, for t statistics `t` at n observations."""
+    t = np.abs(np.asarray(t, dtype=float))
+    n = np.asarray(n, dtype=float)
+    nu = n - 1
+    u = 1 + n * g
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        big = t > 1.0       # divide by t^2 first: no overflow, and t = inf (sd 0) gives u
+        q = np.where(big, nu / np.where(big, t, 1.0) / np.where(big, t, 1.0), 0.0)
+        ratio = np.where(big, (q + 1) / (q + 1 / u), (nu + t * t) / (nu + t * t / u))
+        log_b = -0.5 * np.log(u) + (n / 2) * np.log(ratio)
+        return np.exp(np.where(n >= 2, log_b, 0.0))
+
+
+def two_sided(level: float) -> float:
+    """Bayes-factor threshold of a two-sided (1 - level) sequence."""
+    return 1.0 / level
+
+
+def one_sided(alpha: float) -> float:
+    """Threshold at which each edge of the symmetric sequence errs with probability <= alpha."""
+    return (1.0 + 1.0 / alpha) / 2.0
+
+
+def multiplier(n, threshold: float, g: float) -> np.ndarray:
+    """c_n: the sequence is mean +- c_n * sd / sqrt(n); inf where there is no interval yet."""
+    n = np.asarray(n, dtype=float)
+    u = 1 + n * g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_k = (2 / n) * (0.5 * np.log(u) + log(threshold))
+        k = np.exp(log_k)
+        c2 = (n - 1) * (k - 1) / (1 - k / u)
+    ok = (n >= 2) & (k < u) & np.isfinite(c2)
+    return np.where(ok, np.sqrt(np.where(ok, c2, 1.0)), np.inf)
+
+
+@lru_cache(maxsize=64)
+def mixture_g(threshold: float, tight_at: int = TIGHT_AT) -> float:
+    """The g whose sequence is narrowest at `tight_at` blocks."""
+    res = optimize.minimize_scalar(lambda lg: min(1e9, float(multiplier(tight_at, threshold, exp(lg)))),
+                                   bounds=(-10.0, 10.0), method="bounded")
+    return float(exp(res.x))
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """Per block count n = 1..N (last axis): running-intersected log-scale bounds."""
+    mean: np.ndarray
+    sd: np.ndarray
+    lo: np.ndarray          # (1 - alpha) two-sided sequence
+    hi: np.ndarray
+    eq_lo: np.ndarray       # equivalence sequence (each edge at alpha)
+    eq_hi: np.ndarray
+
+
+def _bounds(mean, sd, n, threshold, g):
+    c = multiplier(n, threshold, g)
+    with np.errstate(invalid="ignore"):
+        half = np.where(np.isfinite(c), c * sd / np.sqrt(n), np.inf)
+    lo = np.maximum.accumulate(mean - half, axis=-1)
+    hi = np.minimum.accumulate(mean + half, axis=-1)
+    return lo, hi
+
+
+def sequences(d, alpha: float = DEFAULT_ALPHA, tight_at: int = TIGHT_AT) -> Sequences:
+    """Confidence sequences of mean d after each block; d is (..., blocks) in block order."""
+    d = np.asarray(d, dtype=float)
+    n = np.arange(1, d.shape[-1] + 1, dtype=float)
+    s1 = np.cumsum(d, axis=-1)
+    s2 = np.cumsum(d * d, axis=-1)
+    mean = s1 / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.where(n >= 2, (s2 - n * mean * mean) / (n - 1), np.nan)
+    sd = np.sqrt(np.clip(var, 0.0, None))
+    sd = np.where(sd < 1e-12 * np.maximum(1.0, np.abs(mean)), 0.0, sd)    # constant d
+    t_diff, t_eq = two_sided(alpha), one_sided(alpha)
+    lo, hi = _bounds(mean, sd, n, t_diff, mixture_g(t_diff, tight_at))
+    eq_lo, eq_hi = _bounds(mean, sd, n, t_eq, mixture_g(t_eq, tight_at))
+    return Sequences(mean, sd, lo, hi, eq_lo, eq_hi)
+
+
+def anytime_p(d, alpha: float = DEFAULT_ALPHA, tight_at: int = TIGHT_AT) -> np.ndarray:
+    """Anytime-valid p of mean d = 0 after each block (running minimum of 1 / B_n(0)),
+    with the g of the (1 - alpha) sequence, so p < alpha exactly when that sequence
+    excludes 0."""
+    d = np.asarray(d, dtype=float)
+    n = np.arange(1, d.shape[-1] + 1, dtype=float)
+    mean = np.cumsum(d, axis=-1) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (np.cumsum(d * d, axis=-1) - n * mean * mean) / (n - 1)
+        t = mean * np.sqrt(n) / np.sqrt(np.clip(var, 0.0, None))
+    t = np.where(n >= 2, np.nan_to_num(t, nan=0.0, posinf=np.inf, neginf=-np.inf), 0.0)
+    b = bayes_factor(t, n, mixture_g(two_sided(alpha), tight_at))
+    return np.minimum(1.0, 1.0 / np.maximum.accumulate(b, axis=-1))
+
+
+def codes(seq: Sequences, threshold_pct: float) -> np.ndarray:
+    """classify() after every block (significant: the (1 - alpha) sequence excludes 0)."""
+    return classify(seq.lo, seq.hi, seq.eq_lo, seq.eq_hi, (seq.lo > 0) | (seq.hi < 0),
+                    threshold_pct)
+
+
+def resolved(seq: Sequences, threshold_pct: float, resolve_pct: float | None = None) -> np.ndarray:
+    """Whether the (1 - alpha) sequence has ruled out a change of resolve_pct (default half
+    the threshold) either way: the ratio lies within [1 - r, 1 + r]. A "pass" that is not yet
+    resolved keeps running (see still_undecided); resolve_pct inf stops at the first pass."""
+    r = (threshold_pct / 2 if resolve_pct is None else resolve_pct) / 100
+    if r >= 1:          # resolve_pct inf (or >= 100): nothing more to rule out
+        return np.ones(np.shape(seq.lo), dtype=bool)
+    return (seq.lo > log(1 - r)) & (seq.hi < log(1 + r))
+
+
+def stop_codes(seq: Sequences, threshold_pct: float, resolve_pct: float | None = None
+               ) -> np.ndarray:
+    """codes() where a row may stop: a "pass" counts only once resolved(), else 0."""
+    c = codes(seq, threshold_pct)
+    return np.where((c == 1) & ~resolved(seq, threshold_pct, resolve_pct), 0, c)
+
+
+def _mult(alpha, tight_at):
+    t_diff, t_eq = two_sided(alpha), one_sided(alpha)
+    g_diff, g_eq = mixture_g(t_diff, tight_at), mixture_g(t_eq, tight_at)
+
+    def mult(n, eq):
+        return multiplier(n, t_eq, g_eq) if eq else multiplier(n, t_diff, g_diff)
+    return mult
+
+
+def decide_sequential(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
+                      higher_is_better: bool, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
+                      alpha: float = DEFAULT_ALPHA, min_blocks: int = DEFAULT_MIN_BLOCKS,
+                      tight_at: int = TIGHT_AT, reference: str = "the reference") -> Decision:
+    """The decision from the confidence sequences over the blocks both sides have, in block
+    order. Before min_blocks it is inconclusive whatever the sequences say (the runner's
+    minimum). Valid at whatever block count the runner stopped."""
+    lr = paired.log_ratios(env, ref)
+    n = lr.n
+    mult = _mult(alpha, tight_at)
+    if n == 0:
+        return build(code=0, analysis="sequential", estimator=ESTIMATOR_PAIRED, m=None, s=None,
+                     log_ci=(-np.inf, np.inf), log_eq_ci=(-np.inf, np.inf), p=None,
+                     p_method=P_ANYTIME, blocks=0, higher_is_better=higher_is_better,
+                     threshold_pct=threshold_pct, alpha=alpha, mdc_pct=None, need=None,
+                     need_how=NEED_HOW, reference=reference, note="no blocks with both values")
+    seq = sequences(lr.d, alpha, tight_at)
+    code = int(codes(seq, threshold_pct)[-1])
+    note = ""
+    if n < min_blocks:
+        code, note = 0, f"{n} of at least {min_blocks} blocks"
+    m, s = float(seq.mean[-1]), (float(seq.sd[-1]) if n >= 2 else None)
+    need = blocks_needed(m, s, threshold_pct, mult, at_least=max(n + 1, min_blocks))
+    mdc = mdc_from_multiplier(n, s, float(mult(np.array(n), False)))
+    return build(code=code, analysis="sequential", estimator=ESTIMATOR_PAIRED, m=m, s=s,
+                 log_ci=(float(seq.lo[-1]), float(seq.hi[-1])),
+                 log_eq_ci=(float(seq.eq_lo[-1]), float(seq.eq_hi[-1])),
+                 p=float(anytime_p(lr.d, alpha, tight_at)[-1]), p_method=P_ANYTIME, blocks=n,
+                 higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
+                 mdc_pct=mdc, need=need, need_how=NEED_HOW, reference=reference, note=note)
+
+
+@dataclass(frozen=True)
+class RowState:
+    """What the runner knows of one (environment, metric) row: {block: value} of both."""
+    env: Mapping[Hashable, float]
+    ref: Mapping[Hashable, float]
+    higher_is_better: bool
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    reference: str = "the reference"
+
+
+def still_undecided(rows: Mapping[Hashable, RowState], alpha: float = DEFAULT_ALPHA,
+                    min_blocks: int = DEFAULT_MIN_BLOCKS, max_blocks: int = DEFAULT_MAX_BLOCKS,
+                    tight_at: int = TIGHT_AT, resolve_pct: float | None = None
+                    ) -> dict[Hashable, str]:
+    """The rows that need another block, each with why. A row leaves when it has max_blocks
+    blocks, or is decided "fail" or "differs, within threshold", or is a "pass" whose
+    (1 - alpha) sequence also rules out a change of resolve_pct (default half the
+    threshold) either way (`stop_codes`). Without that last condition a 5 % slowdown under a
+    10 % threshold would mostly stop at an early "pass" (equivalent, difference not yet
+    seen) instead of going on to "differs"; with it, a row stops as a pass only once any
+    difference it hides is known to be under half the threshold. Stopping for any of these
+    reasons, at any block, is what the sequences stay valid under."""
+    out: dict[Hashable, str] = {}
+    for key, row in rows.items():
+        lr = paired.log_ratios(row.env, row.ref)
+        if lr.n >= max_blocks:
+            continue
+        if lr.n < min_blocks:
+            out[key] = f"{lr.n} of at least {min_blocks} blocks"
+            continue
+        seq = sequences(lr.d, alpha, tight_at)
+        if stop_codes(seq, row.threshold_pct, resolve_pct)[-1] != 0:
+            continue
+        d = decide_sequential(row.env, row.ref, row.higher_is_better, row.threshold_pct,
+                              alpha, min_blocks, tight_at, row.reference)
+        if d.decision == PASS:
+            r = row.threshold_pct / 2 if resolve_pct is None else resolve_pct
+            out[key] = (f"{d.message}; running on until a change of {r:g} % is ruled out too "
+                        f"({(1 - alpha) * 100:.0f} % sequence "
+                        f"{(d.ci_low - 1) * 100:+.1f} % to {(d.ci_high - 1) * 100:+.1f} % "
+                        f"of the ratio)")
+        else:
+            out[key] = d.message
+    return out
