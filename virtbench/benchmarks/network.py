@@ -14,63 +14,14 @@ from typing import Any
 
 from ..errors import VirtbenchError
 from ..netpath import HostServer
-from .base import Benchmark, Metric, ParseError, TrialOutcome, number
+from .base import Benchmark, Metric, ParseError, TrialOutcome
+from .iperf3 import parse_iperf3_tcp, parse_iperf3_udp, udp_warnings  # noqa: F401 (re-exported)
 
 DIRECTIONS = ("send", "receive", "bidir")
 RR_SIZE_RANGE = (14, 65000)     # sockperf ping-pong -m: "minimum default 14"
-MBIT = 1e6
 
 
 # -- pure parsers ------------------------------------------------------------------------
-
-def _iperf3_json(stdout: str) -> dict:
-    start = stdout.find("{")
-    if start < 0:
-        raise ParseError("no iperf3 JSON in the output")
-    try:
-        data = json.loads(stdout[start:])
-    except ValueError as exc:
-        raise ParseError(f"malformed iperf3 JSON: {exc}") from exc
-    if data.get("error"):
-        raise ParseError(f"iperf3: {data['error']}")
-    if "end" not in data:
-        raise ParseError("iperf3 JSON has no end summary")
-    return data
-
-
-def parse_iperf3_tcp(stdout: str) -> dict[str, float]:
-    """Mbit/s per direction as the receiver counted it, and the sender's retransmits.
-
-    send = environment -> host side, receive = host side -> environment; iperf3's -R
-    reverses the direction of its `sum_*` blocks, --bidir adds `*_bidir_reverse` ones.
-    """
-    data = _iperf3_json(stdout)
-    end = data["end"]
-    start = data.get("start", {}).get("test_start", {})
-    forward_rx = end.get("sum_received")
-    forward_tx = end.get("sum_sent")
-    if not forward_rx or not forward_tx:
-        raise ParseError("iperf3 JSON has no sum_sent/sum_received")
-    out: dict[str, float] = {}
-    forward = "receive" if start.get("reverse") else "send"
-    out[f"{forward}_mbit_s"] = number(forward_rx, "bits_per_second") / MBIT
-    retrans = float(forward_tx.get("retransmits", 0))
-    if "sum_received_bidir_reverse" in end:
-        out["receive_mbit_s"] = number(end["sum_received_bidir_reverse"], "bits_per_second") / MBIT
-        retrans += float(end.get("sum_sent_bidir_reverse", {}).get("retransmits", 0))
-    out["retransmits"] = retrans
-    return out
-
-
-def parse_iperf3_udp(stdout: str) -> dict[str, float]:
-    data = _iperf3_json(stdout)
-    summary = data["end"].get("sum_received") or data["end"].get("sum")
-    if not summary:
-        raise ParseError("iperf3 UDP JSON has no summary")
-    return {"udp_mbit_s": number(summary, "bits_per_second") / MBIT,
-            "loss_pct": number(summary, "lost_percent"),
-            "jitter_ms": number(summary, "jitter_ms")}
-
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -183,9 +134,10 @@ class Tcp(NetworkBenchmark):
 class Udp(NetworkBenchmark):
     name = "udp"
     description = "iperf3 UDP at a target rate from the environment: throughput, loss, jitter"
-    metrics = (Metric("udp_mbit_s", "Mbit/s", True, "received at the host side"),
-               Metric("loss_pct", "%", False, "datagrams lost"),
-               Metric("jitter_ms", "ms", False, "iperf3's jitter"))
+    metrics = (Metric("udp_mbit_s", "Mbit/s", True,
+                      "received at the host side, as the receiver counted it (iperf3 >= 3.11)"),
+               Metric("loss_pct", "%", False, "datagrams lost, as the receiver counted them"),
+               Metric("jitter_ms", "ms", False, "iperf3's jitter at the receiver"))
     tools = ("iperf3",)
     defaults = {"rate": "1G", "seconds": 10, "length": 1448}
     quick = {"seconds": 3, "rate": "500M"}
@@ -196,6 +148,9 @@ class Udp(NetworkBenchmark):
 
     def parse(self, stdout):
         return parse_iperf3_udp(stdout)
+
+    def extra_warnings(self, text):
+        return udp_warnings(text)
 
 
 class RequestResponse(NetworkBenchmark):

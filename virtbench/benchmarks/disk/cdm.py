@@ -26,7 +26,7 @@ class Cdm(DiskBenchmark):
     description = ("CrystalDiskMark 3.0 profile as one fio run of stonewalled jobs: seq 1 MiB, "
                    "random 512 KiB, random 4 KiB QD1 and QD32, read and write (VirtualBox 2010)")
     metrics = tuple(
-        [Metric(f"{job}_mb_s", "MB/s", True, f"fio job {job}: bw_bytes (10^6 B/s, as CDM)")
+        [Metric(f"{job}_mb_s", "MB/s", True, f"fio job {job}: bw_bytes (bw x 1024 before fio 3.2), 10^6 B/s as CDM")
          for job, *_ in CDM_JOBS]
         + [Metric(f"{job}_iops", "IOPS", True, f"fio job {job}: IOPS")
            for job, _rw, _bs, _qd, iops in CDM_JOBS if iops])

@@ -11,7 +11,7 @@ class IorRw(DiskBenchmark):
     name = "ior-rw"
     description = ("IOR-style write then read of one file kept between phases "
                    "(RIKEN 2012: ior -w -r -k), as two stonewalled fio jobs")
-    metrics = (Metric("write_mb_s", "MB/s", True, "fio write phase, bw_bytes (10^6 B/s)"),
+    metrics = (Metric("write_mb_s", "MB/s", True, "fio write phase, bw_bytes (bw x 1024 before fio 3.2), 10^6 B/s"),
                Metric("read_mb_s", "MB/s", True, "fio read phase of the same file"))
     tools = ("fio",)
     # IOR's own defaults (-b 1m -t 256k, one segment, POSIX without O_DIRECT) write a 1 MiB

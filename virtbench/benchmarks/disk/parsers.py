@@ -1,37 +1,52 @@
-"""Pure parsers of dd, hdparm, fio and bonnie++ output (MB/s here is 10^6 bytes/s;
-hdparm's MiB and bonnie++'s KiB are converted)."""
+"""Pure parsers of dd, hdparm and bonnie++ output (MB/s here is 10^6 bytes/s; hdparm's MiB and
+bonnie++'s KiB are converted); fio's JSON is read by fio_json, re-exported here."""
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
 from ..base import ParseError
+from .fio_json import fio_iops, fio_jobs, fio_json, fio_rate  # noqa: F401 (re-exported)
 
 MB = 1_000_000
 MIB = 1024 * 1024
 
-# GNU coreutils >= 8.24: "67108864 bytes (67 MB, 64 MiB) copied, 0.0476309 s, 1.4 GB/s"
-# small transfers:       "500 bytes copied, 1.10253 s, 0.5 kB/s"
-# coreutils < 8.24:      "1073741824 bytes (1.1 GB) copied, 4.07 s, 263 MB/s"
-# BSD / old GNU (the Xen 2006 article):
-#                        "33554432 bytes transferred in 17.615797 seconds (1904792 bytes/sec)"
+# dd's summary line (stderr), per implementation:
+# GNU coreutils >= 8.24 (src/dd.c print_xfer_stats):
+#     "67108864 bytes (67 MB, 64 MiB) copied, 0.0476309 s, 1.4 GB/s"; small: "500 bytes copied, ..."
+# GNU coreutils before 8.24:  "134217728 bytes (134 MB) copied, 0.220513 s, 609 MB/s"
+# BusyBox with FEATURE_DD_THIRD_STATUS_LINE (coreutils/dd.c dd_output_status; Alpine's):
+#     "33554432 bytes (32.0MB) copied, 0.010095 seconds, 3.1GB/s"
+#     Debian's busybox is built without it: records in/out only, nothing to time.
+# BSD (FreeBSD/macOS bin/dd/misc.c summary(); old GNU coreutils 5.x printed it with "seconds"):
+#     "33554432 bytes transferred in 17.615797 secs (1904792 bytes/sec)"
 _DD_GNU = re.compile(r"^(\d+) bytes?(?: \([^)]*\))? copied, ([0-9.]+(?:e[-+]?\d+)?) s, "
                      r"([0-9.]+) ([kMGT]?i?B/s)\s*$")
+_DD_BUSYBOX = re.compile(r"^(\d+) bytes \([0-9.]+[kMGT]?B\) copied, ([0-9.]+) seconds, "
+                         r"[0-9.]+[kMGT]?B/s\s*$")
 _DD_BSD = re.compile(r"^(\d+) bytes transferred in ([0-9.]+) secs?(?:onds)? \((\d+) bytes/sec\)")
+_DD_RECORDS = re.compile(r"^\d+\+\d+ records out$", re.M)
 
 
 def parse_dd(stderr: str) -> dict[str, float]:
     """dd's summary line -> {"bytes", "seconds", "mb_s"}; MB/s computed from bytes/seconds
-    (dd's own figure is rounded to 2-3 digits and its unit varies)."""
+    (dd's own figure is rounded to 2-3 digits and its unit varies).
+
+    Reads GNU coreutils dd (5.x, 6.0-8.23, 8.24 and later), BusyBox dd built with its status
+    line, and BSD dd; a dd that prints no summary (Debian's BusyBox) is refused in one line."""
     found = None
     for line in stderr.splitlines():
         line = line.strip()
-        m = _DD_GNU.match(line) or _DD_BSD.match(line)
+        m = _DD_GNU.match(line) or _DD_BUSYBOX.match(line) or _DD_BSD.match(line)
         if m:
             found = m
     if found is None:
-        raise ParseError("no dd summary line ('N bytes ... copied, S s, X MB/s')")
+        if _DD_RECORDS.search(stderr):
+            raise ParseError("dd printed its record counts but no bytes/seconds summary (BusyBox "
+                             "dd built without FEATURE_DD_THIRD_STATUS_LINE, as Debian's): it "
+                             "cannot be timed; install GNU coreutils dd in the environment")
+        raise ParseError("no dd summary line (GNU coreutils, BusyBox or BSD dd's "
+                         "'N bytes ... copied/transferred ... s')")
     nbytes, seconds = int(found.group(1)), float(found.group(2))
     if nbytes <= 0:
         raise ParseError("dd copied 0 bytes")
@@ -58,68 +73,24 @@ def parse_hdparm(stdout: str) -> dict[str, float]:
     return {"read_mb_s": per_s / MB}
 
 
-def fio_json(stdout: str) -> dict:
-    """fio's --output-format=json document, skipping any lines fio printed before it
-    (notes and warnings such as 'note: both iodepth >= 1 and synchronous I/O engine...')."""
-    lines = stdout.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.startswith("{"):
-            text = "".join(lines[i:])
-            try:
-                doc, _ = json.JSONDecoder().raw_decode(text)
-            except ValueError as exc:
-                raise ParseError(f"fio's JSON output is malformed or truncated: {exc}") from exc
-            if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
-                raise ParseError("fio's JSON output has no jobs list")
-            return doc
-    raise ParseError("no JSON document in fio's output")
-
-
-def fio_jobs(stdout: str) -> dict[str, dict]:
-    """jobname -> job, failing on a job fio reports as failed."""
-    jobs: dict[str, dict] = {}
-    for job in fio_json(stdout)["jobs"]:
-        name = job.get("jobname")
-        if not isinstance(name, str):
-            raise ParseError("a fio job without a jobname")
-        if job.get("error"):
-            raise ParseError(f"fio job {name} failed with error {job['error']}")
-        jobs[name] = job
-    return jobs
-
-
-def _fio_number(job: dict, direction: str, key: str) -> float:
-    try:
-        value = float(job[direction][key])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ParseError(f"fio job {job.get('jobname')}: no {direction}.{key}") from exc
-    if not value > 0:
-        raise ParseError(f"fio job {job.get('jobname')}: {direction}.{key} is {value}: "
-                         "the job did no I/O")
-    return value
-
-
-def fio_rate(job: dict, direction: str) -> float:
-    """MB/s (10^6) of one direction of a job, from bw_bytes."""
-    return _fio_number(job, direction, "bw_bytes") / MB
-
-
-def fio_iops(job: dict, direction: str) -> float:
-    return _fio_number(job, direction, "iops")
-
-
-# bonnie++ CSV, format 1.98 (bonnie++ 1.98 .. 2.00a; field positions as bon_csv2txt reads
-# them): 0 format, 1 version, 2 name, 3 concurrency, 4 seed, 5 file size, 6 chunk size,
-# 7 seeks, 8 seek processes, 9/10 putc + %CPU, 11/12 block write, 13/14 rewrite,
-# 15/16 getc, 17/18 block read, 19/20 random seeks, 21..37 file tests, 38..49 latencies.
-BONNIE_FIELDS = {          # metric prefix -> (rate index, cpu index, unit is K/sec)
-    "char_write": (9, 10, True),
-    "block_write": (11, 12, True),
-    "rewrite": (13, 14, True),
-    "char_read": (15, 16, True),
-    "block_read": (17, 18, True),
-    "seeks": (19, 20, False),
+# bonnie++ -q prints one CSV line (bon_time.cpp, BonTimer::DoReportIO). Its first field is the
+# CSV format version, its second bonnie++'s. The I/O results start at a position that depends
+# on the format (github:ng-alt/bonnie's imports of 1.96 and 1.97.3, Debian's 2.00a source):
+# 1.96 and 1.97: format, version, name, concurrency, seed, file size, chunk size, then putc
+#   (1.96's header line omits concurrency and seed, but its writer prints them);
+# 1.98 (bonnie++ 1.98 to 2.00a): the same, then seeks and seek processes, then putc.
+# From putc: putc + %CPU, block write, rewrite, getc, block read (K/sec + %CPU each), random
+# seeks (/sec + %CPU); then file tests and latencies. 1.03 and older print no format field.
+BONNIE_FORMATS = {"1.96": (7, 48), "1.97": (7, 48), "1.98": (9, 50)}  # -> putc index, fields
+BONNIE_FIELDS = {          # metric prefix -> (offset of the rate from putc, unit is K/sec)
+    "char_write": (0, True),
+    "block_write": (2, True),
+    "rewrite": (4, True),
+    "char_read": (6, True),
+    "block_read": (8, True),
+    "seeks": (10, False),
 }
+_BONNIE_FORMAT = re.compile(r"^\d+\.\d+[a-z]?$")
 
 
 @dataclass
@@ -128,18 +99,37 @@ class BonnieResult:
     unmeasured: list[str]       # tests bonnie++ ran but printed "+++++" for (too fast to time)
 
 
-def parse_bonnie(stdout: str) -> BonnieResult:
-    """bonnie++ -q's CSV line -> MB/s (10^6; bonnie++ prints KiB/s) and %CPU per test."""
-    rows = [line.strip().split(",") for line in stdout.splitlines()
-            if line.strip().startswith(("1.98,", "1.97,"))]
+def _bonnie_row(stdout: str) -> tuple[list[str], int]:
+    """The last CSV result line and the index of its putc field, or ParseError in one line."""
+    known = ", ".join(BONNIE_FORMATS)
+    rows = [line.strip().split(",") for line in stdout.splitlines() if line.count(",") >= 12]
     if not rows:
-        raise ParseError("no bonnie++ CSV line (format 1.98)")
+        raise ParseError(f"no bonnie++ CSV line (formats {known})")
     row = rows[-1]
-    if len(row) < 21:
-        raise ParseError(f"bonnie++ CSV line is truncated ({len(row)} fields, need 21)")
+    fmt = row[0].strip()
+    if not _BONNIE_FORMAT.match(fmt):
+        raise ParseError(f"bonnie++ CSV line without a format version (bonnie++ 1.03 or older?) "
+                         f"is not one virtbench reads (formats {known})")
+    if fmt not in BONNIE_FORMATS:
+        raise ParseError(f"bonnie++ CSV format {fmt} (bonnie++ {row[1].strip()}) is not one "
+                         f"virtbench reads (formats {known})")
+    putc, fields = BONNIE_FORMATS[fmt]
+    if len(row) != fields:
+        raise ParseError(f"bonnie++ CSV line (format {fmt}) has {len(row)} fields, not {fields}: "
+                         "truncated, or not that format's layout")
+    return row, putc
+
+
+def parse_bonnie(stdout: str) -> BonnieResult:
+    """bonnie++ -q's CSV line -> MB/s (10^6; bonnie++ prints KiB/s) and %CPU per test.
+
+    Reads CSV formats 1.96, 1.97 (bonnie++ 1.96, 1.97.x) and 1.98 (bonnie++ 1.98, 2.00, 2.00a);
+    any other format is refused in one line."""
+    row, putc = _bonnie_row(stdout)
     values: dict[str, float] = {}
     unmeasured: list[str] = []
-    for prefix, (ri, ci, kib) in BONNIE_FIELDS.items():
+    for prefix, (offset, kib) in BONNIE_FIELDS.items():
+        ri, ci = putc + offset, putc + offset + 1
         rate, cpu = row[ri].strip(), row[ci].strip()
         if not rate:
             continue                        # the test was not run (-f skips per-char)
@@ -150,8 +140,8 @@ def parse_bonnie(stdout: str) -> BonnieResult:
             rate_v = float(rate)
             cpu_v = float(cpu)
         except ValueError as exc:
-            raise ParseError(f"bonnie++ CSV field {ri} or {ci} is not a number: "
-                             f"{rate!r}, {cpu!r}") from exc
+            raise ParseError(f"bonnie++ CSV (format {row[0].strip()}) field {ri} or {ci} is not "
+                             f"a number: {rate!r}, {cpu!r}") from exc
         if prefix == "seeks":
             values["seeks_per_s"] = rate_v
             values["seeks_cpu_pct"] = cpu_v
