@@ -65,10 +65,15 @@ def check_dir(path: Path, what: str = "work directory") -> None:
     why = trust_problem(st)
     if why:
         raise VirtbenchError(f"{what} {path} {why}; {FIX}")
-    parent = path.parent
-    why = parent_problem(os.stat(parent))
+    check_parent(path, what)
+
+
+def check_parent(path: Path, what: str = "work directory") -> None:
+    """Refuse a directory whose parent lets others rename it away and put their own in its
+    place: one line naming it and the fix."""
+    why = parent_problem(os.stat(path.parent))
     if why:
-        raise VirtbenchError(f"{what} {path}: its parent {parent} {why}; set ${ENV} to a "
+        raise VirtbenchError(f"{what} {path}: its parent {path.parent} {why}; set ${ENV} to a "
                              f"directory only you can write")
 
 
@@ -78,6 +83,7 @@ def ensure() -> Path:
     path = root()
     try:
         os.makedirs(path.parent, exist_ok=True)
+        check_parent(path)          # refused before anything is made in it
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass

@@ -32,7 +32,11 @@ import time
 
 # What a manifest may name: only what virtbench itself creates (netns.py, netpath.py,
 # libvirt/defined.py, container/). Anything else is skipped with a warning, never acted on.
-WORKDIR_PREFIXES = ("vbqemu-", "vbctr-", "vbscratch-", "vbexits-")
+# Private directories beside the guests' and containers' work directories, each with a
+# manifest of its own (guest/watch.py): bare metal's scratch, the TCG plugin's sockets, a
+# private sshd's keys, ssh's control sockets, short-lived files.
+PRIVATE_PREFIXES = ("vbscratch-", "vbexits-", "vbsshd-", "vbsshctl-", "vbtmp-")
+WORKDIR_PREFIXES = ("vbqemu-", "vbctr-", *PRIVATE_PREFIXES)
 NETNS = re.compile(r"vb-[0-9a-f]{6}(-[a-z])?")
 TAP = re.compile(r"vbt[0-9a-f]{6}")
 CONTAINER = re.compile(r"vbctr-[A-Za-z0-9_]{1,64}")
@@ -134,34 +138,63 @@ def _loop_backed_inside(loop: str, workdir: str) -> bool:
     return bool(back) and os.path.normpath(back).startswith(workdir.rstrip("/") + "/")
 
 
+def _listed(value) -> list:
+    """A field that should be a list, as one (a lone value is a list of one; none: [])."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _read_pid(path: str) -> int | None:
+    """The number in a pidfile: a regular file, not a symlink, read without blocking."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return int(os.read(fd, 32).decode().strip() or 0)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
     """What of `manifest` virtbench may act on, and a warning for each field it may not.
-    Every name must match virtbench's own patterns, every path lie in the work root."""
+    Every name must match virtbench's own patterns, every path lie in the work root; a field
+    of the wrong type is skipped like a wrong value, and nothing here raises."""
     warnings: list[str] = []
     ok: dict = {}
+    if not isinstance(manifest, dict):
+        return ok, [f"manifest skipped: not a JSON object ({type(manifest).__name__})"]
 
     def skip(field, value, why):
         warnings.append(f"{field} {str(value)[:80]!r} skipped: {why}")
 
-    workdir = _private_dir(manifest.get("workdir") or "", root)
+    given = manifest.get("workdir")
+    workdir = _private_dir(given, root) if isinstance(given, str) and given else None
     if workdir is None:
         skip("workdir", manifest.get("workdir"), f"not a private directory of virtbench's in {root}")
         return ok, warnings           # nothing is trusted without its own work directory
     ok["workdir"] = workdir
     created = manifest.get("created")
-    ok["created"] = float(created) if isinstance(created, (int, float)) else None
+    ok["created"] = None
+    if isinstance(created, (int, float)) and not isinstance(created, bool) \
+            and created == created:
+        ok["created"] = float(created)
+    elif created is not None:
+        skip("created", created, "not a time")
     pid = manifest.get("qemu_pid")
-    if pid is None and isinstance(manifest.get("pidfile"), str):
-        if os.path.dirname(os.path.normpath(manifest["pidfile"])) == workdir:
-            try:
-                with open(manifest["pidfile"]) as f:
-                    pid = int(f.read().strip() or 0)
-            except (OSError, ValueError):
-                pid = None
+    pidfile = manifest.get("pidfile")
+    if pid is None and pidfile is not None:
+        if isinstance(pidfile, str) and os.path.dirname(os.path.normpath(pidfile)) == workdir:
+            pid = _read_pid(pidfile)
         else:
-            skip("pidfile", manifest["pidfile"], "not in the work directory")
+            skip("pidfile", pidfile, "not a file in the work directory")
     if pid is not None:
-        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1:
+        if isinstance(pid, int) and not isinstance(pid, bool) and 1 < pid < 2**22:  # PID_MAX_LIMIT
             ok["qemu_pid"] = pid
         else:
             skip("qemu_pid", pid, "not a process id")
@@ -175,8 +208,7 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             skip("libvirt_domain", domain, "not a transient domain of virtbench's on a local URI")
     for field, pattern in (("containers", CONTAINER), ("volumes", VOLUME), ("host_taps", TAP),
                            ("extra_netns", NETNS)):
-        values = manifest.get(field) or []
-        for value in values if isinstance(values, list) else [values]:
+        for value in _listed(manifest.get(field)):
             if isinstance(value, str) and pattern.fullmatch(value):
                 ok.setdefault(field, []).append(value)
             else:
@@ -187,12 +219,12 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             ok["netns"] = ns
         else:
             skip("netns", ns, "not a name virtbench gives")
-    for loop in manifest.get("loops") or []:
+    for loop in _listed(manifest.get("loops")):
         if isinstance(loop, str) and LOOP.fullmatch(loop) and _loop_backed_inside(loop, workdir):
             ok.setdefault("loops", []).append(loop)
         else:
             skip("loops", loop, "not a loop device backed by a file in the work directory")
-    for d in manifest.get("dirs") or []:
+    for d in _listed(manifest.get("dirs")):
         p = _private_dir(d, root) if isinstance(d, str) else None
         if p:
             ok.setdefault("dirs", []).append(p)
