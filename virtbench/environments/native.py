@@ -52,7 +52,14 @@ class Native(Environment):
     _instance_dir: str | None = None     # made for instance i of a group: removed when empty
     _private_scratch = None              # scratch=auto: the directory made, removed at stop
 
+    def resolve(self) -> None:
+        """A scratch directory named that virtbench must not write in is bad input: refused
+        before the run exists (one line, exit 2)."""
+        if self.values["scratch"] != AUTO_SCRATCH:
+            check_scratch(self.values["scratch"])
+
     def start(self) -> None:
+        watch.sweep_private()        # what a killed run left (its scratch, its sshd's keys)
         self._kernel_dir = kernels.build()
         self.agent = SubprocessAgent([sys.executable, str(AGENT_SOURCE), "--stdio"],
                                      name=self.label)
@@ -160,9 +167,7 @@ class Native(Environment):
     def scratch_dir(self) -> str:
         if self.values["scratch"] == AUTO_SCRATCH:
             if self._private_scratch is None:
-                d = workroot.make_dir("vbscratch-")
-                watch.write_manifest(d, watch.new_manifest(d))   # swept if we die
-                self._private_scratch = d
+                self._private_scratch = watch.private_dir("vbscratch-")   # swept if we die
             return str(self._private_scratch)
         path = self.values["scratch"]
         check_scratch(path)
