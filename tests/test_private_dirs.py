@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import environments, workroot
+from virtbench import environments, netns, workroot
 from virtbench.benchmarks import REGISTRY
 from virtbench.guest import watch
 
@@ -109,10 +109,19 @@ def test_native_start_sweeps_what_a_killed_run_left(tmp_root):
         watch.write_manifest(d, {"owner": DEAD_OWNER, "workdir": str(d)})
         left.append(d)
     live = watch.private_dir("vbscratch-")          # ours, alive: stays
-    env = environments.create("native")
-    env.start()
-    env.stop()
-    assert not any(d.exists() for d in left) and live.exists()
+    ns = "vb-deadbe-e"                              # a killed native run's namespace
+    if ROOT:
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        netns.OWNERS.mkdir(parents=True, exist_ok=True)
+        (netns.OWNERS / ns).write_text(DEAD_OWNER + "\n")
+    try:
+        env = environments.create("native")
+        env.start()
+        env.stop()
+        assert not any(d.exists() for d in left) and live.exists()
+        assert ns not in netns.list_namespaces()
+    finally:
+        netns.delete(ns)
 
 
 def test_a_killed_runs_private_dirs_go_at_the_next_sweep(tmp_root):

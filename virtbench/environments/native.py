@@ -7,7 +7,7 @@ import shutil
 import stat
 import sys
 
-from .. import fingerprint, kernels, workroot
+from .. import fingerprint, kernels, netns, workroot
 from ..errors import VirtbenchError
 from ..guest import watch
 from ..capabilities import Capabilities, can, cannot
@@ -81,7 +81,8 @@ class Native(Environment):
             check_scratch(self.values["scratch"])
 
     def start(self) -> None:
-        watch.sweep_private()        # what a killed run left (its scratch, its sshd's keys)
+        netns.sweep_stale()          # what a killed run left: its namespaces,
+        watch.sweep_private()        # its scratch, its sshd's keys
         self._kernel_dir = kernels.build()
         self.agent = SubprocessAgent([sys.executable, str(AGENT_SOURCE), "--stdio"],
                                      name=self.label)
