@@ -19,7 +19,7 @@ import pytest
 
 from virtbench import environments, netns, workroot
 from virtbench.benchmarks import REGISTRY
-from virtbench.guest import watch
+from virtbench.guest import guardian, watch
 
 ROOT = os.geteuid() == 0
 DEAD_OWNER = "1 0"
@@ -133,3 +133,69 @@ def test_a_killed_runs_private_dirs_go_at_the_next_sweep(tmp_root):
     assert len(made) == len(watch.PRIVATE_PREFIXES) and all(d.exists() for d in made)
     assert sorted(watch.sweep_private()) == sorted(d.name for d in made)
     assert not any(d.exists() for d in made)
+
+
+def running(pid: int) -> bool:
+    """A live process (not gone, not a zombie nobody reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+SSHD_CHILD = """
+import socket, sys, time
+from virtbench.sshd import Sshd
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+prefix = ["ip", "netns", "exec", sys.argv[1]]
+server = Sshd("127.0.0.1", prefix, port=port)
+print(server.dir, server.server.proc.pid, flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not ROOT or not shutil.which("sshd") and not os.path.exists(
+    "/usr/sbin/sshd"), reason="a private sshd in a namespace needs root and sshd")
+def test_the_private_sshd_of_a_killed_run_is_killed_by_the_sweep(tmp_root):
+    ns = "vb-5ad5ad-e"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+    child = subprocess.Popen([sys.executable, "-c", SSHD_CHILD, ns], stdout=subprocess.PIPE,
+                             text=True)
+    pid = None
+    try:
+        keys, pid = child.stdout.readline().split()
+        keys, pid = Path(keys), int(pid)
+        assert keys.parent == tmp_root
+        child.kill()                                  # virtbench dies: sshd lives on
+        child.wait()
+        assert running(pid)
+        assert guardian.is_our_sshd(pid, str(keys), None)
+        assert not guardian.is_our_sshd(pid, str(tmp_root / "vbsshd-other"), None)
+        assert watch.sweep_private() == [keys.name]
+        assert not keys.exists() and not running(pid)
+    finally:
+        child.kill()
+        child.wait()
+        try:
+            if pid and os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "sshd":
+                os.kill(int(pid), 9)                  # the sweep did not
+        except OSError:
+            pass
+        subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+
+
+def test_an_sshd_pid_that_is_not_that_sshd_is_not_killed(tmp_root):
+    d = watch.private_dir("vbsshd-")
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                               "-f", f"{d}/sshd_config"])     # its command line, not sshd
+    try:
+        watch.write_manifest(d, {"owner": DEAD_OWNER, "workdir": str(d), "created": 0,
+                                 "sshd_pid": victim.pid})
+        assert watch.sweep_private() == [d.name]
+        assert victim.poll() is None and not d.exists()
+    finally:
+        victim.kill()
+        victim.wait()

@@ -63,6 +63,8 @@ class Sshd:
         except VirtbenchError as exc:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise VirtbenchError(f"sshd did not start: {exc}") from None
+        if not directory:    # if virtbench is killed, the sweep kills this sshd (its PID
+            watch.update_manifest(self.dir, sshd_pid=self.server.proc.pid)   # checked first)
 
     @property
     def host_key(self) -> str:

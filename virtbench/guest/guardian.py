@@ -11,7 +11,8 @@ When the pipe reaches EOF (the owner exited or was killed) without the owner hav
 the QEMU process (killed) or the libvirt domain (destroyed), podman containers and
 volumes (removed), loop devices, taps, the network namespace, and the work directory
 (the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
-a normal stop() runs, so both paths remove the same things.
+a normal stop() runs, so both paths remove the same things; the sweep runs it too on the
+private directories of dead owners (a private sshd's, whose sshd it kills).
 
 The manifest is data, never a command: the programs run (virsh, ip, losetup, podman) are
 fixed here or given by the owner on the command line, and every field is checked against
@@ -66,26 +67,52 @@ def _proc_start_epoch(pid: int) -> float | None:
     return _boot_time() + int(fields[19]) / CLK_TCK
 
 
-def is_our_qemu(pid: int, workdir: str, created: float | None) -> bool:
-    """Is `pid` the QEMU started for `workdir`: a qemu-system binary, the work directory in
-    its command line (its pidfile and sockets live there), started after the manifest?"""
-    try:
-        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-    except OSError:
-        return False
-    if not exe.startswith("qemu-system"):
-        return False
-    if not any(a.startswith(workdir.encode() + b"/") for a in argv):
-        return False
+def _started_after(pid: int, created: float | None) -> bool:
     started = _proc_start_epoch(pid)
     return started is not None and (created is None or started >= created - 2.0)
 
 
+def _exe_and_argv(pid: int) -> tuple[str, list[bytes]] | None:
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return exe, f.read().rstrip(b"\0").split(b"\0")
+    except OSError:
+        return None
+
+
+def is_our_qemu(pid: int, workdir: str, created: float | None) -> bool:
+    """Is `pid` the QEMU started for `workdir`: a qemu-system binary, the work directory in
+    its command line (its pidfile and sockets live there), started after the manifest?"""
+    found = _exe_and_argv(pid)
+    if found is None or not found[0].startswith("qemu-system"):
+        return False
+    if not any(a.startswith(workdir.encode() + b"/") for a in found[1]):
+        return False
+    return _started_after(pid, created)
+
+
+def is_our_sshd(pid: int, workdir: str, created: float | None) -> bool:
+    """Is `pid` the private sshd started on `workdir`'s config: the sshd binary, `-f
+    WORKDIR/sshd_config` in its command line (as given, or as sshd retitles itself: one
+    string), started after the manifest?"""
+    found = _exe_and_argv(pid)
+    if found is None or found[0] != "sshd":
+        return False
+    if f"-f {workdir}/sshd_config".encode() not in b" ".join(found[1]):
+        return False
+    return _started_after(pid, created)
+
+
 def kill_qemu(pid: int, workdir: str, created: float | None = None,
               wait_s: float = 10.0) -> None:
-    if not pid or not is_our_qemu(pid, workdir, created):
+    kill_ours(pid, workdir, created, is_our_qemu, wait_s)
+
+
+def kill_ours(pid: int, workdir: str, created: float | None, ours, wait_s: float = 10.0) -> None:
+    """SIGKILL `pid` if `ours(pid, workdir, created)` says it is ours, and wait until it is
+    gone (reaped if it is our child, a zombie or out of /proc if not)."""
+    if not pid or not ours(pid, workdir, created):
         return
     try:
         os.kill(pid, signal.SIGKILL)
@@ -193,11 +220,13 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             pid = _read_pid(pidfile)
         else:
             skip("pidfile", pidfile, "not a file in the work directory")
-    if pid is not None:
-        if isinstance(pid, int) and not isinstance(pid, bool) and 1 < pid < 2**22:  # PID_MAX_LIMIT
-            ok["qemu_pid"] = pid
+    for field, value in (("qemu_pid", pid), ("sshd_pid", manifest.get("sshd_pid"))):
+        if value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22:
+            ok[field] = value                      # below PID_MAX_LIMIT
         else:
-            skip("qemu_pid", pid, "not a process id")
+            skip(field, value, "not a process id")
     domain = manifest.get("libvirt_domain")
     if domain is not None:
         if isinstance(domain, dict) and isinstance(domain.get("name"), str) \
@@ -278,6 +307,8 @@ def cleanup(manifest: dict, root: str, podman: list[str] | None = None,
             problems.append(f"virsh destroy {domain['name']}: {exc}")
     if m.get("qemu_pid"):
         kill_qemu(m["qemu_pid"], m["workdir"], m["created"])
+    if m.get("sshd_pid"):    # a private sshd (its keys and config in the work directory)
+        kill_ours(m["sshd_pid"], m["workdir"], m["created"], is_our_sshd)
     if podman:
         for name in m.get("containers") or []:   # a container (and its runsc sandbox)
             problems += remove_container(podman, name)

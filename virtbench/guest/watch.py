@@ -111,6 +111,12 @@ def _read_manifest(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def update_manifest(workdir: Path, **fields) -> None:
+    """Add fields to workdir/manifest.json (a manifest this process wrote)."""
+    data = json.loads((workdir / "manifest.json").read_text())
+    write_manifest(workdir, {**data, **fields})
+
+
 def write_manifest(workdir: Path, data: dict) -> None:
     """Replace workdir/manifest.json in one step (the guardian may read it at any moment)."""
     tmp = workdir / "manifest.json.part"
