@@ -4,8 +4,6 @@ benchmark of the registry uses an environment hook it has not declared a need fo
 import io
 import json
 import os
-import tempfile
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -59,7 +57,10 @@ def test_a_study_whose_every_case_is_skipped_exits_cleanly_with_the_reason(
     assert "nothing to run" in err
     assert not os.path.exists(store_url[len("sqlite:///"):])      # no empty run stored
     # the connection resolve() opened is closed: no control directory of ours is left
-    assert not list(Path(tempfile.gettempdir()).glob(f"vb-ssh-{os.getpid()}-*"))
+    from virtbench import workroot
+    from virtbench.sshsession import CONTROL_PREFIX
+    assert not [d for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
+        (d / "manifest.json").read_text())["owner"].split()[0] == str(os.getpid())]
 
 
 def test_dry_run_shows_the_skipped_cases_and_counts_without_them(capsys):

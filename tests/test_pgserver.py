@@ -75,6 +75,7 @@ def test_without_postgresql_the_fixture_says_to_run_setup(monkeypatch):
 def test_the_binaries_are_found_where_debian_puts_them(monkeypatch, tmp_path):
     monkeypatch.setenv("VIRTBENCH_PG_BINDIR", str(tmp_path))      # empty: not a bindir
     found = pgserver.find_bindir()
+    assert found != tmp_path                 # an empty directory is passed over for Debian's
     assert found is None or (found / "initdb").is_file()
     for name in ("initdb", "pg_ctl"):
         (tmp_path / name).write_text("")

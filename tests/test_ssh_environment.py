@@ -103,7 +103,7 @@ def test_a_wrong_host_key_stops_before_anything_runs(target, tmp_path, capsys, s
     err = capsys.readouterr().err
     assert code == 2 and "host key" in err and "is not known" in err
     assert not os.path.exists(store_url[len("sqlite:///"):])
-    assert not list(Path(tempfile.gettempdir()).glob("vb-ssh-*"))   # no control directory
+    assert own_control_dirs() == []                                  # no control directory
 
 
 def test_a_connection_killed_mid_trial_fails_that_trial_and_the_rest_runs(target, store_url):
@@ -142,21 +142,34 @@ def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
     assert child.returncode == -signal.SIGKILL, child.stderr
     staged = child.stdout.split()[0]
     assert staged.startswith("/tmp/virtbench-")
+    scratch = child.stdout.split()[2]         # scratch=auto: the run's own, gone with it
+    assert scratch.startswith("/var/tmp/virtbench-scratch-")
+    # the target's agent removes both when the connection dies, one after the other
     deadline = time.monotonic() + 20
-    while os.path.exists(staged) and time.monotonic() < deadline:
+    while (os.path.exists(staged) or os.path.exists(scratch)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not os.path.exists(staged)        # the target is this machine
-    scratch = child.stdout.split()[2]         # scratch=auto: the run's own, gone with it
-    assert scratch.startswith("/var/tmp/virtbench-scratch-") and not os.path.exists(scratch)
-    stale = list(Path(tempfile.gettempdir()).glob(f"vb-ssh-{child_pid(child)}-*"))
-    assert stale                              # the dead run's local control directory...
-    from virtbench.sshsession import sweep_stale_control_dirs
-    assert set(sweep_stale_control_dirs()) >= {str(d) for d in stale}   # ...swept next time
+    assert not os.path.exists(scratch)
+    from virtbench import workroot
+    from virtbench.sshsession import CONTROL_PREFIX, sweep_stale_control_dirs
+    stale = [d for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
+        (d / "manifest.json").read_text())["owner"].split()[0] == child_pid(child)]
+    assert stale                  # the dead run's control directory, in the work root...
+    assert set(sweep_stale_control_dirs()) >= {d.name for d in stale}   # ...swept next time
     assert not any(d.exists() for d in stale)
+    assert not list(Path(tempfile.gettempdir()).glob("vb-ssh-*"))   # nothing in /tmp
 
 
 def child_pid(child) -> str:
     return child.stdout.split()[1]
+
+
+def own_control_dirs() -> list[str]:
+    """This process's ssh control directories in the work root."""
+    from virtbench import workroot
+    from virtbench.sshsession import CONTROL_PREFIX
+    return [d.name for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
+        (d / "manifest.json").read_text())["owner"].split()[0] == str(os.getpid())]
 
 
 def test_network_benchmarks_need_the_peer_address_and_then_measure_the_real_path(target):

@@ -41,7 +41,7 @@ def test_a_remote_commands_own_failure_is_not_sshs(fixture_text):
 def test_argv_verifies_host_keys_and_multiplexes():
     argv = ssh_argv(SshOptions("h", user="u", port=2200, key="/id"), "/c")
     assert argv[-1] == "h" and "StrictHostKeyChecking=yes" in argv and "BatchMode=yes" in argv
-    assert "ControlPath=/c/cm-%C" in argv and argv[argv.index("-i") + 1] == "/id"
+    assert "ControlPath=/c/cm" in argv and argv[argv.index("-i") + 1] == "/id"
     assert remote_command(["echo", "a b"], 2.5) == "timeout -k 5 3 echo 'a b'"
 
 

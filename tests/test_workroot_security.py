@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from virtbench import workroot
+from virtbench.environments import create
 from virtbench.environments.native import check_scratch
 from virtbench.errors import VirtbenchError
 from virtbench.guest import guardian, watch
@@ -117,6 +118,60 @@ def test_a_scratch_directory_others_can_write_without_sticky_bit_is_refused(tmp_
         check_scratch(str(d))
 
 
+def test_a_sticky_shared_scratch_such_as_tmp_is_refused_a_directory_made_in_it_is_not(tmp_path):
+    """virtbench writes fixed names in its scratch directory: in /tmp others could take them
+    first. A directory of its own made in /tmp is fine (its parent is sticky)."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    with pytest.raises(VirtbenchError, match=r"writable by other users \(mode 1777\)"):
+        check_scratch(str(shared))
+    env = create(f"native:scratch={shared / 'mine'}")
+    assert env.scratch_dir() == str(shared / "mine")
+    assert os.lstat(shared / "mine").st_mode & 0o777 == 0o755
+
+
+@needs_root
+def test_a_scratch_name_another_user_took_first_is_refused(tmp_path, monkeypatch):
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    taken = shared / "taken"
+    taken.mkdir()
+    os.chown(taken, NOBODY, -1)
+    with pytest.raises(VirtbenchError, match=f"taken is owned by uid {NOBODY}"):
+        create(f"native:scratch={taken}").scratch_dir()
+    # taken between virtbench's look and its mkdir: the look after the mkdir refuses it
+    late = shared / "late"
+    env = create(f"native:scratch={late}")
+    real_makedirs = os.makedirs
+
+    def someone_first(path, mode=0o777, exist_ok=False):
+        if str(path) == str(late) and not late.exists():
+            late.symlink_to(tmp_path)
+        return real_makedirs(path, mode=mode, exist_ok=exist_ok)
+    monkeypatch.setattr(os, "makedirs", someone_first)
+    with pytest.raises(VirtbenchError, match="late is a symbolic link"):
+        env.scratch_dir()
+
+
+@needs_root
+def test_a_run_with_a_shared_scratch_exits_2_in_one_line_and_writes_nothing(tmp_path):
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    store = tmp_path / "store.db"
+    env = dict(os.environ, VIRTBENCH_TMP=str(tmp_path / "work"),
+               VIRTBENCH_STORE=f"sqlite:///{store}")
+    proc = cli("run", "--env", f"native:scratch={shared}", "--bench", "dd-write", "--trials",
+               "1", "--quick", env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert f"scratch directory {shared} is writable by other users" in line
+    assert "leave scratch= out" in line and not store.exists()
+    assert list(shared.iterdir()) == []
+
+
 # -- manifests are data ------------------------------------------------------------------------
 def plant(root: Path, name: str, **fields) -> Path:
     d = root / name
@@ -165,24 +220,24 @@ def test_only_a_qemu_with_this_work_directory_in_its_command_line_counts_as_ours
         proc.wait()
 
 
-def test_qemu_started_before_the_manifest_is_not_ours():
+def test_qemu_started_before_the_manifest_is_not_ours(tmp_path):
     qemu = subprocess.run(["sh", "-c", "command -v qemu-system-x86_64"], capture_output=True,
                           text=True).stdout.strip()
     if not qemu:
         pytest.skip("no qemu-system-x86_64")
-    workdir = "/nonexistent/vbqemu-t"
+    workdir = str(tmp_path / "vbqemu-t")
+    os.mkdir(workdir)              # QEMU writes its pidfile there (it exits if it cannot)
     proc = subprocess.Popen([qemu, "-machine", "none", "-nodefaults", "-display", "none",
                              "-S", "-pidfile", f"{workdir}/x.pid", "-monitor", "none"],
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not guardian.is_our_qemu(proc.pid, workdir, None):
-            if proc.poll() is not None:
-                pytest.skip("qemu did not stay up with -machine none")
+            assert proc.poll() is None, f"QEMU exited: {proc.stderr.read()[-300:]}"
             time.sleep(0.05)
         assert guardian.is_our_qemu(proc.pid, workdir, None)
         assert not guardian.is_our_qemu(proc.pid, workdir, time.time() + 60)
-        assert not guardian.is_our_qemu(proc.pid, "/nonexistent/vbqemu-other", None)
+        assert not guardian.is_our_qemu(proc.pid, str(tmp_path / "vbqemu-other"), None)
     finally:
         proc.kill()
         proc.wait()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import platformdirs
 
+from . import workroot
 from .errors import VirtbenchError
 
 KERNELS = ("himeno", "stream", "pi", "cyclepi")
@@ -29,8 +30,28 @@ def source_dir() -> Path:
     raise VirtbenchError("kernel sources not found; reinstall virtbench (pip install -e .)")
 
 
+CACHE_ENV = "VIRTBENCH_CACHE"
+_checked: set[Path] = set()
+
+
 def cache_dir() -> Path:
-    return Path(os.environ.get("VIRTBENCH_CACHE") or platformdirs.user_cache_dir("virtbench"))
+    """The cache ($VIRTBENCH_CACHE, default the user's cache directory). What is built there
+    runs as root (these kernels, the guest image, the TCG plugin), so it is trusted only once
+    checked, by the work root's rules: a real directory of ours that no one else can write, in
+    a parent others cannot rename it out of. Made (0700) if missing, then checked (once per
+    process: once it is ours in such a parent, no one else can replace it)."""
+    path = Path(os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir("virtbench"))
+    if path not in _checked:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            workroot.check_parent(path, "cache directory", CACHE_ENV)
+            path.mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise VirtbenchError(f"cache directory {path} cannot be created ({exc.strerror}); "
+                                 f"set ${CACHE_ENV} to a directory you can write") from None
+        workroot.check_dir(path, "cache directory", CACHE_ENV)
+        _checked.add(path)
+    return path
 
 
 def sources_hash(src: Path) -> str:

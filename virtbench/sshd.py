@@ -1,7 +1,8 @@
 """A private sshd for the `native` environment's end of the network path (scp benchmarks).
 
-Keys are generated per sshd in a temporary directory; no passwords; every cipher the
-installed OpenSSH offers is enabled so that each can be measured.
+Keys are generated per sshd in a private directory of the work root (removed at stop, swept
+after a crash); no passwords; every cipher the installed OpenSSH offers is enabled so that
+each can be measured.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import VirtbenchError
+from .guest import watch
 from .hostexec import LOCAL, HostExecutor
 from .netpath import HostServer
 
@@ -38,8 +40,10 @@ class Sshd:
         sshd = shutil.which("sshd") or "/usr/sbin/sshd"
         if not Path(sshd).exists():
             raise VirtbenchError("sshd not found; install it with: apt-get install openssh-server")
-        # keys and config in `directory` (default: the temporary directory)
-        self.dir = Path(tempfile.mkdtemp(prefix="vb-sshd-", dir=directory))
+        # keys and config in a new private directory: in `directory` if given (a test's),
+        # else in the work root, where the sweep removes it if virtbench is killed
+        self.dir = Path(tempfile.mkdtemp(prefix="vb-sshd-", dir=directory)) if directory \
+            else watch.private_dir("vbsshd-")
         keygen(self.dir / "host_key")
         keygen(self.dir / "client_key")
         (self.dir / "authorized_keys").write_text((self.dir / "client_key.pub").read_text())
@@ -59,6 +63,8 @@ class Sshd:
         except VirtbenchError as exc:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise VirtbenchError(f"sshd did not start: {exc}") from None
+        if not directory:    # if virtbench is killed, the sweep kills this sshd (its PID
+            watch.update_manifest(self.dir, sshd_pid=self.server.proc.pid)   # checked first)
 
     @property
     def host_key(self) -> str:

@@ -3,25 +3,25 @@
 OpenSSH's own client, as its users run it: their ~/.ssh/config, agent and known_hosts apply,
 host keys are always verified (StrictHostKeyChecking=yes, BatchMode: never a prompt), and one
 multiplexed master connection (ControlMaster, in a private directory) carries every command,
-so a trial pays no handshake. Every remote command runs under coreutils `timeout`, so a hung
-target cannot hang the run. What is staged goes into one private directory on the target,
-removed at close.
+so a trial pays no handshake. The control socket lives in a private directory of the work root
+(guest/watch.py: removed at close, swept after a crash). Every remote command runs under
+coreutils `timeout`, so a hung target cannot hang the run. What is staged goes into one
+private directory on the target, removed at close.
 
 Pure parts (argv, failure messages) are functions tested on real ssh output; the session is a
 small object tests drive against an sshd they start.
 """
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import VirtbenchError
+from .guest import watch
 
 CONNECT_TIMEOUT_S = 10
 
@@ -51,7 +51,7 @@ def ssh_argv(opts: SshOptions, control_dir: str) -> list[str]:
     argv = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
             "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}", "-o", "ServerAliveInterval=5",
             "-o", "ServerAliveCountMax=3", "-o", "ControlMaster=auto",
-            "-o", f"ControlPath={control_dir}/cm-%C", "-o", "ControlPersist=10",
+            "-o", f"ControlPath={control_dir}/cm", "-o", "ControlPersist=10",
             "-p", str(opts.port), "-l", opts.user]
     if opts.key:
         argv += ["-i", opts.key, "-o", "IdentitiesOnly=yes"]
@@ -103,29 +103,14 @@ def describe_failure(opts: SshOptions, exit_code: int, stderr: str) -> str | Non
     return f"ssh to {opts.where} failed: {last[0]}"
 
 
-CONTROL_PREFIX = "vb-ssh-"
+CONTROL_PREFIX = "vbsshctl-"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def sweep_stale_control_dirs(tmp: str | None = None) -> list[str]:
-    """Remove control-socket directories of sessions whose virtbench died (the PID in the
-    name is gone); their master connections end by themselves (ControlPersist)."""
-    removed = []
-    for d in Path(tmp or tempfile.gettempdir()).glob(f"{CONTROL_PREFIX}*-*"):
-        pid = d.name[len(CONTROL_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not _pid_alive(int(pid)):
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(str(d))
-    return removed
+def sweep_stale_control_dirs() -> list[str]:
+    """Remove the control-socket directories of sessions whose virtbench died (the work root's
+    sweep: only directories of ours, whose manifest's owner is gone); their master connections
+    end by themselves (ControlPersist)."""
+    return watch.sweep(CONTROL_PREFIX)
 
 
 class SshSession:
@@ -136,7 +121,8 @@ class SshSession:
             raise VirtbenchError("ssh not found; install it with: apt-get install openssh-client")
         self.opts = opts
         sweep_stale_control_dirs()
-        self._control = tempfile.mkdtemp(prefix=f"{CONTROL_PREFIX}{os.getpid()}-")
+        # one socket per session, so its name needs no %C (short: a socket path has 108 bytes)
+        self._control = str(watch.private_dir(CONTROL_PREFIX))
         self.base = ssh_argv(opts, self._control)
         self.staging: str | None = None
 

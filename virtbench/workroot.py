@@ -20,7 +20,6 @@ from .errors import VirtbenchError
 
 ENV = "VIRTBENCH_TMP"
 NAME = "virtbench"
-FIX = f"remove it (as its owner) or set ${ENV} to a directory only you can write"
 
 
 def root() -> Path:
@@ -56,19 +55,26 @@ def parent_problem(st: os.stat_result, uid: int | None = None) -> str | None:
     return None
 
 
-def check_dir(path: Path, what: str = "work directory") -> None:
-    """Refuse a directory we must not trust: one line naming it and the fix."""
+def check_dir(path: Path, what: str = "work directory", env: str = ENV) -> None:
+    """Refuse a directory we must not trust: one line naming it and the fix (`env`: the
+    variable that names another place)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         raise VirtbenchError(f"{what} {path} does not exist") from None
     why = trust_problem(st)
     if why:
-        raise VirtbenchError(f"{what} {path} {why}; {FIX}")
-    parent = path.parent
-    why = parent_problem(os.stat(parent))
+        raise VirtbenchError(f"{what} {path} {why}; remove it (as its owner) or set ${env} to "
+                             f"a directory only you can write")
+    check_parent(path, what, env)
+
+
+def check_parent(path: Path, what: str = "work directory", env: str = ENV) -> None:
+    """Refuse a directory whose parent lets others rename it away and put their own in its
+    place: one line naming it and the fix."""
+    why = parent_problem(os.stat(path.parent))
     if why:
-        raise VirtbenchError(f"{what} {path}: its parent {parent} {why}; set ${ENV} to a "
+        raise VirtbenchError(f"{what} {path}: its parent {path.parent} {why}; set ${env} to a "
                              f"directory only you can write")
 
 
@@ -78,6 +84,7 @@ def ensure() -> Path:
     path = root()
     try:
         os.makedirs(path.parent, exist_ok=True)
+        check_parent(path)          # refused before anything is made in it
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass

@@ -20,7 +20,8 @@ from virtbench.profile import tcg
 from virtbench.profile.symbols import parse_kallsyms
 
 # Heavy (two profiled boots, ~95 s): behind --run-slow. The default suite has the same
-# IDE/virtio-blk findings end to end through `run --profile exits` (test_exit_profiles_run).
+# IDE/virtio-blk (dd-write) and e1000/virtio-net (tcp) findings end to end through
+# `run --profile exits` (test_exit_profiles_run, no extra boot for tcp).
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     os.geteuid() != 0 or qemu.qemu_binary() is None or shutil.which("gcc") is None,
     reason="guest boots need root, qemu-system-x86_64 and gcc")]

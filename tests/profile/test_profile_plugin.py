@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from virtbench import workroot
 from virtbench.errors import VirtbenchError
 from virtbench.profile import tcg
 
@@ -230,6 +231,7 @@ def test_a_silent_control_socket_is_one_line(tmp_path):
 def test_a_session_marks_and_diffs_on_a_real_qemu(cache):
     session = tcg.TcgSession(QEMU)
     assert session.argv[0] == "-plugin" and "control=" in session.argv[1]
+    assert session.dir.parent == workroot.root()      # its socket: in the work root, not /tmp
     with pytest.raises(VirtbenchError, match="mark"):
         session.since_mark()
     proc = subprocess.Popen([QEMU, "-M", "none", "-display", "none", "-nodefaults",

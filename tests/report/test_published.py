@@ -71,7 +71,7 @@ def test_every_format_shows_published_beside_measured(riken_run):
 def test_no_published_columns_without_published_figures(filled):
     store, run_id = filled
     result = analysis.analyze_run(store, run_id)
-    assert all(r["published"] is None for r in result["results"])
+    assert result["results"] and all(r["published"] is None for r in result["results"])
     assert "measured ratio" not in render(result, "markdown")
     assert "measured ratio" not in render(result, "table")
 

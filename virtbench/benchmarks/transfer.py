@@ -10,13 +10,13 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 from .. import kernels
 from ..errors import VirtbenchError
+from ..guest import watch
 from ..sshd import supported_ciphers
 from .base import Benchmark, Metric, TrialOutcome
 
@@ -91,7 +91,7 @@ class Scp(Benchmark):
         except VirtbenchError as exc:
             env.exec(["rm", "-f", dest], timeout=60)
             return TrialOutcome(error=str(exc))
-        with tempfile.TemporaryDirectory(prefix="vb-scp-") as tmp:
+        with watch.temporary_dir() as tmp:
             known = Path(tmp) / "known_hosts"
             known.write_text(known_hosts_line(target))
             self._copy_each(env, params, target, source, dest, offered, known, outcome)

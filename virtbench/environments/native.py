@@ -7,7 +7,7 @@ import shutil
 import stat
 import sys
 
-from .. import fingerprint, kernels, workroot
+from .. import fingerprint, kernels, netns, workroot
 from ..errors import VirtbenchError
 from ..guest import watch
 from ..capabilities import Capabilities, can, cannot
@@ -18,19 +18,41 @@ from .base import Environment, Option
 AUTO_SCRATCH = "auto"       # a private directory made for this run in the work root
 
 
+def scratch_problem(st: os.stat_result, uid: int | None = None) -> str | None:
+    """Why a named scratch directory with this lstat() result is not one to write in (pure).
+    virtbench writes files of fixed names there as root: in a directory others can write to,
+    even a sticky one such as /tmp, they could take those names first (a symlink to a file of
+    root's), so only a real directory of ours or root's that no one else can write will do."""
+    uid = os.geteuid() if uid is None else uid
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a directory"
+    if st.st_uid not in (0, uid):
+        return f"is owned by uid {st.st_uid}"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
 def check_scratch(path: str) -> None:
-    """A scratch directory the user named: not a symlink, and, if it exists, a directory that
-    no other user can swap files in (ours or root's, not writable by others unless sticky).
-    virtbench runs as root and writes there; one line and the fix otherwise."""
+    """A scratch directory the user named, if it exists: see scratch_problem; and its parent
+    must not let others rename it away (workroot.parent_problem). One line and the fix
+    otherwise. Checked before virtbench makes it and again after (a name another user took
+    first in a sticky directory is refused then)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
-    why = (workroot.parent_problem(st) if not stat.S_ISLNK(st.st_mode)
-           else "is a symbolic link")
+    why = scratch_problem(st)
+    if why is None:
+        parent = os.path.dirname(os.path.abspath(path))
+        problem = workroot.parent_problem(os.stat(parent))
+        why = f"is in {parent}, which {problem}" if problem else None
     if why:
         raise VirtbenchError(f"scratch directory {path} {why}; name a directory only you can "
-                             f"write, or leave scratch= out (a private one is made)")
+                             f"write (virtbench makes it if missing), or leave scratch= out "
+                             f"(a private one is made)")
 
 
 def instance_scratch(scratch: str, i: int) -> str:
@@ -52,7 +74,15 @@ class Native(Environment):
     _instance_dir: str | None = None     # made for instance i of a group: removed when empty
     _private_scratch = None              # scratch=auto: the directory made, removed at stop
 
+    def resolve(self) -> None:
+        """A scratch directory named that virtbench must not write in is bad input: refused
+        before the run exists (one line, exit 2)."""
+        if self.values["scratch"] != AUTO_SCRATCH:
+            check_scratch(self.values["scratch"])
+
     def start(self) -> None:
+        netns.sweep_stale()          # what a killed run left: its namespaces,
+        watch.sweep_private()        # its scratch, its sshd's keys
         self._kernel_dir = kernels.build()
         self.agent = SubprocessAgent([sys.executable, str(AGENT_SOURCE), "--stdio"],
                                      name=self.label)
@@ -160,13 +190,12 @@ class Native(Environment):
     def scratch_dir(self) -> str:
         if self.values["scratch"] == AUTO_SCRATCH:
             if self._private_scratch is None:
-                d = workroot.make_dir("vbscratch-")
-                watch.write_manifest(d, watch.new_manifest(d))   # swept if we die
-                self._private_scratch = d
+                self._private_scratch = watch.private_dir("vbscratch-")   # swept if we die
             return str(self._private_scratch)
         path = self.values["scratch"]
         check_scratch(path)
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        check_scratch(path)          # what is there now is what virtbench will write in
         return path
 
     def metadata(self) -> dict:

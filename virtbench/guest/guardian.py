@@ -11,7 +11,8 @@ When the pipe reaches EOF (the owner exited or was killed) without the owner hav
 the QEMU process (killed) or the libvirt domain (destroyed), podman containers and
 volumes (removed), loop devices, taps, the network namespace, and the work directory
 (the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
-a normal stop() runs, so both paths remove the same things.
+a normal stop() runs, so both paths remove the same things; the sweep runs it too on the
+private directories of dead owners (a private sshd's, whose sshd it kills).
 
 The manifest is data, never a command: the programs run (virsh, ip, losetup, podman) are
 fixed here or given by the owner on the command line, and every field is checked against
@@ -32,7 +33,11 @@ import time
 
 # What a manifest may name: only what virtbench itself creates (netns.py, netpath.py,
 # libvirt/defined.py, container/). Anything else is skipped with a warning, never acted on.
-WORKDIR_PREFIXES = ("vbqemu-", "vbctr-", "vbscratch-", "vbexits-")
+# Private directories beside the guests' and containers' work directories, each with a
+# manifest of its own (guest/watch.py): bare metal's scratch, the TCG plugin's sockets, a
+# private sshd's keys, ssh's control sockets, short-lived files.
+PRIVATE_PREFIXES = ("vbscratch-", "vbexits-", "vbsshd-", "vbsshctl-", "vbtmp-")
+WORKDIR_PREFIXES = ("vbqemu-", "vbctr-", *PRIVATE_PREFIXES)
 NETNS = re.compile(r"vb-[0-9a-f]{6}(-[a-z])?")
 TAP = re.compile(r"vbt[0-9a-f]{6}")
 CONTAINER = re.compile(r"vbctr-[A-Za-z0-9_]{1,64}")
@@ -62,26 +67,52 @@ def _proc_start_epoch(pid: int) -> float | None:
     return _boot_time() + int(fields[19]) / CLK_TCK
 
 
-def is_our_qemu(pid: int, workdir: str, created: float | None) -> bool:
-    """Is `pid` the QEMU started for `workdir`: a qemu-system binary, the work directory in
-    its command line (its pidfile and sockets live there), started after the manifest?"""
-    try:
-        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-    except OSError:
-        return False
-    if not exe.startswith("qemu-system"):
-        return False
-    if not any(a.startswith(workdir.encode() + b"/") for a in argv):
-        return False
+def _started_after(pid: int, created: float | None) -> bool:
     started = _proc_start_epoch(pid)
     return started is not None and (created is None or started >= created - 2.0)
 
 
+def _exe_and_argv(pid: int) -> tuple[str, list[bytes]] | None:
+    try:
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return exe, f.read().rstrip(b"\0").split(b"\0")
+    except OSError:
+        return None
+
+
+def is_our_qemu(pid: int, workdir: str, created: float | None) -> bool:
+    """Is `pid` the QEMU started for `workdir`: a qemu-system binary, the work directory in
+    its command line (its pidfile and sockets live there), started after the manifest?"""
+    found = _exe_and_argv(pid)
+    if found is None or not found[0].startswith("qemu-system"):
+        return False
+    if not any(a.startswith(workdir.encode() + b"/") for a in found[1]):
+        return False
+    return _started_after(pid, created)
+
+
+def is_our_sshd(pid: int, workdir: str, created: float | None) -> bool:
+    """Is `pid` the private sshd started on `workdir`'s config: the sshd binary, `-f
+    WORKDIR/sshd_config` in its command line (as given, or as sshd retitles itself: one
+    string), started after the manifest?"""
+    found = _exe_and_argv(pid)
+    if found is None or found[0] != "sshd":
+        return False
+    if f"-f {workdir}/sshd_config".encode() not in b" ".join(found[1]):
+        return False
+    return _started_after(pid, created)
+
+
 def kill_qemu(pid: int, workdir: str, created: float | None = None,
               wait_s: float = 10.0) -> None:
-    if not pid or not is_our_qemu(pid, workdir, created):
+    kill_ours(pid, workdir, created, is_our_qemu, wait_s)
+
+
+def kill_ours(pid: int, workdir: str, created: float | None, ours, wait_s: float = 10.0) -> None:
+    """SIGKILL `pid` if `ours(pid, workdir, created)` says it is ours, and wait until it is
+    gone (reaped if it is our child, a zombie or out of /proc if not)."""
+    if not pid or not ours(pid, workdir, created):
         return
     try:
         os.kill(pid, signal.SIGKILL)
@@ -134,37 +165,68 @@ def _loop_backed_inside(loop: str, workdir: str) -> bool:
     return bool(back) and os.path.normpath(back).startswith(workdir.rstrip("/") + "/")
 
 
+def _listed(value) -> list:
+    """A field that should be a list, as one (a lone value is a list of one; none: [])."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _read_pid(path: str) -> int | None:
+    """The number in a pidfile: a regular file, not a symlink, read without blocking."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return int(os.read(fd, 32).decode().strip() or 0)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
     """What of `manifest` virtbench may act on, and a warning for each field it may not.
-    Every name must match virtbench's own patterns, every path lie in the work root."""
+    Every name must match virtbench's own patterns, every path lie in the work root; a field
+    of the wrong type is skipped like a wrong value, and nothing here raises."""
     warnings: list[str] = []
     ok: dict = {}
+    if not isinstance(manifest, dict):
+        return ok, [f"manifest skipped: not a JSON object ({type(manifest).__name__})"]
 
     def skip(field, value, why):
         warnings.append(f"{field} {str(value)[:80]!r} skipped: {why}")
 
-    workdir = _private_dir(manifest.get("workdir") or "", root)
+    given = manifest.get("workdir")
+    workdir = _private_dir(given, root) if isinstance(given, str) and given else None
     if workdir is None:
         skip("workdir", manifest.get("workdir"), f"not a private directory of virtbench's in {root}")
         return ok, warnings           # nothing is trusted without its own work directory
     ok["workdir"] = workdir
     created = manifest.get("created")
-    ok["created"] = float(created) if isinstance(created, (int, float)) else None
+    ok["created"] = None
+    if isinstance(created, (int, float)) and not isinstance(created, bool) \
+            and created == created:
+        ok["created"] = float(created)
+    elif created is not None:
+        skip("created", created, "not a time")
     pid = manifest.get("qemu_pid")
-    if pid is None and isinstance(manifest.get("pidfile"), str):
-        if os.path.dirname(os.path.normpath(manifest["pidfile"])) == workdir:
-            try:
-                with open(manifest["pidfile"]) as f:
-                    pid = int(f.read().strip() or 0)
-            except (OSError, ValueError):
-                pid = None
+    pidfile = manifest.get("pidfile")
+    if pid is None and pidfile is not None:
+        if isinstance(pidfile, str) and os.path.dirname(os.path.normpath(pidfile)) == workdir:
+            pid = _read_pid(pidfile)
         else:
-            skip("pidfile", manifest["pidfile"], "not in the work directory")
-    if pid is not None:
-        if isinstance(pid, int) and not isinstance(pid, bool) and pid > 1:
-            ok["qemu_pid"] = pid
+            skip("pidfile", pidfile, "not a file in the work directory")
+    for field, value in (("qemu_pid", pid), ("sshd_pid", manifest.get("sshd_pid"))):
+        if value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22:
+            ok[field] = value                      # below PID_MAX_LIMIT
         else:
-            skip("qemu_pid", pid, "not a process id")
+            skip(field, value, "not a process id")
     domain = manifest.get("libvirt_domain")
     if domain is not None:
         if isinstance(domain, dict) and isinstance(domain.get("name"), str) \
@@ -175,8 +237,7 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             skip("libvirt_domain", domain, "not a transient domain of virtbench's on a local URI")
     for field, pattern in (("containers", CONTAINER), ("volumes", VOLUME), ("host_taps", TAP),
                            ("extra_netns", NETNS)):
-        values = manifest.get(field) or []
-        for value in values if isinstance(values, list) else [values]:
+        for value in _listed(manifest.get(field)):
             if isinstance(value, str) and pattern.fullmatch(value):
                 ok.setdefault(field, []).append(value)
             else:
@@ -187,12 +248,12 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             ok["netns"] = ns
         else:
             skip("netns", ns, "not a name virtbench gives")
-    for loop in manifest.get("loops") or []:
+    for loop in _listed(manifest.get("loops")):
         if isinstance(loop, str) and LOOP.fullmatch(loop) and _loop_backed_inside(loop, workdir):
             ok.setdefault("loops", []).append(loop)
         else:
             skip("loops", loop, "not a loop device backed by a file in the work directory")
-    for d in manifest.get("dirs") or []:
+    for d in _listed(manifest.get("dirs")):
         p = _private_dir(d, root) if isinstance(d, str) else None
         if p:
             ok.setdefault("dirs", []).append(p)
@@ -246,6 +307,8 @@ def cleanup(manifest: dict, root: str, podman: list[str] | None = None,
             problems.append(f"virsh destroy {domain['name']}: {exc}")
     if m.get("qemu_pid"):
         kill_qemu(m["qemu_pid"], m["workdir"], m["created"])
+    if m.get("sshd_pid"):    # a private sshd (its keys and config in the work directory)
+        kill_ours(m["sshd_pid"], m["workdir"], m["created"], is_our_sshd)
     if podman:
         for name in m.get("containers") or []:   # a container (and its runsc sandbox)
             problems += remove_container(podman, name)

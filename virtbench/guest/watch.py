@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .. import netns, workroot
@@ -23,6 +25,38 @@ def new_manifest(workdir: Path, **fields) -> dict:
             "created": time.time(), **fields}
 
 
+# What virtbench keeps on this host outside the guests' work directories goes into private
+# directories of the work root with these prefixes: never into /tmp, where another user can
+# choose names first and where nothing removes what a killed run left.
+PRIVATE_PREFIXES = guardian.PRIVATE_PREFIXES
+
+
+def private_dir(prefix: str) -> Path:
+    """A new private directory (0700) in the checked work root, with a manifest naming this
+    process as its owner: the next sweep removes it once this process is gone."""
+    if prefix not in PRIVATE_PREFIXES:
+        raise ValueError(f"{prefix!r} is not one of {PRIVATE_PREFIXES}")
+    d = workroot.make_dir(prefix)
+    write_manifest(d, new_manifest(d))
+    return d
+
+
+@contextmanager
+def temporary_dir(prefix: str = "vbtmp-"):
+    """A private directory for the length of a `with` block (removed at its end, and by the
+    sweep if this process is killed inside it)."""
+    d = private_dir(prefix)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def sweep_private() -> list[str]:
+    """Remove the private directories (PRIVATE_PREFIXES) of dead owners."""
+    return sweep(PRIVATE_PREFIXES)
+
+
 def cleanup(manifest: dict, podman: list[str] | None = None) -> list[str]:
     """Remove what `manifest` lists (checked by the guardian's rules); warnings to stderr."""
     return guardian.cleanup(manifest, str(workroot.root()), podman, warn=_warn(manifest))
@@ -33,13 +67,14 @@ def _warn(manifest: dict):
     return lambda line: print(f"virtbench: manifest in {where}: {line}", file=sys.stderr)
 
 
-def sweep(prefix: str, podman: list[str] | None = None) -> list[str]:
+def sweep(prefix: str | tuple[str, ...], podman: list[str] | None = None) -> list[str]:
     """Clean up after dead owners: each `prefix`* directory of the work root whose manifest's
     owner is gone. Directories that are not ours, and manifests that are not regular files of
     ours, are skipped with a warning; a directory without a manifest is left for a minute (its
     owner may be setting it up). Returns the names removed."""
     removed = []
-    for d, why in workroot.owned_entries((prefix,)):
+    prefixes = (prefix,) if isinstance(prefix, str) else tuple(prefix)
+    for d, why in workroot.owned_entries(prefixes):
         if why:
             print(f"virtbench: {d}: skipped by the sweep: {why}", file=sys.stderr)
             continue
@@ -74,6 +109,12 @@ def _read_manifest(path: Path) -> dict | None:
         except ValueError:
             return None
     return data if isinstance(data, dict) else None
+
+
+def update_manifest(workdir: Path, **fields) -> None:
+    """Add fields to workdir/manifest.json (a manifest this process wrote)."""
+    data = json.loads((workdir / "manifest.json").read_text())
+    write_manifest(workdir, {**data, **fields})
 
 
 def write_manifest(workdir: Path, data: dict) -> None:

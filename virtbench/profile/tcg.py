@@ -362,11 +362,11 @@ class TcgSession:
     def __init__(self, qemu: str = "qemu-system-x86_64", autosettle_s: int = 2,
                  workdir: Path | None = None):
         """`workdir`: a private directory the caller made (and will have swept after a crash);
-        by default a new one from mkdtemp."""
-        import tempfile
+        by default a new private one in the work root (guest/watch.py)."""
+        from ..guest import watch
         self.so = build_plugin()
         check_plugin(self.so, qemu)
-        self.dir = workdir or Path(tempfile.mkdtemp(prefix="vbexits-"))
+        self.dir = workdir or watch.private_dir("vbexits-")
         self.control = PluginControl(self.dir / "ctl.sock")
         # autosettle: the boot sheds its RAM-only callbacks as it goes (boot ~20 % faster)
         self.argv = plugin_argv(self.so, self.dir / "ctl.sock", autosettle_s=autosettle_s)

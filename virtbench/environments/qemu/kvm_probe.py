@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 from ... import kernels
 from ...errors import VirtbenchError
 from ...guest import image as guest_image
+from ...guest import watch
 from . import version
 from .process import die_with_parent
 
@@ -101,7 +101,7 @@ def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT,
 
 def _run_kvm_probe(kernel: Path, timeout: float) -> KvmProbe:
     """Boot the kernel with no root: it panics at once, -no-reboot ends QEMU. Did it get there?"""
-    with tempfile.TemporaryDirectory(prefix="vbkvmprobe-") as tmp:
+    with watch.temporary_dir() as tmp:
         log = Path(tmp, "console.log")
         argv = [version.qemu_binary(), "-accel", "kvm", "-machine", "q35", "-cpu", "host",
                 "-m", "256M", "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",

@@ -58,10 +58,10 @@ def install_signal_handlers() -> None:
 
 def sweep_stale() -> None:
     """Remove what dead virtbench processes left: vb-* namespaces, vbqemu-* work directories,
-    and the private directories (exit-profile sockets, bare metal's scratch) of dead owners."""
+    and the private directories (exit-profile sockets, bare metal's scratch, sshd keys, ssh
+    control sockets, short-lived files) of dead owners."""
     netns.sweep_stale()
-    for prefix in ("vbqemu-", "vbexits-", "vbscratch-"):
-        watch.sweep(prefix)
+    watch.sweep(("vbqemu-", *watch.PRIVATE_PREFIXES))
 
 
 def is_qemu_alive(pid: int) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import time
 
-from ... import workroot
 from ...capabilities import can
 from ...fingerprint import available_bytes
 from ..capacity import twin_memory_refusal
@@ -112,8 +111,7 @@ class ExitProfiling:
     def _private_dir(self, prefix: str):
         """A directory in the work root that this guest's guardian (and, after a crash, the
         next run's sweep) removes: listed in this guest's manifest, with a manifest of its own."""
-        d = workroot.make_dir(prefix)
-        watch.write_manifest(d, watch.new_manifest(d))
+        d = watch.private_dir(prefix)
         self._manifest.setdefault("dirs", []).append(str(d))
         self._save_manifest()
         return d
