@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import os
 import secrets
+import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -365,12 +367,29 @@ for _name, _method in list(vars(Store).items()):
         setattr(Store, _name, _guarded(_method))
 
 
+SQLITE_BUSY_MS = 60_000   # two runs writing one file wait for each other's commit
+
+
 def _sqlite_pragmas(dbapi_conn, _record):
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
     # two runs writing one file wait for each other's commit (up to a minute) rather than fail
-    cur.execute("PRAGMA busy_timeout=60000")
-    cur.execute("PRAGMA journal_mode=WAL")   # a reader (report) never blocks a running study
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+    _wal(cur)   # a reader (report) never blocks a running study
     cur.close()
+
+
+def _wal(cur) -> None:
+    """Put the file in WAL mode (persistent: once is enough). Switching takes a lock that
+    SQLite does not wait for (no busy handler), so openers of one new file racing each
+    other retry, within the busy timeout, instead of failing with "database is locked"."""
+    deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
+    while cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 

@@ -71,7 +71,7 @@ def current_revision(engine: sa.Engine) -> str | None:
         return _read_revision(conn)
 
 
-def _read_revision(conn: sa.Connection) -> str | None:
+def _read_revision(conn: sa.Connection, retry: bool = True) -> str | None:
     nested = conn.in_transaction()      # under the lock: a savepoint keeps the transaction
     try:
         with conn.begin_nested() if nested else _nothing():
@@ -80,6 +80,8 @@ def _read_revision(conn: sa.Connection) -> str | None:
         if not nested:
             conn.rollback()
         if sa.inspect(conn).has_table("alembic_version"):
+            if retry and not nested:    # another opener created it between the two looks
+                return _read_revision(conn, retry=False)
             raise
         return None
     versions = sorted(r[0] for r in rows)
