@@ -199,3 +199,38 @@ def test_the_kvm_profiler_runs_its_commands_through_the_host_executor():
     import pytest
     with pytest.raises(FileNotFoundError):
         cmds.run(["missing"], 30)
+
+
+def test_a_host_server_dies_with_virtbench_even_on_sigkill():
+    # a SIGKILLed run used to leave its sockperf/iperf3 server running (own session, PID
+    # recorded nowhere): the kernel now kills it with the process that started it
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    code = ("import subprocess, sys, time; from virtbench.hostexec import HostExecutor; "
+            "p = HostExecutor().popen(['sleep', '300']); print(p.pid, flush=True); time.sleep(300)")
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    server = int(owner.stdout.readline())
+    try:
+        os.kill(server, 0)                       # it runs
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{server}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break                    # dead, waiting for init to reap it
+            except FileNotFoundError:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the server outlived its SIGKILLed owner")
+    finally:
+        try:
+            os.kill(server, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        owner.stdout.close()

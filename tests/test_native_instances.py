@@ -3,6 +3,7 @@ scp target; nothing stopped by name; the memory bound on N."""
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -84,16 +85,25 @@ def test_no_process_is_stopped_by_name_anywhere_in_the_package():
     assert offenders == []
 
 
-def test_stop_pidfile_stops_only_the_process_it_names(tmp_path):
-    ours = subprocess.Popen(["sleep", "300"])
-    other = subprocess.Popen(["sleep", "300"])          # same name, not ours
+def test_stop_pidfile_stops_only_the_server_started_with_that_pidfile(tmp_path):
+    piddir = tmp_path / "virtbench-iperf3.x"
+    piddir.mkdir(mode=0o700)
+    pidfile = piddir / "iperf3.pid"
+    sleeper = [sys.executable, "-c", "import time; time.sleep(300)"]
+    ours = subprocess.Popen(sleeper + ["-I", str(pidfile)])     # names the pidfile, as iperf3
+    other = subprocess.Popen(sleeper)                          # same program, not ours
     try:
-        pidfile = tmp_path / "server.pid"
+        # a pidfile naming a process that was not started with it (planted, or a PID reused
+        # after the one-shot server left): nothing is killed
+        pidfile.write_text(f"{other.pid}\n")
+        assert subprocess.run(network.stop_pidfile_argv(str(pidfile))).returncode == 0
+        assert other.poll() is None and not piddir.exists()
+        piddir.mkdir(mode=0o700)
         pidfile.write_text(f"{ours.pid}\n")
         assert subprocess.run(network.stop_pidfile_argv(str(pidfile))).returncode == 0
         assert ours.wait(timeout=10) != 0
         assert other.poll() is None
-        assert not pidfile.exists()
+        assert not piddir.exists()          # the private directory goes with it
         # a server that already left (one-shot iperf3 removes its pidfile): nothing to do
         assert subprocess.run(network.stop_pidfile_argv(str(pidfile))).returncode == 0
         assert other.poll() is None
@@ -110,7 +120,8 @@ class _Recorder:
 
     def exec(self, argv, timeout, env=None):
         self.argvs.append(argv)
-        out = "LISTEN 0 5 10.0.0.2:5201 *:*" if "ss" in argv else "{}"
+        out = ("LISTEN 0 5 10.0.0.2:5201 *:*" if "ss" in argv else
+               "/tmp/virtbench-iperf3.Ab3dE6gH\n" if argv[0] == "mktemp" else "{}")
         return ExecResult(exit=0, stdout=out, stderr="", wall_s=0.1, timed_out=False)
 
 
@@ -119,9 +130,11 @@ def test_guest_to_guest_stops_its_own_iperf3_by_pid():
     path = group_mod.PairPath("10.0.0.1", "10.0.0.2", ["c"], ["s"])
     bench = network.GuestToGuestTcp()
     bench.run_pair(client, server, path, bench.params(quick=True))
-    start, stop = server.argvs[0], server.argvs[-1]
+    made, start, stop = server.argvs[0], server.argvs[1], server.argvs[-1]
+    assert made == network.PIDDIR_ARGV          # a private directory, never a name in /tmp
     assert "-D" in start and "-I" in start
     pidfile = start[start.index("-I") + 1]
+    assert pidfile == "/tmp/virtbench-iperf3.Ab3dE6gH/iperf3.pid"
     assert stop[:1] == ["s"] and pidfile in stop
     assert not any(a in ("pkill", "killall") for argv in server.argvs + client.argvs for a in argv)
 

@@ -10,11 +10,24 @@ Environment-internal commands (QEMU, namespaces) do not go through it.
 """
 from __future__ import annotations
 
+import ctypes
 import signal
 import subprocess
 import time
 
 from .transport import ExecResult
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:  # runs in the child between fork and exec
+    """Have the kernel SIGKILL this child when the thread that started it dies (virtbench
+    killed with SIGKILL included): a server or recorder never outlives its run."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
 
 
 def _text(data) -> str:
@@ -45,8 +58,10 @@ class HostExecutor:
 
     def popen(self, argv: list[str], **kwargs) -> subprocess.Popen:
         """Start a long-running host process (a server); the caller stops it by its PID.
-        Started in a session of its own, so a terminal's Ctrl-C reaches virtbench first."""
+        Started in a session of its own, so a terminal's Ctrl-C reaches virtbench first, and
+        killed by the kernel if virtbench dies first (nothing records its PID elsewhere)."""
         kwargs.setdefault("start_new_session", True)
+        kwargs.setdefault("preexec_fn", die_with_parent)
         return subprocess.Popen(argv, **kwargs)
 
     def stop(self, handle: subprocess.Popen, timeout: float,

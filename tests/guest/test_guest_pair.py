@@ -21,7 +21,7 @@ def test_two_tcg_guests_talk_across_the_host_and_measure_together():
         assert outcome.values["send_mbit_s"] > 0
         alive = server.exec(["sh", "-c", 'kill -0 "$(cat /tmp/bystander.pid)"'], timeout=10)
         assert alive.exit == 0, "the trial stopped an iperf3 it did not start"
-        left = server.exec(["sh", "-c", "ls /tmp/virtbench-iperf3-*.pid 2>/dev/null"], timeout=10)
+        left = server.exec(["sh", "-c", "ls -d /tmp/virtbench-iperf3.* 2>/dev/null"], timeout=10)
         assert left.stdout.strip() == ""                     # its own server is gone
         server.exec(["sh", "-c", 'kill "$(cat /tmp/bystander.pid)"'], timeout=10)
         both = group.run_trial(cyclepi, cyclepi.params({"steps": 2_000_000}))

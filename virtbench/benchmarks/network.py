@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import time
 from typing import Any
 
@@ -245,10 +244,19 @@ def daemon_argv(address: str, port: int, pidfile: str) -> list[str]:
     return ["iperf3", "-s", "-1", "-D", "-I", pidfile, "-B", address, "-p", str(port)]
 
 
+# A private directory for the server's pidfile: made by mktemp (0700, ours) where the server
+# runs, so no other user can put a pidfile of theirs in its place once iperf3 removes its own.
+PIDDIR_ARGV = ["mktemp", "-d", "-t", "virtbench-iperf3.XXXXXXXX"]
+
+
 def stop_pidfile_argv(pidfile: str) -> list[str]:
-    """Stop the process whose PID `pidfile` holds (if it still runs) and remove the file."""
-    return ["sh", "-c", 'p=$(cat "$1" 2>/dev/null); [ -n "$p" ] && kill "$p" 2>/dev/null; '
-                        'rm -f "$1"; exit 0', "sh", pidfile]
+    """Stop the process whose PID `pidfile` holds, only if it still runs and is the server
+    started with this pidfile (its command line names it), then remove the pidfile's
+    private directory."""
+    return ["sh", "-c",
+            'p=$(cat "$1" 2>/dev/null); case "$p" in ""|*[!0-9]*) ;; *) '
+            'tr "\\0" "\\n" < "/proc/$p/cmdline" 2>/dev/null | grep -qxF -- "$1" '
+            '&& kill "$p" 2>/dev/null;; esac; rm -rf -- "${1%/*}"; exit 0', "sh", pidfile]
 
 
 class GuestToGuestTcp(Tcp):
@@ -267,10 +275,16 @@ class GuestToGuestTcp(Tcp):
 
     def run_pair(self, client, server, path, params) -> TrialOutcome:
         """`path` is the pair's route: (client address, server address) and each end's prefix."""
-        pidfile = f"/tmp/virtbench-iperf3-{secrets.token_hex(6)}.pid"
+        made = server.exec(PIDDIR_ARGV, timeout=30)
+        piddir = made.stdout.strip()
+        if made.exit != 0 or not piddir.startswith("/"):
+            return TrialOutcome(error=f"cannot make a private directory in the second instance "
+                                      f"(mktemp -d: exit {made.exit})")
+        pidfile = f"{piddir}/iperf3.pid"
         start = server.exec(path.server_prefix + daemon_argv(path.server_address, self.port,
                                                              pidfile), timeout=30)
         if start.exit != 0:
+            server.exec(stop_pidfile_argv(pidfile), timeout=10)
             return TrialOutcome(error=f"iperf3 server in the second instance: exit {start.exit}: "
                                       f"{(start.stderr.strip() or 'no output').splitlines()[-1]}")
         try:

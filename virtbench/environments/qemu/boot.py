@@ -13,9 +13,9 @@ from pathlib import Path
 from ... import kernels, netns
 from ...errors import AgentError, EnvironmentUnusable
 from ...transport import SocketAgent
+from ...hostexec import die_with_parent
 from . import version
 from .argv import build_argv
-from .process import die_with_parent
 from .qmp import Qmp
 from .tunings import boot_args
 

@@ -14,8 +14,8 @@ from ... import kernels
 from ...errors import VirtbenchError
 from ...guest import image as guest_image
 from ...guest import watch
+from ...hostexec import die_with_parent
 from . import version
-from .process import die_with_parent
 
 KVM_PROBE_TIMEOUT = 20.0
 

@@ -3,7 +3,6 @@ SIGTERM/SIGHUP, what dead virtbench processes left is swept, and whether a QEMU 
 from __future__ import annotations
 
 import atexit
-import ctypes
 import os
 import signal
 import threading
@@ -15,17 +14,6 @@ from ...guest import watch
 
 if TYPE_CHECKING:
     from .environment import Qemu
-
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent() -> None:  # runs in the child between fork and exec
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except Exception:
-        pass
-
 
 live: set["Qemu"] = set()
 live_lock = threading.Lock()
