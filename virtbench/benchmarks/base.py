@@ -20,7 +20,15 @@ TRUE_WORDS, FALSE_WORDS = ("true", "yes", "on", "1"), ("false", "no", "off", "0"
 
 
 class ParseError(ValueError):
-    """The tool's output did not hold what the parser needs (a failed trial, not bad input)."""
+    """The tool's output did not hold what the parser needs (a failed trial, not bad input).
+
+    `partial`: metric values the output did hold before the parser gave up (a kernel whose
+    result failed its check still printed the figures it measured): kept with the failed
+    trial as evidence, never used in the statistics."""
+
+    def __init__(self, message: str, partial: dict[str, float] | None = None):
+        super().__init__(message)
+        self.partial = dict(partial or {})
 
 
 class Benchmark:
@@ -140,7 +148,8 @@ class Benchmark:
         return self.outcome_of(env.exec(self.argv(params, env), timeout=timeout), timeout)
 
     def outcome_of(self, result, timeout: float | None = None) -> TrialOutcome:
-        """A command's result as a trial outcome: its error, or its parsed metrics."""
+        """A command's result as a trial outcome: its error, or its parsed metrics. A failed
+        command's output is still read for what it measured before it failed (`partial`)."""
         outcome = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
                                wall_s=result.wall_s)
         outcome.error = exec_error(result, timeout)
@@ -150,7 +159,23 @@ class Benchmark:
                 outcome.warnings += self.extra_warnings(result.stdout)
             except ParseError as exc:
                 outcome.error = f"unparsable output: {exc}"
+                outcome.partial = exc.partial
+        else:
+            outcome.partial = self.evidence(result.stdout)
         return outcome
+
+    def evidence(self, text: str) -> dict[str, float]:
+        """What the output of a failed command measured before it failed: the parser's values
+        or its ParseError's partial ones; {} when there are none. Evidence only: the trial has
+        failed already, so a parser that cannot cope with truncated output costs nothing."""
+        if not text:
+            return {}
+        try:
+            return dict(self.parse(text))
+        except ParseError as exc:
+            return exc.partial
+        except Exception:       # noqa: BLE001 - a half-written output a parser never expected
+            return {}
 
     def extra_warnings(self, text: str) -> list[tuple[str, str]]:
         """(kind, message) pairs a successful trial's output calls for (pure); the runner
@@ -202,3 +227,17 @@ def number(obj: dict, key: str) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise ParseError(f"{key!r} is not finite")
     return value
+
+
+def finite_values(obj, keys: dict[str, str]) -> dict[str, float]:
+    """{metric: obj[key]} for each (metric, key) whose value is a finite number; the others
+    left out (pure). For the partial values a ParseError carries."""
+    out = {}
+    if not isinstance(obj, dict):
+        return out
+    for metric, key in keys.items():
+        try:
+            out[metric] = number(obj, key)
+        except ParseError:
+            continue
+    return out

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, kernel_result, number
+from .base import Benchmark, Metric, ParseError, finite_values, kernel_result, number
 
 HIMENO_SIZES = ("XS", "S", "M", "L")
 PI_K_RANGE = (6, 28)      # what the pi kernel accepts: 2^6 .. 2^28 digits
@@ -69,7 +69,7 @@ class Himeno(Benchmark):
             why = ("differs from the reference program's" if result.get("verified") is False
                    else "could not be checked (no reference residual for this count)")
             raise ParseError(f"the residual (gosa {result.get('gosa')}) {why}: a wrong "
-                             "residual is no result")
+                             "residual is no result", finite_values(result, {"mflops": "mflops"}))
         return {"mflops": number(result, "mflops")}
 
 
@@ -97,7 +97,8 @@ class Pi(Benchmark):
     def parse(self, stdout):
         result = kernel_result(stdout, "pi")
         if result.get("verified") is not True:
-            raise ParseError("the digits did not verify against MPFR: a wrong digit is no result")
+            raise ParseError("the digits did not verify against MPFR: a wrong digit is no result",
+                             finite_values(result, {"seconds": "seconds"}))
         return {"seconds": number(result, "seconds")}
 
 
@@ -125,5 +126,6 @@ class CyclePi(Benchmark):
     def parse(self, stdout):
         result = kernel_result(stdout, "cyclepi")
         if result.get("verified") is not True:
-            raise ParseError("the loop did not compute pi: the CPU gave a wrong result")
+            raise ParseError("the loop did not compute pi: the CPU gave a wrong result",
+                             finite_values(result, {"cycles": "cycles", "seconds": "seconds"}))
         return {"cycles": number(result, "cycles"), "seconds": number(result, "seconds")}

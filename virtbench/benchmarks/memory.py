@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, kernel_result, number
+from .base import Benchmark, Metric, ParseError, finite_values, kernel_result, number
 
 STREAM_KERNELS = ("copy", "scale", "add", "triad")
 
@@ -53,9 +53,10 @@ class Stream(Benchmark):
 
     def parse(self, stdout):
         result = kernel_result(stdout, "stream")
-        if result.get("validated") is not True:
-            raise ParseError("STREAM's validation of the arrays failed")
         aggregate = result.get("aggregate")
+        if result.get("validated") is not True:
+            raise ParseError("STREAM's validation of the arrays failed", finite_values(
+                aggregate, {f"{k}_mb_s": f"{k}_mb_s" for k in STREAM_KERNELS}))
         if not isinstance(aggregate, dict):
             raise ParseError("no aggregate rates")
         return {f"{k}_mb_s": number(aggregate, f"{k}_mb_s") for k in STREAM_KERNELS}
