@@ -2,12 +2,16 @@
 failed trial, never in the statistics), its exit status and the tail of its output."""
 from __future__ import annotations
 
+import os
+import signal
+import threading
+
 import pytest
 from runkit import Flaky, Quiet, run_study
 
 from virtbench.analysis import analyze_run
 from virtbench.benchmarks import REGISTRY
-from virtbench.benchmarks.base import ParseError
+from virtbench.benchmarks.base import Benchmark, Metric, ParseError
 from virtbench.store import OUTPUT_TAIL_BYTES, Store, output_tail
 from virtbench.transport import ExecResult
 
@@ -114,3 +118,45 @@ def test_retrying_a_failed_trial_keeps_its_evidence_with_the_superseded_row(stor
     assert old[0]["detail"]["samples"] == [{"metric": "rate", "value": 0.25, "unit": "MB/s",
                                             "higher_is_better": True}]
     assert old[0]["exit"] == 3
+
+
+# -- an agent lost mid-trial ------------------------------------------------------------------
+class _SaysThenHangs(Benchmark):
+    """Prints its figure at once; in call `kill_at` it then waits, and its agent is killed."""
+
+    name = "says"
+    family = "test"
+    metrics = (Metric("v", "x", True),)
+
+    def __init__(self, kill_at: int = 2):
+        self.kill_at, self.calls = kill_at, 0
+
+    def argv(self, params, env):
+        self.calls += 1
+        if self.calls == self.kill_at:
+            threading.Timer(2.0, lambda: os.kill(env.agent.proc.pid, signal.SIGKILL)).start()
+            return ["sh", "-c", "echo 'v 7.5'; echo 'going on' >&2; sleep 30"]
+        return ["echo", "v 1.0"]
+
+    def timeout(self, params):
+        return 60.0
+
+    def parse(self, stdout):
+        return {"v": float(stdout.split()[1])}
+
+
+def test_an_agent_lost_mid_trial_leaves_the_output_that_arrived_and_its_figures(store_url,
+                                                                              tmp_path):
+    from virtbench.environments import create
+    env = create(f"native:scratch={tmp_path}")
+    store = Store(store_url)
+    out = run_study(store, [env], {"says": _SaysThenHangs()}, trials=3)
+    trials = store.trials(out.run_id)
+    assert [t["status"] for t in trials] == ["ok", "failed", "ok"]
+    lost = trials[1]
+    assert lost["error"].startswith("environment lost") and lost["exit"] is None
+    assert lost["stdout"] == "v 7.5\n" and lost["stderr"] == "going on\n"
+    evidence = [(s["metric"], s["value"]) for s in store.samples(out.run_id, include_failed=True)
+                if s["status"] == "failed"]
+    assert evidence == [("v", 7.5)]
+    assert [s["value"] for s in store.samples(out.run_id)] == [1.0, 1.0]
