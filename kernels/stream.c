@@ -13,7 +13,7 @@
  * scalar, and Triad came out 20 % below Add on a machine where both are
  * memory bound (they move the same 24 bytes per element).
  *
- * Usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES]
+ * Usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES] [--start-at T] [--stamps]
  * With -P N > 1, N forked processes each allocate and first-touch their own
  * arrays, and every kernel of every pass starts in all of them at once (a
  * process-shared barrier).  The aggregate rate of a kernel is the bytes all
@@ -25,6 +25,15 @@
  * STREAM's rule wants each array to be at least 4 times the last-level
  * cache; the cache is read from sysfs (the sum of the distinct caches of the
  * highest level) and the JSON line says whether the rule holds.
+ *
+ * The JSON line also carries, per kernel, the common interval of every pass (earliest start,
+ * latest end over the processes, CLOCK_MONOTONIC seconds; "spans") and the bytes all
+ * processes move in one pass ("bytes_per_pass"): what a host running several instances of
+ * this program at once needs to compute the same aggregate over all of them, once it has
+ * mapped each instance's clock onto its own.  --stamps adds every process's own start and
+ * end of every kernel of every pass ("stamps"), from which the aggregate above can be
+ * recomputed.  --start-at T: every process, its arrays ready, waits until T on
+ * CLOCK_MONOTONIC before the first pass ("late_s": how late the last one was ready).
  *
  * Human-readable text goes to stderr; stdout carries exactly one JSON line.
  * Test hook: --corrupt-element I perturbs a[I] by one part in 1e12 after the
@@ -64,6 +73,7 @@ static const double BYTES_PER_ELEMENT[K_COUNT] = {16.0, 16.0, 24.0, 24.0};
 struct result {
     double mb_s[K_COUNT];   /* this process's own rate: its bytes / its best pass */
     double best_s[K_COUNT];
+    double late; /* --start-at: how late its arrays were ready (0: on time) */
     int32_t validated;
     int32_t ok; /* 1 if the run completed (allocation etc. succeeded) */
 };
@@ -74,15 +84,19 @@ struct stamp {
 };
 
 static long corrupt_element = -1; /* --corrupt-element test hook */
+static double start_at = 0.0;     /* --start-at T (0: start at once) */
+static int print_stamps = 0;      /* --stamps */
 
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES]\n"
+            "usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES] [--start-at T] [--stamps]\n"
             "  -n ELEMENTS   doubles per array (default %ld; 3 arrays per process)\n"
             "  -p PASSES     timed passes, >= 2; the first is excluded (default %ld)\n"
             "  -P PROCESSES  concurrent processes, each kernel started in all at once\n"
             "                (default 1)\n"
+            "  --start-at T  start the first pass at T s of CLOCK_MONOTONIC (within an hour)\n"
+            "  --stamps      print every process's start and end of every kernel and pass\n"
             "  --corrupt-element I  test hook: perturb a[I] before validation\n",
             DEFAULT_ELEMENTS, DEFAULT_PASSES);
 }
@@ -205,6 +219,7 @@ static void run_passes(struct arrays *v, long n, long passes, pthread_barrier_t 
                        struct stamp *stamps, struct result *r)
 {
     const double q = SCALAR;
+    r->late = start_at > 0.0 ? wait_until(start_at) : 0.0;
     for (long pass = 0; pass < passes; pass++) {
         for (int k = 0; k < K_COUNT; k++) {
             if (barrier != NULL)
@@ -460,8 +475,58 @@ static void print_rates(const double mb_s[K_COUNT])
         printf("%s\"%s_mb_s\":%.3f", k ? "," : "", KERNEL_NAMES[k], mb_s[k]);
 }
 
+static void print_pair(const struct stamp *s)
+{
+    printf("[%.9f,%.9f]", s->start, s->end);
+}
+
+/* "spans":{"copy":[[start,end] per pass],...}: per kernel and pass, earliest start and latest
+ * end over the processes; "bytes_per_pass":{...}: bytes all processes move in one pass. */
+static void print_spans(const struct stamp *stamps, long procs, long passes, long n)
+{
+    printf("\"spans\":{");
+    for (int k = 0; k < K_COUNT; k++) {
+        printf("%s\"%s\":[", k ? "," : "", KERNEL_NAMES[k]);
+        for (long pass = 0; pass < passes; pass++) {
+            struct stamp env = {INFINITY, -INFINITY};
+            for (long q = 0; q < procs; q++) {
+                const struct stamp *s = &stamps[(q * passes + pass) * K_COUNT + k];
+                if (s->start < env.start)
+                    env.start = s->start;
+                if (s->end > env.end)
+                    env.end = s->end;
+            }
+            printf("%s", pass ? "," : "");
+            print_pair(&env);
+        }
+        printf("]");
+    }
+    printf("},\"bytes_per_pass\":{");
+    for (int k = 0; k < K_COUNT; k++)
+        printf("%s\"%s\":%.0f", k ? "," : "", KERNEL_NAMES[k],
+               BYTES_PER_ELEMENT[k] * (double)n * (double)procs);
+    printf("},\"warmup_passes\":1,");
+    if (!print_stamps)
+        return;
+    printf("\"stamps\":[");
+    for (long q = 0; q < procs; q++) {
+        printf("%s{", q ? "," : "");
+        for (int k = 0; k < K_COUNT; k++) {
+            printf("%s\"%s\":[", k ? "," : "", KERNEL_NAMES[k]);
+            for (long pass = 0; pass < passes; pass++) {
+                printf("%s", pass ? "," : "");
+                print_pair(&stamps[(q * passes + pass) * K_COUNT + k]);
+            }
+            printf("]");
+        }
+        printf("}");
+    }
+    printf("],");
+}
+
 static void print_json(long n, long passes, long procs, int validated, long long llc,
-                       const double agg[K_COUNT], const struct result *res)
+                       const double agg[K_COUNT], const struct result *res,
+                       const struct stamp *stamps)
 {
     long long array_bytes = (long long)n * (long long)sizeof(double) * procs;
     printf("{\"kernel\":\"stream\",\"elements\":%ld,\"passes\":%ld,\"processes\":%ld,"
@@ -473,6 +538,13 @@ static void print_json(long n, long passes, long procs, int validated, long long
                array_bytes >= CACHE_RULE_FACTOR * llc ? "true" : "false");
     else
         printf("\"llc_bytes\":null,\"cache_rule\":null,");
+    double late = 0.0;
+    for (long q = 0; q < procs; q++)
+        if (res[q].late > late)
+            late = res[q].late;
+    print_start_at(start_at, late);
+    printf(",");
+    print_spans(stamps, procs, passes, n);
     printf("\"aggregate\":{");
     print_rates(agg);
     printf("},\"per_process\":[");
@@ -493,6 +565,20 @@ int main(int argc, char **argv)
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
             usage();
             return EXIT_OK;
+        }
+        if (strcmp(opt, "--stamps") == 0) {
+            print_stamps = 1;
+            continue;
+        }
+        if (strcmp(opt, "--start-at") == 0) {
+            if (ai + 1 >= argc || parse_start_at(argv[ai + 1], &start_at) != 0) {
+                fprintf(stderr, "stream: --start-at takes a CLOCK_MONOTONIC time in seconds "
+                                "within %.0f s from now\n", START_AT_MAX_AHEAD);
+                usage();
+                return EXIT_USAGE;
+            }
+            ai++;
+            continue;
         }
         long *dst = NULL, lo = 0, hi = 0;
         if (strcmp(opt, "-n") == 0) {
@@ -576,7 +662,7 @@ int main(int argc, char **argv)
     if (!validated)
         fprintf(stderr, "stream: VALIDATION FAILED: results do not match the expected values\n");
 
-    print_json(n, passes, procs, validated, llc, agg, res);
+    print_json(n, passes, procs, validated, llc, agg, res, stamps);
     free(res);
     free(stamps);
     return validated ? EXIT_OK : EXIT_VERIFY;

@@ -15,6 +15,11 @@ class Metric:
     unit: str
     higher_is_better: bool
     description: str = ""
+    # how a group of instances aggregates a lower-is-better metric: "mean" of the instances,
+    # or "makespan" (a job's time: first start to last end on the host's clock when the tool
+    # stamps it, else the slowest instance). Higher-is-better metrics are rates: work of all
+    # over one common interval when stamped, else the sum of the instances' own rates.
+    aggregate: str = "mean"
 
 
 @dataclass

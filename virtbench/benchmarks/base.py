@@ -8,6 +8,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 
 from ..errors import VirtbenchError
 from ..outcome import Metric, TrialOutcome
+from ..stats.aggregate import Span, Timing
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..environments.base import Environment
@@ -47,6 +48,10 @@ class Benchmark:
     needs: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict[str, Any]] = {}
     quick: ClassVar[dict[str, Any]] = {}
+    # metrics whose blocks the tool stamps on CLOCK_MONOTONIC (`timing()`); such a tool also
+    # takes `--start-at T`. A group of instances aggregates them over one common interval
+    # on the host's clock; the others as their metric says (docs/instances-and-limits.md)
+    timed: ClassVar[tuple[str, ...]] = ()
 
     # -- parameters ----------------------------------------------------------------------
     # `defaults` is the single declaration of a benchmark's parameters: their names, their
@@ -142,10 +147,20 @@ class Benchmark:
         """Pure: the tool's stdout -> metric values. Raise ParseError when it is not there."""
         raise NotImplementedError
 
-    def run_trial(self, env: "Environment", params: dict[str, Any]) -> TrialOutcome:
-        """Run once in `env` and parse. Failure is an outcome, never an exception."""
+    def run_trial(self, env: "Environment", params: dict[str, Any],
+                  start_at: float | None = None) -> TrialOutcome:
+        """Run once in `env` and parse. Failure is an outcome, never an exception.
+        `start_at` (only for a benchmark with `timed` metrics): when the tool starts its timed
+        work, on the environment's CLOCK_MONOTONIC."""
         timeout = self.timeout(params)
-        return self.outcome_of(env.exec(self.argv(params, env), timeout=timeout), timeout)
+        argv = self.argv(params, env)
+        if start_at is not None:
+            argv = argv + ["--start-at", f"{start_at:.6f}"]
+        return self.outcome_of(env.exec(argv, timeout=timeout), timeout)
+
+    def timing(self, stdout: str) -> Timing | None:
+        """Pure: the blocks of the `timed` metrics the output stamps, or None (no stamps)."""
+        return None
 
     def outcome_of(self, result, timeout: float | None = None) -> TrialOutcome:
         """A command's result as a trial outcome: its error, or its parsed metrics. A failed
@@ -241,3 +256,18 @@ def finite_values(obj, keys: dict[str, str]) -> dict[str, float]:
         except ParseError:
             continue
     return out
+
+
+def span_of(obj: dict, start: str = "start_s", end: str = "end_s", work: float = 0.0) -> Span:
+    """Span(obj[start], obj[end], work), or ParseError."""
+    a, b = number(obj, start), number(obj, end)
+    if b < a:
+        raise ParseError(f"{end!r} is before {start!r}")
+    return Span(a, b, work)
+
+
+def late_of(result: dict) -> float | None:
+    try:
+        return number(result, "late_s")
+    except ParseError:
+        return None

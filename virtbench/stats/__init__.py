@@ -3,6 +3,7 @@
 describe      one sample list: trimmed mean, median, spread, bootstrap CI, MAD outliers
 significance  permutation test on the trimmed mean, smallest reachable p, power, trials needed
 verdicts      baseline verdict (pass/fail/inconclusive) and compare verdict (worse/better/same/...)
+aggregate     several workers measured at once: work over one common interval, makespan, clocks
 """
 from .describe import (CONFIDENCE, CV_WARN, FEW_SAMPLES, MAD_OUTLIER_Z, N_RESAMPLES, Summary,
                        bootstrap_ci, cv, mad_outliers, noise_warnings, summarize, trimmed_mean)
