@@ -70,3 +70,11 @@ def test_two_native_instances_end_to_end(capsys, store_url):
     for a, b, span in zip(by_metric["seconds_i0"]["samples"], by_metric["seconds_i1"]["samples"],
                           by_metric["seconds"]["samples"]):
         assert span >= max(a, b) - 2e-6
+    # every report says what each aggregate is
+    assert (by_metric["cycles"]["aggregate"], by_metric["seconds"]["aggregate"]) == \
+        ("slowest", "makespan")
+    assert by_metric["cycles_i0"]["aggregate"] is None
+    cli.main(["report", "--format", "table"])
+    table = capsys.readouterr().out
+    assert "native/x2 · cyclepi · cycles: the slowest of the 2 instances" in table
+    assert "native/x2 · cyclepi · seconds: makespan of the 2 instances" in table

@@ -87,6 +87,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     refs = (references or References)(baseline, envs)
     trials = store.trials(run_id)
     counts = trial_counts(trials, study.get("trials"))
+    methods = aggregate_methods(trials)
     failed = {(c["environment"], c["benchmark"]): c["failed"] for c in counts}
     planned = {(c["environment"], c["benchmark"]): c["planned"] for c in counts}
     groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
@@ -128,6 +129,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
             "trials": trial_no[(env, bench, metric)],
             "failed_trials": failed.get((env, bench), 0),
             "planned_trials": planned.get((env, bench)),
+            "aggregate": methods.get((env, bench, metric)),
             "trimmed_mean": summary.trimmed_mean, "median": summary.median,
             "stdev": _num(summary.stdev), "cv": _num(summary.cv),
             "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
@@ -182,6 +184,21 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         "published_only": published_only,
         "profiles": profile_entries(store.profiles(run_id), results),
     }
+
+
+def aggregate_methods(trials: list[dict]) -> dict[tuple[str, str, str], str]:
+    """(environment, benchmark, metric) -> how a group of instances made that aggregate, from
+    its successful trials' detail ("common-interval", "sum", "makespan", "slowest", "mean";
+    "mixed: a, b" when trials differ). Pure."""
+    seen: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for t in trials:
+        if t["status"] != "ok":
+            continue
+        for metric, method in ((t.get("detail") or {}).get("aggregate") or {}).items():
+            key = (t["environment"], t["benchmark"], metric)
+            if method not in seen[key]:
+                seen[key].append(method)
+    return {k: v[0] if len(v) == 1 else "mixed: " + ", ".join(v) for k, v in seen.items()}
 
 
 def trial_counts(trials: list[dict], planned: int | None) -> list[dict]:

@@ -49,3 +49,4 @@ FOOTNOTE = ("the end of each failed trial's stdout and stderr is in `--format js
 def title(text: str) -> str:
     """`text` with its first letter capital (str.capitalize would lower "KiB")."""
     return text[:1].upper() + text[1:]
+

@@ -11,7 +11,7 @@ import json
 from html import escape
 from itertools import groupby
 
-from . import failures, fmt, matrix
+from . import aggregates, failures, fmt, matrix
 
 BASELINE_COLOR = "#6b7280"
 PASS_COLOR = "#2563eb"
@@ -350,6 +350,11 @@ def render(analysis: dict) -> str:
     if analysis.get("published_only"):
         body.append("<h2>Published figures not measured in this run</h2><ul>")
         body += [f"<li>{_e(line)}</li>" for line in fmt.published_only_lines(analysis)]
+        body.append("</ul>")
+    agg = aggregates.aggregate_lines(analysis)
+    if agg:
+        body.append(f"<h2>{_e(failures.title(aggregates.AGGREGATES_TITLE))}</h2><ul>")
+        body += [f"<li>{_e(line)}</li>" for line in agg]
         body.append("</ul>")
     body += failure_blocks(analysis)
     body.append("<h2>Warnings</h2>")

@@ -1,7 +1,7 @@
 """The Markdown report: the seed studies' tables with ✓/✗ verdicts, plus the statistics."""
 from __future__ import annotations
 
-from . import failures, fmt, matrix, profiles
+from . import aggregates, failures, fmt, matrix, profiles
 
 
 def _row(cells) -> str:
@@ -92,6 +92,10 @@ def render(analysis: dict) -> str:
     if analysis.get("published_only"):
         out += ["", "## Published figures not measured in this run", ""]
         out += [f"- {line}" for line in fmt.published_only_lines(analysis)]
+    agg = aggregates.aggregate_lines(analysis)
+    if agg:
+        out += ["", f"## {failures.title(aggregates.AGGREGATES_TITLE)}", ""]
+        out += [f"- {_esc(line)}" for line in agg]
     counts = failures.count_lines(analysis)
     if counts:
         out += ["", f"## {failures.title(failures.COUNTS_TITLE)}", ""]

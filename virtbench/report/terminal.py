@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import failures, fmt, matrix, profiles
+from . import aggregates, failures, fmt, matrix, profiles
 
 STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow",
          "worse": "red", "better": "green"}
@@ -89,6 +89,7 @@ def print_report(analysis: dict, console: Console) -> None:
                   if r["vs_baseline"] and r["vs_baseline"]["verdict"] == "inconclusive"])
     _print_lines(console, "published figures not measured in this run",
                  fmt.published_only_lines(analysis))
+    _print_lines(console, aggregates.AGGREGATES_TITLE, aggregates.aggregate_lines(analysis))
     _print_lines(console, failures.COUNTS_TITLE, failures.count_lines(analysis))
     evidence = failures.evidence_lines(analysis)
     _print_lines(console, failures.EVIDENCE_TITLE, evidence + [failures.FOOTNOTE] if evidence
