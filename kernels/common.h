@@ -73,7 +73,8 @@ static inline int parse_start_at(const char *s, double *out)
     return 0;
 }
 
-/* Sleep until `t` on CLOCK_MONOTONIC; returns how late we already were (0 when on time). */
+/* Sleep until `t` on CLOCK_MONOTONIC; returns how late we are then: how long after `t` we
+ * were ready, or woke (a loaded host wakes a sleeper late). */
 static inline double wait_until(double t)
 {
     double now = mono_seconds();
@@ -86,7 +87,8 @@ static inline double wait_until(double t)
         ts.tv_nsec = 999999999L;
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
-    return 0.0;
+    now = mono_seconds();
+    return now > t ? now - t : 0.0;
 }
 
 /* The JSON fields of --start-at: "start_at":T,"late_s":L (null, null without it). */

@@ -52,6 +52,9 @@ class Benchmark:
     # takes `--start-at T`. A group of instances aggregates them over one common interval
     # on the host's clock; the others as their metric says (docs/instances-and-limits.md)
     timed: ClassVar[tuple[str, ...]] = ()
+    # a tool of several blocks (stream's passes) that also takes `--slot S`: block b starts at
+    # T + b S, so that instances without a shared barrier run each block side by side
+    slotted: ClassVar[bool] = False
 
     # -- parameters ----------------------------------------------------------------------
     # `defaults` is the single declaration of a benchmark's parameters: their names, their
@@ -148,15 +151,23 @@ class Benchmark:
         raise NotImplementedError
 
     def run_trial(self, env: "Environment", params: dict[str, Any],
-                  start_at: float | None = None) -> TrialOutcome:
+                  start_at: float | None = None, slot_s: float | None = None) -> TrialOutcome:
         """Run once in `env` and parse. Failure is an outcome, never an exception.
         `start_at` (only for a benchmark with `timed` metrics): when the tool starts its timed
-        work, on the environment's CLOCK_MONOTONIC."""
+        work, on the environment's CLOCK_MONOTONIC; `slot_s` (only `slotted`, with start_at):
+        the time each block is given."""
         timeout = self.timeout(params)
         argv = self.argv(params, env)
         if start_at is not None:
             argv = argv + ["--start-at", f"{start_at:.6f}"]
+            if slot_s is not None:
+                argv += ["--slot", f"{slot_s:.6f}"]
+                timeout += self.slots_needed(params) * slot_s
         return self.outcome_of(env.exec(argv, timeout=timeout), timeout)
+
+    def slots_needed(self, params: dict[str, Any]) -> int:
+        """How many slots a `slotted` tool's run takes (its blocks, warm-up ones included)."""
+        return 0
 
     def timing(self, stdout: str) -> Timing | None:
         """Pure: the blocks of the `timed` metrics the output stamps, or None (no stamps)."""
@@ -266,8 +277,8 @@ def span_of(obj: dict, start: str = "start_s", end: str = "end_s", work: float =
     return Span(a, b, work)
 
 
-def late_of(result: dict) -> float | None:
+def late_of(result: dict, key: str = "late_s") -> float | None:
     try:
-        return number(result, "late_s")
+        return number(result, key)
     except ParseError:
         return None

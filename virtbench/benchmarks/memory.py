@@ -31,6 +31,7 @@ class Stream(Benchmark):
                            "all processes over their common interval") for k in STREAM_KERNELS)
     tools = ("stream",)
     timed = tuple(f"{k}_mb_s" for k in STREAM_KERNELS)
+    slotted = True
     defaults = {"elements": 10_000_000, "passes": 20, "processes": 1}  # RIKEN 2012
     quick = {"elements": 2_000_000, "passes": 5}
 
@@ -79,9 +80,12 @@ class Stream(Benchmark):
                 if not isinstance(pairs, list) or len(pairs) <= warm:
                     return None
                 out[f"{k}_mb_s"] = [Span(float(a), float(b), mb) for a, b in pairs[warm:]]
-            return Timing(out, late_of(result))
+            return Timing(out, late_of(result), late_of(result, "slot_late_s"))
         except (ParseError, TypeError, ValueError):
             return None
+
+    def slots_needed(self, params):
+        return len(STREAM_KERNELS) * params["passes"]
 
     def extra_warnings(self, text):
         text = cache_rule_warning(kernel_result(text, "stream"))

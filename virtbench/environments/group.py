@@ -11,8 +11,9 @@ clock (the host's), best block; for a job's time, the makespan. A benchmark whos
 its timed blocks (`timed`: our kernels) gets exactly that: before the trial each instance's
 CLOCK_MONOTONIC is measured against the host's (agent pings; the offset is known to within
 half the round trip, and measured again after the trial for drift), every instance is told
-the same start moment on its own clock (`--start-at`), and its stamps are mapped back onto
-the host's clock. A benchmark whose tool stamps nothing (fio, iperf3, dd...) gets the sum of
+the same start moment on its own clock (`--start-at`; a tool of several blocks also a slot per
+block, `--slot`, so that the instances run each block side by side: together.py), and its
+stamps are mapped back onto the host's clock. A benchmark whose tool stamps nothing (fio, iperf3, dd...) gets the sum of
 the instances' own rates, their runs released together by one barrier with the same
 parameters: said so in the metric's description, never called a common interval.
 docs/instances-and-limits.md has the whole of it.
@@ -31,14 +32,11 @@ from ..stats.aggregate import ClockOffset, Span, across, to_host
 from .base import Environment
 from .capacity import host_capacity, memory_refusal
 from .instances import (aggregate_method, aggregates, combine, describe_aggregate,  # noqa: F401
-                        group_metrics, instance_evidence, jain_index, shortest_interval,
-                        spread_pct)
+                        group_metrics, instance_evidence, jain_index, spread_pct)
+from .together import Together
 
 OVERCOMMIT = 2.0          # at most this many vCPUs (or busy processes) per host core
 MEMORY_SHARE = 0.8        # at most this share of the host's memory for all instances
-START_LEAD_S = 1.0        # a stamped trial starts this long after the instances are told
-MAX_LEAD_S = 120.0        # ... growing (x1.5 past the lateness seen) up to this
-CLOCK_WARN_SHARE = 0.01   # warn when the clock mapping's bound is above 1 % of the interval
 
 
 @dataclass
@@ -66,8 +64,7 @@ class InstanceGroup(Environment):
         self.notes = []
         self.kind = members[0].kind
         self._pair: PairPath | None = None
-        self._lead: dict[str, float] = {}        # benchmark -> start lead for stamped trials
-        self._warned: set[tuple[str, str]] = set()   # (kind, benchmark) said once
+        self.together = Together()       # start lead and slots per benchmark, learnt
         for i, m in enumerate(members):
             m.as_instance(i)         # its own subnet, scratch directory...
             m.instance_of = self
@@ -221,7 +218,7 @@ class InstanceGroup(Environment):
         if refusal:
             return TrialOutcome(error=refusal)
         timed = tuple(getattr(bench, "timed", ()))
-        lead = self._lead.get(bench.name, START_LEAD_S)
+        lead, slot = self.together.plan(bench)
         before = starts = None
         if timed:
             try:
@@ -231,7 +228,7 @@ class InstanceGroup(Environment):
             if all(before):
                 moment = time.monotonic() + lead
                 starts = [moment + c.offset_s for c in before]
-        outcomes = self._run_all(bench, params, starts)
+        outcomes = self._run_all(bench, params, starts, slot)
         text = "\n".join(f"== instance {i}\n{o.stdout}" for i, o in enumerate(outcomes))
         errs = "\n".join(f"== instance {i}\n{o.stderr}" for i, o in enumerate(outcomes))
         out = TrialOutcome(stdout=text, stderr=errs, exit=0,
@@ -254,17 +251,22 @@ class InstanceGroup(Environment):
         out.values, methods = aggregates(bench.metrics, [o.values for o in outcomes], spans)
         out.detail = {"aggregate": methods}
         if clocks is not None:
-            out.detail.update(self._timing_detail(bench, outcomes, clocks, lead, spans, out))
+            detail, warnings = self.together.review(
+                bench, [bench.timing(o.stdout) for o in outcomes], clocks, spans, lead, slot)
+            out.detail.update(detail)
+            out.warnings += warnings
         return out
 
     # -- a trial in every instance --------------------------------------------------------
-    def _run_all(self, bench, params, starts) -> list[TrialOutcome]:
+    def _run_all(self, bench, params, starts, slot) -> list[TrialOutcome]:
         barrier = threading.Barrier(len(self.members))
 
         def one(i):
             member = self.members[i]
             barrier.wait(timeout=60)
             try:
+                if starts is not None and slot is not None:
+                    return bench.run_trial(member, params, start_at=starts[i], slot_s=slot)
                 if starts is not None:
                     return bench.run_trial(member, params, start_at=starts[i])
                 return bench.run_trial(member, params)
@@ -297,36 +299,3 @@ class InstanceGroup(Environment):
             if all(t is not None and name in t.spans for t in timings):
                 spans[name] = [to_host(t.spans[name], c) for t, c in zip(timings, clocks)]
         return spans
-
-    def _timing_detail(self, bench, outcomes, clocks, lead, spans, out) -> dict:
-        """What the trial says of its clocks and start (stored in trials.detail), warnings the
-        first time the instances started apart or the clocks' bound is a large share of the
-        interval, and a longer lead for the next trial when an instance was ready late."""
-        timings = [bench.timing(o.stdout) for o in outcomes]
-        late = [t.late_s if t is not None else None for t in timings]
-        detail = {"start_lead_s": lead, "late_s": late,
-                  "clocks": [{"instance": i, "offset_s": c.offset_s,
-                              "uncertainty_s": c.uncertainty_s} for i, c in enumerate(clocks)]}
-        worst = max((x or 0.0, i) for i, x in enumerate(late))
-        if worst[0] > 0:
-            self._lead[bench.name] = min(MAX_LEAD_S, (lead + worst[0]) * 1.5)
-            self._warn_once(out, "instances_apart", bench.name,
-                            f"instance {worst[1]} was ready {worst[0]:.3f} s after the start "
-                            f"the instances were given ({lead:.1f} s ahead): it started that "
-                            "much after the others and the trial's common interval includes "
-                            f"the gap; later trials are given {self._lead[bench.name]:.1f} s")
-        bound = 2 * max(c.uncertainty_s for c in clocks)     # start and end each ± u
-        shortest = shortest_interval(spans)
-        detail["shortest_interval_s"] = shortest
-        if shortest and bound > CLOCK_WARN_SHARE * shortest:
-            self._warn_once(out, "clock_uncertainty", bench.name,
-                            f"the instances' clocks are mapped onto the host's to within "
-                            f"±{bound / 2 * 1e3:.3f} ms, {bound / shortest:.1%} of the "
-                            f"shortest common interval ({shortest * 1e3:.2f} ms): the "
-                            "aggregate may be off by that much; larger sizes make it smaller")
-        return detail
-
-    def _warn_once(self, out: TrialOutcome, kind: str, bench: str, message: str) -> None:
-        if (kind, bench) not in self._warned:
-            self._warned.add((kind, bench))
-            out.warnings.append((kind, message))

@@ -124,20 +124,6 @@ def combine(metrics: tuple[Metric, ...], per_instance: list[dict[str, float]],
     return aggregates(metrics, per_instance, spans)[0]
 
 
-def shortest_interval(spans: dict[str, list[list[Span]]]) -> float | None:
-    """The shortest common interval of any block of any metric (pure); None without any."""
-    shortest = None
-    for per_instance in spans.values():
-        try:
-            blocks = transpose(per_instance)
-        except ValueError:
-            continue
-        for block in blocks:
-            interval = max(s.end for s in block) - min(s.start for s in block)
-            shortest = interval if shortest is None else min(shortest, interval)
-    return shortest
-
-
 def instance_evidence(metrics: tuple[Metric, ...], outcomes: list[TrialOutcome]) -> dict[str, float]:
     """A failed group trial's evidence: each instance's values, of those that finished and of
     what the failed ones measured before failing (`m_i0`...); no aggregate of a part."""

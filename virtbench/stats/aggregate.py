@@ -83,11 +83,12 @@ def transpose(per_worker: Sequence[Sequence[Span]]) -> list[list[Span]]:
 @dataclass(frozen=True)
 class Timing:
     """What one worker's output says of its blocks: per metric, one Span per block on the
-    worker's own clock (blocks that count only: a warm-up pass is left out), and with
-    --start-at how late it was ready to start."""
+    worker's own clock (blocks that count only: a warm-up pass is left out); with --start-at
+    how late it was ready to start, and with --slot how late its latest block began."""
 
     spans: dict[str, list[Span]]
     late_s: float | None = None
+    slot_late_s: float | None = None
 
 
 # -- clocks --------------------------------------------------------------------------------
