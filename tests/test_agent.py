@@ -161,7 +161,8 @@ def test_a_host_that_goes_away_mid_command_takes_the_command_with_it(tmp_path):
 def test_exec_streams_the_output_while_the_command_runs(agent):
     events = []
     t0 = time.monotonic()
-    reply = agent.request("exec", wait=30, on_event=lambda e: events.append((time.monotonic() - t0, e)),
+    reply = agent.request("exec", wait=30,
+                          on_event=lambda e: events.append((time.monotonic() - t0, e)),
                           argv=["sh", "-c", "echo first; sleep 2.5; echo second"], timeout=20,
                           env={}, stream=True)
     assert reply["stdout"] == "first\nsecond\n"         # the reply still has all of it

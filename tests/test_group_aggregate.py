@@ -218,7 +218,8 @@ def test_native_instances_of_stream_aggregate_over_one_common_interval(tmp_path)
         spans = [t.spans[name] for t in timings]            # native: the host's own clock
         assert out.values[name] == pytest.approx(common_rate(transpose(spans)).value, rel=1e-12)
         # never more than the sum of each instance's own best
-        assert out.values[name] <= out.values[f"{name}_i0"] + out.values[f"{name}_i1"] + 1e-6
+        own = out.values[f"{name}_i0"] + out.values[f"{name}_i1"]
+        assert out.values[name] <= own * (1 + 1e-5)
     # told one moment, the two began their first pass together (both were ready in time)
     assert all(x < 0.1 for x in out.detail["late_s"])
     firsts = [json.loads(t.strip().splitlines()[-1])["spans"]["copy"][0][0] for t in texts]

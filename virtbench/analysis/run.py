@@ -234,7 +234,8 @@ def failure_warnings(counts: list[dict], trials: list[dict]) -> list[dict]:
         env, bench = c["environment"], c["benchmark"]
         if c["ok"]:
             out.append({"environment": env, "benchmark": bench, "metric": None,
-                        "kind": "failed_trials", "message": failure_line(c["failed"], c["planned"])})
+                        "kind": "failed_trials",
+                        "message": failure_line(c["failed"], c["planned"])})
             continue
         last = next(t["error"] for t in reversed(trials)
                     if t["environment"] == env and t["benchmark"] == bench and t["status"] != "ok")

@@ -13,9 +13,10 @@ CLOCK_MONOTONIC is measured against the host's (agent pings; the offset is known
 half the round trip, and measured again after the trial for drift), every instance is told
 the same start moment on its own clock (`--start-at`; a tool of several blocks also a slot per
 block, `--slot`, so that the instances run each block side by side: together.py), and its
-stamps are mapped back onto the host's clock. A benchmark whose tool stamps nothing (fio, iperf3, dd...) gets the sum of
-the instances' own rates, their runs released together by one barrier with the same
-parameters: said so in the metric's description, never called a common interval.
+stamps are mapped back onto the host's clock. A benchmark whose tool stamps nothing (fio,
+iperf3, dd...) gets the sum of the instances' own rates, their runs released together by one
+barrier with the same parameters: said so in the metric's description, never called a common
+interval.
 docs/instances-and-limits.md has the whole of it.
 """
 from __future__ import annotations
