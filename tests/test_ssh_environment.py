@@ -142,11 +142,12 @@ def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
     assert child.returncode == -signal.SIGKILL, child.stderr
     staged = child.stdout.split()[0]
     assert staged.startswith("/tmp/virtbench-")
+    scratch = child.stdout.split()[2]         # scratch=auto: the run's own, gone with it
     deadline = time.monotonic() + 20
-    while os.path.exists(staged) and time.monotonic() < deadline:
+    # the agent removes one after the other: wait for both, not just the first
+    while (os.path.exists(staged) or os.path.exists(scratch)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not os.path.exists(staged)        # the target is this machine
-    scratch = child.stdout.split()[2]         # scratch=auto: the run's own, gone with it
     assert scratch.startswith("/var/tmp/virtbench-scratch-") and not os.path.exists(scratch)
     stale = list(Path(tempfile.gettempdir()).glob(f"vb-ssh-{child_pid(child)}-*"))
     assert stale                              # the dead run's local control directory...
