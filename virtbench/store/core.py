@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import os
 import secrets
+import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -406,12 +408,26 @@ for _name, _method in list(vars(Store).items()):
         setattr(Store, _name, _guarded(_method))
 
 
+SQLITE_BUSY_S = 60.0
+
+
 def _sqlite_pragmas(dbapi_conn, _record):
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
     # two runs writing one file wait for each other's commit (up to a minute) rather than fail
-    cur.execute("PRAGMA busy_timeout=60000")
-    cur.execute("PRAGMA journal_mode=WAL")   # a reader (report) never blocks a running study
+    cur.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_S * 1000)}")
+    # a reader (report) never blocks a running study. Turning a new file to WAL while another
+    # opener holds it (creating the tables) is refused at once, busy timeout or not: wait as
+    # the busy timeout would (seen: 4 in 60 of four threads opening one new store)
+    deadline = time.monotonic() + SQLITE_BUSY_S
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
     cur.close()
 
 
