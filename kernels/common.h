@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <time.h>
 
 /* Exit codes of the output contract. */
@@ -52,6 +53,51 @@ static inline int parse_pos_double(const char *s, double hi, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+/* --start-at T: start the timed work at T seconds of CLOCK_MONOTONIC (a host that runs
+ * several instances at once gives each the same moment, mapped onto its own clock), at most
+ * this far ahead of now. */
+#define START_AT_MAX_AHEAD 3600.0
+
+/* Parse --start-at's value: a finite positive time no more than START_AT_MAX_AHEAD seconds
+ * from now (a time in the past is accepted: the work starts at once, late).  0 on success. */
+static inline int parse_start_at(const char *s, double *out)
+{
+    double v;
+    if (parse_pos_double(s, 1e12, &v) != 0)
+        return -1;
+    if (v - mono_seconds() > START_AT_MAX_AHEAD)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Sleep until `t` on CLOCK_MONOTONIC; returns how late we are then: how long after `t` we
+ * were ready, or woke (a loaded host wakes a sleeper late). */
+static inline double wait_until(double t)
+{
+    double now = mono_seconds();
+    if (now >= t)
+        return now - t;
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_nsec = 999999999L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+    now = mono_seconds();
+    return now > t ? now - t : 0.0;
+}
+
+/* The JSON fields of --start-at: "start_at":T,"late_s":L (null, null without it). */
+static inline void print_start_at(double start_at, double late)
+{
+    if (start_at > 0.0)
+        printf("\"start_at\":%.9f,\"late_s\":%.9f", start_at, late);
+    else
+        printf("\"start_at\":null,\"late_s\":null");
 }
 
 #endif

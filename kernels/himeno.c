@@ -63,13 +63,15 @@ struct fields {
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: himeno [-s XS|S|M|L] [-n ITERATIONS] [-t TARGET_SECONDS]\n"
+            "usage: himeno [-s XS|S|M|L] [-n ITERATIONS] [-t TARGET_SECONDS] [--start-at T]\n"
             "  -s SIZE     grid points incl. boundaries: XS 32x32x64, S 64x64x128,\n"
             "              M 128x128x256 (default), L 256x256x512\n"
             "  -n N        run exactly N Jacobi iterations (no calibration); the\n"
             "              residual is checked when N is 1, 2, 3 or m*2^e (m = 4..7)\n"
             "  -t SECONDS  otherwise calibrate with %d iterations and run the largest\n"
             "              checked count that lasts at most about SECONDS (default %.0f)\n"
+            "  --start-at T  start the measured run at T s of CLOCK_MONOTONIC (within an\n"
+            "              hour); setup and calibration happen before\n"
             "  --corrupt-point  test hook: perturb one pressure value before the\n"
             "              measured run (the residual check must then fail)\n",
             CALIBRATION_ITERATIONS, DEFAULT_TARGET_SECONDS);
@@ -243,6 +245,7 @@ int main(int argc, char **argv)
     long fixed_iterations = 0;
     double target = DEFAULT_TARGET_SECONDS;
     int corrupt = 0;
+    double start_at = 0.0;
 
     for (int ai = 1; ai < argc; ai++) {
         const char *opt = argv[ai];
@@ -252,6 +255,16 @@ int main(int argc, char **argv)
         }
         if (strcmp(opt, "--corrupt-point") == 0) {
             corrupt = 1;
+            continue;
+        }
+        if (strcmp(opt, "--start-at") == 0) {
+            if (ai + 1 >= argc || parse_start_at(argv[ai + 1], &start_at) != 0) {
+                fprintf(stderr, "himeno: --start-at takes a CLOCK_MONOTONIC time in seconds "
+                                "within %.0f s from now\n", START_AT_MAX_AHEAD);
+                usage();
+                return EXIT_USAGE;
+            }
+            ai++;
             continue;
         }
         if (ai + 1 >= argc ||
@@ -324,9 +337,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "himeno: --corrupt-point: perturbed p at the grid centre\n");
     }
 
+    double late = start_at > 0.0 ? wait_until(start_at) : 0.0;
     double t0 = mono_seconds();
     float gosa = jacobi(&F, iterations);
-    double seconds = mono_seconds() - t0;
+    double t1 = mono_seconds();
+    double seconds = t1 - t0;
     if (seconds <= 0.0)
         seconds = 1e-9; /* never divide by zero on a coarse clock */
     double rate = mflops(g, iterations, seconds);
@@ -344,10 +359,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "himeno: RESIDUAL CHECK FAILED: gosa %.9e, the reference gives %.9e\n",
                 (double)gosa, (double)expect);
 
+    /* start_s/end_s (CLOCK_MONOTONIC) bound the measured run, mflop is its work: a host
+     * running several instances at once sums the work over one common interval */
     printf("{\"kernel\":\"himeno\",\"size\":\"%s\",\"grid\":[%d,%d,%d],"
-           "\"iterations\":%ld,\"capped\":%s,\"seconds\":%.6f,\"mflops\":%.3f,\"gosa\":",
+           "\"iterations\":%ld,\"capped\":%s,\"seconds\":%.6f,\"mflops\":%.3f,"
+           "\"start_s\":%.9f,\"end_s\":%.9f,\"mflop\":%.6f,",
            g->name, g->imax, g->jmax, g->kmax, iterations, capped ? "true" : "false", seconds,
-           rate);
+           rate, t0, t1, mflops(g, iterations, 1.0));
+    print_start_at(start_at, late);
+    printf(",\"gosa\":");
     if (isfinite(gosa))
         printf("%.9e", (double)gosa);
     else

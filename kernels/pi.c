@@ -45,9 +45,11 @@ static const char PI_FIRST50[] = "1415926535897932384626433832795028841971693993
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: pi [-k K | -d DIGITS] [--corrupt-digit I]\n"
+            "usage: pi [-k K | -d DIGITS] [--start-at T] [--corrupt-digit I]\n"
             "  -k K               compute 2^K decimal digits, K in %d..%d (default %d)\n"
             "  -d DIGITS          compute DIGITS decimal digits (%ld..%ld)\n"
+            "  --start-at T       start the timed computation at T s of CLOCK_MONOTONIC\n"
+            "                     (within an hour)\n"
             "  --corrupt-digit I  change fractional digit I (1-based) before verifying\n"
             "                     (test hook: must make verification fail)\n",
             MIN_K, MAX_K, DEFAULT_K, MIN_DIGITS, MAX_DIGITS);
@@ -154,6 +156,7 @@ int main(int argc, char **argv)
     long digits = 1L << DEFAULT_K;
     long corrupt = 0;
     int have_k = 0, have_d = 0;
+    double start_at = 0.0;
 
     for (int ai = 1; ai < argc; ai++) {
         const char *opt = argv[ai];
@@ -173,6 +176,9 @@ int main(int argc, char **argv)
         } else if (strcmp(opt, "--corrupt-digit") == 0 && corrupt == 0 &&
                    parse_long(val, 1, MAX_DIGITS, &v) == 0) {
             corrupt = v;
+        } else if (strcmp(opt, "--start-at") == 0 && start_at == 0.0 &&
+                   parse_start_at(val, &start_at) == 0) {
+            /* parsed */
         } else {
             fprintf(stderr, "pi: bad, repeated or incomplete option '%s'%s%s\n", opt,
                     val ? " " : "", val ? val : "");
@@ -194,9 +200,11 @@ int main(int argc, char **argv)
 
     mpf_t pi;
     mpf_init2(pi, bits);
+    double late = start_at > 0.0 ? wait_until(start_at) : 0.0;
     double t0 = mono_seconds();
     int iterations = gauss_legendre(pi, bits, 1);
-    double seconds = mono_seconds() - t0;
+    double t1 = mono_seconds();
+    double seconds = t1 - t0;
     fprintf(stderr, "pi: Gauss-Legendre: %d iterations in %.6f s\n", iterations, seconds);
 
     /* Decimal conversion (not timed). */
@@ -255,9 +263,10 @@ int main(int argc, char **argv)
                 digits, (unsigned long long)our_sum);
 
     printf("{\"kernel\":\"pi\",\"digits\":%ld,\"iterations\":%d,\"seconds\":%.6f,"
-           "\"verified\":%s,\"checksum\":\"%016llx\",\"first50\":\"3.%.50s\"}\n",
-           digits, iterations, seconds, verified ? "true" : "false",
-           (unsigned long long)our_sum, ours);
+           "\"start_s\":%.9f,\"end_s\":%.9f,", digits, iterations, seconds, t0, t1);
+    print_start_at(start_at, late);
+    printf(",\"verified\":%s,\"checksum\":\"%016llx\",\"first50\":\"3.%.50s\"}\n",
+           verified ? "true" : "false", (unsigned long long)our_sum, ours);
     free(ours);
     free(theirs);
     return verified ? EXIT_OK : EXIT_VERIFY;

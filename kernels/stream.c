@@ -13,7 +13,7 @@
  * scalar, and Triad came out 20 % below Add on a machine where both are
  * memory bound (they move the same 24 bytes per element).
  *
- * Usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES]
+ * Usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES] [--start-at T [--slot S]] [--stamps]
  * With -P N > 1, N forked processes each allocate and first-touch their own
  * arrays, and every kernel of every pass starts in all of them at once (a
  * process-shared barrier).  The aggregate rate of a kernel is the bytes all
@@ -25,6 +25,19 @@
  * STREAM's rule wants each array to be at least 4 times the last-level
  * cache; the cache is read from sysfs (the sum of the distinct caches of the
  * highest level) and the JSON line says whether the rule holds.
+ *
+ * The JSON line also carries, per kernel, the common interval of every pass (earliest start,
+ * latest end over the processes, CLOCK_MONOTONIC seconds; "spans") and the bytes all
+ * processes move in one pass ("bytes_per_pass"): what a host running several instances of
+ * this program at once needs to compute the same aggregate over all of them, once it has
+ * mapped each instance's clock onto its own.  --stamps adds every process's own start and
+ * end of every kernel of every pass ("stamps"), from which the aggregate above can be
+ * recomputed.  --start-at T: every process, its arrays ready, waits until T on
+ * CLOCK_MONOTONIC before the first pass ("late_s": how late the last one was ready or woke).
+ * --slot S (with --start-at): kernel k of pass p starts at T + (4 p + k) S, as the barrier
+ * starts it in every process: instances of this program on several machines, given one T
+ * and S on their own clocks, run each kernel of each pass side by side ("slot_late_s": the
+ * latest any kernel started after its slot, when one overran or a process woke late).
  *
  * Human-readable text goes to stderr; stdout carries exactly one JSON line.
  * Test hook: --corrupt-element I perturbs a[I] by one part in 1e12 after the
@@ -64,6 +77,8 @@ static const double BYTES_PER_ELEMENT[K_COUNT] = {16.0, 16.0, 24.0, 24.0};
 struct result {
     double mb_s[K_COUNT];   /* this process's own rate: its bytes / its best pass */
     double best_s[K_COUNT];
+    double late;      /* --start-at: how late its arrays were ready (0: on time) */
+    double slot_late; /* --slot: the latest a kernel started after its slot */
     int32_t validated;
     int32_t ok; /* 1 if the run completed (allocation etc. succeeded) */
 };
@@ -74,15 +89,22 @@ struct stamp {
 };
 
 static long corrupt_element = -1; /* --corrupt-element test hook */
+static double start_at = 0.0;     /* --start-at T (0: start at once) */
+static double slot = 0.0;         /* --slot S (0: no slots) */
+static int print_stamps = 0;      /* --stamps */
 
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES]\n"
+            "usage: stream [-n ELEMENTS] [-p PASSES] [-P PROCESSES] [--start-at T [--slot S]]\n"
+            "              [--stamps]\n"
             "  -n ELEMENTS   doubles per array (default %ld; 3 arrays per process)\n"
             "  -p PASSES     timed passes, >= 2; the first is excluded (default %ld)\n"
             "  -P PROCESSES  concurrent processes, each kernel started in all at once\n"
             "                (default 1)\n"
+            "  --start-at T  start the first pass at T s of CLOCK_MONOTONIC (within an hour)\n"
+            "  --slot S      with --start-at: kernel k of pass p starts at T + (4 p + k) S\n"
+            "  --stamps      print every process's start and end of every kernel and pass\n"
             "  --corrupt-element I  test hook: perturb a[I] before validation\n",
             DEFAULT_ELEMENTS, DEFAULT_PASSES);
 }
@@ -205,8 +227,15 @@ static void run_passes(struct arrays *v, long n, long passes, pthread_barrier_t 
                        struct stamp *stamps, struct result *r)
 {
     const double q = SCALAR;
+    r->late = start_at > 0.0 ? wait_until(start_at) : 0.0;
+    r->slot_late = 0.0;
     for (long pass = 0; pass < passes; pass++) {
         for (int k = 0; k < K_COUNT; k++) {
+            if (slot > 0.0 && (pass > 0 || k > 0)) {
+                double late = wait_until(start_at + (double)(pass * K_COUNT + k) * slot);
+                if (late > r->slot_late)
+                    r->slot_late = late;
+            }
             if (barrier != NULL)
                 pthread_barrier_wait(barrier);
             struct stamp *s = &stamps[pass * K_COUNT + k];
@@ -460,8 +489,58 @@ static void print_rates(const double mb_s[K_COUNT])
         printf("%s\"%s_mb_s\":%.3f", k ? "," : "", KERNEL_NAMES[k], mb_s[k]);
 }
 
+static void print_pair(const struct stamp *s)
+{
+    printf("[%.9f,%.9f]", s->start, s->end);
+}
+
+/* "spans":{"copy":[[start,end] per pass],...}: per kernel and pass, earliest start and latest
+ * end over the processes; "bytes_per_pass":{...}: bytes all processes move in one pass. */
+static void print_spans(const struct stamp *stamps, long procs, long passes, long n)
+{
+    printf("\"spans\":{");
+    for (int k = 0; k < K_COUNT; k++) {
+        printf("%s\"%s\":[", k ? "," : "", KERNEL_NAMES[k]);
+        for (long pass = 0; pass < passes; pass++) {
+            struct stamp env = {INFINITY, -INFINITY};
+            for (long q = 0; q < procs; q++) {
+                const struct stamp *s = &stamps[(q * passes + pass) * K_COUNT + k];
+                if (s->start < env.start)
+                    env.start = s->start;
+                if (s->end > env.end)
+                    env.end = s->end;
+            }
+            printf("%s", pass ? "," : "");
+            print_pair(&env);
+        }
+        printf("]");
+    }
+    printf("},\"bytes_per_pass\":{");
+    for (int k = 0; k < K_COUNT; k++)
+        printf("%s\"%s\":%.0f", k ? "," : "", KERNEL_NAMES[k],
+               BYTES_PER_ELEMENT[k] * (double)n * (double)procs);
+    printf("},\"warmup_passes\":1,");
+    if (!print_stamps)
+        return;
+    printf("\"stamps\":[");
+    for (long q = 0; q < procs; q++) {
+        printf("%s{", q ? "," : "");
+        for (int k = 0; k < K_COUNT; k++) {
+            printf("%s\"%s\":[", k ? "," : "", KERNEL_NAMES[k]);
+            for (long pass = 0; pass < passes; pass++) {
+                printf("%s", pass ? "," : "");
+                print_pair(&stamps[(q * passes + pass) * K_COUNT + k]);
+            }
+            printf("]");
+        }
+        printf("}");
+    }
+    printf("],");
+}
+
 static void print_json(long n, long passes, long procs, int validated, long long llc,
-                       const double agg[K_COUNT], const struct result *res)
+                       const double agg[K_COUNT], const struct result *res,
+                       const struct stamp *stamps)
 {
     long long array_bytes = (long long)n * (long long)sizeof(double) * procs;
     printf("{\"kernel\":\"stream\",\"elements\":%ld,\"passes\":%ld,\"processes\":%ld,"
@@ -473,6 +552,19 @@ static void print_json(long n, long passes, long procs, int validated, long long
                array_bytes >= CACHE_RULE_FACTOR * llc ? "true" : "false");
     else
         printf("\"llc_bytes\":null,\"cache_rule\":null,");
+    double late = 0.0, slot_late = 0.0;
+    for (long q = 0; q < procs; q++) {
+        if (res[q].late > late)
+            late = res[q].late;
+        if (res[q].slot_late > slot_late)
+            slot_late = res[q].slot_late;
+    }
+    print_start_at(start_at, late);
+    if (slot > 0.0)
+        printf(",\"slot_s\":%.9f,\"slot_late_s\":%.9f,", slot, slot_late);
+    else
+        printf(",\"slot_s\":null,\"slot_late_s\":null,");
+    print_spans(stamps, procs, passes, n);
     printf("\"aggregate\":{");
     print_rates(agg);
     printf("},\"per_process\":[");
@@ -493,6 +585,29 @@ int main(int argc, char **argv)
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
             usage();
             return EXIT_OK;
+        }
+        if (strcmp(opt, "--stamps") == 0) {
+            print_stamps = 1;
+            continue;
+        }
+        if (strcmp(opt, "--start-at") == 0) {
+            if (ai + 1 >= argc || parse_start_at(argv[ai + 1], &start_at) != 0) {
+                fprintf(stderr, "stream: --start-at takes a CLOCK_MONOTONIC time in seconds "
+                                "within %.0f s from now\n", START_AT_MAX_AHEAD);
+                usage();
+                return EXIT_USAGE;
+            }
+            ai++;
+            continue;
+        }
+        if (strcmp(opt, "--slot") == 0) {
+            if (ai + 1 >= argc || parse_pos_double(argv[ai + 1], 3600.0, &slot) != 0) {
+                fprintf(stderr, "stream: --slot takes a number of seconds up to 3600\n");
+                usage();
+                return EXIT_USAGE;
+            }
+            ai++;
+            continue;
         }
         long *dst = NULL, lo = 0, hi = 0;
         if (strcmp(opt, "-n") == 0) {
@@ -523,6 +638,11 @@ int main(int argc, char **argv)
         ai++;
     }
 
+    if (slot > 0.0 && start_at <= 0.0) {
+        fprintf(stderr, "stream: --slot needs --start-at (the slots count from it)\n");
+        usage();
+        return EXIT_USAGE;
+    }
     if (corrupt_element >= n) {
         fprintf(stderr, "stream: --corrupt-element %ld is beyond the %ld elements\n",
                 corrupt_element, n);
@@ -576,7 +696,7 @@ int main(int argc, char **argv)
     if (!validated)
         fprintf(stderr, "stream: VALIDATION FAILED: results do not match the expected values\n");
 
-    print_json(n, passes, procs, validated, llc, agg, res);
+    print_json(n, passes, procs, validated, llc, agg, res, stamps);
     free(res);
     free(stamps);
     return validated ? EXIT_OK : EXIT_VERIFY;

@@ -1,12 +1,14 @@
-"""Pieces for tests that drive the runner itself: a minimal study, and a benchmark under which
-an environment is killed mid-trial."""
+"""Pieces for tests that drive the runner itself: a minimal study, a benchmark under which
+an environment is killed mid-trial, an environment that runs nothing and a benchmark whose
+chosen trials fail after measuring part of what they measure."""
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from virtbench.benchmarks.base import Benchmark, Metric
+from virtbench.benchmarks.base import Benchmark, Metric, TrialOutcome
+from virtbench.environments.base import Environment, EnvSpec
 
 
 @dataclass
@@ -19,9 +21,15 @@ class OneStudy:
     warmup: int = 0
     pin: str = "off"
     name: str = "test"
+    cases: tuple = ()            # (label, benchmark name) pairs, for a report of the run
 
     def to_dict(self):
-        return {"name": self.name}
+        d = {"name": self.name}
+        if self.cases:         # what analysis reads of a stored study
+            d.update(trials=self.trials, baseline=None, environments=[],
+                     benchmarks=[{"label": label, "name": name, "params": {}}
+                                 for label, name in self.cases])
+        return d
 
 
 class KilledUptime(Benchmark):
@@ -45,3 +53,65 @@ class KilledUptime(Benchmark):
 
     def parse(self, stdout):
         return {"uptime_s": float(stdout.split()[0])}
+
+
+class Quiet(Environment):
+    """An environment that runs nothing itself: its trials are what the benchmark returns.
+    `name` is its label."""
+
+    kind = "quiet"
+
+    def __init__(self, name: str = "quiet"):
+        super().__init__(EnvSpec("quiet"))
+        self.name = name
+
+    @property
+    def label(self):
+        return self.name
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    def kernel_path(self, name):
+        return name
+
+
+class Flaky(Benchmark):
+    """A benchmark whose calls in `fail_on` (counting from 1, per environment label in
+    `fail_on_env`, or every environment when None) fail after measuring `partial`, with exit
+    status 3 and `noise` bytes of output; the others give {"rate": calls, "time": 1 / calls}."""
+
+    name = "flaky"
+    family = "test"
+    metrics = (Metric("rate", "MB/s", True), Metric("time", "s", False))
+
+    def __init__(self, fail_on=(2,), partial=None, noise: int = 0, fail_on_env=None):
+        self.fail_on, self.noise, self.fail_on_env = set(fail_on), noise, fail_on_env
+        self.partial = {"rate": 0.5} if partial is None else dict(partial)
+        self.calls: dict[str, int] = {}
+
+    def run_trial(self, env, params):
+        n = self.calls[env.label] = self.calls.get(env.label, 0) + 1
+        if n in self.fail_on and self.fail_on_env in (None, env.label):
+            out = "x" * self.noise + "\nmeasured before the failure\n"
+            return TrialOutcome(error="exit status 3: verification failed", exit=3, stdout=out,
+                                stderr="e" * self.noise + "\nverification failed\n",
+                                partial=dict(self.partial))
+        return TrialOutcome(values={"rate": float(n), "time": 1.0 / n}, exit=0, stdout=f"{n}\n")
+
+
+def run_study(store, envs, benches, trials: int = 4, console=None):
+    """Run `benches` ({case label: benchmark}) on `envs` through the real runner."""
+    import io
+
+    from rich.console import Console
+
+    from virtbench.runner import Prepared, Runner
+    study = OneStudy(trials=trials, cases=tuple((label, b.name) for label, b in benches.items()))
+    prepared = Prepared(study, {e.label: e for e in envs},
+                        {label: (b, {}) for label, b in benches.items()}, None)
+    runner = Runner(store, console=console or Console(file=io.StringIO()), show_progress=False)
+    return runner.start(prepared)

@@ -156,3 +156,49 @@ def test_a_host_that_goes_away_mid_command_takes_the_command_with_it(tmp_path):
     assert time.monotonic() - t0 < 3          # not the 4 s the command would take
     time.sleep(4.5)
     assert not marker.exists()
+
+
+def test_exec_streams_the_output_while_the_command_runs(agent):
+    events = []
+    t0 = time.monotonic()
+    reply = agent.request("exec", wait=30,
+                          on_event=lambda e: events.append((time.monotonic() - t0, e)),
+                          argv=["sh", "-c", "echo first; sleep 2.5; echo second"], timeout=20,
+                          env={}, stream=True)
+    assert reply["stdout"] == "first\nsecond\n"         # the reply still has all of it
+    first = [(at, e) for at, e in events if "first" in e["stdout"]]
+    assert first and first[0][0] < 2.0                    # seen well before the command ended
+    assert all(e["event"] == "output" and e["id"] == reply["id"] for _, e in events)
+
+
+def test_a_quiet_command_streams_nothing(agent):
+    events = []
+    reply = agent.request("exec", wait=30, on_event=events.append, argv=["sleep", "1.5"],
+                          timeout=20, env={}, stream=True)
+    assert reply["exit"] == 0 and events == []
+
+
+def test_streaming_sends_only_the_newest_part_of_a_flood(agent):
+    events = []
+    script = "import sys, time; sys.stdout.write('y' * 200000); sys.stdout.flush(); time.sleep(1.5)"
+    reply = agent.request("exec", wait=30, on_event=events.append,
+                          argv=[sys.executable, "-c", script], timeout=20, env={}, stream=True)
+    assert len(reply["stdout"]) == 200000
+    from virtbench.agent import STREAM_CHUNK
+    assert events and all(len(e["stdout"]) <= STREAM_CHUNK for e in events)
+    assert sum(len(e["stdout"]) + e.get("skipped", {}).get("stdout", 0) for e in events) == 200000
+
+
+def test_an_agent_lost_mid_command_leaves_the_output_that_arrived(agent):
+    import threading
+    threading.Timer(2.0, agent.proc.kill).start()
+    with pytest.raises(AgentError) as lost:
+        agent.exec(["sh", "-c", "echo 'measured 42'; echo 'half way' >&2; sleep 30"],
+                   timeout=60)
+    assert lost.value.stdout == "measured 42\n" and lost.value.stderr == "half way\n"
+
+
+def test_ping_says_the_agents_monotonic_clock(agent):
+    before = time.monotonic()
+    mono = agent.ping()["mono"]
+    assert before <= mono <= time.monotonic()          # the same clock here: a local agent

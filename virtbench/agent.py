@@ -8,12 +8,19 @@ every benchmark's output goes back to the host verbatim.
 
 Requests (one JSON object a line; "id" is echoed back):
   {"op": "ping"}
-  {"op": "exec", "argv": [...], "env": {...}, "timeout": 60, "cwd": "/tmp", "stdin": ""}
+  {"op": "exec", "argv": [...], "env": {...}, "timeout": 60, "cwd": "/tmp", "stdin": "",
+   "stream": true}
   {"op": "put", "path": "/x", "data_b64": "...", "mode": 493}
   {"op": "get", "path": "/x"}
   {"op": "shutdown"}                       # ends the agent loop
 Replies: {"id": .., "ok": true, ...} or {"id": .., "ok": false, "error": "..."}.
 An exec reply carries exit, stdout, stderr, wall_s, user_s, sys_s and timed_out.
+With "stream": true, while the command runs the agent also sends the output as it comes,
+at most once per STREAM_EVERY_S and at most STREAM_CHUNK bytes of each stream per message
+(the newest; "skipped" counts what was left out): {"id": .., "event": "output", "stdout": "..",
+"stderr": "..", "skipped": {"stdout": n, "stderr": n}}. The reply still carries the whole
+output; the events are what the host keeps of a command whose agent is lost before it answers.
+A ping reply carries "mono": the agent's CLOCK_MONOTONIC (time.monotonic()) when it answered.
 
 Transports: --stdio (a subprocess of the host), --port PATH (a virtio-serial port such as
 /dev/virtio-ports/org.virtbench.agent), --serial PATH (a tty, put in raw mode).
@@ -35,6 +42,8 @@ import time
 
 AGENT_VERSION = 1
 MAX_OUTPUT = 32 * 1024 * 1024  # bytes of stdout/stderr returned per stream
+STREAM_EVERY_S = 1.0           # "stream": at most one output event a second...
+STREAM_CHUNK = 16 * 1024       # ... with at most the newest 16 KiB of each stream
 
 # With --stdio: the host's end of our stdin. When the host goes away (its ssh connection
 # dropped, the host killed), a command still running is killed rather than left to its
@@ -63,7 +72,106 @@ def _decode(data):
     return data.decode("utf-8", errors="replace")
 
 
-def do_exec(req):
+class _Collector(object):
+    """Reads one pipe to its end in a thread; keeps everything, and what is new since the
+    last take() (the newest STREAM_CHUNK bytes of it, counting the bytes left out)."""
+
+    def __init__(self, pipe):
+        self.pipe = pipe
+        self.chunks = []
+        self.size = 0
+        self.new = bytearray()
+        self.skipped = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run)
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _run(self):
+        fd = self.pipe.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            with self.lock:
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+                while self.size > 2 * MAX_OUTPUT and len(self.chunks) > 1:
+                    self.size -= len(self.chunks.pop(0))   # only the tail is returned anyway
+                self.new += chunk
+                if len(self.new) > STREAM_CHUNK:
+                    self.skipped += len(self.new) - STREAM_CHUNK
+                    del self.new[:len(self.new) - STREAM_CHUNK]
+
+    def take(self):
+        with self.lock:
+            new, skipped = bytes(self.new), self.skipped
+            self.new, self.skipped = bytearray(), 0
+        return new, skipped
+
+    def data(self):
+        self.thread.join()
+        return b"".join(self.chunks)
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _communicate_streaming(proc, stdin, timeout, emit):
+    """(stdout, stderr, timed_out) like proc.communicate(stdin, timeout) plus a kill of the
+    process group at the time limit, emitting the output as it comes (see the module's
+    docstring) meanwhile."""
+    def feed():
+        try:
+            if stdin:
+                proc.stdin.write(stdin)
+        except (BrokenPipeError, OSError):
+            pass
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+    writer = threading.Thread(target=feed)
+    writer.daemon = True
+    writer.start()
+    out, err = _Collector(proc.stdout), _Collector(proc.stderr)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    timed_out = False
+
+    def flush():
+        (o, so), (e, se) = out.take(), err.take()
+        if o or e:
+            event = {"event": "output", "stdout": _decode(o), "stderr": _decode(e)}
+            if so or se:
+                event["skipped"] = {"stdout": so, "stderr": se}
+            emit(event)
+
+    while True:
+        wait = STREAM_EVERY_S
+        if deadline is not None:
+            wait = min(wait, max(0.0, deadline - time.monotonic()))
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                timed_out = True
+                _kill_group(proc)
+                proc.wait()
+                break
+            flush()
+    return out.data(), err.data(), timed_out
+
+
+def do_exec(req, emit=None):
     argv = req["argv"]
     env = dict(os.environ)
     env.update(req.get("env") or {})
@@ -90,13 +198,13 @@ def do_exec(req):
         threading.Thread(target=_kill_on_hangup, args=(HANGUP_FD, proc, done),
                          daemon=True).start()
     try:
-        out, err = proc.communicate(stdin, timeout=timeout)
+        if req.get("stream") and emit is not None:
+            out, err, timed_out = _communicate_streaming(proc, stdin, timeout, emit)
+        else:
+            out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(proc)
         out, err = proc.communicate()
     finally:
         done.set()
@@ -135,7 +243,7 @@ def do_get(req):
 def do_ping(_req):
     return {"ok": True, "agent_version": AGENT_VERSION, "hostname": socket.gethostname(),
             "python": platform.python_version(), "pid": os.getpid(),
-            "uptime_s": _uptime()}
+            "uptime_s": _uptime(), "mono": time.monotonic()}
 
 
 def _uptime():
@@ -149,11 +257,14 @@ def _uptime():
 HANDLERS = {"exec": do_exec, "put": do_put, "get": do_get, "ping": do_ping}
 
 
-def handle(req):
+def handle(req, emit=None):
+    """The reply to `req`; `emit(event)` sends an event for it before the reply (exec)."""
     op = req.get("op")
     if op not in HANDLERS:
         return {"ok": False, "error": "unknown op %r" % (op,)}
     try:
+        if op == "exec":
+            return do_exec(req, emit)
         return HANDLERS[op](req)
     except Exception as exc:  # the agent must survive any one bad request
         return {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}
@@ -166,6 +277,18 @@ def send(writer, data):
         n = writer.write(view)
         view = view[n or 0:]
     writer.flush()
+
+
+def _emitter(writer, rid):
+    """emit(event): one event line for request `rid` (a send failing is not the command's
+    failure: the host may be gone, and the command is killed on hang-up anyway)."""
+    def emit(event):
+        event = dict(event, id=rid)
+        try:
+            send(writer, (json.dumps(event, ensure_ascii=True) + "\n").encode("ascii"))
+        except (OSError, ValueError):
+            pass
+    return emit
 
 
 def serve(reader, writer):
@@ -183,7 +306,7 @@ def serve(reader, writer):
             if req.get("op") == "shutdown":
                 send(writer, (json.dumps({"id": req.get("id"), "ok": True}) + "\n").encode())
                 return True
-            reply = handle(req)
+            reply = handle(req, _emitter(writer, req.get("id")))
         reply["id"] = req.get("id")
         send(writer, (json.dumps(reply, ensure_ascii=True) + "\n").encode("ascii"))
     return False

@@ -185,8 +185,9 @@ def cmd_run(args, out: Console, err: Console) -> int:
         err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
                   f"why is in `virtbench report {outcome.run_id} --profile`")
     if outcome.failed:
-        err.print(f"[yellow]{outcome.failed} trial(s) failed[/]; their errors are in the store "
-                  f"(virtbench report {outcome.run_id} --format json)")
+        err.print(f"[yellow]{outcome.failed} trial(s) failed[/]; their errors, exit statuses, "
+                  "output tails and what they measured before failing are in the store "
+                  f"(virtbench report {outcome.run_id} --format json: failed_trial_evidence)")
         return EXIT_FAILED_TRIALS
     return EXIT_OK
 

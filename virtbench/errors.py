@@ -15,4 +15,10 @@ class EnvironmentUnusable(VirtbenchError):
 
 
 class AgentError(Exception):
-    """The agent did not answer, or answered with an error (a trial failure, not bad input)."""
+    """The agent did not answer, or answered with an error (a trial failure, not bad input).
+
+    Raised by exec when the agent is lost mid-command, it carries the output that arrived
+    before (`stdout`, `stderr`; empty when none did)."""
+
+    stdout: str = ""
+    stderr: str = ""

@@ -15,21 +15,38 @@ class Metric:
     unit: str
     higher_is_better: bool
     description: str = ""
+    # how a group of instances aggregates a lower-is-better metric: "mean" of the instances,
+    # or "makespan" (a job's time: first start to last end on the host's clock when the tool
+    # stamps it, else the slowest instance). Higher-is-better metrics are rates: work of all
+    # over one common interval when stamped, else the sum of the instances' own rates.
+    aggregate: str = "mean"
 
 
 @dataclass
 class TrialOutcome:
-    """What one trial produced: its metric values, or why it failed, and the raw output."""
+    """What one trial produced: its metric values, or why it failed, and the raw output.
+
+    A failed trial keeps what it measured before it failed in `partial` (and whatever is in
+    `values` when it failed after measuring, e.g. the environment was lost afterwards): the
+    runner stores them as the failed trial's samples, evidence that never enters statistics."""
 
     values: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    partial: dict[str, float] = field(default_factory=dict)
     stdout: str = ""
     stderr: str = ""
     exit: int | None = None
     wall_s: float | None = None
     # (kind, message) pairs the store should keep with the trial, e.g. ("physical-limit", ...)
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    # what else the trial says about itself, stored with it (trials.detail): e.g. a group's
+    # aggregate method and how its instances' clocks were mapped onto the host's
+    detail: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def measured(self) -> dict[str, float]:
+        """Every value this trial measured: its result when ok, its evidence when failed."""
+        return dict(self.values) if self.ok else {**self.partial, **self.values}

@@ -275,18 +275,20 @@ class Runner:
         try:
             result = env.run_trial(bench, params)
         except AgentError as exc:
-            result = benchmarks.TrialOutcome(error=f"agent lost: {exc}")
+            result = lost_outcome(bench, exc)
         result.error = state.after(env, result.error)
         metrics = env.metrics_for(bench)
-        values = {m.name: result.values[m.name] for m in metrics if m.name in result.values}
-        if result.ok and not values:
+        if result.ok and not any(m.name in result.values for m in metrics):
             result.error = "the parser returned none of the benchmark's metrics"
-        samples_ = [Sample(m.name, values[m.name], m.unit, m.higher_is_better)
-                    for m in metrics if m.name in values] if result.ok else []
+        # a successful trial's values are its results; a failed one's, what it measured
+        # before it failed: kept as its samples, evidence that never enters the statistics
+        measured = result.measured()
+        samples_ = [Sample(m.name, measured[m.name], m.unit, m.higher_is_better)
+                    for m in metrics if m.name in measured]
         self.store.record_trial(run_id, status="ok" if result.ok else "failed", samples_=samples_,
                                 error=result.error, exit=result.exit, stdout=result.stdout,
                                 stderr=result.stderr, wall_s=result.wall_s, started=started,
-                                boot=boot, **record)
+                                boot=boot, detail=result.detail, **record)
         self._recorded += 1
         for kind, message in result.warnings:
             state.warn_once(kind, message, slot.environment, slot.benchmark)
@@ -295,6 +297,14 @@ class Runner:
                 f"{slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}: "
                 f"{result.error}"))
         return result.ok
+
+
+def lost_outcome(bench, exc: AgentError) -> benchmarks.TrialOutcome:
+    """A trial whose agent was lost mid-command: failed, with whatever output arrived before
+    (an agent that streams its output sends it as it comes) and what that output measured."""
+    stdout, stderr = getattr(exc, "stdout", "") or "", getattr(exc, "stderr", "") or ""
+    return benchmarks.TrialOutcome(error=f"agent lost: {exc}", stdout=stdout, stderr=stderr,
+                                   partial=bench.evidence(stdout))
 
 
 def _trial_name(trial: int) -> str:

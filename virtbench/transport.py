@@ -38,6 +38,28 @@ class ExecResult:
         return self.exit == 0 and not self.timed_out
 
 
+PARTIAL_TAIL = 64 * 1024   # characters of each stream kept of a command whose agent is lost
+
+
+class _Tail:
+    """The last PARTIAL_TAIL characters of what was added."""
+
+    def __init__(self):
+        self.parts: list[str] = []
+        self.size = 0
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        self.parts.append(text)
+        self.size += len(text)
+        while self.size - len(self.parts[0]) >= PARTIAL_TAIL:
+            self.size -= len(self.parts.pop(0))
+
+    def text(self) -> str:
+        return "".join(self.parts)[-PARTIAL_TAIL:]
+
+
 class AgentClient:
     """Speaks the agent protocol over a readable and a writable file descriptor."""
 
@@ -77,8 +99,9 @@ class AgentClient:
         line, self._buf = self._buf.split(b"\n", 1)
         return line
 
-    def request(self, op: str, wait: float | None = None, **fields) -> dict:
-        """Send one request and wait up to `wait` s for its reply (other ids are dropped)."""
+    def request(self, op: str, wait: float | None = None, on_event=None, **fields) -> dict:
+        """Send one request and wait up to `wait` s for its reply (other ids are dropped);
+        events for it before the reply (exec's streamed output) go to `on_event`."""
         rid = next(self._ids)
         self._send({"id": rid, "op": op, **fields})
         deadline = None if wait is None else time.monotonic() + wait
@@ -92,6 +115,10 @@ class AgentClient:
                 continue
             if reply.get("id") != rid:
                 continue
+            if "event" in reply:
+                if on_event is not None:
+                    on_event(reply)
+                continue
             if not reply.get("ok"):
                 raise AgentError(f"{self.name}: {op} failed: {reply.get('error')}")
             return reply
@@ -102,9 +129,27 @@ class AgentClient:
 
     def exec(self, argv: list[str], timeout: float, env: dict | None = None,
              cwd: str | None = None, stdin: str = "") -> ExecResult:
+        """Run `argv` there. The agent streams the output while the command runs; if it is
+        lost before it answers, the AgentError carries the tail of what arrived (`stdout`,
+        `stderr`: the last PARTIAL_TAIL characters of each)."""
+        arrived = {"stdout": _Tail(), "stderr": _Tail()}
+
+        def on_event(event: dict) -> None:
+            if event.get("event") != "output":
+                return
+            skipped = event.get("skipped") or {}
+            for key, tail in arrived.items():
+                if skipped.get(key):
+                    tail.add(f"\n[... {skipped[key]} bytes not streamed ...]\n")
+                tail.add(event.get(key) or "")
         # The agent enforces `timeout` on the command; give the reply a margin beyond it.
-        reply = self.request("exec", wait=timeout + 30, argv=argv, env=env or {},
-                             timeout=timeout, cwd=cwd, stdin=stdin)
+        try:
+            reply = self.request("exec", wait=timeout + 30, on_event=on_event, argv=argv,
+                                 env=env or {}, timeout=timeout, cwd=cwd, stdin=stdin,
+                                 stream=True)
+        except AgentError as exc:
+            exc.stdout, exc.stderr = arrived["stdout"].text(), arrived["stderr"].text()
+            raise
         return ExecResult(exit=reply["exit"], stdout=reply["stdout"], stderr=reply["stderr"],
                           wall_s=reply["wall_s"], user_s=reply.get("user_s", 0.0),
                           sys_s=reply.get("sys_s", 0.0), timed_out=reply.get("timed_out", False))

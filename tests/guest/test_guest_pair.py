@@ -27,5 +27,27 @@ def test_two_tcg_guests_talk_across_the_host_and_measure_together():
         both = group.run_trial(cyclepi, cyclepi.params({"steps": 2_000_000}))
         assert both.ok, both.error
         assert {"cycles_i0", "cycles_i1", "cycles_fairness"} <= set(both.values)
+        # each guest's clock counts from its own boot: mapped onto the host's by its agent's
+        # pings, to within half a round trip over virtio-serial
+        clocks = both.detail["clocks"]
+        assert all(c["offset_s"] < -1.0 and 0 < c["uncertainty_s"] < 0.05 for c in clocks)
+        assert abs(clocks[0]["offset_s"] - clocks[1]["offset_s"]) > 0.1   # booted apart
+        assert both.detail["aggregate"] == {"cycles": "slowest", "seconds": "makespan"}
+        slowest = max(both.values["seconds_i0"], both.values["seconds_i1"])
+        assert both.values["seconds"] >= slowest - 2 * clocks[0]["uncertainty_s"]
+        # stream in both guests: the first trial measures the slots, the second runs every
+        # kernel of every pass side by side and aggregates over one common interval
+        stream = REGISTRY["stream"]
+        params = stream.params({"elements": 200_000, "passes": 4})
+        first = group.run_trial(stream, params)
+        assert first.ok, first.error
+        second = group.run_trial(stream, params)
+        assert second.ok, second.error
+        assert second.detail["slot_s"] > 0
+        assert set(second.detail["aggregate"].values()) == {"common-interval"}
+        for k in ("copy", "scale", "add", "triad"):
+            name = f"{k}_mb_s"
+            assert 0 < second.values[name] <= (second.values[f"{name}_i0"]
+                                                + second.values[f"{name}_i1"]) * (1 + 1e-5)
         names = [m.ns.name for m in group.members]
     assert not set(names) & set(netns.list_namespaces())

@@ -4,6 +4,7 @@ Each kernel must print exactly one JSON line on stdout and human text on
 stderr; exit 0 on success, 3 on a verification failure (JSON still printed),
 2 on bad arguments.
 """
+import json
 import os
 import re
 from pathlib import Path
@@ -317,3 +318,85 @@ def test_two_processes_building_the_kernels_at_once_both_get_them(tmp_path):
     built = Path(out.pop())
     assert all((built / k).exists() for k in kernels.KERNELS)
     assert not [p for p in (tmp_path / "kernels").iterdir() if ".tmp" in p.name]
+
+
+# --------------------------------------------------------------------------
+# stamps: one definition of the aggregate (virtbench/stats/aggregate.py)
+
+BYTES = {"copy": 16, "scale": 16, "add": 24, "triad": 24}
+
+
+def test_the_python_common_interval_aggregate_is_the_kernels_own_on_its_stamps(run_kernel):
+    """stream -P 3 computes its aggregate in C from every process's stamps; the one Python
+    function virtbench applies to a group of instances gives the same figure on the same
+    stamps (printed to the nanosecond), and on the per-pass spans stream prints for a host."""
+    from virtbench.benchmarks.memory import Stream
+    from virtbench.stats.aggregate import Span, common_rate, transpose
+    n, procs, passes = 200000, 3, 6
+    out = assert_contract(run_kernel("stream", "-n", n, "-p", passes, "-P", procs, "--stamps"))
+    assert len(out["stamps"]) == procs
+    timing = Stream().timing(json.dumps(out))
+    for k, nbytes in BYTES.items():
+        mb = nbytes * n / 1e6
+        per_process = [[Span(a, b, mb) for a, b in proc[k][1:]] for proc in out["stamps"]]
+        ours = common_rate(transpose(per_process))
+        assert ours.value == pytest.approx(out["aggregate"][f"{k}_mb_s"], rel=1e-5), k
+        # what a host gets: this instance's spans (earliest start, latest end per pass)
+        spans = timing.spans[f"{k}_mb_s"]
+        assert len(spans) == passes - 1 and spans[0].work == pytest.approx(procs * mb)
+        assert common_rate([[s] for s in spans]).value == pytest.approx(ours.value, rel=1e-9)
+        # and it is not the sum of each process's own best: that one is at least as large
+        assert sum(p[f"{k}_mb_s"] for p in out["per_process"]) >= ours.value * (1 - 1e-6)
+
+
+def test_single_process_kernels_stamp_their_timed_section(run_kernel):
+    from virtbench.benchmarks.cpu import CyclePi, Himeno, Pi
+    from virtbench.stats.aggregate import common_rate, makespan
+    himeno = assert_contract(run_kernel("himeno", "-s", "XS", "-n", 48))
+    [span] = Himeno().timing(json.dumps(himeno)).spans["mflops"]
+    assert span.end - span.start == pytest.approx(himeno["seconds"], abs=2e-6)
+    assert common_rate([[span]]).value == pytest.approx(himeno["mflops"], rel=1e-3)
+    pi = assert_contract(run_kernel("pi", "-k", 12))
+    assert makespan([Pi().timing(json.dumps(pi)).spans["seconds"]]).value == \
+        pytest.approx(pi["seconds"], abs=2e-6)
+    cyc = assert_contract(run_kernel("cyclepi", "-n", 100000))
+    assert makespan([CyclePi().timing(json.dumps(cyc)).spans["seconds"]]).value == \
+        pytest.approx(cyc["seconds"], abs=2e-6)
+
+
+@pytest.mark.parametrize("kernel,args", [
+    ("stream", ["-n", 20000, "-p", 2, "-P", 2]), ("himeno", ["-s", "XS", "-n", 4]),
+    ("pi", ["-k", 10]), ("cyclepi", ["-n", 10000])])
+def test_start_at_waits_for_the_moment_and_says_how_late_it_was(run_kernel, kernel, args):
+    import time
+    at = time.monotonic() + 0.8
+    out = assert_contract(run_kernel(kernel, *args, "--start-at", f"{at:.6f}"))
+    assert out["start_at"] == pytest.approx(at, abs=1e-6) and 0 <= out["late_s"] < 0.1
+    first = min(a for a, _ in out["spans"]["copy"]) if kernel == "stream" else out["start_s"]
+    assert at <= first < at + 0.5
+    past = assert_contract(run_kernel(kernel, *args, "--start-at", "1"))
+    assert past["late_s"] > 0                      # ready after the moment: started at once
+    plain = assert_contract(run_kernel(kernel, *args))
+    assert plain["start_at"] is None and plain["late_s"] is None
+
+
+@pytest.mark.parametrize("kernel", ["stream", "himeno", "pi", "cyclepi"])
+@pytest.mark.parametrize("value", ["-1", "abc", "1e13", "nan"])
+def test_start_at_takes_only_a_time_within_the_hour(run_kernel, kernel, value):
+    assert_usage_error(run_kernel(kernel, "--start-at", value))
+    import time
+    assert_usage_error(run_kernel(kernel, "--start-at", f"{time.monotonic() + 7200:.3f}"))
+
+
+def test_stream_slots_start_each_kernel_of_each_pass_at_its_own_moment(run_kernel):
+    import time
+    at, slot = time.monotonic() + 0.5, 0.02
+    out = assert_contract(run_kernel("stream", "-n", 20000, "-p", 3, "-P", 2,
+                                     "--start-at", f"{at:.6f}", "--slot", slot))
+    assert out["slot_s"] == slot and out["slot_late_s"] >= 0
+    for k, name in enumerate(("copy", "scale", "add", "triad")):
+        for p, (start, _) in enumerate(out["spans"][name]):
+            due = at + (4 * p + k) * slot
+            assert due - 1e-6 <= start < due + slot, (name, p)
+    assert_usage_error(run_kernel("stream", "--slot", "0.1"))          # slots need a start
+    assert_usage_error(run_kernel("stream", "--start-at", f"{at + 10:.3f}", "--slot", "0"))

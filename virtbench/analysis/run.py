@@ -86,10 +86,10 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     baseline = default_baseline(study.get("baseline"), labels)
     refs = (references or References)(baseline, envs)
     trials = store.trials(run_id)
-    failed = defaultdict(int)
-    for t in trials:
-        if t["status"] != "ok":
-            failed[(t["environment"], t["benchmark"])] += 1
+    counts = trial_counts(trials, study.get("trials"))
+    methods = aggregate_methods(trials)
+    failed = {(c["environment"], c["benchmark"]): c["failed"] for c in counts}
+    planned = {(c["environment"], c["benchmark"]): c["planned"] for c in counts}
     groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     trial_no: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     meta: dict[tuple[str, str, str], tuple[str, bool]] = {}
@@ -104,7 +104,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
 
     bench_order = [b["label"] for b in study["benchmarks"]]
     metric_order = _metric_order(study)
-    results, warnings = [], list(store.warnings(run_id))
+    # failed trials first: dropping them biases what follows
+    results, warnings = [], list(store.warnings(run_id)) + failure_warnings(counts, trials)
     keys = sorted(groups, key=lambda k: (bench_order.index(k[1]) if k[1] in bench_order else 99,
                                          k[1], metric_order(k[1], k[2]), k[2],
                                          labels.index(k[0]) if k[0] in labels else 99))
@@ -127,6 +128,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
             "higher_is_better": hib, "n": summary.n, "samples": values,
             "trials": trial_no[(env, bench, metric)],
             "failed_trials": failed.get((env, bench), 0),
+            "planned_trials": planned.get((env, bench)),
+            "aggregate": methods.get((env, bench, metric)),
             "trimmed_mean": summary.trimmed_mean, "median": summary.median,
             "stdev": _num(summary.stdev), "cv": _num(summary.cv),
             "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
@@ -149,14 +152,6 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
             warnings.append({"environment": env, "benchmark": bench,
                              "metric": None if kind == "few_samples" else metric,
                              "kind": kind, "message": message})
-    # trials that failed everywhere have no samples: say so rather than print nothing
-    for (env, bench), n in sorted(failed.items()):
-        if not any(r["environment"] == env and r["benchmark"] == bench for r in results):
-            last = next(t["error"] for t in reversed(trials)
-                        if t["environment"] == env and t["benchmark"] == bench and t["status"] != "ok")
-            warnings.append({"environment": env, "benchmark": bench, "metric": None,
-                             "kind": "all_trials_failed",
-                             "message": f"all {n} trial(s) failed; last error: {last}"})
     for e in envs:
         md = e.get("metadata") or {}
         if e["label"] == baseline and md.get("hypervisor_flag"):
@@ -181,11 +176,102 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                           "boot_s": e["boot_s"], "metadata": e["metadata"] or {},
                           "note": environment_note(study, e)} for e in envs],
         "results": results,
+        "trial_counts": counts,
+        "failed_trial_evidence": failed_trial_evidence(trials, store.samples(
+            run_id, include_failed=True)),
         "warnings": warnings,
         "method_notes": [{"benchmark": b, "note": n} for b, n in notes.items()],
         "published_only": published_only,
         "profiles": profile_entries(store.profiles(run_id), results),
     }
+
+
+def aggregate_methods(trials: list[dict]) -> dict[tuple[str, str, str], str]:
+    """(environment, benchmark, metric) -> how a group of instances made that aggregate, from
+    its successful trials' detail ("common-interval", "sum", "makespan", "slowest", "mean";
+    "mixed: a, b" when trials differ). Pure."""
+    seen: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for t in trials:
+        if t["status"] != "ok":
+            continue
+        for metric, method in ((t.get("detail") or {}).get("aggregate") or {}).items():
+            key = (t["environment"], t["benchmark"], metric)
+            if method not in seen[key]:
+                seen[key].append(method)
+    return {k: v[0] if len(v) == 1 else "mixed: " + ", ".join(v) for k, v in seen.items()}
+
+
+def trial_counts(trials: list[dict], planned: int | None) -> list[dict]:
+    """Per environment x benchmark of a run's (measured, not warm-up) trials, in run order:
+    {environment, benchmark, planned, ok, failed}; `planned` is the study's trials per case
+    (None when the stored study does not say). Pure."""
+    out: dict[tuple[str, str], dict] = {}
+    for t in trials:
+        key = (t["environment"], t["benchmark"])
+        row = out.setdefault(key, {"environment": key[0], "benchmark": key[1],
+                                   "planned": planned, "ok": 0, "failed": 0})
+        row["ok" if t["status"] == "ok" else "failed"] += 1
+    for row in out.values():
+        if row["planned"] is not None:
+            row["planned"] = max(row["planned"], row["ok"] + row["failed"])
+    return list(out.values())
+
+
+def failure_line(failed: int, planned: int | None) -> str:
+    """`n of m trials failed; the figures are from the survivors` (pure)."""
+    of = f" of {planned}" if planned else ""
+    return f"{failed}{of} trials failed; the figures are from the survivors"
+
+
+def failure_warnings(counts: list[dict], trials: list[dict]) -> list[dict]:
+    """A `failed_trials` warning per environment x benchmark where some trials failed and
+    some did not (dropping failed trials biases the figures: a guest that fails its slow
+    trials looks fast), and `all_trials_failed` where none survived. Pure."""
+    out = []
+    for c in counts:
+        if not c["failed"]:
+            continue
+        env, bench = c["environment"], c["benchmark"]
+        if c["ok"]:
+            out.append({"environment": env, "benchmark": bench, "metric": None,
+                        "kind": "failed_trials",
+                        "message": failure_line(c["failed"], c["planned"])})
+            continue
+        last = next(t["error"] for t in reversed(trials)
+                    if t["environment"] == env and t["benchmark"] == bench and t["status"] != "ok")
+        of = f" of {c['planned']}" if c["planned"] else ""
+        out.append({"environment": env, "benchmark": bench, "metric": None,
+                    "kind": "all_trials_failed",
+                    "message": f"all {c['failed']}{of} trial(s) failed; last error: {last}"})
+    return out
+
+
+# how much of a failed trial's output a report shows (the store keeps the last 64 KiB)
+REPORT_TAIL_CHARS = 2000
+
+
+def failed_trial_evidence(trials: list[dict], samples: list[dict]) -> list[dict]:
+    """Every failed trial with what it kept: its error, exit status, the values it measured
+    before it failed (evidence, never in the statistics) and the end of its output. Pure."""
+    measured: dict[tuple[str, str, int], dict[str, dict]] = defaultdict(dict)
+    for s in samples:
+        if s.get("status", "ok") != "ok":
+            measured[(s["environment"], s["benchmark"], s["trial"])][s["metric"]] = {
+                "value": s["value"], "unit": s["unit"],
+                "higher_is_better": bool(s["higher_is_better"])}
+    out = []
+    for t in trials:
+        if t["status"] == "ok":
+            continue
+        detail = t.get("detail") or {}
+        out.append({"environment": t["environment"], "benchmark": t["benchmark"],
+                    "trial": t["trial"] + 1, "error": t["error"], "exit": t["exit"],
+                    "samples": measured.get((t["environment"], t["benchmark"], t["trial"]), {}),
+                    "stdout_tail": (t.get("stdout") or "")[-REPORT_TAIL_CHARS:],
+                    "stderr_tail": (t.get("stderr") or "")[-REPORT_TAIL_CHARS:],
+                    "stdout_bytes": detail.get("stdout_bytes"),
+                    "stderr_bytes": detail.get("stderr_bytes")})
+    return out
 
 
 def environment_note(study: dict, env: dict) -> str | None:

@@ -54,7 +54,8 @@ class Blast(Benchmark):
     name = "blast"
     family = "application"
     description = "blastn (ncbi-blast+) with RIKEN's options against a generated nucleotide database"
-    metrics = (Metric("seconds", "s", False, "wall time of the blastn search"),)
+    metrics = (Metric("seconds", "s", False, "wall time of the blastn search",
+                      aggregate="makespan"),)
     tools = ("blastn", "makeblastdb", "python3")
     needs = ("scratch",)
     defaults = {"seed": 1, "sequences": 20000, "length": 2000, "queries": 50, "query_length": 500,

@@ -8,6 +8,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 
 from ..errors import VirtbenchError
 from ..outcome import Metric, TrialOutcome
+from ..stats.aggregate import Span, Timing
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..environments.base import Environment
@@ -20,7 +21,15 @@ TRUE_WORDS, FALSE_WORDS = ("true", "yes", "on", "1"), ("false", "no", "off", "0"
 
 
 class ParseError(ValueError):
-    """The tool's output did not hold what the parser needs (a failed trial, not bad input)."""
+    """The tool's output did not hold what the parser needs (a failed trial, not bad input).
+
+    `partial`: metric values the output did hold before the parser gave up (a kernel whose
+    result failed its check still printed the figures it measured): kept with the failed
+    trial as evidence, never used in the statistics."""
+
+    def __init__(self, message: str, partial: dict[str, float] | None = None):
+        super().__init__(message)
+        self.partial = dict(partial or {})
 
 
 class Benchmark:
@@ -39,6 +48,13 @@ class Benchmark:
     needs: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict[str, Any]] = {}
     quick: ClassVar[dict[str, Any]] = {}
+    # metrics whose blocks the tool stamps on CLOCK_MONOTONIC (`timing()`); such a tool also
+    # takes `--start-at T`. A group of instances aggregates them over one common interval
+    # on the host's clock; the others as their metric says (docs/instances-and-limits.md)
+    timed: ClassVar[tuple[str, ...]] = ()
+    # a tool of several blocks (stream's passes) that also takes `--slot S`: block b starts at
+    # T + b S, so that instances without a shared barrier run each block side by side
+    slotted: ClassVar[bool] = False
 
     # -- parameters ----------------------------------------------------------------------
     # `defaults` is the single declaration of a benchmark's parameters: their names, their
@@ -134,13 +150,32 @@ class Benchmark:
         """Pure: the tool's stdout -> metric values. Raise ParseError when it is not there."""
         raise NotImplementedError
 
-    def run_trial(self, env: "Environment", params: dict[str, Any]) -> TrialOutcome:
-        """Run once in `env` and parse. Failure is an outcome, never an exception."""
+    def run_trial(self, env: "Environment", params: dict[str, Any],
+                  start_at: float | None = None, slot_s: float | None = None) -> TrialOutcome:
+        """Run once in `env` and parse. Failure is an outcome, never an exception.
+        `start_at` (only for a benchmark with `timed` metrics): when the tool starts its timed
+        work, on the environment's CLOCK_MONOTONIC; `slot_s` (only `slotted`, with start_at):
+        the time each block is given."""
         timeout = self.timeout(params)
-        return self.outcome_of(env.exec(self.argv(params, env), timeout=timeout), timeout)
+        argv = self.argv(params, env)
+        if start_at is not None:
+            argv = argv + ["--start-at", f"{start_at:.6f}"]
+            if slot_s is not None:
+                argv += ["--slot", f"{slot_s:.6f}"]
+                timeout += self.slots_needed(params) * slot_s
+        return self.outcome_of(env.exec(argv, timeout=timeout), timeout)
+
+    def slots_needed(self, params: dict[str, Any]) -> int:
+        """How many slots a `slotted` tool's run takes (its blocks, warm-up ones included)."""
+        return 0
+
+    def timing(self, stdout: str) -> Timing | None:
+        """Pure: the blocks of the `timed` metrics the output stamps, or None (no stamps)."""
+        return None
 
     def outcome_of(self, result, timeout: float | None = None) -> TrialOutcome:
-        """A command's result as a trial outcome: its error, or its parsed metrics."""
+        """A command's result as a trial outcome: its error, or its parsed metrics. A failed
+        command's output is still read for what it measured before it failed (`partial`)."""
         outcome = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
                                wall_s=result.wall_s)
         outcome.error = exec_error(result, timeout)
@@ -150,7 +185,23 @@ class Benchmark:
                 outcome.warnings += self.extra_warnings(result.stdout)
             except ParseError as exc:
                 outcome.error = f"unparsable output: {exc}"
+                outcome.partial = exc.partial
+        else:
+            outcome.partial = self.evidence(result.stdout)
         return outcome
+
+    def evidence(self, text: str) -> dict[str, float]:
+        """What the output of a failed command measured before it failed: the parser's values
+        or its ParseError's partial ones; {} when there are none. Evidence only: the trial has
+        failed already, so a parser that cannot cope with truncated output costs nothing."""
+        if not text:
+            return {}
+        try:
+            return dict(self.parse(text))
+        except ParseError as exc:
+            return exc.partial
+        except Exception:       # noqa: BLE001 - a half-written output a parser never expected
+            return {}
 
     def extra_warnings(self, text: str) -> list[tuple[str, str]]:
         """(kind, message) pairs a successful trial's output calls for (pure); the runner
@@ -202,3 +253,32 @@ def number(obj: dict, key: str) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         raise ParseError(f"{key!r} is not finite")
     return value
+
+
+def finite_values(obj, keys: dict[str, str]) -> dict[str, float]:
+    """{metric: obj[key]} for each (metric, key) whose value is a finite number; the others
+    left out (pure). For the partial values a ParseError carries."""
+    out = {}
+    if not isinstance(obj, dict):
+        return out
+    for metric, key in keys.items():
+        try:
+            out[metric] = number(obj, key)
+        except ParseError:
+            continue
+    return out
+
+
+def span_of(obj: dict, start: str = "start_s", end: str = "end_s", work: float = 0.0) -> Span:
+    """Span(obj[start], obj[end], work), or ParseError."""
+    a, b = number(obj, start), number(obj, end)
+    if b < a:
+        raise ParseError(f"{end!r} is before {start!r}")
+    return Span(a, b, work)
+
+
+def late_of(result: dict, key: str = "late_s") -> float | None:
+    try:
+        return number(result, key)
+    except ParseError:
+        return None

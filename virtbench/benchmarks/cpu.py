@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, kernel_result, number
+from .base import (Benchmark, Metric, ParseError, Timing, finite_values, kernel_result, late_of,
+                   number, span_of)
 
 HIMENO_SIZES = ("XS", "S", "M", "L")
 PI_K_RANGE = (6, 28)      # what the pi kernel accepts: 2^6 .. 2^28 digits
@@ -32,6 +33,7 @@ class Himeno(Benchmark):
                    "(MFLOPS); the residual is checked against the reference program's")
     metrics = (Metric("mflops", "MFLOPS", True, "floating-point rate of the Jacobi sweeps"),)
     tools = ("himeno",)
+    timed = ("mflops",)
     # RIKEN 2012 ran size M (128 x 128 x 256 grid points: "256 x 128 x 128" in the paper);
     # the original times itself to run about 60 s. iterations=0: calibrate to target_seconds.
     defaults = {"size": "M", "target_seconds": 60.0, "iterations": 0}
@@ -69,16 +71,26 @@ class Himeno(Benchmark):
             why = ("differs from the reference program's" if result.get("verified") is False
                    else "could not be checked (no reference residual for this count)")
             raise ParseError(f"the residual (gosa {result.get('gosa')}) {why}: a wrong "
-                             "residual is no result")
+                             "residual is no result", finite_values(result, {"mflops": "mflops"}))
         return {"mflops": number(result, "mflops")}
+
+    def timing(self, stdout):
+        """The measured run, one block: its start, end and MFLOP of work."""
+        try:
+            result = kernel_result(stdout, "himeno")
+            return Timing({"mflops": [span_of(result, work=number(result, "mflop"))]},
+                          late_of(result))
+        except ParseError:
+            return None
 
 
 class Pi(Benchmark):
     name = "pi"
     family = "cpu"
     description = "SuperPI-style: 2^k decimal digits of pi by Gauss-Legendre (GMP), verified against MPFR"
-    metrics = (Metric("seconds", "s", False, "time to compute the digits"),)
+    metrics = (Metric("seconds", "s", False, "time to compute the digits", aggregate="makespan"),)
     tools = ("pi",)
+    timed = ("seconds",)
     defaults = {"k": 20}   # SuperPI "1M": 2^20 = 1,048,576 digits, as RIKEN 2012
     quick = {"k": 16}
 
@@ -97,8 +109,16 @@ class Pi(Benchmark):
     def parse(self, stdout):
         result = kernel_result(stdout, "pi")
         if result.get("verified") is not True:
-            raise ParseError("the digits did not verify against MPFR: a wrong digit is no result")
+            raise ParseError("the digits did not verify against MPFR: a wrong digit is no result",
+                             finite_values(result, {"seconds": "seconds"}))
         return {"seconds": number(result, "seconds")}
+
+    def timing(self, stdout):
+        try:
+            result = kernel_result(stdout, "pi")
+            return Timing({"seconds": [span_of(result)]}, late_of(result))
+        except ParseError:
+            return None
 
 
 class CyclePi(Benchmark):
@@ -106,9 +126,11 @@ class CyclePi(Benchmark):
     family = "cpu"
     description = ("CNAF PI test: a CPU-bound pi loop timed in TSC cycles (rdtsc) and wall time; "
                    "run with instances = N to see how fairly guests share the CPUs")
-    metrics = (Metric("cycles", "cycles", False, "time-stamp counter ticks for the loop"),
-               Metric("seconds", "s", False, "wall time of the loop"))
+    metrics = (Metric("cycles", "cycles", False, "time-stamp counter ticks for the loop",
+                      aggregate="makespan"),
+               Metric("seconds", "s", False, "wall time of the loop", aggregate="makespan"))
     tools = ("cyclepi",)
+    timed = ("seconds",)
     defaults = {"steps": 2_000_000_000}
     quick = {"steps": 50_000_000}
 
@@ -125,5 +147,13 @@ class CyclePi(Benchmark):
     def parse(self, stdout):
         result = kernel_result(stdout, "cyclepi")
         if result.get("verified") is not True:
-            raise ParseError("the loop did not compute pi: the CPU gave a wrong result")
+            raise ParseError("the loop did not compute pi: the CPU gave a wrong result",
+                             finite_values(result, {"cycles": "cycles", "seconds": "seconds"}))
         return {"cycles": number(result, "cycles"), "seconds": number(result, "seconds")}
+
+    def timing(self, stdout):
+        try:
+            result = kernel_result(stdout, "cyclepi")
+            return Timing({"seconds": [span_of(result)]}, late_of(result))
+        except ParseError:
+            return None

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..errors import VirtbenchError
-from .base import Benchmark, Metric, ParseError, kernel_result, number
+from .base import (Benchmark, Metric, ParseError, Span, Timing, finite_values, kernel_result,
+                   late_of, number)
 
 STREAM_KERNELS = ("copy", "scale", "add", "triad")
 
@@ -29,6 +30,8 @@ class Stream(Benchmark):
     metrics = tuple(Metric(f"{k}_mb_s", "MB/s", True, f"STREAM {k.capitalize()} bandwidth of "
                            "all processes over their common interval") for k in STREAM_KERNELS)
     tools = ("stream",)
+    timed = tuple(f"{k}_mb_s" for k in STREAM_KERNELS)
+    slotted = True
     defaults = {"elements": 10_000_000, "passes": 20, "processes": 1}  # RIKEN 2012
     quick = {"elements": 2_000_000, "passes": 5}
 
@@ -53,12 +56,36 @@ class Stream(Benchmark):
 
     def parse(self, stdout):
         result = kernel_result(stdout, "stream")
-        if result.get("validated") is not True:
-            raise ParseError("STREAM's validation of the arrays failed")
         aggregate = result.get("aggregate")
+        if result.get("validated") is not True:
+            raise ParseError("STREAM's validation of the arrays failed", finite_values(
+                aggregate, {f"{k}_mb_s": f"{k}_mb_s" for k in STREAM_KERNELS}))
         if not isinstance(aggregate, dict):
             raise ParseError("no aggregate rates")
         return {f"{k}_mb_s": number(aggregate, f"{k}_mb_s") for k in STREAM_KERNELS}
+
+    def timing(self, stdout):
+        """Per kernel, every pass after the warm-up: its common interval over the processes
+        and the bytes they all moved (MB). None for output without them."""
+        try:
+            result = kernel_result(stdout, "stream")
+            spans, moved = result.get("spans"), result.get("bytes_per_pass")
+            warm = int(number(result, "warmup_passes"))
+            if not isinstance(spans, dict) or not isinstance(moved, dict):
+                return None
+            out = {}
+            for k in STREAM_KERNELS:
+                mb = number(moved, k) / 1e6
+                pairs = spans.get(k)
+                if not isinstance(pairs, list) or len(pairs) <= warm:
+                    return None
+                out[f"{k}_mb_s"] = [Span(float(a), float(b), mb) for a, b in pairs[warm:]]
+            return Timing(out, late_of(result), late_of(result, "slot_late_s"))
+        except (ParseError, TypeError, ValueError):
+            return None
+
+    def slots_needed(self, params):
+        return len(STREAM_KERNELS) * params["passes"]
 
     def extra_warnings(self, text):
         text = cache_rule_warning(kernel_result(text, "stream"))

@@ -1,6 +1,7 @@
 """What every environment kind shares: its spec, its options, its label, its life cycle."""
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
@@ -10,6 +11,7 @@ from ..errors import VirtbenchError
 from ..hostexec import LOCAL, HostExecutor
 from ..netpath_types import NetPath, SshTarget
 from ..outcome import TrialOutcome
+from ..stats.aggregate import ClockOffset, best_offset, offset_from_ping
 from ..transport import AgentClient, ExecResult
 
 
@@ -169,6 +171,22 @@ class Environment(ABC):
         if self.agent is None:
             raise RuntimeError(f"{self.label}: exec before start")
         return self.agent.exec(argv, timeout=timeout, env=env)
+
+    def clock_offset(self, rounds: int = 3) -> ClockOffset | None:
+        """This environment's CLOCK_MONOTONIC minus the host's, from `rounds` pings of its
+        agent (the one with the shortest round trip: the offset is known to within half of
+        it); None without an agent or with one too old to say its clock. Raises AgentError."""
+        if self.agent is None:
+            return None
+        samples = []
+        for _ in range(rounds):
+            sent = time.monotonic()
+            mono = self.agent.ping().get("mono")
+            received = time.monotonic()
+            if not isinstance(mono, (int, float)):
+                return None
+            samples.append(offset_from_ping(sent, float(mono), received))
+        return best_offset(samples)
 
     # -- what disk and network benchmarks need -------------------------------------------
     def scratch_dir(self) -> str:

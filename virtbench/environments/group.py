@@ -4,67 +4,40 @@ The CNAF study ran 8 VMs at once and reported their aggregate and how far apart 
 ("max difference 14 %, average 5 %"). A group starts N copies of an environment, runs each
 trial in all of them at once (threads released by one barrier), and reports per metric the
 aggregate, each instance, the spread between instances and Jain's fairness index.
+
+The aggregate has one definition (virtbench/stats/aggregate.py), the one stream's
+`processes = N` uses: for a rate, the work of all instances over one common interval on one
+clock (the host's), best block; for a job's time, the makespan. A benchmark whose tool stamps
+its timed blocks (`timed`: our kernels) gets exactly that: before the trial each instance's
+CLOCK_MONOTONIC is measured against the host's (agent pings; the offset is known to within
+half the round trip, and measured again after the trial for drift), every instance is told
+the same start moment on its own clock (`--start-at`; a tool of several blocks also a slot per
+block, `--slot`, so that the instances run each block side by side: together.py), and its
+stamps are mapped back onto the host's clock. A benchmark whose tool stamps nothing (fio,
+iperf3, dd...) gets the sum of the instances' own rates, their runs released together by one
+barrier with the same parameters: said so in the metric's description, never called a common
+interval.
+docs/instances-and-limits.md has the whole of it.
 """
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..capabilities import Capabilities, can, cannot
-from ..errors import VirtbenchError
+from ..errors import AgentError, VirtbenchError
 from ..outcome import Metric, TrialOutcome
+from ..stats.aggregate import ClockOffset, Span, across, to_host
 from .base import Environment
 from .capacity import host_capacity, memory_refusal
+from .instances import (aggregate_method, aggregates, combine, describe_aggregate,  # noqa: F401
+                        group_metrics, instance_evidence, jain_index, spread_pct)
+from .together import Together
 
 OVERCOMMIT = 2.0          # at most this many vCPUs (or busy processes) per host core
 MEMORY_SHARE = 0.8        # at most this share of the host's memory for all instances
-
-
-def jain_index(values: list[float]) -> float:
-    """Jain's fairness index: 1 when every instance got the same, 1/n when one got all."""
-    total = sum(values)
-    squares = sum(v * v for v in values)
-    return total * total / (len(values) * squares) if squares else 1.0
-
-
-def spread_pct(values: list[float]) -> float | None:
-    """How far the best instance is from the worst, in % of the worst (CNAF's max difference);
-    None when the worst is 0 and the best is not (no finite percentage: retransmits, say)."""
-    low, high = min(values), max(values)
-    if low <= 0:
-        return 0.0 if high == low else None
-    return (high - low) / low * 100.0
-
-
-def group_metrics(metrics: tuple[Metric, ...], n: int) -> tuple[Metric, ...]:
-    out: list[Metric] = []
-    for m in metrics:
-        how = "sum" if m.higher_is_better else "mean"
-        out.append(replace(m, description=f"{how} over {n} instances: {m.description}"))
-        out.append(Metric(f"{m.name}_spread_pct", "%", False, f"max/min - 1 of {m.name} across instances"))
-        out.append(Metric(f"{m.name}_fairness", "Jain", True, f"Jain's fairness index of {m.name}"))
-        out += [Metric(f"{m.name}_i{i}", m.unit, m.higher_is_better, f"{m.name} of instance {i}")
-                for i in range(n)]
-    return tuple(out)
-
-
-def combine(metrics: tuple[Metric, ...], per_instance: list[dict[str, float]]) -> dict[str, float]:
-    """Pure: the instances' values -> aggregate, spread, fairness and each instance."""
-    values: dict[str, float] = {}
-    n = len(per_instance)
-    for m in metrics:
-        xs = [inst[m.name] for inst in per_instance if m.name in inst]
-        if len(xs) != n:
-            continue
-        values[m.name] = sum(xs) if m.higher_is_better else sum(xs) / n
-        spread = spread_pct(xs)
-        if spread is not None:
-            values[f"{m.name}_spread_pct"] = spread
-        values[f"{m.name}_fairness"] = jain_index(xs)
-        for i, x in enumerate(xs):
-            values[f"{m.name}_i{i}"] = x
-    return values
 
 
 @dataclass
@@ -92,6 +65,7 @@ class InstanceGroup(Environment):
         self.notes = []
         self.kind = members[0].kind
         self._pair: PairPath | None = None
+        self.together = Together()       # start lead and slots per benchmark, learnt
         for i, m in enumerate(members):
             m.as_instance(i)         # its own subnet, scratch directory...
             m.instance_of = self
@@ -218,7 +192,7 @@ class InstanceGroup(Environment):
     def metrics_for(self, bench) -> tuple[Metric, ...]:
         if getattr(bench, "pairwise", False):
             return bench.metrics
-        return group_metrics(bench.metrics, len(self.members))
+        return group_metrics(bench.metrics, len(self.members), tuple(getattr(bench, "timed", ())))
 
     def pair_path(self) -> PairPath:
         """Instance 0 and instance 1 joined through their host-side namespaces (made once)."""
@@ -244,24 +218,85 @@ class InstanceGroup(Environment):
         refusal = self.memory_refusal(bench, params)
         if refusal:
             return TrialOutcome(error=refusal)
-        barrier = threading.Barrier(len(self.members))
-
-        def one(member):
-            barrier.wait(timeout=60)
-            return bench.run_trial(member, params)
-
-        with ThreadPoolExecutor(max_workers=len(self.members)) as pool:
-            outcomes = list(pool.map(one, self.members))
-        failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
+        timed = tuple(getattr(bench, "timed", ()))
+        lead, slot = self.together.plan(bench)
+        before = starts = None
+        if timed:
+            try:
+                before = self._clocks()
+            except AgentError as exc:
+                return TrialOutcome(error=f"agent lost: {exc}")
+            if all(before):
+                moment = time.monotonic() + lead
+                starts = [moment + c.offset_s for c in before]
+        outcomes = self._run_all(bench, params, starts, slot)
         text = "\n".join(f"== instance {i}\n{o.stdout}" for i, o in enumerate(outcomes))
         errs = "\n".join(f"== instance {i}\n{o.stderr}" for i, o in enumerate(outcomes))
         out = TrialOutcome(stdout=text, stderr=errs, exit=0,
                            wall_s=max((o.wall_s or 0.0) for o in outcomes),
                            warnings=[w for o in outcomes for w in o.warnings])
+        failed = [(i, o) for i, o in enumerate(outcomes) if not o.ok]
         if failed:
-            i, o = failed[0]
-            out.error = f"instance {i}: {o.error}"
+            lost = [(i, o) for i, o in failed if o.error.startswith("agent lost")]
+            i, o = (lost or failed)[0]
+            # an agent lost in one instance is the group's agent lost (the runner restarts it)
+            out.error = (f"agent lost: instance {i}: {o.error[len('agent lost: '):]}" if lost
+                         else f"instance {i}: {o.error}")
             out.exit = o.exit
+            out.partial = instance_evidence(bench.metrics, outcomes)
             return out
-        out.values = combine(bench.metrics, [o.values for o in outcomes])
+        spans, clocks = None, None
+        if starts is not None:
+            clocks = self._mapped(before)
+            spans = self._host_spans(bench, outcomes, clocks, timed)
+        out.values, methods = aggregates(bench.metrics, [o.values for o in outcomes], spans)
+        out.detail = {"aggregate": methods}
+        if clocks is not None:
+            detail, warnings = self.together.review(
+                bench, [bench.timing(o.stdout) for o in outcomes], clocks, spans, lead, slot)
+            out.detail.update(detail)
+            out.warnings += warnings
         return out
+
+    # -- a trial in every instance --------------------------------------------------------
+    def _run_all(self, bench, params, starts, slot) -> list[TrialOutcome]:
+        barrier = threading.Barrier(len(self.members))
+
+        def one(i):
+            member = self.members[i]
+            barrier.wait(timeout=60)
+            try:
+                if starts is not None and slot is not None:
+                    return bench.run_trial(member, params, start_at=starts[i], slot_s=slot)
+                if starts is not None:
+                    return bench.run_trial(member, params, start_at=starts[i])
+                return bench.run_trial(member, params)
+            except AgentError as exc:     # this instance's agent gone: keep what it sent
+                return TrialOutcome(error=f"agent lost: {exc}", stdout=exc.stdout,
+                                    stderr=exc.stderr, partial=bench.evidence(exc.stdout))
+
+        with ThreadPoolExecutor(max_workers=len(self.members)) as pool:
+            return list(pool.map(one, range(len(self.members))))
+
+    def _clocks(self) -> list[ClockOffset | None]:
+        return [m.clock_offset() for m in self.members]
+
+    def _mapped(self, before: list[ClockOffset]) -> list[ClockOffset]:
+        """Each instance's offset for the trial: measured before and after (drift), or the
+        one before when the after one cannot be had."""
+        try:
+            after = self._clocks()
+        except AgentError:
+            after = [None] * len(before)
+        return [across(b, a) if a is not None else b for b, a in zip(before, after)]
+
+    @staticmethod
+    def _host_spans(bench, outcomes, clocks, timed) -> dict[str, list[list[Span]]]:
+        """Per timed metric, each instance's blocks on the host's clock; a metric some
+        instance did not stamp is left out (its aggregate falls back, and says so)."""
+        timings = [bench.timing(o.stdout) for o in outcomes]
+        spans = {}
+        for name in timed:
+            if all(t is not None and name in t.spans for t in timings):
+                spans[name] = [to_host(t.spans[name], c) for t, c in zip(timings, clocks)]
+        return spans

@@ -12,6 +12,7 @@ from ..errors import VirtbenchError
 from ..guest import watch
 from ..capabilities import Capabilities, can, cannot
 from ..netpath_types import NetPath, SshTarget
+from ..stats.aggregate import ClockOffset
 from ..transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option
 
@@ -110,6 +111,10 @@ class Native(Environment):
 
     def is_alive(self) -> bool:
         return self.agent is not None and self.agent.proc.poll() is None
+
+    def clock_offset(self, rounds: int = 3) -> ClockOffset | None:
+        """The agent is a child of this process on this kernel: the host's own clock."""
+        return ClockOffset(0.0, 0.0) if self.agent is not None else None
 
     def lost_reason(self) -> str:
         if self.agent is None:

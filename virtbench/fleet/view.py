@@ -88,8 +88,8 @@ class FleetView:
     def trials(self, run_id, include_warmup=False):
         return self._each(lambda r: self.store.trials(r, include_warmup))
 
-    def samples(self, run_id, include_warmup=False):
-        return self._each(lambda r: self.store.samples(r, include_warmup))
+    def samples(self, run_id, include_warmup=False, include_failed=False):
+        return self._each(lambda r: self.store.samples(r, include_warmup, include_failed))
 
     def warnings(self, run_id):
         return self._each(self.store.warnings)

@@ -13,12 +13,14 @@ def to_json(data: dict) -> str:
 
 
 def to_csv(analysis: dict) -> str:
-    """One row per sample: easy to load in a spreadsheet or pandas."""
+    """One row per sample of a successful trial (failed trials' evidence is in the JSON
+    report), with its row's failed / planned trials: easy to load in a spreadsheet or pandas."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
                 "sample_index", "value", "trimmed_mean", "median", "ci_low", "ci_high",
-                "overhead_pct", "verdict", "direction", "trials_needed", "reference", "method_note"])
+                "overhead_pct", "verdict", "direction", "trials_needed", "reference", "method_note",
+                "failed_trials", "planned_trials", "aggregate"])
     run = analysis["run"]["id"]
     notes = {m["benchmark"]: m["note"] for m in analysis.get("method_notes") or []}
     for r in analysis["results"]:
@@ -29,7 +31,8 @@ def to_csv(analysis: dict) -> str:
                         r["ci_low"], r["ci_high"], vs.get("overhead_pct"),
                         vs.get("verdict") or fmt.verdict_cell(r, analysis["run"]["baseline"]),
                         vs.get("direction"), vs.get("trials_needed"), vs.get("reference"),
-                        notes.get(r["benchmark"])])
+                        notes.get(r["benchmark"]), r["failed_trials"], r.get("planned_trials"),
+                        r.get("aggregate")])
     return buf.getvalue()
 
 

@@ -11,7 +11,7 @@ import json
 from html import escape
 from itertools import groupby
 
-from . import fmt, matrix
+from . import aggregates, failures, fmt, matrix
 
 BASELINE_COLOR = "#6b7280"
 PASS_COLOR = "#2563eb"
@@ -255,17 +255,18 @@ def _bar_figure(metric_rows: list[dict], baseline: str | None, title: str) -> di
 
 
 def _overhead_table(rows: list[dict], baseline: str | None, pub: bool) -> str:
-    header = ["environment", "metric", "n", "trimmed mean", "95 % CI", "CV", "ratio",
-              "overhead", "overhead CI", "p", "verdict"]
+    header = ["environment", "metric", "n", failures.COLUMN, "trimmed mean", "95 % CI", "CV",
+              "ratio", "overhead", "overhead CI", "p", "verdict"]
     if pub:
         header += ["measured ratio", "published", "source"]
     out = []
     for r in rows:
         vs = r["vs_baseline"]
-        n = f"{r['n']}" + (f" <span class='fail'>({r['failed_trials']} failed)</span>"
-                           if r["failed_trials"] else "")
+        failed = (f"<span class='fail'>{_e(failures.cell(r))}</span>" if r["failed_trials"]
+                  else _e(failures.cell(r)))
         row = [_e(r["environment"]),
-               _e(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"), n,
+               _e(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
+               _e(r["n"]), failed,
                _e(fmt.value(r["trimmed_mean"])), _e(fmt.ci(r["ci_low"], r["ci_high"])),
                _e(fmt.pct(r["cv"] * 100, signed=False)) if r["cv"] is not None else "n/a",
                _e(fmt.ratio(vs["ratio"])) if vs else "—",
@@ -277,6 +278,28 @@ def _overhead_table(rows: list[dict], baseline: str | None, pub: bool) -> str:
             row += [_e(c) for c in fmt.published_cells(r, baseline)]
         out.append(row)
     return _table(header, out, num_from=2)
+
+
+def failure_blocks(analysis: dict) -> list[str]:
+    """Trials failed / planned per environment x benchmark, and each failed trial's evidence
+    (with the end of its output), when any trial failed."""
+    counts = analysis.get("trial_counts") or []
+    if not any(c["failed"] for c in counts):
+        return []
+    out = [f"<h2>{_e(failures.title(failures.COUNTS_TITLE))}</h2>",
+           _table(["environment", "benchmark", "failed", "planned", "measured"],
+                  [[_e(c["environment"]), _e(c["benchmark"]),
+                    f"<span class='fail'>{c['failed']}</span>" if c["failed"] else "0",
+                    _e(c["planned"] if c["planned"] is not None else "?"), _e(c["ok"])]
+                   for c in counts], num_from=2),
+           f"<h2>{_e(failures.title(failures.EVIDENCE_TITLE))}</h2>", '<ul class="evidence">']
+    for e, line in zip(analysis.get("failed_trial_evidence") or [],
+                       failures.evidence_lines(analysis)):
+        tail = "\n".join(x for x in (e["stdout_tail"].rstrip()[-600:],
+                                     e["stderr_tail"].rstrip()[-600:]) if x)
+        out.append(f"<li>{_e(line)}" + (f"<pre>{_e(tail)}</pre>" if tail else "") + "</li>")
+    out.append("</ul>")
+    return out
 
 
 def render(analysis: dict) -> str:
@@ -328,6 +351,12 @@ def render(analysis: dict) -> str:
         body.append("<h2>Published figures not measured in this run</h2><ul>")
         body += [f"<li>{_e(line)}</li>" for line in fmt.published_only_lines(analysis)]
         body.append("</ul>")
+    agg = aggregates.aggregate_lines(analysis)
+    if agg:
+        body.append(f"<h2>{_e(failures.title(aggregates.AGGREGATES_TITLE))}</h2><ul>")
+        body += [f"<li>{_e(line)}</li>" for line in agg]
+        body.append("</ul>")
+    body += failure_blocks(analysis)
     body.append("<h2>Warnings</h2>")
     if analysis["warnings"]:
         body.append('<ul class="warnings">')

@@ -1,7 +1,7 @@
 """The Markdown report: the seed studies' tables with ✓/✗ verdicts, plus the statistics."""
 from __future__ import annotations
 
-from . import fmt, matrix, profiles
+from . import aggregates, failures, fmt, matrix, profiles
 
 
 def _row(cells) -> str:
@@ -65,15 +65,16 @@ def render(analysis: dict) -> str:
         if r["benchmark"] != current:
             current = r["benchmark"]
             out += ["", f"## {_esc(current)}", "",
-                    _row(["environment", "metric", "n", "trimmed mean", "median", "CV", "95 % CI",
-                          "overhead vs baseline", "overhead CI", "p", "verdict"]
+                    _row(["environment", "metric", "n", failures.COLUMN, "trimmed mean",
+                          "median", "CV", "95 % CI", "overhead vs baseline", "overhead CI", "p",
+                          "verdict"]
                          + (list(fmt.PUBLISHED_COLUMNS) if pub else [])),
-                    _row(["---"] * 2 + ["---:"] * 8 + [":---:"]
+                    _row(["---"] * 2 + ["---:"] * 9 + [":---:"]
                          + (["---:", "---:", "---"] if pub else []))]
         vs = r["vs_baseline"]
         out.append(_row(([
             r["environment"], f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})",
-            r["n"] if not r["failed_trials"] else f"{r['n']} ({r['failed_trials']} failed)",
+            r["n"], failures.cell(r) if not r["failed_trials"] else f"**{failures.cell(r)}**",
             fmt.value(r["trimmed_mean"]), fmt.value(r["median"]),
             fmt.pct(r["cv"] * 100, signed=False) if r["cv"] is not None else "n/a",
             fmt.ci(r["ci_low"], r["ci_high"]),
@@ -91,6 +92,19 @@ def render(analysis: dict) -> str:
     if analysis.get("published_only"):
         out += ["", "## Published figures not measured in this run", ""]
         out += [f"- {line}" for line in fmt.published_only_lines(analysis)]
+    agg = aggregates.aggregate_lines(analysis)
+    if agg:
+        out += ["", f"## {failures.title(aggregates.AGGREGATES_TITLE)}", ""]
+        out += [f"- {_esc(line)}" for line in agg]
+    counts = failures.count_lines(analysis)
+    if counts:
+        out += ["", f"## {failures.title(failures.COUNTS_TITLE)}", ""]
+        out += [f"- {_esc(line)}" for line in counts]
+    evidence = failures.evidence_lines(analysis)
+    if evidence:
+        out += ["", f"## {failures.title(failures.EVIDENCE_TITLE)}", ""]
+        out += [f"- {_esc(line)}" for line in evidence]
+        out += ["", f"_{_esc(failures.title(failures.FOOTNOTE))}._"]
     out += profile_lines(analysis)
     if analysis["warnings"]:
         out += ["", "## Warnings", ""]

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import fmt, matrix, profiles
+from . import aggregates, failures, fmt, matrix, profiles
 
 STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow",
          "worse": "red", "better": "green"}
@@ -38,7 +38,7 @@ def _tables(analysis: dict):
         rows = list(rows)
         table = Table(title=escape(f"{bench}"), title_justify="left", show_lines=False)
         for col, just in (("environment", "left"), ("metric", "left"), ("n", "right"),
-                          ("trimmed mean", "right"), ("median", "right"), ("CV", "right"),
+                          (failures.COLUMN, "right"), ("trimmed mean", "right"), ("median", "right"), ("CV", "right"),
                           ("95 % CI", "right"), ("vs baseline", "right"), ("overhead CI", "right"),
                           ("p", "right"), ("verdict", "left"),
                           *(((c, "right") for c in fmt.PUBLISHED_COLUMNS) if pub else ())):
@@ -48,12 +48,13 @@ def _tables(analysis: dict):
                              if col == "environment" else None)
         for r in rows:
             vs = r["vs_baseline"]
-            n = f"{r['n']}" + (f" ({r['failed_trials']} failed)" if r["failed_trials"] else "")
             verdict = fmt.verdict_cell(r, analysis["run"]["baseline"])
+            failed = failures.cell(r)
             table.add_row(
                 escape(r["environment"]),
                 escape(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
-                n, fmt.value(r["trimmed_mean"]), fmt.value(r["median"]),
+                f"{r['n']}", f"[red]{failed}[/]" if r["failed_trials"] else failed,
+                fmt.value(r["trimmed_mean"]), fmt.value(r["median"]),
                 fmt.pct(r["cv"] * 100, signed=False) if r["cv"] is not None else "n/a",
                 fmt.ci(r["ci_low"], r["ci_high"]),
                 fmt.pct(vs["overhead_pct"]) if vs else "—",
@@ -88,6 +89,11 @@ def print_report(analysis: dict, console: Console) -> None:
                   if r["vs_baseline"] and r["vs_baseline"]["verdict"] == "inconclusive"])
     _print_lines(console, "published figures not measured in this run",
                  fmt.published_only_lines(analysis))
+    _print_lines(console, aggregates.AGGREGATES_TITLE, aggregates.aggregate_lines(analysis))
+    _print_lines(console, failures.COUNTS_TITLE, failures.count_lines(analysis))
+    evidence = failures.evidence_lines(analysis)
+    _print_lines(console, failures.EVIDENCE_TITLE, evidence + [failures.FOOTNOTE] if evidence
+                 else [])
     print_profiles(analysis, console)
     if analysis["warnings"]:
         console.print("[bold yellow]warnings[/]")

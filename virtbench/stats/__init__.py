@@ -8,6 +8,7 @@ decision      pass / differs, within threshold / fail / inconclusive; blocks nee
 sequential    adaptive trials: anytime-valid confidence sequences, still_undecided
 multiplicity  Holm and Benjamini-Hochberg over a family of rows
 simulate      noise model and simulators of the decisions (tests, bench scripts)
+aggregate     several workers measured at once: work over one common interval, makespan, clocks
 (docs/decisions.md)
 """
 from .describe import (CONFIDENCE, CV_WARN, FEW_SAMPLES, MAD_OUTLIER_Z, N_RESAMPLES, Summary,

@@ -7,8 +7,9 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 schema.py: the tables; core.py: the Store; migrate.py: opening a store at the head revision;
 migrations/: the Alembic revisions.
 """
-from .core import Sample, Store, StoreUnavailable, default_url, jsonable, new_run_id, normalize_url, now
+from .core import (OUTPUT_TAIL_BYTES, Sample, Store, StoreUnavailable, default_url, jsonable,
+                   new_run_id, normalize_url, now, output_tail)
 from .migrate import HEAD, REVISIONS, add_legacy_columns as upgrade
 
 __all__ = ["Store", "Sample", "StoreUnavailable", "default_url", "normalize_url", "jsonable", "now", "new_run_id",
-           "upgrade", "HEAD", "REVISIONS"]
+           "upgrade", "HEAD", "REVISIONS", "OUTPUT_TAIL_BYTES", "output_tail"]

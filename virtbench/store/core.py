@@ -39,6 +39,21 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+# what a failed trial keeps of each of its output streams: the last 64 KiB (a successful
+# trial keeps its whole output, as its parser read it)
+OUTPUT_TAIL_BYTES = 64 * 1024
+
+
+def output_tail(text: str | None, limit: int = OUTPUT_TAIL_BYTES) -> tuple[str, int | None]:
+    """(the last `limit` bytes of `text` as UTF-8, its whole size in bytes when it was cut,
+    else None). Pure; a character cut in two at the start is dropped."""
+    text = text or ""
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text, None
+    return data[-limit:].decode("utf-8", errors="ignore"), len(data)
+
+
 def default_url() -> str:
     env = os.environ.get("VIRTBENCH_STORE")
     if env:
@@ -221,15 +236,24 @@ class Store:
                      samples_: list[Sample], error: str | None = None, exit: int | None = None,
                      stdout: str = "", stderr: str = "", wall_s: float | None = None,
                      started: datetime | None = None, warmup: bool = False,
-                     boot: int | None = None) -> int:
-        """One trial and all its samples, atomically."""
+                     boot: int | None = None, detail: dict | None = None) -> int:
+        """One trial and all its samples, atomically. A failed trial's samples are what it
+        measured before it failed (evidence, never statistics); of its stdout and stderr it
+        keeps the last OUTPUT_TAIL_BYTES each (detail says how large they were when cut)."""
+        detail = dict(detail or {})
+        if status != "ok":
+            stdout, out_bytes = output_tail(stdout)
+            stderr, err_bytes = output_tail(stderr)
+            for key, size in (("stdout_bytes", out_bytes), ("stderr_bytes", err_bytes)):
+                if size is not None:
+                    detail[key] = size
         with self.engine.begin() as c:
             trial_id = c.execute(trials.insert().values(
                 run_id=run_id, environment=environment, benchmark=benchmark,
                 benchmark_name=benchmark_name, params=params, trial=trial, seq=seq,
                 status=status, error=error, exit=exit, stdout=stdout, stderr=stderr,
                 wall_s=wall_s, started=started or now(), finished=now(), warmup=warmup,
-                boot=boot)).inserted_primary_key[0]
+                boot=boot, detail=jsonable(detail) if detail else None)).inserted_primary_key[0]
             if samples_:
                 c.execute(samples.insert(), [
                     {"trial_id": trial_id, "metric": s.metric, "value": s.value, "unit": s.unit,
@@ -245,18 +269,31 @@ class Store:
 
     def supersede_failed(self, run_id: str) -> int:
         """Move the run's failed trials to superseded_trials (kept, out of the run's trials)
-        so that they are run again; returns how many. One transaction."""
-        cols = [c.name for c in trials.columns if c.name not in ("id",)]
+        so that they are run again; returns how many. Their evidence samples move into
+        their row's detail ("samples"). One transaction."""
+        cols = [c.name for c in trials.columns if c.name not in ("id", "detail")]
         with self.engine.begin() as c:
             rows = c.execute(trials.select().where(trials.c.run_id == run_id,
                                                    trials.c.status == "failed")).fetchall()
             if not rows:
                 return 0
-            stamp = now()
-            c.execute(superseded_trials.insert(), [
-                {"trial_id": r.id, "superseded": stamp, **{k: getattr(r, k) for k in cols}}
-                for r in rows])
             ids = [r.id for r in rows]
+            kept: dict[int, list[dict]] = {}
+            for s in c.execute(samples.select().where(samples.c.trial_id.in_(ids))
+                               .order_by(samples.c.id)):
+                kept.setdefault(s.trial_id, []).append(
+                    {"metric": s.metric, "value": s.value, "unit": s.unit,
+                     "higher_is_better": bool(s.higher_is_better)})
+            stamp = now()
+
+            def detail(r) -> dict | None:
+                d = dict(r.detail or {})
+                if r.id in kept:
+                    d["samples"] = kept[r.id]
+                return d or None
+            c.execute(superseded_trials.insert(), [
+                {"trial_id": r.id, "superseded": stamp, "detail": detail(r),
+                 **{k: getattr(r, k) for k in cols}} for r in rows])
             c.execute(samples.delete().where(samples.c.trial_id.in_(ids)))
             c.execute(trials.delete().where(trials.c.id.in_(ids)))
         return len(rows)
@@ -277,17 +314,21 @@ class Store:
             rows = c.execute(q.order_by(trials.c.seq))
             return [dict(r._mapping) for r in rows]
 
-    def samples(self, run_id: str, include_warmup: bool = False) -> list[dict]:
-        """Every sample of a run with its trial's environment, benchmark and index
-        (warm-up trials' samples only when asked for: they are never statistics)."""
+    def samples(self, run_id: str, include_warmup: bool = False,
+                include_failed: bool = False) -> list[dict]:
+        """Every sample of a run's successful trials with its trial's environment, benchmark,
+        index and status. Warm-up trials' samples only when asked for, and failed trials'
+        (what they measured before failing) likewise: neither is ever statistics."""
         q = (sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial, trials.c.seq,
-                       samples.c.metric, samples.c.value, samples.c.unit,
+                       trials.c.status, samples.c.metric, samples.c.value, samples.c.unit,
                        samples.c.higher_is_better)
              .join(samples, samples.c.trial_id == trials.c.id)
              .where(trials.c.run_id == run_id)
              .order_by(trials.c.seq, samples.c.id))
         if not include_warmup:
             q = q.where(trials.c.warmup == sa.false())
+        if not include_failed:
+            q = q.where(trials.c.status == "ok")
         with self.engine.connect() as c:
             return [dict(r._mapping) for r in c.execute(q)]
 

@@ -60,6 +60,8 @@ trials = sa.Table(
     sa.Column("status", sa.String(20), nullable=False),         # ok, failed
     sa.Column("error", sa.Text),
     sa.Column("exit", sa.Integer),
+    # a successful trial's whole output; a failed trial's last OUTPUT_TAIL_BYTES of each
+    # (detail.stdout_bytes / stderr_bytes: the whole size when it was cut)
     sa.Column("stdout", sa.Text),
     sa.Column("stderr", sa.Text),
     sa.Column("wall_s", sa.Float),
@@ -68,6 +70,9 @@ trials = sa.Table(
     # warm-up trials have trial numbers -1, -2, ... and warmup true; never in the statistics
     sa.Column("warmup", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("boot", sa.Integer),          # which boot of the environment served it
+    # what else the trial says about itself (revision 0003): output sizes before the tail was
+    # kept, a group's aggregate method and clock mapping; see docs/store.md
+    sa.Column("detail", sa.JSON),
     sa.UniqueConstraint("run_id", "environment", "benchmark", "trial"),
 )
 
@@ -113,6 +118,8 @@ profiles = sa.Table(
     sa.UniqueConstraint("run_id", "environment", "benchmark"),
 )
 
+# a trial's values: a successful trial's are its results; a failed trial's (trials.status
+# "failed") are what it measured before it failed, evidence kept beside it, never statistics
 samples = sa.Table(
     "samples", metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),

@@ -117,6 +117,9 @@ class DiskBenchmark(Benchmark):
                     outcome.values = self.parse(text)
                 except ParseError as exc:
                     outcome.error = f"unparsable output: {exc}"
+                    outcome.partial = exc.partial
+            else:                       # what it measured before it failed: evidence
+                outcome.partial = self.evidence(text)
             if outcome.ok:
                 trial.warnings += self.extra_warnings(text)
                 trial.warnings += self._limit_warnings(env, params, trial, outcome.values)
