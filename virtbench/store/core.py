@@ -425,9 +425,10 @@ def _wal(cur) -> None:
     SQLite does not wait for (no busy handler), so openers of one new file racing each
     other retry, within the busy timeout, instead of failing with "database is locked"."""
     deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
-    while cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+    while True:     # (an in-memory database answers "memory" and stays so: that is fine)
         try:
             cur.execute("PRAGMA journal_mode=WAL")
+            return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
