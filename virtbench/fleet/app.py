@@ -53,7 +53,8 @@ def visibility_timeout(value: float | None = None) -> float:
 
 
 def make_app(broker: str, visibility: float | None = None):
-    """The Celery app for `broker` (no result backend: results live in the store)."""
+    """The Celery app for `broker` (no result backend: results live in the store). Sending a
+    unit needs only its task name (TASK); the worker that runs units registers it."""
     from celery import Celery
 
     vt = visibility_timeout(visibility)
@@ -78,6 +79,4 @@ def make_app(broker: str, visibility: float | None = None):
                                   "unacked_restore_throttle": 1},
         enable_utc=True,
     )
-    from .unit import register
-    register(app)
-    return app
+    return app     # the worker registers the unit's task on it (unit.register)

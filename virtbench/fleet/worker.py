@@ -16,6 +16,7 @@ from ..store import Store
 from . import lease
 from .app import check_host, make_app, queue_name
 from .connect import redis_client
+from .unit import register
 
 
 def serve(name: str, broker: str, store_url: str | None, console: Console,
@@ -24,6 +25,7 @@ def serve(name: str, broker: str, store_url: str | None, console: Console,
     client = redis_client(broker)          # one line and exit 2 when it cannot be reached
     store = Store(store_url)               # the same for the store
     app = make_app(broker, visibility)
+    register(app)
     app.conf.virtbench_host = name
     app.conf.virtbench_store = store.url
     app.conf.virtbench_redis = client
