@@ -25,14 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # Lowest first. A module's layer is that of its longest listed prefix (a package covers
 # its submodules). A new module that matches nothing fails test_every_module_has_a_layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("virtbench", "virtbench.errors", "virtbench.stats", "virtbench.urls")),
+    ("base", ("virtbench", "virtbench.errors", "virtbench.stats", "virtbench.urls",
+              "virtbench.defaults")),
     ("infrastructure", (
         "virtbench.agent", "virtbench.transport", "virtbench.netns", "virtbench.netpath",
         "virtbench.netpath_types", "virtbench.outcome", "virtbench.store", "virtbench.kernels",
         "virtbench.guest", "virtbench.sshd", "virtbench.sshsession", "virtbench.fingerprint",
         "virtbench.hypervisor", "virtbench.pinning", "virtbench.targets",
         "virtbench.profile", "virtbench.capabilities", "virtbench.hostexec",
-        "virtbench.workroot")),
+        "virtbench.workroot", "virtbench.meminfo")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",

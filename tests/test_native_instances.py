@@ -19,7 +19,7 @@ from virtbench.benchmarks.transfer import Scp, source_file
 from virtbench.environments import capacity
 from virtbench.environments import group as group_mod
 from virtbench.environments.native import AUTO_SCRATCH
-from virtbench.fingerprint import meminfo_bytes
+from virtbench.meminfo import field as meminfo_bytes
 from virtbench.environments.qemu.options import size_bytes
 from virtbench.errors import VirtbenchError
 from virtbench.transport import ExecResult

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from . import hypervisor
+from . import hypervisor, meminfo
 
 SCRIPT = r"""
 section() { echo "==$1"; }
@@ -71,33 +71,13 @@ def parse_cpuinfo(text: str) -> dict:
     }
 
 
-def meminfo_bytes(text: str, key: str) -> int | None:
-    """One /proc/meminfo field (`MemAvailable:  123 kB`) in bytes; None when absent (pure)."""
-    for line in text.splitlines():
-        name, _, rest = line.partition(":")
-        if name.strip() == key:
-            parts = rest.split()
-            if parts and parts[0].isdigit():
-                return int(parts[0]) * (1024 if parts[1:2] == ["kB"] else 1)
-    return None
-
-
-def available_bytes(text: str) -> int | None:
-    """Memory a new process could use: MemAvailable, or MemTotal on kernels without it."""
-    return meminfo_bytes(text, "MemAvailable") or meminfo_bytes(text, "MemTotal")
-
-
-def parse_meminfo(text: str) -> int | None:
-    return meminfo_bytes(text, "MemTotal")
-
-
 def parse(text: str) -> dict:
     """Turn the output of SCRIPT into the fingerprint dict stored with a run."""
     s = split_sections(text)
     facts = parse_cpuinfo(s.get("cpuinfo", ""))
     virt = s.get("virt") or None
     facts.update({
-        "mem_bytes": parse_meminfo(s.get("meminfo", "")),
+        "mem_bytes": meminfo.total(s.get("meminfo", "")),
         "kernel": s.get("uname") or None,
         "os": s.get("os") or None,
         "cores": int(s["nproc"]) if s.get("nproc", "").isdigit() else facts["logical_cpus"],

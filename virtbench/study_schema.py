@@ -13,14 +13,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import benchmarks
+from . import benchmarks, defaults
 from .errors import VirtbenchError
 
-DEFAULT_TRIALS = 12      # the RIKEN method: 12 trials, drop max and min, mean of the rest
-DEFAULT_THRESHOLD = 10.0
-DEFAULT_WARMUP = 1       # unmeasured trials per environment x benchmark before the measured ones
-DEFAULT_PIN = "auto"
-DEFAULT_ALPHA = 0.05
+DEFAULT_TRIALS = defaults.TRIALS
+DEFAULT_THRESHOLD = defaults.THRESHOLD_PCT
+DEFAULT_WARMUP = defaults.WARMUP
+DEFAULT_PIN = defaults.PIN
+DEFAULT_ALPHA = defaults.ALPHA
 
 
 class _Table(BaseModel):

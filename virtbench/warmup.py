@@ -3,9 +3,10 @@ run just before its first measured trial, are stored with trial numbers -1, -2, 
 warmup flag, and never enter the statistics (the store leaves them out by default)."""
 from __future__ import annotations
 
+from . import defaults
 from .study import PlannedTrial
 
-DEFAULT = 1
+DEFAULT = defaults.WARMUP
 
 
 def count(study) -> int:

@@ -13,7 +13,7 @@ from ..study import default_baseline
 from .profiles import profile_entries
 from .references import References
 
-DEFAULT_ALPHA = 0.05
+from ..defaults import ALPHA as DEFAULT_ALPHA
 
 
 def _seed(*parts: str) -> int:

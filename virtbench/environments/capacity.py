@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from ..fingerprint import meminfo_bytes
+from .. import meminfo
 
 
 def memory_refusal(label: str, n: int, need: int, available: int | None, shared: bool,
@@ -46,5 +46,4 @@ def twin_memory_refusal(label: str, need: int, available: int | None) -> str | N
 
 def host_capacity() -> tuple[int, int]:
     """(cores, memory bytes) of this host."""
-    with open("/proc/meminfo") as f:
-        return os.cpu_count() or 1, meminfo_bytes(f.read(), "MemTotal") or 0
+    return os.cpu_count() or 1, meminfo.host_total() or 0

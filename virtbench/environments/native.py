@@ -7,7 +7,7 @@ import shutil
 import stat
 import sys
 
-from .. import fingerprint, kernels, netns, workroot
+from .. import fingerprint, kernels, meminfo, netns, workroot
 from ..errors import VirtbenchError
 from ..guest import watch
 from ..capabilities import Capabilities, can, cannot
@@ -185,12 +185,7 @@ class Native(Environment):
 
     def memory_bytes(self) -> int | None:
         """The host's available memory (MemAvailable), shared by every native instance."""
-        try:
-            with open("/proc/meminfo") as f:
-                text = f.read()
-        except OSError:
-            return None
-        return fingerprint.available_bytes(text)
+        return meminfo.host_available()
 
     def scratch_dir(self) -> str:
         if self.values["scratch"] == AUTO_SCRATCH:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from .. import fingerprint, hypervisor, kernels
+from .. import fingerprint, hypervisor, kernels, meminfo
 from ..capabilities import Capabilities, can, cannot
 from ..errors import AgentError, VirtbenchError
 from ..netpath_types import NetPath
@@ -267,7 +267,7 @@ class Ssh(Environment):
 
     def memory_bytes(self) -> int | None:
         res = self.exec(["cat", "/proc/meminfo"], timeout=30)
-        return fingerprint.available_bytes(res.stdout) if res.exit == 0 else None
+        return meminfo.available(res.stdout) if res.exit == 0 else None
 
     def metadata(self) -> dict:
         facts = dict(self._facts) or fingerprint.collect(self)

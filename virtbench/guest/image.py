@@ -31,9 +31,9 @@ from typing import Callable
 
 from ..errors import VirtbenchError
 from ..kernels import cache_dir
+from ..transport import AGENT_SOURCE   # the agent every environment runs
 
 FILES = Path(__file__).with_name("files")
-AGENT_SOURCE = Path(__file__).resolve().parent.parent / "agent.py"  # what transport.py ships
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
 ROOT_LABEL = "vbroot"

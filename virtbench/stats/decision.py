@@ -45,6 +45,7 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as sps
 
+from .. import defaults
 from . import paired
 from . import significance as sig
 from .verdicts import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
@@ -56,7 +57,7 @@ FAIL = "fail"
 INCONCLUSIVE = "inconclusive"
 DECISIONS = (PASS, DIFFERS, FAIL, INCONCLUSIVE)
 CODES = {0: INCONCLUSIVE, 1: PASS, 2: DIFFERS, 3: FAIL}   # classify()'s integer codes
-DEFAULT_THRESHOLD_PCT = 10.0
+DEFAULT_THRESHOLD_PCT = defaults.THRESHOLD_PCT
 TARGET_POWER = sig.TARGET_POWER
 MAX_BLOCKS = 10_000
 

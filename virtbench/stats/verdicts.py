@@ -22,10 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from .. import defaults
 from . import significance as sig
 from .describe import CONFIDENCE, N_RESAMPLES, cv, rng, trimmed_mean
 
-DEFAULT_ALPHA = 0.05
+DEFAULT_ALPHA = defaults.ALPHA
 
 
 def overhead_pct(ratio: float, higher_is_better: bool) -> float:
@@ -74,7 +75,7 @@ def _undecided(n_a, n_b, alpha, cv_pooled, change_pct) -> tuple[float | None, in
 
 
 def baseline_verdict(overhead: float, p_value: float | None, n_a: int, n_b: int,
-                     cv_pooled: float | None, threshold_pct: float = 10.0,
+                     cv_pooled: float | None, threshold_pct: float = defaults.THRESHOLD_PCT,
                      alpha: float = DEFAULT_ALPHA, reference: str = "the baseline",
                      effect_floor_pct: float | None = None) -> Verdict:
     """pass / fail / inconclusive at the threshold. Power and trials needed are sized for a
@@ -180,7 +181,7 @@ def ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE) -> tuple[float | None
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def compare(samples, baseline, higher_is_better: bool, threshold_pct: float = 10.0,
+def compare(samples, baseline, higher_is_better: bool, threshold_pct: float = defaults.THRESHOLD_PCT,
             seed=0, alpha: float = DEFAULT_ALPHA, reference: str = "the baseline") -> Comparison:
     """An environment's samples against the baseline's, on trimmed means."""
     a = np.asarray(samples, dtype=float)

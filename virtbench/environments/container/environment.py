@@ -19,7 +19,7 @@ import re
 import subprocess
 import time
 
-from ... import fingerprint, kernels
+from ... import fingerprint, kernels, meminfo
 from ...capabilities import Capabilities, can, cannot
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath
@@ -362,11 +362,7 @@ class Container(Environment):
     def memory_bytes(self) -> int | None:
         if self.values.get("mem"):
             return mem_bytes(self.values.get("mem"))
-        try:
-            with open("/proc/meminfo") as f:
-                return fingerprint.available_bytes(f.read())
-        except OSError:
-            return None
+        return meminfo.host_available()
 
     def metadata(self) -> dict:
         runtime, flags = self.runtime_argv()

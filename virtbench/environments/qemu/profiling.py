@@ -13,7 +13,7 @@ import sys
 import time
 
 from ...capabilities import can
-from ...fingerprint import available_bytes
+from ... import meminfo as host_meminfo
 from ..capacity import twin_memory_refusal
 from ...errors import AgentError, VirtbenchError
 from ...guest import watch
@@ -77,10 +77,9 @@ class ExitProfiling:
         """Why the host cannot hold a profiling twin beside this (paused) guest, or None: the
         twin holds a second copy of the guest's RAM for as long as the profiles take."""
         if meminfo is None:
-            with open("/proc/meminfo") as f:
-                meminfo = f.read()
+            meminfo = host_meminfo.host_text() or ""
         return twin_memory_refusal(self.label, self.host_memory_reserved(),
-                                   available_bytes(meminfo))
+                                   host_meminfo.available(meminfo))
 
     def _profiling_twin(self):
         """The same guest booted with our plugin (once; a failed boot is not retried)."""
