@@ -9,11 +9,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, analysis, benchmarks, environments, report, study as study_mod, warmup
+# Only what building the parser needs is imported here; each command imports what it uses
+# when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
+# (scipy), the environments or the runner.
+from . import __version__, report
 from .errors import VirtbenchError
 from .fleet import commands as fleet_commands
-from .runner import Runner, estimate_s, prepare, skip_line
-from .store import Store
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 # -- commands ----------------------------------------------------------------------------
 
 def cmd_envs(args, out: Console) -> int:
+    from . import environments
     table = Table(title="environment kinds")
     for col in ("kind", "usable", "why / details", "options"):
         table.add_column(col)
@@ -119,6 +121,7 @@ def cmd_envs(args, out: Console) -> int:
 
 
 def cmd_benchmarks(args, out: Console) -> int:
+    from . import benchmarks
     table = Table(title="benchmarks")
     for col in ("name", "family", "metrics (unit, ↑ higher / ↓ lower is better)", "tools",
                 "defaults", "description"):
@@ -150,6 +153,9 @@ def cmd_image(args, out: Console) -> int:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    from . import analysis, study as study_mod
+    from .runner import Runner, prepare, skip_line
+    from .store import Store
     if args.retry_failed and not args.resume:
         raise VirtbenchError("--retry-failed needs --resume RUN_ID (the run whose failed "
                              "trials to run again)")
@@ -194,6 +200,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 def _print_plan(prepared, out: Console) -> int:
     """--dry-run: the plan, printed literally (labels like `pi[k=17]` are not markup)."""
+    from . import warmup
+    from .runner import estimate_s, skip_line
     s = prepared.study
 
     def say(text: str) -> None:
@@ -232,6 +240,7 @@ def _print_plan(prepared, out: Console) -> int:
 
 
 def cmd_runs(args, out: Console) -> int:
+    from .store import Store
     store = Store(args.store)
     table = Table(title=f"runs in {store.shown}")
     for col in ("id", "study", "status", "quick", "started", "finished"):
@@ -252,6 +261,8 @@ def _emit(text: str, output: str | None, out: Console) -> None:
 
 
 def cmd_report(args, out: Console) -> int:
+    from . import analysis
+    from .store import Store
     store = Store(args.store)
     if args.fleet:
         if args.run_id:
@@ -272,6 +283,8 @@ def cmd_report(args, out: Console) -> int:
 
 
 def cmd_compare(args, out: Console) -> int:
+    from . import analysis
+    from .store import Store
     store = Store(args.store)
     if args.fleet:
         from .fleet.view import host_runs

@@ -11,21 +11,34 @@ simulate      noise model and simulators of the decisions (tests, bench scripts)
 aggregate     several workers measured at once: work over one common interval, makespan, clocks
 (docs/decisions.md)
 """
-from .describe import (CONFIDENCE, CV_WARN, FEW_SAMPLES, MAD_OUTLIER_Z, N_RESAMPLES, Summary,
-                       bootstrap_ci, cv, mad_outliers, noise_warnings, summarize, trimmed_mean)
-from .significance import (can_reach, min_p_value, permutation_p_value, pooled_cv, power,
-                           trials_for_power, trials_to_reach)
-from .decision import (DIFFERS, FAIL, INCONCLUSIVE, PASS, Decision, decide_paired,
-                       decide_unpaired)
-from .multiplicity import adjust_family
-from .sequential import RowState, decide_sequential, still_undecided
-from .verdicts import (DEFAULT_ALPHA, Comparison, Verdict, baseline_verdict, change_verdict,
-                       compare, compare_verdict, overhead_pct, ratio_ci)
+# The names below are loaded from their module on first use (PEP 562), so importing one
+# light module of the package (stats.aggregate, say, from a benchmark) does not load scipy.
+_EXPORTS = {
+    "describe": ("CONFIDENCE", "CV_WARN", "FEW_SAMPLES", "MAD_OUTLIER_Z", "N_RESAMPLES",
+                 "Summary", "bootstrap_ci", "cv", "mad_outliers", "noise_warnings", "summarize",
+                 "trimmed_mean"),
+    "significance": ("can_reach", "min_p_value", "permutation_p_value", "pooled_cv", "power",
+                     "trials_for_power", "trials_to_reach"),
+    "decision": ("DIFFERS", "FAIL", "INCONCLUSIVE", "PASS", "Decision", "decide_paired",
+                 "decide_unpaired"),
+    "multiplicity": ("adjust_family",),
+    "sequential": ("RowState", "decide_sequential", "still_undecided"),
+    "verdicts": ("DEFAULT_ALPHA", "Comparison", "Verdict", "baseline_verdict", "change_verdict",
+                 "compare", "compare_verdict", "overhead_pct", "ratio_ci"),
+}
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = list(_HOME)
 
-__all__ = ["CONFIDENCE", "CV_WARN", "FEW_SAMPLES", "MAD_OUTLIER_Z", "N_RESAMPLES", "Summary",
-           "bootstrap_ci", "cv", "mad_outliers", "noise_warnings", "summarize", "trimmed_mean",
-           "can_reach", "min_p_value", "permutation_p_value", "pooled_cv", "power",
-           "trials_for_power", "trials_to_reach", "DEFAULT_ALPHA", "Comparison", "Verdict",
-           "baseline_verdict", "change_verdict", "compare", "compare_verdict", "overhead_pct",
-           "ratio_ci", "DIFFERS", "FAIL", "INCONCLUSIVE", "PASS", "Decision", "decide_paired",
-           "decide_unpaired", "adjust_family", "RowState", "decide_sequential", "still_undecided"]
+
+def __getattr__(name: str):
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_HOME))
