@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,9 @@ def running(pid: int) -> bool:
 
 SSHD_CHILD = """
 import socket, sys, time
+import virtbench.hostexec
+if sys.argv[2] == "outlive":      # a server that outlives its owner (PR_SET_PDEATHSIG undone)
+    virtbench.hostexec.die_with_parent = lambda: None
 from virtbench.sshd import Sshd
 with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
@@ -158,19 +162,29 @@ time.sleep(120)
 
 @pytest.mark.skipif(not ROOT or not shutil.which("sshd") and not os.path.exists(
     "/usr/sbin/sshd"), reason="a private sshd in a namespace needs root and sshd")
-def test_the_private_sshd_of_a_killed_run_is_killed_by_the_sweep(tmp_root):
+@pytest.mark.parametrize("how", ["dies", "outlive"])
+def test_the_private_sshd_of_a_killed_run_is_killed_by_the_sweep(tmp_root, how):
+    """The sshd dies with virtbench (PR_SET_PDEATHSIG); one that did not (`outlive`) is
+    found by its manifest and killed by the sweep, after checking /proc."""
     ns = "vb-5ad5ad-e"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
-    child = subprocess.Popen([sys.executable, "-c", SSHD_CHILD, ns], stdout=subprocess.PIPE,
-                             text=True)
+    child = subprocess.Popen([sys.executable, "-c", SSHD_CHILD, ns, how],
+                             stdout=subprocess.PIPE, text=True)
     pid = None
     try:
         keys, pid = child.stdout.readline().split()
         keys, pid = Path(keys), int(pid)
         assert keys.parent == tmp_root
-        child.kill()                                  # virtbench dies: sshd lives on
+        child.kill()                                  # virtbench dies
         child.wait()
+        if how == "dies":
+            deadline = time.monotonic() + 10
+            while running(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not running(pid)                   # the kernel killed it with its owner
+            assert watch.sweep_private() == [keys.name] and not keys.exists()
+            return
         assert running(pid)
         assert guardian.is_our_sshd(pid, str(keys), None)
         assert not guardian.is_our_sshd(pid, str(tmp_root / "vbsshd-other"), None)
