@@ -17,8 +17,10 @@ from ...guest import image as guest_image
 from . import version
 from .process import die_with_parent
 
-KVM_PROBE_TIMEOUT = 20.0
-
+# A KVM host boots the probe kernel in well under a second; KVM nested in a TCG guest took
+# 7.6-19 s here (the kernel read from the guest's disk, 2 shared cores). A hang (the PVM module
+# here) costs the whole wait, once: the answer is cached on disk.
+KVM_PROBE_TIMEOUT = 60.0
 
 
 @dataclass
