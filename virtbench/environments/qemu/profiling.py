@@ -57,7 +57,7 @@ class ExitProfiling:
         workdir = self.workdir / "kvm-profile"
         workdir.mkdir(exist_ok=True)
         profiler = kvm.KvmProfiler(kvm.HostCommands(self.host), workdir,
-                                   symbolise=lambda addr: symbols.function_and_caller(table, addr))
+                                   symbolise=lambda addr: symbols.function_or_user_space(table, addr))
         profiler.check()
         cmd = kvm.query_stats_command()
         # perf records from the moment start() returns; KVM's counters are read inside the
