@@ -58,6 +58,11 @@ def test_kvm_exit_records_with_svm_names_rips_and_the_pm_timer_port():
     assert trace.paired == 0 and trace.time_by_reason_s == {}   # no kvm_entry was recorded
     # each of those exits went to QEMU, which emulates the timer: one kvm_pio read apiece
     assert kvm.parse_kvm_pio_lines(SCRIPT) == Counter({(PM_TIMER, "read"): 3659})
+    # the same exits as perf kvm stat's, reason by reason (it drops a few it cannot pair)
+    report = kvm.read_perf_kvm_stat_report(REPORT)
+    for row in report.rows:
+        if row.count >= 100:
+            assert row.count <= trace.by_reason[row.reason] <= 1.1 * row.count, row
 
 
 def test_exit_rips_symbolised_with_the_guests_kallsyms():

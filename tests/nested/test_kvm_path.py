@@ -204,6 +204,13 @@ def test_raw_outputs_parsed_here_give_the_guests_profile(captured):
     assert got.to_json()["by_reason"] == want["profile"]["by_reason"]
     assert got.to_json()["by_function"] == want["profile"]["by_function"]
     assert got.notes == [n for n in want["profile"]["notes"] if "query-stats" not in n]
+    # the tracepoint and perf kvm stat see the same exits: same SVM names, counts alike
+    names = svm_names(captured["kvm-exit-format.txt"])
+    traced = kvm.parse_kvm_exit_lines(captured["perf-script-kvm-exit.txt"]).by_reason
+    assert set(traced) <= names and traced["io"] > 0 and traced["msr"] > 0
+    for row in got.by_reason:
+        if row.count >= 100:
+            assert 0.8 * row.count <= traced[row.reason] <= 1.25 * row.count, (row, traced)
 
 
 # -- Zhang et al., Table 3, under real KVM --------------------------------------------------
