@@ -19,15 +19,21 @@ def pytest_configure(config):
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", default=False,
                      help="also run heavy tests (full-size kernels, many guest boots)")
+    parser.addoption("--run-nested", action="store_true", default=False,
+                     help="also run the nested tests: KVM for real inside a TCG guest with "
+                          "AMD-V (tests/nested, about 10 minutes; builds the host image)")
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-slow"):
-        return
-    skip = pytest.mark.skip(reason="heavy: run with --run-slow")
+    skips = []
+    if not config.getoption("--run-slow"):
+        skips.append(("slow", pytest.mark.skip(reason="heavy: run with --run-slow")))
+    if not config.getoption("--run-nested"):
+        skips.append(("nested", pytest.mark.skip(reason="nested KVM: run with --run-nested")))
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        for keyword, skip in skips:
+            if keyword in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture

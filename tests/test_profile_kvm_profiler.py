@@ -10,6 +10,7 @@ from kvmfix import fixture
 from virtbench.profile.kvm import KvmProfileError, KvmProfiler
 from virtbench.profile.kvm_stat import parse_perf_kvm_stat_report
 from virtbench.profile.model import FunctionRow, ReasonRow
+from virtbench.profile.perf_control import PerfControlError
 
 PVM_REPORT = fixture("perf_kvm_stat/empty_report_pvm_host.txt")
 PVM_SCRIPT = fixture("kvm_exit/pvm_host_perf_script.txt")
@@ -20,11 +21,14 @@ STOPPED = {"kvm": (-2, "", fixture("perf_record/stat_record_stopped.txt")),     
 class FakeExecutor:
     """Answers by the perf subcommand; records every argv. `outputs` maps a key to (exit, stdout, stderr)."""
 
-    def __init__(self, outputs: dict, missing: bool = False):
+    def __init__(self, outputs: dict, missing: bool = False, enable_fails=None):
         self.outputs, self.missing = outputs, missing
         self.calls: list[list[str]] = []
         self.started: list[list[str]] = []
         self.stopped: list[int] = []
+        self.enabled: list[tuple[int, Path, Path]] = []
+        self.events: list[str] = []          # popen/enable/terminate in the order they came
+        self.enable_fails = enable_fails     # {perf subcommand: PerfControlError}
 
     def _key(self, argv):
         if argv[1:3] == ["--version"] or argv[1] == "--version":
@@ -45,10 +49,20 @@ class FakeExecutor:
         if self.missing:
             raise FileNotFoundError(argv[0])
         self.started.append(list(argv))
+        self.events.append(f"popen {argv[1]}")
         return len(self.started) - 1
+
+    def enable(self, handle, ctl, ack, timeout):
+        name = self.started[handle][1]
+        self.events.append(f"enable {name}")
+        assert ctl.is_fifo() and ack.is_fifo()           # made before perf was started
+        if self.enable_fails and name in self.enable_fails:
+            raise self.enable_fails[name]
+        self.enabled.append((handle, ctl, ack))
 
     def terminate(self, handle, timeout):
         self.stopped.append(handle)
+        self.events.append(f"terminate {self.started[handle][1]}")
         name = self.started[handle][1]
         return self.outputs.get(("stop", name), STOPPED[name])
 
@@ -70,9 +84,13 @@ def profiler(ex, tmp_path: Path, **kw):
 def test_argv_for_a_qemu_pid_and_for_vcpu_threads(tmp_path):
     p = KvmProfiler(FakeExecutor({}), tmp_path)
     stat, exits = p.record_argvs(4242)
-    assert stat == ["perf", "kvm", "stat", "record", "-o", str(tmp_path / "kvm-stat.data"), "-p", "4242"]
+    assert stat == ["perf", "kvm", "stat", "record", "-o", str(tmp_path / "kvm-stat.data"),
+                    "-D", "-1", "--control", f"fifo:{tmp_path}/kvm-stat.ctl,{tmp_path}/kvm-stat.ack",
+                    "-p", "4242"]
     assert exits == ["perf", "record", "-e", "kvm:kvm_exit", "-e", "kvm:kvm_pio",
-                     "-o", str(tmp_path / "kvm-exit.data"), "-p", "4242"]
+                     "-o", str(tmp_path / "kvm-exit.data"),
+                     "-D", "-1", "--control", f"fifo:{tmp_path}/kvm-exit.ctl,{tmp_path}/kvm-exit.ack",
+                     "-p", "4242"]
     assert p.record_argvs(4242, tids=[4250, 4251])[0][-2:] == ["-t", "4250,4251"]
     assert p.report_argv() == ["perf", "kvm", "-i", str(tmp_path / "kvm-stat.data"), "stat", "report",
                                "--event=vmexit"]
@@ -179,3 +197,39 @@ def test_report_in_the_wrong_place_is_one_line(tmp_path):
     with pytest.raises(KvmProfileError) as err:
         p.stop(p.start(1))
     assert "no VM-EXIT table" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_trial_starts_only_once_both_recorders_acknowledge_enable(tmp_path):
+    # measured nested (KVM in a TCG guest): perf took seconds to set up, and a trial started at
+    # once lost its first exits (58 of 2,202 recorded); the recorders now start disabled
+    ex = FakeExecutor(outputs())
+    ticks = iter([100.0, 103.0])
+    p = KvmProfiler(ex, tmp_path, clock=lambda: next(ticks))
+    session = p.start(1)
+    assert ex.events == ["popen kvm", "popen record", "enable kvm", "enable record"]
+    assert [(h, c.name, a.name) for h, c, a in ex.enabled] == [
+        (0, "kvm-stat.ctl", "kvm-stat.ack"), (1, "kvm-exit.ctl", "kvm-exit.ack")]
+    assert session.started == 100.0                    # the clock starts once both record
+    assert p.stop(session).duration_s == 3.0
+
+
+def test_a_recorder_that_dies_before_enable_is_one_line_and_both_are_stopped(tmp_path):
+    died = PerfControlError("perf exited before it would open its control FIFO", exited=True)
+    usage = (129, "", fixture("perf_errors/unknown_switch.txt"))     # a real perf usage error
+    ex = FakeExecutor(outputs(stops={("stop", "record"): usage}), enable_fails={"record": died})
+    p = profiler(ex, tmp_path)
+    with pytest.raises(KvmProfileError) as err:
+        p.start(1)
+    assert str(err.value) == ("perf record did not start recording: perf exited before it would open its "
+                              "control FIFO (Error: unknown switch `i'); it needs perf 5.10 or later "
+                              "(-D -1 --control) and root")
+    assert sorted(ex.stopped) == [0, 1]
+
+
+def test_a_recorder_rejecting_the_tracepoint_at_start(tmp_path):
+    died = PerfControlError("perf exited before it would open its control FIFO", exited=True)
+    failed = (129, "", fixture("perf_errors/unknown_tracepoint.txt"))
+    ex = FakeExecutor(outputs(stops={("stop", "record"): failed}), enable_fails={"record": died})
+    with pytest.raises(KvmProfileError) as err:
+        profiler(ex, tmp_path).start(1)
+    assert str(err.value).startswith("this kernel has no kvm:kvm_exit tracepoint")

@@ -28,13 +28,15 @@ class Proc:
 
 
 class Qmp:
-    def __init__(self):
+    def __init__(self, events=None):
         self.replies = [json.loads(fixture(f"query_stats/pvm_host_vcpu_{w}.txt"))["return"]
                         for w in ("before", "after")]
         self.asked = []
+        self.events = events if events is not None else []
 
     def command(self, name, **args):
         self.asked.append((name, args))
+        self.events.append(name)
         return self.replies[len(self.asked) - 1]
 
     def close(self):
@@ -71,13 +73,16 @@ def test_a_kvm_guest_is_profiled_in_place(tmp_path, monkeypatch):
     ex = FakeExecutor(outputs(report=report, script=fixture("kvm_exit/qemu_pckbd_trace_pipe.txt")))
     monkeypatch.setattr("virtbench.profile.kvm.HostCommands", lambda host: ex)
     env = Qemu(EnvSpec.parse("qemu:accel=kvm"))
-    env.accel, env.workdir, env.proc, env.qmp, env.agent = "kvm", tmp_path, Proc(), Qmp(), Agent()
+    env.accel, env.workdir, env.proc, env.qmp, env.agent = "kvm", tmp_path, Proc(), Qmp(ex.events), Agent()
     env._vcpu_tids = [101, 102]
     assert env.capabilities().exit_profile.how.startswith("kvm")
     outcome, profile = env.profiled_trial(Seconds(), {})
     assert outcome.ok and outcome.values == {"s": 1.5}
     assert ["work"] in env.agent.ran                    # the measured guest ran the trial
     assert [name for name, _ in env.qmp.asked] == ["query-stats", "query-stats"]
+    # KVM's counters are read once perf records and before it stops: the same window
+    assert ex.events == ["popen kvm", "popen record", "enable kvm", "enable record", "query-stats",
+                         "query-stats", "terminate kvm", "terminate record"]
     assert env.qmp.asked[0][1]["providers"][0]["provider"] == "kvm"
     recorders = [" ".join(argv) for argv in ex.started]
     assert any("stat record" in r and "101,102" in r for r in recorders), recorders

@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     img_sub = img.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
     build = img_sub.add_parser("build", help="build or reuse the cached guest image")
     build.add_argument("--force", action="store_true", help="rebuild even if cached")
+    build.add_argument("--variant", choices=("guest", "host"), default="guest",
+                       help="guest: the image every guest boots (default); host: that image "
+                            "plus QEMU, perf and virtbench itself, a guest that hosts guests")
     img_sub.add_parser("prune", help="delete cached images of other recipes")
 
     run = sub.add_parser("run", help="run a study")
@@ -136,15 +139,16 @@ def cmd_benchmarks(args, out: Console) -> int:
 
 
 def cmd_image(args, out: Console) -> int:
-    from .guest import image   # guests are optional for every other command
+    from .guest import host_image, image   # guests are optional for every other command
     if args.image_command == "prune":
-        removed = image.prune()
+        removed = image.prune() + host_image.prune()
         out.print(f"removed {len(removed)} cached image(s)" +
                   "".join(f"\n  {p}" for p in removed), highlight=False)
         return EXIT_OK
     err = Console(stderr=True)
-    info = image.build(force=args.force, progress=lambda msg: err.print(f"image: {msg}",
-                                                                        highlight=False))
+    builder = host_image.build if args.variant == "host" else image.build
+    info = builder(force=args.force, progress=lambda msg: err.print(f"image: {msg}",
+                                                                    highlight=False))
     how = (f"reused the cached image ({info.build_s:.2f} s)" if info.reused
            else f"built in {info.build_s:.1f} s")
     out.print(f"path {info.path}\nsize {info.size_bytes / 2**20:.0f} MiB\n"

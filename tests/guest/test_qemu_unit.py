@@ -221,7 +221,7 @@ def test_kvm_probe_is_cached_in_process_and_on_disk(tmp_path, monkeypatch):
 
     monkeypatch.setattr(kp, "_run_kvm_probe", fake_run)
     first = kp.kvm_probe()
-    assert not first.usable and "did not boot in 20 s" in first.reason
+    assert not first.usable and "did not boot in 60 s" in first.reason
     assert kp.kvm_probe() is first and len(calls) == 1            # per process
     monkeypatch.setattr(kp, "_kvm_probe", None)
     assert kp.kvm_probe().reason == first.reason and len(calls) == 1  # on disk

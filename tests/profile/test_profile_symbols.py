@@ -96,3 +96,12 @@ def test_function_and_caller_for_a_kvm_rip_and_a_tcg_ring(table):
     assert function_and_caller(table, IOWRITE16 + 0x9, (VP_NOTIFY + 0x10,)) == \
         ("iowrite16+0x9", "vp_notify [virtio_pci]")
     assert function_and_caller(table, 0x1000) is None
+
+
+def test_a_kvm_rip_in_user_space_is_said_to_be_there(table):
+    # kallsyms names the kernel only; a 64-bit Linux guest's lower half is its programs'
+    from virtbench.profile.symbols import USER_SPACE, function_or_user_space
+    assert function_or_user_space(table, 0x424050) == (USER_SPACE, None)
+    assert function_or_user_space(table, 0x7ffd12345678) == (USER_SPACE, None)
+    assert function_or_user_space(table, IOWRITE16 + 0x9) == ("iowrite16+0x9", None)
+    assert function_or_user_space(table, 0xffffffffffff0000) is None     # kernel half, unknown

@@ -9,9 +9,11 @@ KvmProfiler is the edge: it builds the perf command lines and runs them through 
 (HostCommands over the HostExecutor on this machine; tests pass a fake that replays real outputs), around one profiled
 trial of a running QEMU:
 
-    perf kvm stat record -o DIR/kvm-stat.data -p QEMU_PID          (or -t TID,TID for the vCPU threads)
-    perf record -e kvm:kvm_exit -e kvm:kvm_pio -o DIR/kvm-exit.data -p QEMU_PID
+    perf kvm stat record -o DIR/kvm-stat.data -D -1 --control fifo:DIR/kvm-stat.ctl,DIR/kvm-stat.ack
+                         -p QEMU_PID                                (or -t TID,TID for the vCPU threads)
+    perf record -e kvm:kvm_exit -e kvm:kvm_pio -o DIR/kvm-exit.data -D -1 --control fifo:... -p QEMU_PID
                                                                     (guest RIP of every exit, ports)
+    both enabled over their control FIFOs, each acknowledged (perf_control.py): only then
     ... the trial ...; both stopped with SIGINT
     perf kvm -i DIR/kvm-stat.data stat report --event=vmexit        (perf 6.1 prints it on stderr)
     perf script -i DIR/kvm-exit.data -F tid,cpu,time,event,trace
@@ -35,6 +37,7 @@ from virtbench.profile.kvm_stat import (KvmProfileError, parse_perf_kvm_stat_rep
 from virtbench.profile.kvm_trace import (KvmExitTrace, Symbolise, parse_kvm_exit_lines,  # noqa: F401
                                          parse_kvm_pio_lines, pio_note)
 from virtbench.profile.model import Profile
+from virtbench.profile.perf_control import PerfControlError, control_args, enable_recorder, make_fifos
 
 INSTALL_PERF = "apt-get install linux-perf"
 
@@ -49,32 +52,43 @@ class Executor(Protocol):
     def terminate(self, handle: Any, timeout: float) -> tuple[int, str, str]:
         """SIGINT (perf then writes its file), wait up to `timeout`: (exit status, stdout, stderr)."""
 
+    def enable(self, handle: Any, ctl: Path, ack: Path, timeout: float) -> None:
+        """Enable a recorder started with `-D -1 --control fifo:ctl,ack` and wait for its ack;
+        PerfControlError if it dies first or `timeout` passes."""
+
 
 @dataclass
 class KvmProfileSession:
     pid: int
     stat_file: Path
     exit_file: Path | None
-    started: float
+    started: float                      # when both recorders were enabled
     handles: list[tuple[str, Any]] = field(default_factory=list)
 
 
 class KvmProfiler:
     def __init__(self, executor: Executor, workdir: Path, *, perf: str = "perf",
                  symbolise: Symbolise | None = None, per_rip: bool = True, top: int = 20,
-                 timeout: float = 120.0, clock: Callable[[], float] = time.monotonic):
+                 timeout: float = 120.0, start_timeout: float = 120.0,
+                 clock: Callable[[], float] = time.monotonic):
         self.executor, self.workdir, self.perf = executor, Path(workdir), perf
         self.symbolise, self.per_rip, self.top = symbolise, per_rip, top
-        self.timeout, self.clock = timeout, clock
+        self.timeout, self.start_timeout, self.clock = timeout, start_timeout, clock
 
     # --- command lines (pure) ---
     def record_argvs(self, pid: int, tids: Sequence[int] | None = None) -> list[list[str]]:
         target = ["-t", ",".join(str(t) for t in tids)] if tids else ["-p", str(pid)]
-        argvs = [[self.perf, "kvm", "stat", "record", "-o", str(self.stat_file), *target]]
+        argvs = [[self.perf, "kvm", "stat", "record", "-o", str(self.stat_file),
+                  *control_args(*self.fifos("kvm-stat")), *target]]
         if self.per_rip:
             argvs.append([self.perf, "record", "-e", "kvm:kvm_exit", "-e", "kvm:kvm_pio",
-                          "-o", str(self.exit_file), *target])
+                          "-o", str(self.exit_file), *control_args(*self.fifos("kvm-exit")),
+                          *target])
         return argvs
+
+    def fifos(self, name: str) -> tuple[Path, Path]:
+        """The control and acknowledgement FIFOs of one recorder."""
+        return self.workdir / f"{name}.ctl", self.workdir / f"{name}.ack"
 
     def report_argv(self) -> list[str]:
         return [self.perf, "kvm", "-i", str(self.stat_file), "stat", "report", "--event=vmexit"]
@@ -103,13 +117,28 @@ class KvmProfiler:
         return out.strip()
 
     def start(self, pid: int, tids: Sequence[int] | None = None) -> KvmProfileSession:
-        session = KvmProfileSession(pid, self.stat_file, self.exit_file if self.per_rip else None, self.clock())
-        for argv in self.record_argvs(pid, tids):
+        """Start the recorders and return once each records (its "enable" acknowledged)."""
+        session = KvmProfileSession(pid, self.stat_file, self.exit_file if self.per_rip else None, 0.0)
+        names = ["kvm-stat", "kvm-exit"]
+        for argv, name in zip(self.record_argvs(pid, tids), names):
+            make_fifos(*self.fifos(name))
             try:
                 session.handles.append((argv[1], self.executor.popen(argv)))
             except FileNotFoundError:
                 self._stop_all(session)
                 raise KvmProfileError(f"perf is not installed ({self.perf!r} not found): {INSTALL_PERF}") from None
+        for (label, handle), name in zip(list(session.handles), names):
+            try:
+                self.executor.enable(handle, *self.fifos(name), self.start_timeout)
+            except PerfControlError as exc:
+                code, out, err = dict(self._stop_all(session)).get(label, (0, "", ""))
+                if "unknown tracepoint" in out + err:
+                    raise KvmProfileError(_NO_TRACEPOINT) from None
+                raise KvmProfileError(
+                    f"perf {label} did not start recording: {exc} ({_first_line(err or out)}); "
+                    "it needs perf 5.10 or later (-D -1 --control) and root") from None
+        # the trial's clock starts when both record
+        session.started = self.clock()
         return session
 
     def stop(self, session: KvmProfileSession, qmp_before: Any = None, qmp_after: Any = None) -> Profile:
@@ -199,3 +228,6 @@ class HostCommands:
         """SIGINT (perf record writes its file), SIGKILL after `timeout` s."""
         r = self.host.stop(handle, timeout, signal.SIGINT)
         return r.exit, r.stdout, r.stderr
+
+    def enable(self, handle: subprocess.Popen, ctl: Path, ack: Path, timeout: float) -> None:
+        enable_recorder(ctl, ack, timeout, alive=lambda: handle.poll() is None)

@@ -149,3 +149,18 @@ def function_and_caller(table: SymbolTable, address: int,
     if loc is None:
         return None
     return str(loc), (caller_of(table, address, ring) if ring else None)
+
+
+# x86-64 Linux: the kernel lives in the upper half; an address below the canonical hole is
+# user space, which kallsyms does not name
+USER_SPACE_END = 0x0000_8000_0000_0000
+USER_SPACE = "(user space)"
+
+
+def function_or_user_space(table: SymbolTable, address: int) -> tuple[str, str | None] | None:
+    """function_and_caller() of a 64-bit Linux guest's exit RIP; (USER_SPACE, None) for a user
+    address (an interrupt, most often, that came while a program ran); None if unknown."""
+    found = function_and_caller(table, address)
+    if found is None and address < USER_SPACE_END:
+        return USER_SPACE, None
+    return found

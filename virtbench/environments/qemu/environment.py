@@ -60,6 +60,8 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         self._vcpu_tids: list[int] | None = None
         self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
         self.tunings_read: dict = {}      # the guest's read-back of the tunings (metadata)
+        self.image_variant = "guest"      # "host": the image that can host guests (QEMU, perf,
+                                          # virtbench inside; guest/host_image.py)
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -132,7 +134,7 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         self.resolve()
         install_signal_handlers()
         sweep_stale()
-        self.image = guest_image.build(  # minutes the first time: say what it is doing
+        self.image = self._build_image(  # minutes the first time: say what it is doing
             progress=lambda msg: print(f"  guest image: {msg}", file=sys.stderr, flush=True))
         self.workdir = workroot.make_dir("vbqemu-")
         self._manifest = watch.new_manifest(self.workdir,
@@ -147,6 +149,12 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         except BaseException:
             self.stop()
             raise
+
+    def _build_image(self, progress) -> guest_image.ImageInfo:
+        if self.image_variant == "host":
+            from ...guest import host_image
+            return host_image.build(progress=progress)
+        return guest_image.build(progress=progress)
 
     def stop(self) -> None:
         self.end_profiling()          # a profiling twin goes with its guest

@@ -56,15 +56,18 @@ class ExitProfiling:
         workdir = self.workdir / "kvm-profile"
         workdir.mkdir(exist_ok=True)
         profiler = kvm.KvmProfiler(kvm.HostCommands(self.host), workdir,
-                                   symbolise=lambda addr: symbols.function_and_caller(table, addr))
+                                   symbolise=lambda addr: symbols.function_or_user_space(table, addr))
         profiler.check()
         cmd = kvm.query_stats_command()
-        before = self.qmp.command(cmd["execute"], **cmd["arguments"])
+        # perf records from the moment start() returns; KVM's counters are read inside the
+        # same window, so both count the exits of the trial and little else
         session = profiler.start(self.proc.pid, tids=self.vcpu_threads())
+        before = after = None
         try:
+            before = self.qmp.command(cmd["execute"], **cmd["arguments"])
             outcome = bench.run_trial(self, params)
-        finally:
             after = self.qmp.command(cmd["execute"], **cmd["arguments"])
+        finally:
             profile = profiler.stop(session, qmp_before=before, qmp_after=after)
         return outcome, profile
 

@@ -1,0 +1,75 @@
+"""The outer guest of the nested tests: virtbench's host image (`image build --variant host`)
+booted under TCG with AMD-V exposed (`-cpu EPYC,+svm`, 2 vCPUs, 2 GiB), reached as the qemu
+kind reaches any guest, through its agent. Inside it /dev/kvm works (kvm_amd, nested SVM), so
+virtbench run there drives real KVM guests.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import time
+
+from virtbench.environments.base import EnvSpec
+from virtbench.environments.qemu import Qemu
+from virtbench.guest import host_image
+from virtbench.transport import ExecResult
+
+SPEC = "qemu:accel=tcg,vcpus=2,mem=2G,boot_timeout=300"
+CPU = "EPYC,+svm"          # TCG emulates AMD-V (SVM, NPT); it cannot emulate Intel VMX
+PYTHON = f"{host_image.VENV}/bin/python"
+STORE = "sqlite:////root/nested.db"
+ENV = {"PATH": "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
+       "VIRTBENCH_CACHE": host_image.GUEST_CACHE, "VIRTBENCH_STORE": STORE,
+       "COLUMNS": "160", "LC_ALL": "C.UTF-8"}
+
+
+class CommandFailed(AssertionError):
+    pass
+
+
+class OuterGuest:
+    def __init__(self):
+        self.env = Qemu(EnvSpec.parse(SPEC))
+        self.env.image_variant = "host"
+        self.env.cpu = CPU
+        self.log: list[tuple[str, float, int]] = []     # (command, seconds, exit)
+
+    def start(self) -> None:
+        self.env.start()
+
+    def stop(self) -> None:
+        self.env.stop()
+
+    @property
+    def boot_s(self) -> float | None:
+        return self.env.boot_s
+
+    def sh(self, script: str, timeout: float = 120, check: bool = True) -> ExecResult:
+        """`sh -c script` in the outer guest, bounded by `timeout`."""
+        t0 = time.monotonic()
+        res = self.env.exec(["sh", "-c", script], timeout=timeout, env=ENV)
+        self.log.append((script[:80], round(time.monotonic() - t0, 1), res.exit))
+        if check and res.exit != 0:
+            raise CommandFailed(f"in the outer guest: {script!r} exited {res.exit}\n"
+                                f"stdout: {res.stdout[-3000:]}\nstderr: {res.stderr[-3000:]}")
+        return res
+
+    def virtbench(self, *args: str, timeout: float = 600, check: bool = True) -> ExecResult:
+        return self.sh("virtbench " + " ".join(shlex.quote(a) for a in args), timeout, check)
+
+    def python(self, path: str, *args: str, timeout: float = 600) -> ExecResult:
+        return self.sh(" ".join(shlex.quote(a) for a in (PYTHON, path, *args)), timeout)
+
+    def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        self.env.agent.put(path, data, mode=mode)
+
+    def get(self, path: str) -> bytes:
+        return self.env.agent.get(path, timeout=120)
+
+    def get_dir(self, path: str, names: list[str]) -> dict[str, str]:
+        return {n: self.get(f"{path}/{n}").decode() for n in names}
+
+    def report_json(self, run_id: str = "") -> dict:
+        res = self.virtbench("report", *([run_id] if run_id else []), "--format", "json",
+                             timeout=300)
+        return json.loads(res.stdout)
