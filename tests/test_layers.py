@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # Lowest first. A module's layer is that of its longest listed prefix (a package covers
 # its submodules). A new module that matches nothing fails test_every_module_has_a_layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("virtbench", "virtbench.errors", "virtbench.stats", "virtbench.urls")),
+    ("base", ("virtbench", "virtbench.errors", "virtbench.stats", "virtbench.urls",
+              "virtbench.metric_id")),
     ("infrastructure", (
         "virtbench.agent", "virtbench.transport", "virtbench.netns", "virtbench.netpath",
         "virtbench.netpath_types", "virtbench.outcome", "virtbench.store", "virtbench.kernels",

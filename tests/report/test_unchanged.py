@@ -45,7 +45,8 @@ def added_only(golden, now, where: str = "report") -> list[str]:
             return [f"{where}: {len(golden)} items, now {now!r:.200}"]
         return [d for i, (g, n) in enumerate(zip(golden, now))
                 for d in added_only(g, n, f"{where}[{i}]")]
-    return [] if golden == now and type(golden) is type(now) else [
+    same = golden == now or (golden != golden and now != now)          # NaN then and now
+    return [] if same and type(golden) is type(now) else [
         f"{where}: {golden!r} then, {now!r} now"]
 
 
@@ -59,6 +60,8 @@ def test_the_comparison_sees_a_changed_value_a_lost_field_and_allows_an_added_on
                                "results": [{"n": 3.0, "vs": None}]}) == [
         "report.results[0].n: 3 then, 3.0 now"]
     assert added_only(golden, {"run": {"id": "a", "alpha": 0.05}, "results": []}) != []
+    assert added_only({"ci": float("nan")}, {"ci": float("nan")}) == []
+    assert added_only({"ci": float("nan")}, {"ci": None}) != []
 
 
 @pytest.mark.parametrize("name, runs", [("real", 2), ("failures", 1), ("published", 1),

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from .. import benchmarks, stats
+from ..metric_id import MetricId, identify
 from ..store import Store
 from ..study import default_baseline
 from .profiles import profile_entries
@@ -26,23 +27,37 @@ def _num(x):
 
 
 def _metric_order(study: dict):
-    """A sort key for (case label, metric): the benchmark's declaration order, with the
-    metrics a group of instances derives from one (`triad_mb_s_i0`...) right after it."""
+    """A sort key for (case label, metric identity): the benchmark's declaration order, with
+    the metrics a group of instances derives from one (`triad_mb_s_i0`...) right after it."""
     declared = {}
     for case in study["benchmarks"]:
         bench = benchmarks.REGISTRY.get(case["name"])
         declared[case["label"]] = [m.name for m in bench.metrics] if bench else []
 
-    def key(label: str, metric: str) -> tuple[int, int]:
+    def key(label: str, metric: MetricId) -> tuple[int, int]:
         names = declared.get(label, [])
-        for i, name in enumerate(names):
-            if metric == name:
-                return (i, 0)
-        for i, name in sorted(enumerate(names), key=lambda p: -len(p[1])):
-            if metric.startswith(name + "_"):
-                return (i, 1)
+        if metric.base in names:
+            return (names.index(metric.base), 0 if metric.name == metric.base else 1)
         return (len(names), 0)
     return key
+
+
+def _identities(samples: list[dict]) -> dict[tuple[str, str, str], MetricId]:
+    """(environment, benchmark, metric) -> its identity, as stored with each sample; for a
+    store-like source without it, read from the row's metric names (metric_id.identify)."""
+    out: dict[tuple[str, str, str], MetricId] = {}
+    bare: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for s in samples:
+        key = (s["environment"], s["benchmark"], s["metric"])
+        if s.get("scope"):
+            out[key] = MetricId(s["metric"], s.get("base_metric") or s["metric"], s["scope"],
+                                s.get("instance"))
+        else:
+            bare[key[:2]].add(s["metric"])
+    for (env, bench), names in bare.items():
+        for name, mid in identify(names).items():
+            out.setdefault((env, bench, name), mid)
+    return out
 
 
 def run_settings(run: dict) -> tuple[float, dict[str, str]]:
@@ -93,27 +108,27 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     trial_no: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     meta: dict[tuple[str, str, str], tuple[str, bool]] = {}
-    for s in store.samples(run_id):
+    samples = store.samples(run_id)
+    for s in samples:
         key = (s["environment"], s["benchmark"], s["metric"])
         groups[key].append(s["value"])
         trial_no[key].append(s["trial"] + 1 if s.get("trial") is not None else len(trial_no[key]) + 1)
         meta[key] = (s["unit"], bool(s["higher_is_better"]))
-    metrics_of: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for env, bench, metric in groups:
-        metrics_of[(env, bench)].add(metric)
+    ids = _identities(samples)
 
     bench_order = [b["label"] for b in study["benchmarks"]]
     metric_order = _metric_order(study)
     # failed trials first: dropping them biases what follows
     results, warnings = [], list(store.warnings(run_id)) + failure_warnings(counts, trials)
     keys = sorted(groups, key=lambda k: (bench_order.index(k[1]) if k[1] in bench_order else 99,
-                                         k[1], metric_order(k[1], k[2]), k[2],
+                                         k[1], metric_order(k[1], ids[k]), k[2],
                                          labels.index(k[0]) if k[0] in labels else 99))
     for env, bench, metric in keys:
         values = groups[(env, bench, metric)]
         unit, hib = meta[(env, bench, metric)]
         summary = stats.summarize(values, seed=_seed(run_id, env, bench, metric))
-        ref = refs.for_row(env, metric, metrics_of[(env, bench)])
+        mid = ids[(env, bench, metric)]
+        ref = refs.for_row(env, mid)
         vs = None
         ref_values = groups.get((ref.label, bench, ref.metric)) if ref.label else None
         if ref_values and stats.trimmed_mean(ref_values) == 0:
@@ -135,6 +150,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
             "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
             "vs_baseline": vs, "reference_note": None if vs else ref.note,
             "no_verdict": None if vs else ref.short,
+            "metric_id": {"base": mid.base, "scope": mid.scope, "instance": mid.instance},
         })
         if ref.note and not vs and ref.basis != "none":
             warnings.append({"environment": env, "benchmark": bench, "metric": metric,

@@ -5,8 +5,9 @@ study's baseline (as its own report); on every other host, the same environment 
 host (b:native against a:native): host against host, the point of a fleet."""
 from __future__ import annotations
 
-from ..analysis.references import Reference, References
+from ..analysis.references import Reference, References, metric_identity
 from ..errors import VirtbenchError
+from ..metric_id import MetricId
 from ..study import default_baseline
 
 
@@ -24,13 +25,14 @@ class HostReferences:
         mine = [e for e in environments if split_label(e["label"])[0] == self.first]
         self.own = References(baseline, mine)
 
-    def for_row(self, env: str, metric: str, metrics: set[str]) -> Reference:
+    def for_row(self, env: str, metric: MetricId | str,
+                metrics: set[str] | None = None) -> Reference:
         host, label = split_label(env)
         if host == self.first:
             return self.own.for_row(env, metric, metrics)
         ref = f"{self.first}:{label}"
         if ref in self.labels:
-            return Reference(ref, metric, "host")
+            return Reference(ref, metric_identity(metric, metrics).name, "host")
         return Reference(None, None, "none",
                          f"host {self.first} has no {label}: nothing to compare {env} with",
                          f"not on {self.first}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..analysis.references import is_group_detail
+from ..metric_id import GROUP_DETAIL, INSTANCE
 from . import fmt
 
 
@@ -61,14 +61,11 @@ def build(analysis: dict) -> Matrix:
     results = analysis["results"]
     envs = [e["label"] for e in analysis["environments"]
             if any(r["environment"] == e["label"] for r in results)]
-    metrics_of: dict[tuple[str, str], set[str]] = {}
-    for r in results:
-        metrics_of.setdefault((r["environment"], r["benchmark"]), set()).add(r["metric"])
     index = {(r["environment"], r["benchmark"], r["metric"]): r for r in results}
     keys: list[tuple[str, str]] = []
     for r in results:
         key = (r["benchmark"], r["metric"])
-        if key in keys or is_group_detail(r["metric"], metrics_of[(r["environment"], r["benchmark"])]):
+        if key in keys or r["metric_id"]["scope"] in GROUP_DETAIL:
             continue
         keys.append(key)
     refs: dict[str, set[str]] = {e: set() for e in envs}
@@ -83,8 +80,9 @@ def build(analysis: dict) -> Matrix:
                 refs[env].add(r["vs_baseline"]["reference"])
             c = cell(r, baseline)
             if r is not None and r["vs_baseline"] is None and r.get("no_verdict"):
-                inst = [x for (e, b, m), x in index.items() if e == env and b == bench
-                        and m.startswith(metric + "_i") and m[len(metric) + 2:].isdigit()]
+                inst = [x for (e, b, _), x in index.items() if e == env and b == bench
+                        and x["metric_id"]["scope"] == INSTANCE
+                        and x["metric_id"]["base"] == metric]
                 c = per_instance_cell(inst) or c
             cells.append(c)
         rows.append((name, cells))
