@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..analysis.references import Reference, References, metric_identity
 from ..errors import VirtbenchError
 from ..metric_id import MetricId
+from ..model import HostRun, RunReport, RunWarning
 from ..study import default_baseline
 
 
@@ -100,24 +101,23 @@ class FleetView:
         return self._each(self.store.profiles)
 
 
-def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None) -> dict:
+def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None) -> RunReport:
     """The fleet as one analysis (see the module's docstring), with `run` carrying the fleet,
     its hosts and each host's run, and every environment its host."""
     from ..analysis import analyze_run
     view = FleetView(store, fleet_id)
     result = analyze_run(view, fleet_id, threshold_pct=threshold_pct,
                          references=view.references)
-    result["run"]["hosts"] = list(view.hosts)
-    result["run"]["runs"] = [{"host": h, "id": view.runs[h]["id"],
-                              "status": view.runs[h]["status"]} for h in view.hosts]
+    result.run.hosts = list(view.hosts)
+    result.run.runs = [HostRun(host=h, id=view.runs[h]["id"], status=view.runs[h]["status"])
+                       for h in view.hosts]
     missing = [h for h in view.fleet["hosts"] if h not in view.runs]
     if missing:
-        result["warnings"].append({"environment": None, "benchmark": None, "metric": None,
-                                   "kind": "host_without_run",
-                                   "message": f"no run yet on {', '.join(missing)} "
-                                              "(see `virtbench fleet status`)"})
-    for e in result["environments"]:
-        e["host"] = split_label(e["label"])[0]
+        result.warnings.append(RunWarning(kind="host_without_run",
+                                          message=f"no run yet on {', '.join(missing)} "
+                                                  "(see `virtbench fleet status`)"))
+    for e in result.environments:
+        e.host = split_label(e.label)[0]
     return result
 
 

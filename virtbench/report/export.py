@@ -5,10 +5,14 @@ import csv
 import io
 import json
 
+from ..model import Record
 from . import fmt
 
 
-def to_json(data: dict) -> str:
+def to_json(data) -> str:
+    """A model (or a mapping) as indented JSON, as it always was written."""
+    if isinstance(data, Record):
+        data = data.model_dump()
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 

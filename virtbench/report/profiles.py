@@ -3,6 +3,7 @@ overhead it explains, exits by reason and the top guest functions, as the Zhang 
 tables give them. Every format renders these same rows."""
 from __future__ import annotations
 
+from ..model import ProfilesReport, RunReport
 from . import fmt
 
 REASON_HEADER = ["reason", "count", "share", "time share"]
@@ -44,6 +45,7 @@ def sections(analysis: dict, top: int = TOP) -> list[dict]:
     return out
 
 
-def only_profiles(analysis: dict) -> dict:
+def only_profiles(analysis) -> ProfilesReport:
     """The analysis reduced to its run and its profiles (`virtbench report --profile`)."""
-    return {"run": analysis["run"], "profiles": analysis.get("profiles") or []}
+    analysis = RunReport.of(analysis)
+    return ProfilesReport(run=analysis.run, profiles=analysis.profiles)
