@@ -15,10 +15,10 @@ from .compare import CompareRow, Comparison, MetadataDifference
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .run import (Case, Environment, EvidenceValue, FailedTrial, HostRun, MethodNote,
                   MetricIdentity, ProfilesReport, PublishedFigure, PublishedMatch, Result,
-                  RunInfo, RunReport, RunWarning, TrialCount, VsReference)
+                  RunInfo, RunReport, RunWarning, SCHEMA_VERSION, TrialCount, VsReference)
 
 __all__ = ["Number", "Record", "CompareRow", "Comparison", "MetadataDifference", "Explained",
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
-           "RunWarning", "TrialCount", "VsReference"]
+           "RunWarning", "SCHEMA_VERSION", "TrialCount", "VsReference"]

@@ -22,9 +22,16 @@ class HostRun(Record):
     status: str = Field("", description="its run's status")
 
 
+# the version of the report's schema (docs/report.schema.json): the minor part grows when
+# fields are added, the major part when a field changes or goes
+SCHEMA_VERSION = "1.0"
+
+
 class RunInfo(Record):
     """The run: what was run, when, with which settings."""
 
+    schema_version: Literal[SCHEMA_VERSION] = Field(SCHEMA_VERSION, description="the version of the "
+                                           "report's schema (docs/report.schema.json)")
     id: str = Field("", description="the run's id (a fleet's report: the fleet's id)")
     study: str | None = Field(None, description="the study's name")
     started: str | None = Field(None, description="when it started (ISO 8601, UTC)")
@@ -175,24 +182,26 @@ class Result(Record):
 class TrialCount(Record):
     """Trials of an environment x benchmark."""
 
-    environment: str = ""
-    benchmark: str = ""
+    environment: str = Field("", description="the environment's label")
+    benchmark: str = Field("", description="the benchmark case's label")
     planned: int | None = Field(None, description="planned (at least those run)")
     ok: int = Field(0, description="successful")
     failed: int = Field(0, description="failed")
 
 
 class EvidenceValue(Record):
-    value: float = 0.0
-    unit: str = ""
-    higher_is_better: bool = True
+    """A value a failed trial measured before it failed."""
+
+    value: float = Field(0.0, description="the value")
+    unit: str = Field("", description="its unit")
+    higher_is_better: bool = Field(True, description="its direction")
 
 
 class FailedTrial(Record):
     """A failed trial and what it kept: evidence, never in the statistics."""
 
-    environment: str = ""
-    benchmark: str = ""
+    environment: str = Field("", description="the environment's label")
+    benchmark: str = Field("", description="the benchmark case's label")
     trial: int = Field(0, description="the trial's number (from 1)")
     error: str | None = Field(None, description="why it failed")
     exit: int | None = Field(None, description="its exit status")
@@ -207,9 +216,9 @@ class FailedTrial(Record):
 class RunWarning(Record):
     """Something the reader should know before trusting a figure (docs/warnings.md)."""
 
-    environment: str | None = None
-    benchmark: str | None = None
-    metric: str | None = None
+    environment: str | None = Field(None, description="the environment it is about, if one")
+    benchmark: str | None = Field(None, description="the benchmark case, if one")
+    metric: str | None = Field(None, description="the metric, if one")
     kind: str = Field("", description="its code, in docs/warnings.md")
     message: str = Field("", description="what happened and what to do")
 
@@ -217,8 +226,8 @@ class RunWarning(Record):
 class MethodNote(Record):
     """Where virtbench's method deviates from the seed study's, per benchmark."""
 
-    benchmark: str = ""
-    note: str = ""
+    benchmark: str = Field("", description="the benchmark case's label")
+    note: str = Field("", description="how virtbench's method differs from the source's")
 
 
 class PublishedFigure(Record):
@@ -227,36 +236,45 @@ class PublishedFigure(Record):
     model_config = ConfigDict(extra="allow")
 
     environment: str = Field("", description="the environment's spec")
-    benchmark: str = ""
-    metric: str = ""
-    ratio: Number | None = None
-    ratio_derived: bool = False
-    value: Number | None = None
-    versus: str | None = None
-    versus_value: Number | None = None
-    verdict: Literal["pass", "fail"] | None = None
-    source: str = ""
-    note: str | None = None
+    benchmark: str = Field("", description="the benchmark case's label")
+    metric: str = Field("", description="the metric's name")
+    ratio: Number | None = Field(None, description="the source's ratio")
+    ratio_derived: bool = Field(False, description="derived from the source's values")
+    value: Number | None = Field(None, description="the source's value")
+    versus: str | None = Field(None, description="the reference's spec, when not the "
+                                                 "baseline")
+    versus_value: Number | None = Field(None, description="the source's reference value")
+    verdict: Literal["pass", "fail"] | None = Field(None, description="the source's own ✓/✗")
+    source: str = Field("", description="where in the source (table, figure)")
+    note: str | None = Field(None, description="the study's note on the figure")
     unmeasured: str | None = Field(None, description="why virtbench cannot measure it here")
 
 
 class RunReport(Record):
     """`virtbench report --format json`: a run (or a fleet's runs, as one)."""
 
-    run: RunInfo = Field(default_factory=RunInfo)
-    benchmarks: list[Case] = Field(default_factory=list)
-    environments: list[Environment] = Field(default_factory=list)
-    results: list[Result] = Field(default_factory=list)
-    trial_counts: list[TrialCount] = Field(default_factory=list)
-    failed_trial_evidence: list[FailedTrial] = Field(default_factory=list)
-    warnings: list[RunWarning] = Field(default_factory=list)
-    method_notes: list[MethodNote] = Field(default_factory=list)
-    published_only: list[PublishedFigure] = Field(default_factory=list)
-    profiles: list[Profile] = Field(default_factory=list)
+    run: RunInfo = Field(default_factory=RunInfo, description="the run")
+    benchmarks: list[Case] = Field(default_factory=list, description="its benchmark cases, "
+                                   "in the study's order")
+    environments: list[Environment] = Field(default_factory=list,
+                                            description="its environments")
+    results: list[Result] = Field(default_factory=list, description="one row per environment "
+                                  "x benchmark x metric, by benchmark, metric, environment")
+    trial_counts: list[TrialCount] = Field(default_factory=list, description="trials run and "
+                                           "failed per environment x benchmark")
+    failed_trial_evidence: list[FailedTrial] = Field(default_factory=list,
+                                                     description="every failed trial")
+    warnings: list[RunWarning] = Field(default_factory=list, description="what to know "
+                                       "before trusting the figures")
+    method_notes: list[MethodNote] = Field(default_factory=list, description="where the "
+                                           "method deviates from the seed study's")
+    published_only: list[PublishedFigure] = Field(default_factory=list, description="the "
+                                                  "study's published figures no result matches")
+    profiles: list[Profile] = Field(default_factory=list, description="exit profiles")
 
 
 class ProfilesReport(Record):
     """`virtbench report --profile --format json`: the run and its exit profiles."""
 
-    run: RunInfo = Field(default_factory=RunInfo)
-    profiles: list[Profile] = Field(default_factory=list)
+    run: RunInfo = Field(default_factory=RunInfo, description="the run")
+    profiles: list[Profile] = Field(default_factory=list, description="its exit profiles")
