@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # its submodules). A new module that matches nothing fails test_every_module_has_a_layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("virtbench", "virtbench.errors", "virtbench.stats", "virtbench.urls",
-              "virtbench.metric_id", "virtbench.model")),
+              "virtbench.metric_id", "virtbench.model", "virtbench.warning_kinds")),
     ("infrastructure", (
         "virtbench.agent", "virtbench.transport", "virtbench.netns", "virtbench.netpath",
         "virtbench.netpath_types", "virtbench.outcome", "virtbench.store", "virtbench.kernels",

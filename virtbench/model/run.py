@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from .. import warning_kinds
 from .base import Number, Record
 from .profile import Profile
 
@@ -221,6 +222,21 @@ class RunWarning(Record):
     metric: str | None = Field(None, description="the metric, if one")
     kind: str = Field("", description="its code, in docs/warnings.md")
     message: str = Field("", description="what happened and what to do")
+    severity: Literal["error", "warning", "note"] | None = Field(
+        None, description="error: part of the study was not measured; warning: read the "
+        "figures with care; note: how something was measured (null: a kind this virtbench "
+        "does not know)")
+    doc: str | None = Field(None, description="where docs/warnings.md explains its kind")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _catalogued(cls, data):
+        """Its severity and documentation, from the catalogue (virtbench/warning_kinds.py)."""
+        if isinstance(data, dict):
+            kind = warning_kinds.get(data.get("kind", ""))
+            if kind is not None:
+                data = {"severity": kind.severity, "doc": kind.anchor, **data}
+        return data
 
 
 class MethodNote(Record):

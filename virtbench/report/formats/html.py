@@ -16,6 +16,7 @@ from html import escape
 from itertools import groupby
 from pathlib import Path
 
+from ... import warning_kinds
 from ...model import Comparison, Result, RunReport
 from .. import aggregates, charts, failures, fmt, matrix, profiles
 from ..exporter import Exporter
@@ -169,6 +170,12 @@ def failures_view(analysis: RunReport) -> dict | None:
                          for e in analysis.failed_trial_evidence]}
 
 
+def _about(kind: str) -> str | None:
+    """What a warning's kind means (the catalogue's words), shown when hovering it."""
+    known = warning_kinds.get(kind)
+    return f"{known.severity}: {known.meaning} ({known.anchor})" if known else None
+
+
 def render(analysis: RunReport) -> str:
     run = analysis.run
     baseline = run.baseline
@@ -210,8 +217,8 @@ def render(analysis: RunReport) -> str:
         published_only=fmt.published_only_lines(analysis),
         aggregates_title=failures.title(aggregates.AGGREGATES_TITLE),
         aggregates=aggregates.aggregate_lines(analysis), failures=failures_view(analysis),
-        warnings=[{"kind": w.kind, "where": fmt.where(w), "message": w.message}
-                  for w in analysis.warnings],
+        warnings=[{"kind": w.kind, "where": fmt.where(w), "message": w.message,
+                   "about": _about(w.kind)} for w in analysis.warnings],
         threshold=f"{run.threshold_pct:g}", alpha=f"{run.alpha:g}", published=pub)
 
 
