@@ -41,7 +41,8 @@ def emitted_kinds(source: str) -> list[tuple[int, str]]:
         return [(n.lineno, literal(n.elts[0])) for n in nodes
                 if isinstance(n, ast.Tuple) and len(n.elts) == 2 and literal(n.elts[0])
                 and KIND.match(literal(n.elts[0]))
-                and not (isinstance(n.elts[1], ast.Constant) and not isinstance(n.elts[1].value, str))]
+                and not (isinstance(n.elts[1], ast.Constant)
+                         and not isinstance(n.elts[1].value, str))]
 
     def visit(node, in_warning_fn: bool):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -31,8 +31,9 @@ SCHEMA_VERSION = "1.0"
 class RunInfo(Record):
     """The run: what was run, when, with which settings."""
 
-    schema_version: Literal[SCHEMA_VERSION] = Field(SCHEMA_VERSION, description="the version of the "
-                                           "report's schema (docs/report.schema.json)")
+    schema_version: Literal[SCHEMA_VERSION] = Field(
+        SCHEMA_VERSION, description="the version of the report's schema "
+                                    "(docs/report.schema.json)")
     id: str = Field("", description="the run's id (a fleet's report: the fleet's id)")
     study: str | None = Field(None, description="the study's name")
     started: str | None = Field(None, description="when it started (ISO 8601, UTC)")
