@@ -189,7 +189,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
         outcome = Runner(store, console=err, show_progress=not args.no_progress).start(prepared)
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
-    from .report.terminal import print_report
+    from .report.formats.table import print_report
     print_report(analysis.analyze_run(store, outcome.run_id), out)
     if outcome.failed_profiles:
         err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
@@ -279,7 +279,7 @@ def cmd_report(args, out: Console) -> int:
         _emit(report.render_profiles(result, args.format), args.output, out)
         return EXIT_OK
     if args.format == "table" and not args.output:
-        from .report.terminal import print_report
+        from .report.formats.table import print_report
         print_report(result, out)
     else:
         _emit(report.render(result, args.format), args.output, out)
@@ -308,7 +308,7 @@ def cmd_compare(args, out: Console) -> int:
     comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change,
                                        pairs=pairs or None)
     if args.format == "table" and not args.output:
-        from .report.terminal import print_compare
+        from .report.formats.table import print_compare
         print_compare(comparison, out)
     else:
         _emit(report.render_compare(comparison, args.format), args.output, out)

@@ -1,6 +1,6 @@
-"""The terminal report: the verdict matrix, then rich tables, one per benchmark, in the
-spirit of hyperfine. Every label and message goes through rich.markup.escape: a benchmark
-label such as `pi[k=17]` is text, not a style tag."""
+"""The terminal report (`--format table`): the verdict matrix, then rich tables, one per
+benchmark, in the spirit of hyperfine. Every label and message goes through
+rich.markup.escape: a benchmark label such as `pi[k=17]` is text, not a style tag."""
 from __future__ import annotations
 
 from itertools import groupby
@@ -9,7 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import aggregates, failures, fmt, matrix, profiles
+from ...model import Comparison, RunReport
+from .. import aggregates, failures, fmt, matrix, profiles
+from ..exporter import Exporter
 
 STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow",
          "worse": "red", "better": "green"}
@@ -20,7 +22,7 @@ def _styled(text: str, key: str | None) -> str:
     return f"[{style}]{escape(text)}[/]" if style else escape(text)
 
 
-def matrix_table(analysis: dict) -> Table:
+def matrix_table(analysis: RunReport) -> Table:
     m = matrix.build(analysis)
     table = Table(title="verdicts", title_justify="left")
     table.add_column("metric", no_wrap=True)
@@ -31,10 +33,10 @@ def matrix_table(analysis: dict) -> Table:
     return table
 
 
-def _tables(analysis: dict):
-    results = analysis["results"]
+def _tables(analysis: RunReport):
     pub = fmt.has_published(analysis)
-    for bench, rows in groupby(results, key=lambda r: r["benchmark"]):
+    baseline = analysis.run.baseline
+    for bench, rows in groupby(analysis.results, key=lambda r: r.benchmark):
         rows = list(rows)
         table = Table(title=escape(f"{bench}"), title_justify="left", show_lines=False)
         for col, just in (("environment", "left"), ("metric", "left"), ("n", "right"),
@@ -44,25 +46,21 @@ def _tables(analysis: dict):
                           *(((c, "right") for c in fmt.PUBLISHED_COLUMNS) if pub else ())):
             # labels are what a reader scans for: never wrap or cut them
             table.add_column(col, justify=just, no_wrap=col in ("environment", "metric"),
-                             min_width=max(len(r["environment"]) for r in rows)
+                             min_width=max(len(r.environment) for r in rows)
                              if col == "environment" else None)
         for r in rows:
-            vs = r["vs_baseline"]
-            verdict = fmt.verdict_cell(r, analysis["run"]["baseline"])
+            vs = r.vs_baseline
             failed = failures.cell(r)
             table.add_row(
-                escape(r["environment"]),
-                escape(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
-                f"{r['n']}", f"[red]{failed}[/]" if r["failed_trials"] else failed,
-                fmt.value(r["trimmed_mean"]), fmt.value(r["median"]),
-                fmt.pct(r["cv"] * 100, signed=False) if r["cv"] is not None else "n/a",
-                fmt.ci(r["ci_low"], r["ci_high"]),
-                fmt.pct(vs["overhead_pct"]) if vs else "—",
-                fmt.ci_pct(vs["ci_low"], vs["ci_high"]) if vs else "—",
-                fmt.p(vs["p_value"]) if vs else "—",
-                _styled(verdict, vs["verdict"] if vs else None),
-                *(escape(c) for c in (fmt.published_cells(r, analysis["run"]["baseline"])
-                                      if pub else ())))
+                escape(r.environment), escape(fmt.metric_cell(r)),
+                f"{r.n}", f"[red]{failed}[/]" if r.failed_trials else failed,
+                fmt.value(r.trimmed_mean), fmt.value(r.median), fmt.cv_cell(r),
+                fmt.ci(r.ci_low, r.ci_high),
+                fmt.pct(vs.overhead_pct) if vs else "—",
+                fmt.ci_pct(vs.ci_low, vs.ci_high) if vs else "—",
+                fmt.p(vs.p_value) if vs else "—",
+                _styled(fmt.verdict_cell(r, baseline), vs.verdict if vs else None),
+                *(escape(c) for c in (fmt.published_cells(r, baseline) if pub else ())))
         yield table
 
 
@@ -73,10 +71,11 @@ def _print_lines(console: Console, title: str, lines: list[str], style: str = "b
             console.print(f"  {line}", highlight=False, markup=False)
 
 
-def print_report(analysis: dict, console: Console) -> None:
+def print_report(analysis, console: Console) -> None:
+    analysis = RunReport.of(analysis)
     for line in fmt.header_lines(analysis):
         console.print(line, highlight=False, markup=False)
-    if analysis["results"]:
+    if analysis.results:
         console.print(matrix_table(analysis))
         console.print(matrix.LEGEND, style="dim", markup=False)
     _print_lines(console, "method notes (where virtbench deviates from the seed's method)",
@@ -84,9 +83,8 @@ def print_report(analysis: dict, console: Console) -> None:
     for table in _tables(analysis):
         console.print(table)
     _print_lines(console, "inconclusive verdicts",
-                 [f"{r['environment']} · {r['benchmark']} · {r['metric']}: "
-                  f"{r['vs_baseline']['message']}" for r in analysis["results"]
-                  if r["vs_baseline"] and r["vs_baseline"]["verdict"] == "inconclusive"])
+                 [f"{r.environment} · {r.benchmark} · {r.metric}: {r.vs_baseline.message}"
+                  for r in fmt.inconclusive(analysis)])
     _print_lines(console, "published figures not measured in this run",
                  fmt.published_only_lines(analysis))
     _print_lines(console, aggregates.AGGREGATES_TITLE, aggregates.aggregate_lines(analysis))
@@ -95,90 +93,102 @@ def print_report(analysis: dict, console: Console) -> None:
     _print_lines(console, failures.EVIDENCE_TITLE, evidence + [failures.FOOTNOTE] if evidence
                  else [])
     print_profiles(analysis, console)
-    if analysis["warnings"]:
+    if analysis.warnings:
         console.print("[bold yellow]warnings[/]")
-        for w in analysis["warnings"]:
-            where = " · ".join(x for x in (w["environment"], w["benchmark"], w["metric"]) if x)
-            console.print(f"  [yellow]{escape(w['kind'])}[/] {escape(where)}: "
-                          f"{escape(w['message'])}", highlight=False)
+        for w in analysis.warnings:
+            console.print(f"  [yellow]{escape(w.kind)}[/] {escape(fmt.where(w))}: "
+                          f"{escape(w.message)}", highlight=False)
     console.print("overhead: positive = worse than baseline, whatever the metric's direction; "
                   "↑ higher is better, ↓ lower is better; p: permutation test of the trimmed "
-                  f"means, verdicts at alpha {analysis['run'].get('alpha', 0.05):g}",
+                  f"means, verdicts at alpha {analysis.run.alpha:g}",
                   style="dim", markup=False)
 
 
-def print_profiles(analysis: dict, console: Console) -> None:
+def print_profiles(analysis: RunReport, console: Console) -> None:
     """Exit profiles, one block per environment x benchmark (`report --profile`: only these)."""
     parts = profiles.sections(analysis)
     if not parts:
         return
     console.print("[bold]exit profiles[/] (why: VM exits under KVM, would-be exits under TCG)")
     for part in parts:
-        console.print(f"[bold]{escape(part['title'])}[/]: {escape(part['subtitle'])}",
+        console.print(f"[bold]{escape(part.title)}[/]: {escape(part.subtitle)}",
                       highlight=False)
-        console.print(f"  {escape(part['explains'])}", highlight=False)
-        for header, rows in ((profiles.REASON_HEADER, part["reasons"]),
-                             (profiles.FUNCTION_HEADER, part["functions"])):
+        console.print(f"  {escape(part.explains)}", highlight=False)
+        for header, rows in ((profiles.REASON_HEADER, part.reasons),
+                             (profiles.FUNCTION_HEADER, part.functions)):
             if not rows:
                 continue
             table = Table(show_edge=False)
-            for i, col in enumerate(header):
+            for col in header:
                 table.add_column(col, justify="right" if col in ("count", "share", "time share")
                                  else "left")
             for row in rows:
                 table.add_row(*(escape(c) for c in row))
             console.print(table)
-        for note in part["notes"]:
+        for note in part.notes:
             console.print(f"  note: {escape(note)}", style="dim", highlight=False)
 
 
-def render_profiles_text(analysis: dict, width: int = 200) -> str:
-    console = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+def _recorder(width: int) -> Console:
+    return Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+
+
+def render_profiles_text(analysis, width: int = 200) -> str:
+    analysis = RunReport.of(analysis)
+    console = _recorder(width)
     print_profiles(analysis, console)
-    if not analysis.get("profiles"):
+    if not analysis.profiles:
         console.print("no exit profiles in this run; record them with "
                       "`virtbench run ... --profile exits`", markup=False)
     return console.export_text()
 
 
-def render_text(analysis: dict, width: int = 200) -> str:
-    console = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+def render_text(analysis, width: int = 200) -> str:
+    console = _recorder(width)
     print_report(analysis, console)
     return console.export_text()
 
 
-def print_compare(comparison: dict, console: Console) -> None:
-    a, b = comparison["a"], comparison["b"]
-    console.print(f"A = run {a['id']} ({a['study']}), B = run {b['id']} ({b['study']}); a change "
-                  f"counts when p < {comparison['alpha']} and |change| > "
-                  f"{comparison['min_change_pct']:g} %; same = the test could have seen that "
+def print_compare(comparison, console: Console) -> None:
+    comparison = Comparison.of(comparison)
+    a, b = comparison.a, comparison.b
+    console.print(f"A = run {a.id} ({a.study}), B = run {b.id} ({b.study}); a change "
+                  f"counts when p < {comparison.alpha} and |change| > "
+                  f"{comparison.min_change_pct:g} %; same = the test could have seen that "
                   "change and did not", highlight=False, markup=False)
-    for w in comparison.get("warnings") or []:
+    for w in comparison.warnings:
         console.print(f"[bold yellow]warning[/] {escape(w)}", highlight=False)
     table = Table(title_justify="left")
     for col in ("environment", "benchmark", "metric", "A", "B", "n A/B", "change", "95 % CI",
                 "p", "verdict"):
         table.add_column(col)
-    for r in comparison["rows"]:
-        verdict = r["verdict"] + (f" (≥ {r['trials_needed']} trials)"
-                                  if r["verdict"] == "inconclusive" and r.get("trials_needed") else "")
-        table.add_row(escape(r["environment"]), escape(r["benchmark"]),
-                      escape(f"{r['metric']} {fmt.direction(r['higher_is_better'])} ({r['unit']})"),
-                      fmt.value(r["a"]), fmt.value(r["b"]), f"{r.get('n_a')}/{r.get('n_b')}",
-                      fmt.pct(r["change_pct"]), fmt.ci_pct(r["ci_low"], r["ci_high"]),
-                      fmt.p(r["p_value"]), _styled(verdict, r["verdict"]))
+    for r in comparison.rows:
+        table.add_row(escape(r.environment), escape(r.benchmark), escape(fmt.metric_cell(r)),
+                      fmt.value(r.a), fmt.value(r.b), f"{r.n_a}/{r.n_b}",
+                      fmt.pct(r.change_pct), fmt.ci_pct(r.ci_low, r.ci_high),
+                      fmt.p(r.p_value), _styled(fmt.compare_verdict(r), r.verdict))
     console.print(table)
     console.print("change: positive = B worse than A", style="dim")
-    _print_lines(console, "inconclusive", [f"{r['environment']} · {r['benchmark']} · "
-                                            f"{r['metric']}: {r['message']}"
-                                            for r in comparison["rows"]
-                                            if r["verdict"] == "inconclusive" and r.get("message")])
-    for side, key in (("A", "only_in_a"), ("B", "only_in_b")):
-        _print_lines(console, f"only in {side}", [" · ".join(k) for k in comparison.get(key) or []])
+    _print_lines(console, "inconclusive", [f"{r.environment} · {r.benchmark} · "
+                                            f"{r.metric}: {r.message}"
+                                            for r in fmt.compare_undecided(comparison)])
+    for side, keys in fmt.only_in(comparison):
+        _print_lines(console, f"only in {side}", [" · ".join(k) for k in keys])
     _print_lines(console, "metadata that differ (A → B)", fmt.difference_lines(comparison))
 
 
-def render_compare_text(comparison: dict, width: int = 160) -> str:
-    console = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+def render_compare_text(comparison, width: int = 160) -> str:
+    console = _recorder(width)
     print_compare(comparison, console)
     return console.export_text()
+
+
+class TableExporter(Exporter):
+    def render(self, report: RunReport) -> str:
+        return render_text(report)
+
+    def render_profiles(self, report: RunReport) -> str:
+        return render_profiles_text(report)
+
+    def render_compare(self, comparison: Comparison) -> str:
+        return render_compare_text(comparison)
