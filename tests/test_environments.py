@@ -43,3 +43,98 @@ def test_native_runs_commands_and_fingerprints_itself():
     assert md["cores"] >= 1 and md["kernel"].startswith("Linux")
     assert md["host_kernel"] == os.uname().release
     assert env.agent is None   # stop() closed it
+
+
+# -- the life cycle: a template every kind shares ----------------------------------------------
+class Agent:
+    def __init__(self, log):
+        self.log = log
+
+    def ping(self, timeout=None):
+        self.log.append("ping")
+        return {}
+
+    def close(self):
+        self.log.append("- agent")
+
+
+class Toy(environments.Environment):
+    """A kind written as a newcomer writes one: the steps, each registering what it makes."""
+
+    kind = "toy"
+
+    def __init__(self, fail_in=None):
+        super().__init__(EnvSpec("toy"))
+        self.log, self.fail_in = [], fail_in
+
+    def _made(self, step, thing):
+        self.log.append(step)
+        self.resources.add(thing, lambda: self.log.append(f"- {thing}"))
+        if self.fail_in == step:
+            raise VirtbenchError(f"toy: {step} failed")
+
+    def resolve(self):
+        self.log.append("resolve")
+
+    def prepare(self):
+        self._made("prepare", "work directory")
+
+    def launch(self):
+        self.attach(Agent(self.log))
+        self._made("launch", "process")
+
+    def ready(self):
+        super().ready()
+        self._made("ready", "network path")
+
+    def kernel_path(self, name):
+        return name
+
+
+def test_start_runs_the_steps_in_order_and_times_each():
+    env = Toy()
+    env.start()
+    assert env.log == ["resolve", "prepare", "launch", "ping", "ready"]
+    assert list(env.step_s) == ["prepare_s", "start_s", "ready_s"]
+    assert all(isinstance(s, float) and s >= 0 for s in env.step_s.values())
+    assert env.agent is not None
+    env.stop()
+    assert env.log[5:] == ["- network path", "- process", "- agent", "- work directory"]
+    assert env.agent is None and "stop_s" in env.step_s
+    env.stop()                                  # twice: nothing is released twice
+    assert len(env.log) == 9
+
+
+@pytest.mark.parametrize("step, released", [
+    ("prepare", ["- work directory"]),
+    ("launch", ["- process", "- agent", "- work directory"]),
+    ("ready", ["- network path", "- process", "- agent", "- work directory"]),
+])
+def test_a_failed_step_releases_what_the_steps_made_and_raises_as_it_came(step, released):
+    env = Toy(fail_in=step)
+    with pytest.raises(VirtbenchError, match=f"toy: {step} failed"):
+        env.start()
+    assert env.log[env.log.index(step) + 1:] == released
+    assert env.agent is None and len(env.resources) == 0
+    from virtbench.environments import live
+    assert env not in live.live          # a stopped environment is not stopped again at exit
+
+
+def test_a_started_environment_is_stopped_at_exit():
+    from virtbench.environments import live
+    env = Toy()
+    env.start()
+    assert env in live.live
+    live.stop_all()
+    assert env.log[-1] == "- work directory" and env not in live.live
+
+
+def test_a_kind_without_launch_says_so():
+    class Half(environments.Environment):
+        kind = "half"
+
+        def kernel_path(self, name):
+            return name
+
+    with pytest.raises(NotImplementedError, match="half has no launch"):
+        Half(EnvSpec("half")).start()

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from ...errors import VirtbenchError
 from ..base import Environment, Option, Usability
+from ..spec import options_text
 from ..qemu.options import OPTIONS as QEMU_OPTIONS
 from ..qemu.options import _timeout
 from ..ssh import Ssh
@@ -66,11 +67,11 @@ class Libvirt(Environment):
         return DefinedDomain(spec, DEFINED_OPTIONS)
 
     @classmethod
-    def options_text(cls, options=None) -> str:
+    def options_text(cls) -> str:
         existing = {k: v for k, v in EXISTING_OPTIONS.items() if k != "uri"}
         defined = {k: v for k, v in DEFINED_OPTIONS.items() if k != "uri"}
-        return (f"uri= (required); with domain=NAME: {super().options_text(existing)}; "
-                f"without (a domain virtbench defines): {super().options_text(defined)}")
+        return (f"uri= (required); with domain=NAME: {options_text(existing)}; "
+                f"without (a domain virtbench defines): {options_text(defined)}")
 
     @classmethod
     def probe(cls) -> Usability:
