@@ -164,6 +164,16 @@ def test_bad_specs_are_one_line(spec, says):
         create(spec)
 
 
+def test_the_kinds_factory_picks_the_form():
+    from virtbench.environments import KINDS, Environment
+    from virtbench.environments.libvirt import DefinedDomain, ExistingDomain
+    assert type(create("libvirt:uri=test:///default,domain=web1")) is ExistingDomain
+    assert type(create("libvirt:uri=qemu:///system,accel=tcg")) is DefinedDomain
+    entry = KINDS["libvirt"]        # the registry's entry is no environment: nothing makes one
+    assert not isinstance(entry, type) or not issubclass(entry, Environment)
+    assert "uri= (required); with domain=NAME: " in entry.options_text()
+
+
 def test_an_unknown_domain_or_driver_is_one_line_before_anything_runs(capsys, store_url):
     env = create("libvirt:uri=test:///default,domain=nope")
     with pytest.raises(EnvironmentUnusable, match="no domain nope at test:///default.*virsh"):
