@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar
 
 from ..capabilities import Capabilities
-from ..errors import VirtbenchError
+from ..errors import AgentError, VirtbenchError
 from ..hostexec import LOCAL, HostExecutor
 from ..netpath_types import NetPath, SshTarget
 from ..outcome import TrialOutcome
@@ -149,7 +149,10 @@ class Environment(ABC):
         def close() -> None:
             if self.agent is agent:
                 self.agent = None
-            agent.close()
+            try:
+                agent.close()
+            except (AgentError, OSError):
+                pass               # an agent already gone: nothing left to close
 
         self.resources.add("the agent", close)
         return agent
