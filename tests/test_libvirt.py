@@ -301,10 +301,12 @@ def test_a_defined_domain_that_ended_says_how_and_the_guests_panic(tmp_path):
         def state(self):
             return [libvirt.VIR_DOMAIN_SHUTOFF, libvirt.VIR_DOMAIN_SHUTOFF_CRASHED]
 
+    from virtbench.environments.libvirt.domain import DomainVmm
     env = create("libvirt:uri=qemu:///system,accel=tcg")
-    env.dom, env.console_log = Dom(), tmp_path / "console.log"
+    env.vmm = DomainVmm(env.label, tmp_path, "qemu:///system")     # as launch() makes it
+    env.vmm.dom = Dom()
     assert env.lost_reason() == "the domain is shut off (crashed)"
-    env.console_log.write_text("[    1.0] ok\n[    2.5] Kernel panic - not syncing: Attempted "
+    (tmp_path / "console.log").write_text("[    1.0] ok\n[    2.5] Kernel panic - not syncing: Attempted "
                                "to kill init! exitcode=0x00000009\n")
     assert env.lost_reason() == ("the domain is shut off (crashed); guest Kernel panic - not "
                                  "syncing: Attempted to kill init! exitcode=0x00000009")
