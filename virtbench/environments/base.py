@@ -14,6 +14,12 @@ Each step's time lands in `step_s` ({"prepare_s", "start_s", "ready_s", then "st
 stored with the environment's metadata under "lifecycle". A kind registers each thing it
 makes the moment it makes it (`self.resources.add(name, release)`, `self.attach(agent)`):
 stop() releases whatever a start reached, and is safe to call twice or after a failed start.
+
+What an environment offers benchmarks is declared once, in its capabilities record
+(capabilities.py): a benchmark names what it needs and the runner matches the two before
+anything starts. ABILITIES maps each capability to the methods that use it; where a kind
+declares `cannot`, those methods here refuse with the record's own reason, and a kind that
+declares `can` implements them (tests/test_capabilities.py checks both directions).
 """
 from __future__ import annotations
 
@@ -32,6 +38,19 @@ from ..transport import AgentClient, ExecResult
 from . import live
 from .resources import Resources
 from .spec import EnvSpec, Option, Usability, options_text as _options_text
+
+# capability -> the environment methods that use it (the rest of the record are properties
+# of the path, such as direct_io and remote_peer, or of a group: pairing, pair_path)
+ABILITIES: dict[str, tuple[str, ...]] = {
+    "scratch": ("scratch_dir",),
+    "scratch_device": ("scratch_device",),
+    "net_path": ("net_path",),
+    "ssh_target": ("ssh_target",),
+    "pause": ("pause", "resume"),
+    "drop_caches": ("drop_caches",),
+    "memory_size": ("memory_bytes",),
+    "exit_profile": ("profiled_trial",),
+}
 
 STEPS: tuple[str, ...] = ("prepare", "start", "ready")
 
@@ -102,6 +121,12 @@ class Environment(ABC):
         Answered from the kind and its options alone (no I/O): the runner asks at plan time,
         before anything starts. The base offers nothing; each kind says what it has."""
         return Capabilities.none(f"environment {self.kind}")
+
+    def _cannot(self, capability: str) -> VirtbenchError:
+        """The refusal of a capability, in the words of the record."""
+        answer = getattr(self.capabilities(), capability)
+        return VirtbenchError(answer.reason or f"environment {self.label} declares {capability} "
+                                               "but does not implement it")
 
     # -- the life cycle (a template: kinds implement the steps, not start/stop) -----------
     def start(self) -> None:
@@ -177,9 +202,11 @@ class Environment(ABC):
 
     def pause(self) -> None:
         """Quiesce while another environment measures (a guest is stopped, say)."""
+        raise self._cannot("pause")
 
     def resume(self) -> None:
         """Undo pause()."""
+        raise self._cannot("pause")
 
     def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """What pinning pins for a trial of `bench`: (thread or process id, host CPUs it
@@ -216,30 +243,24 @@ class Environment(ABC):
     def scratch_dir(self) -> str:
         """A directory on the file system under test, where file-based disk benchmarks
         (dd, fio, bonnie++) write. Guests put it on their separate scratch disk."""
-        raise VirtbenchError(f"environment {self.label} has no scratch disk")
+        raise self._cannot("scratch")
 
     def scratch_device(self) -> str | None:
-        """The block device under test, as seen inside the environment (read by hdparm):
-        here, the one findmnt finds under the scratch directory; None where there is none
-        (tmpfs, overlay)."""
-        return block_device_under(self, self.scratch_dir())
+        """The block device under test, as seen inside the environment (read by hdparm);
+        None where there is none (tmpfs, overlay)."""
+        raise self._cannot("scratch_device")
 
     def net_path(self) -> NetPath:
         """Set up (once) and return the network path under test; stop() removes it."""
-        raise VirtbenchError(f"environment {self.label} has no network path for network benchmarks")
+        raise self._cannot("net_path")
 
     def ssh_target(self) -> SshTarget:
         """Start (once) the environment's sshd on its network path and say how to reach it."""
-        raise VirtbenchError(f"environment {self.label} has no sshd for transfer benchmarks")
-
-    def owns_scratch_filesystem(self) -> bool:
-        """May a benchmark remount the scratch file system (e.g. -o sync for the trial)?
-        Only where virtbench made it (a guest's scratch disk); never the host's."""
-        return False
+        raise self._cannot("ssh_target")
 
     def drop_caches(self) -> None:
         """Drop the environment's page cache (a guest also drops the host's)."""
-        drop_page_cache(self)
+        raise self._cannot("drop_caches")
 
     def scratch_backing(self) -> str | None:
         """The host file or device behind the scratch disk (a guest's image file or loop
@@ -290,8 +311,7 @@ class Environment(ABC):
     def profiled_trial(self, bench, params: dict):
         """One extra trial of `bench`, profiled, never a measured one: (TrialOutcome, Profile).
         Only where capabilities().exit_profile says it can."""
-        raise VirtbenchError(self.capabilities().exit_profile.reason
-                             or f"environment {self.label} cannot profile")
+        raise self._cannot("exit_profile")
 
     def end_profiling(self) -> None:
         """Let go of what profiling needed (a profiling twin of a guest); idempotent."""
@@ -322,5 +342,5 @@ def drop_page_cache(env: Environment) -> None:
     env.exec(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=300)
 
 
-__all__ = ["STEPS", "Environment", "EnvSpec", "Option", "Usability",
+__all__ = ["ABILITIES", "STEPS", "Environment", "EnvSpec", "Option", "Usability",
            "block_device_under", "drop_page_cache"]

@@ -14,7 +14,7 @@ from ..capabilities import Capabilities, can, cannot
 from ..netpath_types import NetPath, SshTarget
 from ..stats.aggregate import ClockOffset
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, Option
+from .base import Environment, Option, block_device_under, drop_page_cache
 
 AUTO_SCRATCH = "auto"       # a private directory made for this run in the work root
 
@@ -203,6 +203,12 @@ class Native(Environment):
         scratch, self._private_scratch = self._private_scratch, None
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def scratch_device(self) -> str | None:
+        return block_device_under(self, self.scratch_dir())
+
+    def drop_caches(self) -> None:
+        drop_page_cache(self)
 
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)

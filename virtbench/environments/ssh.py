@@ -22,7 +22,7 @@ from ..errors import VirtbenchError
 from ..netpath_types import NetPath
 from ..sshsession import SshOptions, SshSession
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, Option
+from .base import Environment, Option, block_device_under, drop_page_cache
 
 AUTO_SCRATCH = "auto"   # a private directory made on the target for this run (mktemp -d)
 SCRATCH_TEMPLATE = "/var/tmp/virtbench-scratch-XXXXXXXX"   # /var/tmp: on disk, unlike /tmp
@@ -262,11 +262,16 @@ class Ssh(Environment):
             raise VirtbenchError(f"{self.label}: cannot create scratch={d}: {res.stderr.strip()}")
         return d
 
+    def scratch_device(self) -> str | None:
+        return block_device_under(self, self.scratch_dir())
+
+    def drop_caches(self) -> None:
+        drop_page_cache(self)
+
     def net_path(self) -> NetPath:
         peer = self.values["peer"]
         if not peer:
-            raise VirtbenchError(f"environment {self.label}: network benchmarks need peer=ADDR, "
-                                 "this host's address as the target reaches it")
+            raise self._cannot("net_path")
         return NetPath(env_address=self.values["host"], host_address=peer, host_prefix=[],
                        nic="the target's own")
 

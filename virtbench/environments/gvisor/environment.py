@@ -115,7 +115,7 @@ class Gvisor(Container):
 
     def net_path(self):
         if self.values["network"] == "none":
-            raise VirtbenchError(self.capabilities().net_path.reason)
+            raise self._cannot("net_path")
         return super().net_path()
 
     def pin_targets(self, bench, params: dict):

@@ -11,6 +11,7 @@ from pathlib import Path
 from ... import netns
 from ...capabilities import cannot
 from ...errors import EnvironmentUnusable, VirtbenchError
+from ..base import Environment
 from ..qemu import version
 from ..qemu.boot import make_scratch
 from ..qemu.environment import Qemu
@@ -42,6 +43,9 @@ class DefinedDomain(Qemu):
         return super().capabilities().with_(exit_profile=cannot(
             "libvirt: exit profiles of a domain libvirtd starts are not supported yet; "
             "profile the same guest as qemu:... (same options)"))
+
+    # the base's refusal, in the record's words (Qemu's would boot a twin of a domain)
+    profiled_trial = Environment.profiled_trial
 
     def resolve(self) -> None:
         if self.conn is None:
