@@ -138,3 +138,89 @@ def test_a_kind_without_launch_says_so():
 
     with pytest.raises(NotImplementedError, match="half has no launch"):
         Half(EnvSpec("half")).start()
+
+
+# -- the shape: one life cycle, no mixins, no cycles ---------------------------------------------
+def _environment_classes():
+    import virtbench.environments.group  # noqa: F401
+    found, todo = [], [environments.Environment]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("virtbench."):
+                found.append(sub)
+    return found
+
+
+def test_no_kind_writes_its_own_start_or_stop():
+    """The base's template starts and stops every kind (their steps and resources differ)."""
+    classes = _environment_classes()
+    assert len(classes) >= 8
+    own = [c.__qualname__ for c in classes
+           if c.start is not environments.Environment.start
+           or c.stop is not environments.Environment.stop]
+    assert own == []
+
+
+def test_no_class_of_the_environments_package_has_two_parents():
+    """Collaborators, not mixins: each class has one parent."""
+    import ast
+    from pathlib import Path
+    root = Path(environments.__file__).parent
+    several = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and len(node.bases) > 1:
+                several.append(f"{path.relative_to(root)}:{node.name}")
+    assert several == []
+
+
+def test_no_import_cycle_in_the_environments_package_even_for_annotations():
+    """What test_layers does for run-time imports, here with `if TYPE_CHECKING:` ones too
+    (qemu/process.py once imported its environment for a type annotation)."""
+    import ast
+    from pathlib import Path
+    root = Path(environments.__file__).parent
+    pkg = "virtbench.environments"
+
+    def name(path):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        return ".".join([pkg, *parts])
+
+    modules = {name(p): p for p in root.rglob("*.py")}
+    graph = {}
+    for mod, path in modules.items():
+        here = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = ".".join(here.split(".")[:len(here.split(".")) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+                for alias in node.names:
+                    target = f"{base}.{alias.name}"
+                    deps.add(target if target in modules else base)
+        graph[mod] = {d for d in deps if d in modules and d != mod}
+
+    def is_package_init(a, b):   # a package's __init__ importing its own modules is no cycle
+        return modules[a].name == "__init__.py" and b.startswith(a + ".")
+
+    cycles, state = [], {}
+
+    def visit(mod, stack):
+        state[mod] = "open"
+        for dep in sorted(graph[mod]):
+            if is_package_init(mod, dep) or is_package_init(dep, mod):
+                continue
+            if state.get(dep) == "open":
+                cycles.append(stack[stack.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep, stack + [dep])
+        state[mod] = "done"
+
+    for mod in sorted(graph):
+        if mod not in state:
+            visit(mod, [mod])
+    assert cycles == []
