@@ -30,6 +30,14 @@ pass/differs, both edges must be cleared) Phi((hi - m)/se - c) + Phi((m - lo)/se
 approximation for the estimate's wobble (s is taken as known); None when m sits on an edge
 or it would take more than MAX_BLOCKS.
 
+The band claim's p (`p_band`): a decision claims where the ratio lies against the band, and
+that claim has its own p, used by the family-wise correction (stats.multiplicity): with the
+estimate inside the band, the TOST p max(p_low, p_high) of "inside" (< alpha exactly when
+the (1 - 2 alpha) interval lies inside); beyond an edge, twice the one-sided p of "beyond
+that edge" (< alpha exactly when the (1 - alpha) interval lies beyond it). Paired: from the
+t statistic of the log ratios; sequential: from the confidence sequences' Bayes factors at
+the edges; unpaired: the share of bootstrap ratios on the wrong side of the edge.
+
 Minimal detectable change (`mdc_pct`): the smallest change (in % of the ratio) that this many
 blocks with this spread detect (significant at alpha) with 80 % power. Paired: the paired t
 test's power (noncentral t), which approximates the sign-flip test's; sequential: the
@@ -49,7 +57,7 @@ from .. import defaults
 from . import paired
 from . import significance as sig
 from .verdicts import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
-from .describe import cv, trimmed_mean
+from .describe import N_RESAMPLES, cv, rng, trimmed_mean
 
 PASS = "pass"
 DIFFERS = "differs, within threshold"
@@ -91,6 +99,9 @@ class Decision:
     message: str
     p_holm: float | None = None      # family-wise adjusted p (multiplicity.adjust_family)
     p_bh: float | None = None
+    p_band: float | None = None      # raw p of the band claim (band_p): inside or beyond +-T
+    p_band_holm: float | None = None
+    p_band_bh: float | None = None
 
 
 def band(threshold_pct: float) -> tuple[float, float]:
@@ -189,6 +200,36 @@ def mdc_from_multiplier(n: int, s: float | None, c: float, power: float = TARGET
     return (exp((c + sps.norm.ppf(power)) * s / sqrt(n)) - 1) * 100
 
 
+def band_p_from_sides(m: float, p_inside, p_beyond, threshold_pct: float) -> float:
+    """p_band (module docstring) from `p_inside(edge, above)`, the p that the mean lies
+    above (True) or below (False) `edge` as the equivalence interval reads it, and
+    `p_beyond(edge, above)`, the same as the (1 - alpha) interval reads it."""
+    b_lo, b_hi = band(threshold_pct)
+    if b_lo < m < b_hi:
+        return float(max(p_inside(b_lo, True), p_inside(b_hi, False)))
+    return float(min(1.0, p_beyond(b_hi, True) if m >= b_hi else p_beyond(b_lo, False)))
+
+
+def _doubled(p_one_sided):
+    return lambda edge, above: 2 * p_one_sided(edge, above)
+
+
+def band_p_t(d, threshold_pct: float) -> float | None:
+    """p_band of paired log ratios d from their one-sample t statistic; None below 2."""
+    d = np.asarray(d, dtype=float)
+    n = d.size
+    if n < 2:
+        return None
+    m, s = float(d.mean()), float(d.std(ddof=1))
+
+    def p_at(edge, above):
+        if s == 0:
+            return 0.0 if (m > edge if above else m < edge) else 1.0
+        t = (m - edge) / (s / sqrt(n))
+        return float(sps.t.sf(t if above else -t, n - 1))
+    return band_p_from_sides(m, p_at, _doubled(p_at), threshold_pct)
+
+
 def _fmt_ratio_ci(lo, hi, higher_is_better) -> str:
     if lo is None or not np.isfinite(lo) or not np.isfinite(hi):
         return "no interval yet"
@@ -200,7 +241,8 @@ def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float
           log_ci: tuple[float, float], log_eq_ci: tuple[float, float], p: float | None,
           p_method: str, blocks: int, higher_is_better: bool, threshold_pct: float,
           alpha: float, mdc_pct: float | None, need: int | None, need_how: str,
-          reference: str = "the reference", note: str = "") -> Decision:
+          reference: str = "the reference", note: str = "", p_band: float | None = None
+          ) -> Decision:
     """Assemble a Decision and its message from a classify() code and the intervals."""
     decision = CODES[int(code)]
     est = exp(m) if m is not None else None
@@ -248,7 +290,7 @@ def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float
                     eq_ci_high=eq_hi, p_value=p, p_method=p_method, blocks=blocks, sd_log=s,
                     mdc_pct=mdc_pct, blocks_needed=need if decision == INCONCLUSIVE else None,
                     blocks_needed_how=need_how, alpha=alpha, threshold_pct=threshold_pct,
-                    message=msg)
+                    message=msg, p_band=p_band)
 
 
 NEED_HOW_PAIRED = ("observed ratio and spread of log ratios held, paired t interval, "
@@ -286,7 +328,8 @@ def decide_paired(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
                  log_eq_ci=eq, p=p, p_method=P_SIGN_FLIP, blocks=n,
                  higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
                  mdc_pct=mdc_paired(n, s, alpha), need=need, need_how=NEED_HOW_PAIRED,
-                 reference=reference, note=note)
+                 reference=reference, note=note,
+                 p_band=band_p_t(lr.d, threshold_pct) if ci_method == "t" else None)
 
 
 def _blocks_to_reach(alpha: float) -> int:
@@ -303,7 +346,7 @@ NEED_HOW_UNPAIRED = ("observed ratio and pooled CV held, trials per side for the
 
 def decide_unpaired(samples, baseline, higher_is_better: bool,
                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, alpha: float = DEFAULT_ALPHA,
-                    seed=0, reference: str = "the reference") -> Decision:
+                    seed=0, reference: str = "the reference", note: str = "") -> Decision:
     """The same decision for unpaired samples (`--analysis unpaired`): the existing
     machinery of stats.verdicts and stats.significance (trimmed means, percentile bootstrap
     of their ratio, permutation test), read with the decision rule above."""
@@ -322,6 +365,12 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     reachable = sig.can_reach(a.size, b.size, alpha)
     code = int(classify(ci[0], ci[1], eq[0], eq[1],
                         p is not None and reachable and p < alpha, threshold_pct))
+    boot = _bootstrap_log_ratios(a, b, seed)
+    p_band = None
+    if boot is not None:
+        def p_at(edge, above):
+            return float(np.mean(boot <= edge) if above else np.mean(boot >= edge))
+        p_band = band_p_from_sides(m, p_at, _doubled(p_at), threshold_pct)
     cvp = sig.pooled_cv(cv(a), a.size, cv(b), b.size)
     s = cvp * sqrt(2) if cvp is not None else None      # per-trial sd of log(a/b), one each
     need = None
@@ -342,4 +391,21 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     return build(code=code, analysis="unpaired", estimator=ESTIMATOR_UNPAIRED, m=m, s=None,
                  log_ci=ci, log_eq_ci=eq, p=p, p_method=P_UNPAIRED, blocks=int(a.size),
                  higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
-                 mdc_pct=mdc, need=need, need_how=NEED_HOW_UNPAIRED, reference=reference)
+                 mdc_pct=mdc, need=need, need_how=NEED_HOW_UNPAIRED, reference=reference,
+                 note=note, p_band=p_band)
+
+
+def _bootstrap_log_ratios(a: np.ndarray, b: np.ndarray, seed) -> np.ndarray | None:
+    """log(trimmed mean ratio) over the bootstrap resamples verdicts.ratio_ci draws (same
+    seed, same resamples): the distribution its percentile intervals are quantiles of."""
+    if a.size < 2 or b.size < 2:
+        return None
+    if np.all(a == a[0]) and np.all(b == b[0]):
+        return np.array([log(float(a[0] / b[0]))])
+
+    def ratio_stat(x, y, axis=-1):
+        return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
+    res = sps.bootstrap((a, b), ratio_stat, confidence_level=0.95, n_resamples=N_RESAMPLES,
+                        method="percentile", vectorized=True, paired=False, rng=rng(seed))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.asarray(res.bootstrap_distribution, dtype=float))
