@@ -42,8 +42,18 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     run.add_argument("--profile", choices=["exits"],
                      help="exits: after the measured trials, one profiled trial per guest x "
                           "benchmark says why (VM exits under KVM, would-be exits under TCG)")
+    add_analysis_flag(run)
     if dry_run:
         run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+
+
+ANALYSES = ("paired", "unpaired")
+
+
+def add_analysis_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--analysis", choices=ANALYSES,
+                        help="how verdicts are made: paired (default: each block's ratio to "
+                             "the reference, docs/decisions.md) or unpaired (trimmed means)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", default="table", choices=report.FORMATS)
     rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     rep.add_argument("--threshold", type=float, help="verdict threshold in %% (default: the study's)")
+    rep.add_argument("--baseline", metavar="LABEL",
+                     help="re-analyse the stored run against another of its environments "
+                          "(default: the run's baseline); nothing is run again")
+    add_analysis_flag(rep)
     rep.add_argument("--profile", action="store_true",
                      help="only the run's exit profiles (recorded by run --profile exits)")
     rep.add_argument("--fleet", metavar="FLEET_ID",
@@ -171,7 +185,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
         study = study_mod.load(args.study) if args.study else None
         study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
                                      baseline=args.baseline, seed=args.seed, quick=args.quick,
-                                     profile=args.profile)
+                                     profile=args.profile, analysis=args.analysis)
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
@@ -272,9 +286,14 @@ def cmd_report(args, out: Console) -> int:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
         from .fleet.view import analyze_fleet
-        result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold)
+        if args.baseline:
+            raise VirtbenchError("report --fleet: each host is against the first host's same "
+                                 "environment; --baseline applies to one run (give RUN_ID)")
+        result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold,
+                               analysis=args.analysis)
     else:
-        result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold)
+        result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold,
+                                      baseline=args.baseline, analysis=args.analysis)
     if args.profile:
         _emit(report.render_profiles(result, args.format), args.output, out)
         return EXIT_OK

@@ -19,7 +19,9 @@ What "significant" and "interval" are depends on the analysis:
 - sequential (adaptive trials; stats.sequential): anytime-valid confidence sequences;
   significant = the (1 - alpha) sequence excludes ratio 1.
 - unpaired (`--analysis unpaired`): the existing machinery (stats.verdicts, stats.significance)
-  wrapped: ratio of trimmed means, percentile bootstrap interval, permutation p.
+  wrapped: ratio of trimmed means, percentile bootstrap interval, permutation p; always
+  inconclusive while the permutation test cannot reach alpha with these sample counts (a
+  percentile bootstrap of 3 samples a side is far too narrow to be evidence).
 
 Blocks needed (`blocks_needed`): with the observed mean log ratio m and the observed spread s
 held fixed, the fewest blocks n at which the interval, centred on m, clears the nearer band
@@ -256,8 +258,8 @@ def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float
     elif m is not None and (decision == DIFFERS or not b_lo < m < b_hi):
         direction = _side(m, higher_is_better)
     word = "sequence" if analysis == "sequential" else "interval"
-    conf = f"{(1 - alpha) * 100:.0f} % {word}"
-    eq_conf = f"{(1 - 2 * alpha) * 100:.0f} % {word}"
+    conf = f"{(1 - alpha) * 100:g} % {word}"
+    eq_conf = f"{(1 - 2 * alpha) * 100:g} % {word}"
     if over is None:
         size = "no estimate"
     elif round(over, 1) == 0:
@@ -365,6 +367,12 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     reachable = sig.can_reach(a.size, b.size, alpha)
     code = int(classify(ci[0], ci[1], eq[0], eq[1],
                         p is not None and reachable and p < alpha, threshold_pct))
+    if not reachable:       # too few samples for any test: a bootstrap of 3 is no evidence
+        code = 0
+        mp = sig.min_p_value(a.size, b.size)
+        note = "; ".join(x for x in (note, f"with {a.size} vs {b.size} samples the permutation "
+                                     f"test cannot reach p < {alpha:g} (smallest p {mp:.3g})")
+                         if x)
     boot = _bootstrap_log_ratios(a, b, seed)
     p_band = None
     if boot is not None:
