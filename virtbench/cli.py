@@ -115,7 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="smallest change in %% that counts (default 5)")
     cmp.add_argument("--pair", action="append", metavar="LABEL_A=LABEL_B",
                      help="compare environment LABEL_A of run A with LABEL_B of run B "
-                          "(default: same labels; one environment each pairs by itself)")
+                          "(default: same labels; one environment each pairs by itself); "
+                          "split at the '=' that gives a label of each run")
+    cmp.add_argument("--with", dest="with_labels", action="append", metavar="LABEL_B",
+                     help="with --pair LABEL_A: the label of run B to pair it with, whole "
+                          "(for labels holding '=' either way); one per --pair")
     cmp.add_argument("--store", metavar="URL")
     fleet_commands.add_parsers(sub, add_study_flags)
     return p
@@ -318,12 +322,11 @@ def cmd_compare(args, out: Console) -> int:
         run_a, run_b = args.run_a, args.run_b
     a = analysis.analyze_run(store, run_a)
     b = analysis.analyze_run(store, run_b)
-    pairs = {}
-    for item in args.pair or []:
-        la, eq, lb = item.partition("=")
-        if not eq or not la or not lb:
-            raise VirtbenchError(f"--pair {item}: write LABEL_A=LABEL_B")
-        pairs[la] = lb
+    if args.with_labels and not args.pair:
+        raise VirtbenchError("--with LABEL_B needs --pair LABEL_A before it")
+    pairs = analysis.resolve_pairs(args.pair or [], args.with_labels,
+                                   [e.label for e in a.environments],
+                                   [e.label for e in b.environments])
     comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change,
                                        pairs=pairs or None)
     if args.format == "table" and not args.output:
