@@ -145,9 +145,10 @@ def _which(loc: tuple, data: dict) -> str:
         except (KeyError, IndexError, TypeError):
             return ""
         if isinstance(table, dict):
-            for key in ("label", "name", "spec"):
+            for key in ("label", "name", "spec", "text"):
                 if isinstance(table.get(key), str) and table[key]:
-                    return f" ({table[key]})"
+                    text = table[key]
+                    return f" ({text[:40]}...)" if len(text) > 43 else f" ({text})"
     return ""
 
 
