@@ -11,7 +11,8 @@ compare     two runs: change per metric, rows in one run only, metadata that dif
 from .compare import compare_runs, environment_pairs, metadata_differences, resolve_pairs
 from .references import References, instance_count
 from .run import DEFAULT_ALPHA, analyze_run, run_settings
+from .undecided import undecided_cases
 
 __all__ = ["compare_runs", "environment_pairs", "metadata_differences", "resolve_pairs",
            "References",
-           "instance_count", "DEFAULT_ALPHA", "analyze_run", "run_settings"]
+           "instance_count", "DEFAULT_ALPHA", "analyze_run", "run_settings", "undecided_cases"]
