@@ -105,16 +105,16 @@ def test_a_missing_key_names_what_to_write_in_a_claim(tmp_path):
 
 
 def test_versus_names_another_environment_of_the_study(tmp_path):
-    ok = HEAD.replace('spec = "qemu:disk=ahci"\n', 'spec = "qemu:disk=ahci"\nversus = "qemu: disk=ide"\n')
-    s = _load(tmp_path, ok)
+    def versus(spec):
+        return HEAD.replace('spec = "qemu:disk=ahci"\n',
+                            f'spec = "qemu:disk=ahci"\nversus = "{spec}"\n')
+    s = _load(tmp_path, versus("qemu: disk=ide"))
     assert [e.versus for e in s.environments] == [None, None, "qemu:disk=ide"]
-    bad = HEAD.replace('spec = "qemu:disk=ahci"\n', 'spec = "qemu:disk=ahci"\nversus = "qemu:disk=scsi"\n')
     with pytest.raises(VirtbenchError, match=r"environment\[3\] \(qemu:disk=ahci\): versus "
                                              r"'qemu:disk=scsi' is not the spec of any"):
-        _load(tmp_path, bad)
-    itself = HEAD.replace('spec = "qemu:disk=ahci"\n', 'spec = "qemu:disk=ahci"\nversus = "qemu:disk=ahci"\n')
+        _load(tmp_path, versus("qemu:disk=scsi"))
     with pytest.raises(VirtbenchError, match="versus names the environment itself"):
-        _load(tmp_path, itself)
+        _load(tmp_path, versus("qemu:disk=ahci"))
 
 
 @pytest.mark.parametrize("name, n", [("riken-2012", 8), ("virtualbox-ahci-2010", 3),

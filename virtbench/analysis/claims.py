@@ -62,14 +62,14 @@ def _positive(row: Row, ref: Row) -> bool:
 
 
 def _relation(row: Row, ref: Row, op: str, bound: float, mode: str, alpha: float,
-              seed: int) -> sc.Relation:
+              seed: int, reference: str) -> sc.Relation:
     paired = mode != "unpaired" and _positive(row, ref)
     if op == sc.WITHIN:
         if paired:
             return sc.within_relation(row.by_block, ref.by_block, bound, row.higher_is_better,
-                                      alpha, True, seed)
+                                      alpha, True, seed, reference)
         return sc.within_relation(row.values, ref.values, bound, row.higher_is_better, alpha,
-                                  False, seed)
+                                  False, seed, reference)
     if paired:
         return sc.ratio_relation(row.by_block, ref.by_block, op, bound, alpha)
     return sc.ratio_relation_unpaired(row.values, ref.values, op, bound, alpha, seed)
@@ -103,7 +103,7 @@ def check_claims(claims: list[dict], envs: list[dict], rows: dict[Key, Row], *, 
             row = rows[(names[a], c["benchmark"], c["metric"])]
             ref = rows[(names[b], c["benchmark"], c["metric"])]
             rel = _relation(row, ref, op, bound, mode, alpha,
-                            _seed(run_id, str(i), names[a], names[b]))
+                            _seed(run_id, str(i), names[a], names[b]), names[b])
             link = ClaimLink(left=names[a], right=names[b], relation=_relation_text(op, bound))
             pending.append((i, link, rel))
     adjusted = sc.adjust_claims([rel for _, _, rel in pending], alpha)
@@ -126,8 +126,5 @@ def _overall(links: list[ClaimLink]) -> tuple[str, str]:
         return sc.NOT_HOLDS, "; ".join(line(x) for x in links if x.status == sc.NOT_HOLDS)
     if all(link.status == sc.HOLDS for link in links):
         return sc.HOLDS, "; ".join(line(x) for x in links)
-    open_ = [x for x in links if x.status != sc.HOLDS]
-    needs = [x.blocks_needed for x in open_ if x.blocks_needed]
-    tail = (f"; about {max(needs)} blocks would decide" if len(needs) == len(open_) and needs
-            else "")
-    return sc.INCONCLUSIVE, "; ".join(line(x) for x in open_) + tail
+    # each open relation's message says what would decide it
+    return sc.INCONCLUSIVE, "; ".join(line(x) for x in links if x.status != sc.HOLDS)

@@ -129,7 +129,8 @@ def _order(effect: paired.PositionEffect | None, p_holm: float | None,
 
 def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None) -> VsReference:
     d = decision
-    over = [stats.overhead_pct(x, p.higher_is_better) for x in (d.ci_low, d.ci_high) if x is not None]
+    over = [stats.overhead_pct(x, p.higher_is_better) for x in (d.ci_low, d.ci_high)
+            if x is not None]
     lo, hi = (sorted(over) if len(over) == 2 else (None, None))
     return VsReference(
         ratio=d.estimate if d.estimate is not None else float("nan"),

@@ -70,12 +70,15 @@ def need_unit(vs) -> str:
     return "trials" if vs.analysis in (None, "unpaired") else "blocks"
 
 
-def vs_mark(vs, baseline: str | None, run_analysis: str | None = None) -> str:
+def vs_mark(vs, baseline: str | None, run_analysis: str | None = None,
+            name_reference: bool = True) -> str:
     """A comparison's verdict mark, naming its reference when it is not the baseline (a
-    group's rows always name theirs) and its analysis when not the run's."""
+    group's rows always name theirs; not when the row's label does) and its analysis when
+    not the run's."""
     mark = verdict_mark(vs.verdict, vs.direction, vs.trials_needed, need_unit(vs))
     ref = vs.reference
-    if ref and (ref != baseline or vs.basis in ("per-instance", "same-instances", "versus")):
+    if name_reference and ref and (ref != baseline or vs.basis in ("per-instance",
+                                                                   "same-instances")):
         mark += f" vs {ref}"
     if run_analysis and vs.analysis and vs.analysis != run_analysis:
         mark += f" ({vs.analysis})"

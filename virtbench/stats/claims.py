@@ -64,6 +64,11 @@ def _needed(m: float, s: float, edge: float, alpha: float, at_least: int) -> int
     return int(n[np.argmax(ok)]) if ok.any() else None
 
 
+def _r(x: float) -> str:
+    """A ratio in a message: 3 decimals below 10 (1.004, not 1), 3 significant above."""
+    return f"{x:.3f}" if abs(x) < 10 else f"{x:.3g}"
+
+
 def _words(op: str, bound: float) -> str:
     return f"{'at least' if op == AT_LEAST else 'at most'} {bound:g}"
 
@@ -100,8 +105,8 @@ def ratio_relation(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
     p_holds, p_not = (above, below) if op == AT_LEAST else (below, above)
     status, p = _status(p_holds, p_not, alpha)
     need = _needed(m, s, edge, alpha, n + 1) if status == INCONCLUSIVE else None
-    conf = f"{(1 - 2 * alpha) * 100:.0f} % interval {exp(lo):.3g} to {exp(hi):.3g}"
-    msg = f"ratio {exp(m):.3g} ({conf}, {n} blocks); claimed {_words(op, bound)}"
+    conf = f"{(1 - 2 * alpha) * 100:g} % interval {_r(exp(lo))} to {_r(exp(hi))}"
+    msg = f"ratio {_r(exp(m))} ({conf}, {n} blocks); claimed {_words(op, bound)}"
     if status == INCONCLUSIVE:
         msg += "; " + (f"about {need} blocks would decide" if need else
                        "no practical number of blocks decides (the ratio sits on the bound)")
@@ -124,18 +129,20 @@ def ratio_relation_unpaired(a, b, op: str, bound: float, alpha: float = DEFAULT_
     p_holds, p_not = (above, below) if op == AT_LEAST else (below, above)
     status, p = _status(p_holds, p_not, alpha)
     lo, hi = (float(x) for x in np.quantile(boot, [alpha, 1 - alpha]))
-    msg = (f"ratio of trimmed means {exp(m):.3g} ({(1 - 2 * alpha) * 100:.0f} % bootstrap "
-           f"interval {exp(lo):.3g} to {exp(hi):.3g}, unpaired); claimed {_words(op, bound)}")
+    msg = (f"ratio of trimmed means {_r(exp(m))} ({(1 - 2 * alpha) * 100:g} % bootstrap "
+           f"interval {_r(exp(lo))} to {_r(exp(hi))}, unpaired); claimed {_words(op, bound)}")
     return Relation(status, "unpaired", exp(m), exp(lo), exp(hi), p, int(a.size), None, msg)
 
 
 def within_relation(env, ref, threshold_pct: float, higher_is_better: bool,
-                    alpha: float = DEFAULT_ALPHA, paired_: bool = True, seed=0) -> Relation:
+                    alpha: float = DEFAULT_ALPHA, paired_: bool = True, seed=0,
+                    reference: str = "the reference") -> Relation:
     """"A == B": the decision's band claim at ±threshold_pct: holds when the (1 - 2 alpha)
     interval lies inside (pass, differs), does not hold when the (1 - alpha) one lies
     beyond (fail). env / ref: {block: value} (paired) or sample lists (unpaired)."""
-    d = (decide_paired(env, ref, higher_is_better, threshold_pct, alpha, seed) if paired_
-         else decide_unpaired(env, ref, higher_is_better, threshold_pct, alpha, seed))
+    d = (decide_paired(env, ref, higher_is_better, threshold_pct, alpha, seed,
+                       reference=reference) if paired_
+         else decide_unpaired(env, ref, higher_is_better, threshold_pct, alpha, seed, reference))
     status = {PASS: HOLDS, DIFFERS: HOLDS, FAIL: NOT_HOLDS}.get(d.decision, INCONCLUSIVE)
     return Relation(status, d.analysis, d.estimate, d.eq_ci_low, d.eq_ci_high, d.p_band,
                     d.blocks, d.blocks_needed, d.message)

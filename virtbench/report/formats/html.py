@@ -149,7 +149,7 @@ def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
         for other in r.vs_others:
             row = [fmt.other_label(other), fmt.metric_cell(r), "", "", "", "", "",
                    fmt.ratio(other.ratio), *fmt.comparison_cells(other, correction),
-                   _span(fmt.vs_mark(other, baseline, run_analysis), _cls(other.verdict),
+                   _span(fmt.vs_mark(other, baseline, run_analysis, False), _cls(other.verdict),
                          other.message or None)]
             out.append(row + (["", "", ""] if pub else []))
     return out

@@ -88,7 +88,7 @@ def render(analysis: RunReport) -> str:
         for other in r.vs_others:
             out.append(_row([fmt.other_label(other), fmt.metric_cell(r), *([""] * 6),
                              *fmt.comparison_cells(other, run.correction),
-                             fmt.vs_mark(other, run.baseline, run.analysis)]
+                             fmt.vs_mark(other, run.baseline, run.analysis, False)]
                             + ([""] * len(fmt.PUBLISHED_COLUMNS) if pub else [])))
     out += _section("Inconclusive verdicts", [_esc(x) for x in fmt.inconclusive_lines(analysis)])
     out += _section("Claims of the study's source, checked on this run",

@@ -67,7 +67,7 @@ def _tables(analysis: RunReport):
                 table.add_row(escape(fmt.other_label(other)), escape(fmt.metric_cell(r)),
                               *([""] * 6),
                               *(escape(c) for c in fmt.comparison_cells(other, run.correction)),
-                              _styled(fmt.vs_mark(other, baseline, run.analysis), other.verdict),
+                              _styled(fmt.vs_mark(other, baseline, run.analysis, False), other.verdict),
                               *([""] * len(fmt.PUBLISHED_COLUMNS) if pub else ()))
         yield table
 
