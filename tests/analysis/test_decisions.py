@@ -186,3 +186,13 @@ def test_a_stored_study_can_ask_for_the_unpaired_analysis_and_auto_trials_read_s
     assert result.run.analysis == "sequential" and vs.analysis == "sequential"
     assert result.run.trials_planned is None and log(vs.ratio) == pytest.approx(
         np.mean(np.log(vals["qemu"]["t"]) - np.log(vals["native"]["t"])))
+
+
+def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
+    from virtbench import report
+    store = _store(tmp_path)
+    run = block_run(store, {"native": {"retransmits": [3, 0, 2, 4, 1, 2, 3, 2]},
+                            "qemu": {"retransmits": [9, 7, 0, 8, 9, 6, 10, 8]}}, hib=False)
+    result = analyze_run(store, run)
+    assert "✗ fail (worse) (unpaired)" in report.render(result, "markdown")
+    assert "1 compared unpaired (marked)" in report.render(result, "table")

@@ -32,13 +32,7 @@ pass/differs, both edges must be cleared) Phi((hi - m)/se - c) + Phi((m - lo)/se
 approximation for the estimate's wobble (s is taken as known); None when m sits on an edge
 or it would take more than MAX_BLOCKS.
 
-The band claim's p (`p_band`): a decision claims where the ratio lies against the band, and
-that claim has its own p, used by the family-wise correction (stats.multiplicity): with the
-estimate inside the band, the TOST p max(p_low, p_high) of "inside" (< alpha exactly when
-the (1 - 2 alpha) interval lies inside); beyond an edge, twice the one-sided p of "beyond
-that edge" (< alpha exactly when the (1 - alpha) interval lies beyond it). Paired: from the
-t statistic of the log ratios; sequential: from the confidence sequences' Bayes factors at
-the edges; unpaired: the share of bootstrap ratios on the wrong side of the edge.
+The band claim's p (`p_band`): stats/band.py.
 
 Minimal detectable change (`mdc_pct`): the smallest change (in % of the ratio) that this many
 blocks with this spread detect (significant at alpha) with 80 % power. Paired: the paired t
@@ -57,6 +51,7 @@ from scipy import stats as sps
 
 from .. import defaults
 from . import paired
+from .band import _doubled, band, band_p_from_sides, band_p_t  # noqa: F401  (re-exported)
 from . import significance as sig
 from .verdicts import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
 from .describe import N_RESAMPLES, cv, rng, trimmed_mean
@@ -104,14 +99,6 @@ class Decision:
     p_band: float | None = None      # raw p of the band claim (band_p): inside or beyond +-T
     p_band_holm: float | None = None
     p_band_bh: float | None = None
-
-
-def band(threshold_pct: float) -> tuple[float, float]:
-    """The threshold band on the log-ratio scale: (log(1 - T), log(1 + T))."""
-    t = threshold_pct / 100
-    if not 0 < t < 1:
-        raise ValueError(f"threshold {threshold_pct!r} %: use a value between 0 and 100")
-    return log(1 - t), log(1 + t)
 
 
 def classify(lo, hi, eq_lo, eq_hi, significant, threshold_pct: float) -> np.ndarray:
@@ -200,36 +187,6 @@ def mdc_from_multiplier(n: int, s: float | None, c: float, power: float = TARGET
     if s is None or n < 2 or not np.isfinite(c):
         return None
     return (exp((c + sps.norm.ppf(power)) * s / sqrt(n)) - 1) * 100
-
-
-def band_p_from_sides(m: float, p_inside, p_beyond, threshold_pct: float) -> float:
-    """p_band (module docstring) from `p_inside(edge, above)`, the p that the mean lies
-    above (True) or below (False) `edge` as the equivalence interval reads it, and
-    `p_beyond(edge, above)`, the same as the (1 - alpha) interval reads it."""
-    b_lo, b_hi = band(threshold_pct)
-    if b_lo < m < b_hi:
-        return float(max(p_inside(b_lo, True), p_inside(b_hi, False)))
-    return float(min(1.0, p_beyond(b_hi, True) if m >= b_hi else p_beyond(b_lo, False)))
-
-
-def _doubled(p_one_sided):
-    return lambda edge, above: 2 * p_one_sided(edge, above)
-
-
-def band_p_t(d, threshold_pct: float) -> float | None:
-    """p_band of paired log ratios d from their one-sample t statistic; None below 2."""
-    d = np.asarray(d, dtype=float)
-    n = d.size
-    if n < 2:
-        return None
-    m, s = float(d.mean()), float(d.std(ddof=1))
-
-    def p_at(edge, above):
-        if s == 0:
-            return 0.0 if (m > edge if above else m < edge) else 1.0
-        t = (m - edge) / (s / sqrt(n))
-        return float(sps.t.sf(t if above else -t, n - 1))
-    return band_p_from_sides(m, p_at, _doubled(p_at), threshold_pct)
 
 
 def _fmt_ratio_ci(lo, hi, higher_is_better) -> str:

@@ -63,8 +63,9 @@ import numpy as np
 from scipy import optimize
 
 from . import paired
-from .decision import (DEFAULT_THRESHOLD_PCT, ESTIMATOR_PAIRED, PASS, Decision, band_p_from_sides,
-                       blocks_needed, build, classify, mdc_from_multiplier)
+from .band import band_p_from_sides
+from .decision import (DEFAULT_THRESHOLD_PCT, ESTIMATOR_PAIRED, PASS, Decision, blocks_needed,
+                       build, classify, mdc_from_multiplier)
 from .verdicts import DEFAULT_ALPHA
 
 DEFAULT_MIN_BLOCKS = 6
