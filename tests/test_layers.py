@@ -37,7 +37,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.workroot", "virtbench.meminfo")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
-        "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",
+        "virtbench.study", "virtbench.study_schema", "virtbench.study_claims",
+        "virtbench.runner", "virtbench.lifecycle",
         "virtbench.warmup", "virtbench.analysis", "virtbench.report",
         "virtbench.exitprofiles", "virtbench.fleet")),
     ("cli", ("virtbench.cli", "virtbench.__main__")),

@@ -72,6 +72,26 @@ _KINDS = (
                 "analysis",
                 "The reference measured 0 (no retransmits, say): there is no ratio to it; the "
                 "row's figures stand alone."),
+    WarningKind("no_ratio", WARNING,
+                "a trimmed mean of 0 or below ({sides}): no ratio, no verdict", "analysis",
+                "A value of 0 or below on one side of a comparison (a metric that counts "
+                "events, say): there is no ratio, so no overhead and no verdict; the row's "
+                "figures stand alone (docs/decisions.md, values of 0 or below)."),
+    WarningKind("order_effect", NOTE,
+                "against {reference}: a value is {pct} % {higher_or_lower} when it runs first in "
+                "its block (p {p}; environment first in {n} blocks, second in {m}), "
+                "Holm-adjusted p {p_holm}; the random order makes it noise, not bias "
+                "(order-balanced ratio {ratio})", "analysis (stats.paired.position_effect)",
+                "Inside a block the order is random, yet the one that ran first measured "
+                "differently (a warm cache, a CPU boost); significant after Holm over the run's "
+                "rows. Random order turns it into noise in the verdict, not bias; the "
+                "order-balanced ratio removes it."),
+    WarningKind("disturbed_trials", WARNING,
+                "{n} trial(s) left out of the statistics as disturbed: {trials}",
+                "analysis (trials the runner marked disturbed)",
+                "The host was disturbed while these trials ran (steal time, run queue, the "
+                "measured process's CPU share): they stay in the store and are left out of "
+                "every statistic of their rows, each with its reason (results[].disturbed)."),
     WarningKind("no_like_for_like_baseline", WARNING,
                 "no like-for-like baseline: the run has no {kind}/x{n} ({kind}:instances={n}); "
                 "the aggregate over {n} instances is not compared with a single baseline "

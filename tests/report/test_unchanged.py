@@ -4,7 +4,12 @@ of native instances and a container; the real runner with fakes and failed trial
 figures; exit profiles), and the reports that commit rendered from them (*.golden.*).
 
 Opened now (the store migrates), every JSON report holds every field the golden one holds
-with the same value; it may only add fields. The text formats are the same byte for byte."""
+with the same value; it may only add fields. The text formats are the same byte for byte.
+
+The goldens were rendered again, on purpose, by issue 21 (report schema 2.0): verdicts are
+the decisions of docs/decisions.md from the paired analysis of the blocks, with the seed's
+rule, raw and Holm-adjusted p and the minimal detectable change beside them. The stores are
+the same ones."""
 from __future__ import annotations
 
 import json

@@ -38,10 +38,40 @@ def environment_pairs(a, b, pairs: dict[str, str] | None = None) -> dict[str, st
         mapping = {labels_a[0]: labels_b[0]}
     for la, lb in (pairs or {}).items():
         if la not in labels_a or lb not in labels_b:
-            raise VirtbenchError(f"--pair {la}={lb}: run A has {', '.join(labels_a)}; "
+            raise VirtbenchError(f"--pair {la} --with {lb}: run A has {', '.join(labels_a)}; "
                                  f"run B has {', '.join(labels_b)}")
         mapping[la] = lb
     return mapping
+
+
+WITH_FIX = "write --pair LABEL_A --with LABEL_B"
+
+
+def resolve_pairs(items: list[str], withs: list[str] | None, labels_a, labels_b
+                  ) -> dict[str, str]:
+    """`--pair` values (with `--with`, one each: whole labels; without, `A=B`) as A label ->
+    B label. A label may itself hold `=` (`qemu-tcg/ide/e1000/cache=writethrough`): `A=B` is
+    split at the `=` that yields a label of run A and one of run B; when none does, or more
+    than one, a one-line error names the way out."""
+    if withs:
+        if len(withs) != len(items):
+            raise VirtbenchError(f"--with: give one per --pair ({len(items)} --pair, "
+                                 f"{len(withs)} --with)")
+        return dict(zip(items, withs))
+    out = {}
+    for item in items:
+        fits = [(item[:i], item[i + 1:]) for i, c in enumerate(item)
+                if c == "=" and item[:i] in labels_a and item[i + 1:] in labels_b]
+        if len(fits) == 1:
+            out[fits[0][0]] = fits[0][1]
+        elif not fits:
+            raise VirtbenchError(f"--pair {item}: no '=' in it splits it into a label of run A "
+                                 f"({', '.join(labels_a)}) and one of run B "
+                                 f"({', '.join(labels_b)}); {WITH_FIX}")
+        else:
+            ways = ", ".join(f"{a!r} with {b!r}" for a, b in fits)
+            raise VirtbenchError(f"--pair {item} splits more than one way ({ways}); {WITH_FIX}")
+    return out
 
 
 def _md_value(md: dict, names) -> object:
@@ -131,8 +161,16 @@ def compare_runs(a, b, alpha: float = 0.01, min_change_pct: float = 5.0,
             **_change(ra, rb, alpha, min_change_pct, _seed(a.run.id, b.run.id, *key_b))))
     only_b = sorted({(r.environment, r.benchmark, r.metric) for r in b.results} - used_b)
     diffs = metadata_differences(a, b, mapping)
-    warning = difference_warning(diffs)
+    warnings = [w for w in (difference_warning(diffs), same_run_warning(a, b)) if w]
     return Comparison(a=a.run, b=b.run, alpha=alpha, min_change_pct=min_change_pct,
                       pairs=mapping, rows=rows, only_in_a=only_a,
                       only_in_b=[list(k) for k in only_b], metadata_differences=diffs,
-                      warnings=[warning] if warning else [])
+                      warnings=warnings)
+
+
+def same_run_warning(a: RunReport, b: RunReport) -> str | None:
+    """Two environments of one run: compare's test ignores the blocks they share."""
+    if not a.run.id or a.run.id != b.run.id:
+        return None
+    return (f"A and B are the same run ({a.run.id}): compare's test is unpaired; `virtbench "
+            f"report {a.run.id} --baseline LABEL` compares its environments block by block")

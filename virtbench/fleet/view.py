@@ -101,13 +101,16 @@ class FleetView:
         return self._each(self.store.profiles)
 
 
-def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None) -> RunReport:
+def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None,
+                  analysis: str | None = None) -> RunReport:
     """The fleet as one analysis (see the module's docstring), with `run` carrying the fleet,
-    its hosts and each host's run, and every environment its host."""
+    its hosts and each host's run, and every environment its host. A host against the first
+    host compares two runs: no common blocks, so those rows are compared unpaired; the first
+    host's rows against its baseline are paired as in its own report."""
     from ..analysis import analyze_run
     view = FleetView(store, fleet_id)
     result = analyze_run(view, fleet_id, threshold_pct=threshold_pct,
-                         references=view.references)
+                         references=view.references, analysis=analysis)
     result.run.hosts = list(view.hosts)
     result.run.runs = [HostRun(host=h, id=view.runs[h]["id"], status=view.runs[h]["status"])
                        for h in view.hosts]

@@ -10,6 +10,8 @@ from pydantic import ConfigDict, Field, model_validator
 
 from .. import warning_kinds
 from .base import Number, Record
+from .claims import ClaimResult
+from .decision import DisturbedTrial, VsReference
 from .profile import Profile
 
 Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]
@@ -24,8 +26,9 @@ class HostRun(Record):
 
 
 # the version of the report's schema (docs/report.schema.json): the minor part grows when
-# fields are added, the major part when a field changes or goes
-SCHEMA_VERSION = "1.0"
+# fields are added, the major part when a field changes or goes (2.0: verdicts are the
+# decisions of docs/decisions.md, from the paired analysis of the blocks by default)
+SCHEMA_VERSION = "2.0"
 
 
 class RunInfo(Record):
@@ -46,6 +49,15 @@ class RunInfo(Record):
     baseline: str | None = Field(None, description="the label of the baseline environment")
     threshold_pct: Number = Field(10.0, description="the verdicts' equivalence threshold, %")
     alpha: Number = Field(0.05, description="the verdicts' significance level")
+    analysis: Literal["paired", "sequential", "unpaired"] = Field(
+        "paired", description="how the verdicts were made: paired (each block's ratio to the "
+        "reference), sequential (the same, adaptive trials), unpaired (trimmed means, "
+        "`--analysis unpaired`); rows say when they could not be paired")
+    correction: Literal["holm", "bh"] | None = Field(
+        "holm", description="the family-wise correction of the verdicts over the run's rows: "
+        "holm (Holm's step-down, the default) or bh (Benjamini-Hochberg)")
+    study_baseline: str | None = Field(None, description="the study's own baseline when the "
+                                       "report chose another (`report --baseline`)")
     trials_planned: int | None = Field(None, description="trials per environment x benchmark")
     virtbench_version: str | None = Field(None, description="the virtbench that ran it")
     host: str | None = Field(None, description="the host it ran on (a fleet: its hosts)")
@@ -87,40 +99,6 @@ class MetricIdentity(Record):
                          "group of instances: aggregate, instance (with `instance`), spread "
                          "(max/min - 1, %), fairness (Jain's index)")
     instance: int | None = Field(None, description="the instance's index (scope instance)")
-
-
-class VsReference(Record):
-    """A result against its reference (`vs_baseline`): ratio, overhead, CI, p, verdict."""
-
-    ratio: float = Field(0.0, description="trimmed mean / the reference's, on the metric's "
-                                          "own scale")
-    overhead_pct: float = Field(0.0, description="how much worse than the reference, %: "
-                                "positive = worse, whatever the metric's direction")
-    ci_low: float | None = Field(None, description="95 % bootstrap CI of overhead_pct, low")
-    ci_high: float | None = Field(None, description="95 % bootstrap CI of overhead_pct, high")
-    ratio_ci_low: float | None = Field(None, description="95 % bootstrap CI of ratio, low")
-    ratio_ci_high: float | None = Field(None, description="95 % bootstrap CI of ratio, high")
-    p_value: float | None = Field(None, description="two-sided permutation test of the "
-                                                    "trimmed means")
-    verdict: Literal["pass", "fail", "inconclusive"] = Field(
-        "inconclusive", description="pass: within ±threshold; fail: outside it (see "
-        "direction); inconclusive: the samples cannot decide (see trials_needed)")
-    direction: Literal["worse", "better"] | None = Field(
-        None, description="which way a fail is outside the threshold")
-    power: float | None = Field(None, description="the test's power to see a change of the "
-                                                  "threshold")
-    trials_needed: int | None = Field(None, description="trials per side that would decide "
-                                                        "(inconclusive)")
-    message: str = Field("", description="the verdict in words")
-    alpha: Number = Field(0.05, description="the significance level used")
-    threshold_pct: Number = Field(10.0, description="the threshold used, %")
-    reference: str | None = Field(None, description="the reference environment's label")
-    reference_metric: str | None = Field(None, description="the reference's metric (an "
-                                         "instance's row: the single baseline's metric)")
-    basis: Literal["single", "per-instance", "same-instances", "host", "baseline", "none"] = \
-        Field("single", description="why this reference: single (the baseline), per-instance "
-              "(one instance against the single baseline), same-instances (the baseline kind "
-              "at the same N), host (a fleet: the first host's same environment)")
 
 
 class PublishedMatch(Record):
@@ -165,6 +143,12 @@ class Result(Record):
     ci_high: float | None = Field(None, description="95 % bootstrap CI of the trimmed mean")
     vs_baseline: VsReference | None = Field(None, description="against its reference; null "
                                             "for the reference itself or with none")
+    vs_others: list[VsReference] = Field(default_factory=list, description="against the "
+                                         "environment's further references (the study's "
+                                         "`versus`): before/after verdicts of the same run")
+    disturbed: list[DisturbedTrial] = Field(default_factory=list, description="trials of "
+                                            "this row marked disturbed: left out of every "
+                                            "statistic, with why")
     reference_note: str | None = Field(None, description="why there is no comparison")
     no_verdict: str | None = Field(None, description="the same in a few words")
     published: PublishedMatch | None = Field(None, description="the study's published "
@@ -288,6 +272,8 @@ class RunReport(Record):
     published_only: list[PublishedFigure] = Field(default_factory=list, description="the "
                                                   "study's published figures no result matches")
     profiles: list[Profile] = Field(default_factory=list, description="exit profiles")
+    claims: list[ClaimResult] = Field(default_factory=list, description="the study's claims "
+                                      "(its seed paper's), each checked on this run")
 
 
 class ProfilesReport(Record):

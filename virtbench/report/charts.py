@@ -45,7 +45,8 @@ def bar_figure(metric_rows: list[Result], baseline: str | None, title: str) -> d
             colors.append(BASELINE_COLOR)
             texts.append("baseline")
         elif vs:
-            colors.append({"pass": PASS_COLOR, "fail": FAIL_COLOR}.get(vs.verdict, UNDECIDED_COLOR))
+            colors.append({"pass": PASS_COLOR, "differs, within threshold": PASS_COLOR,
+                           "fail": FAIL_COLOR}.get(vs.verdict, UNDECIDED_COLOR))
             texts.append(f"{vs.overhead_pct:+.1f} %")
         else:
             colors.append(NEUTRAL_COLOR)

@@ -46,31 +46,52 @@ def direction(higher_is_better: bool) -> str:
     return "↑" if higher_is_better else "↓"
 
 
+DIFFERS = "differs, within threshold"
+
+
 def verdict_mark(verdict: str | None, direction: str | None = None,
-                 trials_needed: int | None = None) -> str:
-    """✓ pass; ✗ fail (worse) / ✗ fail (better): which way it is outside the threshold;
-    ? inconclusive (≥ N trials): the samples could not decide."""
+                 trials_needed: int | None = None, unit: str = "trials") -> str:
+    """✓ pass; ✓ differs, within threshold (worse): a real difference inside the band;
+    ✗ fail (worse) / ✗ fail (better): which way it is outside the threshold;
+    ? inconclusive (≥ N blocks): the samples could not decide."""
     if verdict == "pass":
         return "✓ pass"
+    if verdict == DIFFERS:
+        return f"✓ {DIFFERS}" + (f" ({direction})" if direction else "")
     if verdict == "fail":
         return "✗ fail" + (f" ({direction})" if direction else "")
     if verdict == "inconclusive":
-        return "? inconclusive" + (f" (≥ {trials_needed} trials)" if trials_needed else "")
+        return "? inconclusive" + (f" (≥ {trials_needed} {unit})" if trials_needed else "")
     return "baseline"
 
 
-def verdict_cell(result: Result, baseline: str | None) -> str:
+def need_unit(vs) -> str:
+    """What a comparison's trials_needed counts: blocks (paired) or trials per side."""
+    return "trials" if vs.analysis in (None, "unpaired") else "blocks"
+
+
+def vs_mark(vs, baseline: str | None, run_analysis: str | None = None,
+            name_reference: bool = True) -> str:
+    """A comparison's verdict mark, naming its reference when it is not the baseline (a
+    group's rows always name theirs; not when the row's label does) and its analysis when
+    not the run's."""
+    mark = verdict_mark(vs.verdict, vs.direction, vs.trials_needed, need_unit(vs))
+    ref = vs.reference
+    if name_reference and ref and (ref != baseline or vs.basis in ("per-instance",
+                                                                   "same-instances")):
+        mark += f" vs {ref}"
+    if run_analysis and vs.analysis and vs.analysis != run_analysis:
+        mark += f" ({vs.analysis})"
+    return mark
+
+
+def verdict_cell(result: Result, baseline: str | None, run_analysis: str | None = None) -> str:
     """✓/✗/? against the reference (named when it is not the run's baseline); "baseline"
     for the baseline itself; "no like-for-like baseline" for an aggregate of instances the
     run has no baseline at the same N for; "—" for a metric with no counterpart."""
     vs = result.vs_baseline
     if vs:
-        mark = verdict_mark(vs.verdict, vs.direction, vs.trials_needed)
-        ref = vs.reference
-        # a group's rows always name theirs: one instance vs one process, or the same N
-        if ref and (ref != baseline or vs.basis in ("per-instance", "same-instances")):
-            mark += f" vs {ref}"
-        return mark
+        return vs_mark(vs, baseline, run_analysis)
     if result.no_verdict:
         return result.no_verdict
     return "baseline" if result.environment == baseline else "—"
@@ -94,9 +115,13 @@ def header_lines(analysis) -> list[str]:
     run = analysis.run
     lines = [f"run {run.id} · study {run.study} · {run.status}"
              + (" · QUICK sizes (smoke run, not comparable to full-size figures)" if run.quick else ""),
-             f"baseline {run.baseline or '(none)'} · verdict threshold {run.threshold_pct:g} % · "
+             f"baseline {run.baseline or '(none)'}"
+             + (f" (chosen for this report; the study's: {run.study_baseline})"
+                if run.study_baseline else "")
+             + f" · verdict threshold {run.threshold_pct:g} % · "
              f"alpha {run.alpha:g} · "
-             f"{run.trials_planned} trials planned · seed {run.seed}"]
+             f"{run.trials_planned} trials planned · seed {run.seed}",
+             analysis_line(analysis)]
     if run.hosts:
         hosts = run.hosts
         lines.append(f"fleet on {len(hosts)} host(s): " + ", ".join(
@@ -126,10 +151,64 @@ def where(w: RunWarning) -> str:
     return " · ".join(x for x in (w.environment, w.benchmark, w.metric) if x)
 
 
-def inconclusive(analysis: RunReport) -> list[Result]:
-    """The results whose verdict the samples could not decide."""
-    return [r for r in analysis.results
-            if r.vs_baseline and r.vs_baseline.verdict == "inconclusive"]
+def comparisons(result: Result) -> list:
+    """A result's comparisons: against its reference, then its further references."""
+    return ([result.vs_baseline] if result.vs_baseline else []) + list(result.vs_others)
+
+
+def inconclusive(analysis: RunReport) -> list[tuple[Result, object]]:
+    """(result, comparison) of every comparison the samples could not decide."""
+    return [(r, vs) for r in analysis.results for vs in comparisons(r)
+            if vs.verdict == "inconclusive"]
+
+
+def inconclusive_lines(analysis: RunReport) -> list[str]:
+    baseline = analysis.run.baseline
+    return [f"{r.environment} · {r.benchmark} · {r.metric}"
+            + (f" vs {vs.reference}" if vs.reference != baseline else "") + f": {vs.message}"
+            for r, vs in inconclusive(analysis)]
+
+
+def seed_cell(vs) -> str:
+    """The seed's rule on trimmed means: its overhead and ✓ / ✗."""
+    rule = vs.seed_rule if vs else None
+    if rule is None or rule.overhead_pct is None:
+        return "—"
+    return f"{pct(rule.overhead_pct)} {'✓' if rule.verdict == 'pass' else '✗'}"
+
+
+def adjusted_p(vs, correction: str | None) -> float | None:
+    """The p of 'no difference' after the run's correction."""
+    if vs is None:
+        return None
+    return vs.p_bh if correction == "bh" else vs.p_holm
+
+
+def mdc_cell(vs) -> str:
+    return "—" if vs is None or vs.mdc_pct is None else f"{vs.mdc_pct:.1f} %"
+
+
+CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg", None: "none"}
+
+
+def family_size(analysis: RunReport) -> int:
+    return sum(1 for r in analysis.results for vs in comparisons(r) if vs.p_value is not None)
+
+
+ANALYSES = {"paired": "paired blocks (each block's ratio to its reference, geometric mean, t "
+                      "interval, sign-flip p)",
+            "sequential": "paired blocks read with confidence sequences (adaptive trials)",
+            "unpaired": "unpaired (ratio of trimmed means, bootstrap interval, permutation p)"}
+
+
+def analysis_line(analysis: RunReport) -> str:
+    run = analysis.run
+    unpaired = sum(1 for r in analysis.results for vs in comparisons(r)
+                   if vs.analysis == "unpaired") if run.analysis != "unpaired" else 0
+    return (f"verdicts: {ANALYSES.get(run.analysis, run.analysis)}; "
+            f"{CORRECTIONS.get(run.correction, run.correction)} over "
+            f"{family_size(analysis)} comparisons"
+            + (f"; {unpaired} compared unpaired (marked)" if unpaired else ""))
 
 
 def ratio(x: float | None) -> str:
@@ -189,6 +268,16 @@ def difference_lines(comparison: Comparison) -> list[str]:
     return out
 
 
+CLAIM_MARKS = {"holds": "✓ holds", "does not hold": "✗ does not hold",
+               "inconclusive": "? inconclusive", "not measured": "— not measured"}
+
+
+def claim_lines(analysis: RunReport) -> list[str]:
+    """One line per claim of the study: its status, the claim, where, and why."""
+    return [f"{CLAIM_MARKS.get(c.status, c.status)}: {c.text} ({c.source}; {c.benchmark} · "
+            f"{c.metric}: {c.holds_if}) — {c.message}" for c in analysis.claims]
+
+
 def compare_verdict(r: CompareRow) -> str:
     """A comparison row's verdict, with the trials per side an inconclusive one needs."""
     return r.verdict + (f" (≥ {r.trials_needed} trials)"
@@ -202,3 +291,39 @@ def compare_undecided(comparison: Comparison) -> list[CompareRow]:
 def only_in(comparison: Comparison) -> list[tuple[str, list[list[str]]]]:
     """(side, [environment, benchmark, metric]...) of the rows only one run has."""
     return [("A", comparison.only_in_a), ("B", comparison.only_in_b)]
+
+
+def comparison_columns(correction: str | None) -> list[str]:
+    """The columns of a comparison in the per-benchmark tables (comparison_cells)."""
+    return ["seed rule", "overhead", "overhead CI", "p", f"p {CORRECTIONS.get(correction, 'adj')}",
+            "MDC"]
+
+
+def comparison_cells(vs, correction: str | None) -> list[str]:
+    """The seed rule (trimmed means, ✓/✗), the verdict's overhead and (1 - alpha) interval,
+    the raw and adjusted p of 'no difference', the minimal detectable change."""
+    if vs is None:
+        return ["—"] * 6
+    return [seed_cell(vs), pct(vs.overhead_pct), ci_pct(vs.ci_low, vs.ci_high), p(vs.p_value),
+            p(adjusted_p(vs, correction)), mdc_cell(vs)]
+
+
+def other_label(vs) -> str:
+    """The environment cell of a further comparison's row: `↳ vs REF`."""
+    return f"↳ vs {vs.reference}"
+
+
+def footer(analysis: RunReport) -> str:
+    """What the comparison columns mean, for every format's foot."""
+    run = analysis.run
+    alpha = f"{run.alpha:g}"
+    conf = f"{(1 - run.alpha) * 100:g} %"
+    return ("Trimmed mean: the seed method (drop the highest and the lowest sample, mean of the "
+            "rest); seed rule: its ratio of trimmed means, ✓ within "
+            f"±{run.threshold_pct:g} %, ✗ not (the seed's own verdict, no statistics). Overhead: "
+            "the verdict's estimate, positive = worse than the reference whatever the metric's "
+            f"direction, with its {conf} interval; p: raw p of 'no difference'; "
+            f"p {CORRECTIONS.get(run.correction, 'adj')}: adjusted over the run's "
+            f"{family_size(analysis)} comparisons; MDC: the smallest change these blocks "
+            f"detect with 80 % power (no difference means none this large). Verdicts at alpha "
+            f"{alpha} by {ANALYSES.get(run.analysis, run.analysis)} (docs/decisions.md).")

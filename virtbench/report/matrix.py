@@ -22,24 +22,32 @@ class Matrix:
     rows: list[tuple[str, list[Cell]]]
 
 
+def vs_cell(vs) -> Cell:
+    """A comparison as a cell: its ratio and ✓ / ✓ differs / ✗ / ?."""
+    ratio = fmt.ratio(vs.ratio)
+    if vs.verdict == "pass":
+        return Cell(f"{ratio} ✓", "pass")
+    if vs.verdict == fmt.DIFFERS:
+        return Cell(f"{ratio} ✓ differs {vs.direction or ''}".rstrip(), "differs")
+    if vs.verdict == "fail":
+        return Cell(f"{ratio} ✗ {vs.direction or ''}".rstrip(), "fail")
+    need = vs.trials_needed
+    return Cell(f"{ratio} ?" + (f" ≥{need} {fmt.need_unit(vs)}" if need else ""),
+                "inconclusive")
+
+
 def cell(result: Result | None, baseline: str | None) -> Cell:
     if result is None:
         return Cell("—", None)
     vs = result.vs_baseline
     if vs:
-        ratio = fmt.ratio(vs.ratio)
-        if vs.verdict == "pass":
-            return Cell(f"{ratio} ✓", "pass")
-        if vs.verdict == "fail":
-            return Cell(f"{ratio} ✗ {vs.direction or ''}".rstrip(), "fail")
-        need = vs.trials_needed
-        return Cell(f"{ratio} ?" + (f" ≥{need} trials" if need else ""), "inconclusive")
+        return vs_cell(vs)
     if result.no_verdict:
         return Cell(result.no_verdict, None)
     return Cell("baseline" if result.environment == baseline else "—", None)
 
 
-_RANK = {"fail": 3, "inconclusive": 2, "pass": 1}
+_RANK = {"fail": 3, "inconclusive": 2, fmt.DIFFERS: 1.5, "pass": 1}
 
 
 def per_instance_cell(rows: list[Result]) -> Cell | None:
@@ -89,11 +97,23 @@ def build(analysis) -> Matrix:
         rows.append((name, cells))
     columns = [env + "".join(f" (vs {ref})" for ref in sorted(refs[env]) if ref != baseline)
                for env in envs]
+    # the environments' further references (the study's `versus`): a column each
+    others = list(dict.fromkeys((r.environment, vs.reference) for r in results
+                                for vs in r.vs_others))
+    if others:
+        columns += [f"{env} vs {ref}" for env, ref in others]
+        for (bench, metric), (_, cells) in zip(keys, rows):
+            for env, ref in others:
+                r = index.get((env, bench, metric))
+                vs = next((v for v in r.vs_others if v.reference == ref), None) if r else None
+                cells.append(vs_cell(vs) if vs else Cell("—", None))
     return Matrix(columns, rows)
 
 
-LEGEND = ("ratio = environment / reference (trimmed means, the metric's own scale); "
-          "✓ within the threshold; ✗ outside it, worse or better than the reference; "
-          "? the samples cannot decide (≥N: trials per side that would); instances: the "
+LEGEND = ("ratio = environment / reference on the metric's own scale (paired: geometric mean "
+          "of the blocks' ratios); ✓ equivalent within the threshold; ✓ differs: a real "
+          "difference, within the threshold; ✗ outside it, worse or better than the reference; "
+          "? the samples cannot decide (≥N: blocks, or trials per side, that would); "
+          "\"A vs B\": A against its own reference B (the study's versus); instances: the "
           "aggregate against the baseline at the same N when the run has it, else each "
           "instance against the single baseline (\"per instance\")")

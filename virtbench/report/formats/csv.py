@@ -14,16 +14,34 @@ def _writer(buf: io.StringIO):
     return csv.writer(buf, lineterminator="\n")
 
 
+DECISION_COLUMNS = ["record", "analysis", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value",
+                    "p_adjusted", "correction", "mdc_pct", "blocks", "disturbed_excluded",
+                    "seed_ratio", "seed_verdict", "claim", "holds_if"]
+
+
+def _decision(vs, correction) -> list:
+    if vs is None:
+        return [None] * 11
+    rule = vs.seed_rule
+    return [vs.analysis, vs.ratio, vs.ratio_ci_low, vs.ratio_ci_high, vs.p_value,
+            fmt.adjusted_p(vs, correction), correction, vs.mdc_pct, vs.blocks,
+            vs.disturbed_excluded, rule.ratio if rule else None, rule.verdict if rule else None]
+
+
 def to_csv(analysis: RunReport) -> str:
     """One row per sample of a successful trial (failed trials' evidence is in the JSON
-    report), with its row's failed / planned trials."""
+    report), with its row's failed / planned trials and its verdict against its reference
+    (`record` sample); then one row per further comparison of a row (`record` versus: the
+    study's own reference, no sample) and per claim of the study (`record` claim: the
+    claim's first two environments, its status as the verdict)."""
     buf = io.StringIO()
     w = _writer(buf)
     w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
                 "sample_index", "value", "trimmed_mean", "median", "ci_low", "ci_high",
                 "overhead_pct", "verdict", "direction", "trials_needed", "reference", "method_note",
-                "failed_trials", "planned_trials", "aggregate"])
+                "failed_trials", "planned_trials", "aggregate", *DECISION_COLUMNS])
     run = analysis.run.id
+    correction = analysis.run.correction
     notes = {m.benchmark: m.note for m in analysis.method_notes}
     for r in analysis.results:
         vs = r.vs_baseline
@@ -34,7 +52,27 @@ def to_csv(analysis: RunReport) -> str:
                         vs.verdict if vs else fmt.verdict_cell(r, analysis.run.baseline),
                         vs.direction if vs else None, vs.trials_needed if vs else None,
                         vs.reference if vs else None, notes.get(r.benchmark),
-                        r.failed_trials, r.planned_trials, r.aggregate])
+                        r.failed_trials, r.planned_trials, r.aggregate, "sample",
+                        *_decision(vs, correction), None, None])
+    for r in analysis.results:
+        for vs in r.vs_others:
+            w.writerow([run, r.environment, r.benchmark, r.metric, r.unit,
+                        int(r.higher_is_better), None, None, r.trimmed_mean, r.median,
+                        r.ci_low, r.ci_high, vs.overhead_pct, vs.verdict, vs.direction,
+                        vs.trials_needed, vs.reference, notes.get(r.benchmark),
+                        r.failed_trials, r.planned_trials, r.aggregate, "versus",
+                        *_decision(vs, correction), None, None])
+    for c in analysis.claims:
+        link = c.links[0] if c.links else None
+        w.writerow([run, link.left if link else None, c.benchmark, c.metric, None, None, None,
+                    None, None, None, None, None, None, c.status, None,
+                    link.blocks_needed if link else None, link.right if link else None,
+                    notes.get(c.benchmark), None, None, None, "claim",
+                    link.analysis if link else None, link.estimate if link else None,
+                    link.ci_low if link else None, link.ci_high if link else None,
+                    link.p_value if link else None, link.p_holm if link else None,
+                    "holm" if link else None, None, link.blocks if link else None, None, None,
+                    None, c.text, c.holds_if])
     return buf.getvalue()
 
 

@@ -119,27 +119,39 @@ def environments_view(analysis: RunReport) -> dict | None:
 
 
 # -- the run -----------------------------------------------------------------------------------
-OVERHEAD_HEADER = ["environment", "metric", "n", failures.COLUMN, "trimmed mean", "95 % CI",
-                   "CV", "ratio", "overhead", "overhead CI", "p", "verdict"]
+def overhead_header(correction: str | None) -> list[str]:
+    return ["environment", "metric", "n", failures.COLUMN, "trimmed mean", "95 % CI", "CV",
+            "ratio", *fmt.comparison_columns(correction), "verdict"]
 
 
-def _verdict(r: Result, baseline: str | None) -> dict:
+def _verdict(r: Result, baseline: str | None, run_analysis: str | None) -> dict:
     vs = r.vs_baseline
-    return _span(fmt.verdict_cell(r, baseline), vs.verdict if vs else "muted",
+    return _span(fmt.verdict_cell(r, baseline, run_analysis), _cls(vs.verdict) if vs else "muted",
                  vs.message if vs and vs.message else None)
 
 
-def overhead_rows(rows: list[Result], baseline: str | None, pub: bool) -> list[list]:
+def _cls(verdict: str) -> str:
+    """A verdict as a CSS class ("differs, within threshold": differs)."""
+    return "differs" if verdict == fmt.DIFFERS else verdict
+
+
+def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
+                  correction: str | None = "holm", run_analysis: str | None = None) -> list[list]:
     out = []
     for r in rows:
         vs = r.vs_baseline
         row = [r.environment, fmt.metric_cell(r), r.n,
                _fail(failures.cell(r)) if r.failed_trials else failures.cell(r),
                fmt.value(r.trimmed_mean), fmt.ci(r.ci_low, r.ci_high), fmt.cv_cell(r),
-               fmt.ratio(vs.ratio) if vs else "—", fmt.pct(vs.overhead_pct) if vs else "—",
-               fmt.ci_pct(vs.ci_low, vs.ci_high) if vs else "—",
-               fmt.p(vs.p_value) if vs else "—", _verdict(r, baseline)]
+               fmt.ratio(vs.ratio) if vs else "—", *fmt.comparison_cells(vs, correction),
+               _verdict(r, baseline, run_analysis)]
         out.append(row + (fmt.published_cells(r, baseline) if pub else []))
+        for other in r.vs_others:
+            row = [fmt.other_label(other), fmt.metric_cell(r), "", "", "", "", "",
+                   fmt.ratio(other.ratio), *fmt.comparison_cells(other, correction),
+                   _span(fmt.vs_mark(other, baseline, run_analysis, False), _cls(other.verdict),
+                         other.message or None)]
+            out.append(row + (["", "", ""] if pub else []))
     return out
 
 
@@ -194,26 +206,35 @@ def render(analysis: RunReport) -> str:
             chart_specs.append((cid, charts.bar_figure(mrows, baseline, title)))
             metric_charts.append({"id": cid, "metric": metric})
         benchmarks.append({"name": bench, "charts": metric_charts,
-                           "rows": overhead_rows(rows, baseline, pub),
+                           "rows": overhead_rows(rows, baseline, pub, run.correction,
+                                                 run.analysis),
                            "profiles": profile_views(analysis, bench, chart_specs)})
     summary = [[_key(k), v] for k, v in (
         ("study", run.study), ("status", run.status), ("started", run.started),
         ("finished", run.finished), ("baseline", baseline or "(none)"),
+        ("baseline chosen", f"for this report; the study's: {run.study_baseline}"
+         if run.study_baseline else None),
         ("verdict threshold", f"{run.threshold_pct:g} %"), ("alpha", f"{run.alpha:g}"),
+        ("analysis", fmt.analysis_line(analysis)),
         ("trials planned", run.trials_planned), ("seed", run.seed), ("host", run.host),
         ("virtbench", run.virtbench_version),
         ("results", f"{len(analysis.results)} (environment × benchmark × metric)"),
-        ("warnings", len(analysis.warnings)))]
+        ("warnings", len(analysis.warnings))) if v is not None]
     return _page(
         "run.html.j2", f"virtbench {run.id}", chart_specs, run=run,
         matrix={"columns": m.columns,
-                "rows": [[name, *(_span(c.text, c.verdict or "muted") for c in cells)]
-                         for name, cells in m.rows]},
+                "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
+                                   for c in cells)] for name, cells in m.rows]},
         legend=matrix.LEGEND, method_notes=fmt.method_note_lines(analysis), summary=summary,
         environments=environments_view(analysis), benchmarks=benchmarks,
-        overhead_header=OVERHEAD_HEADER + (list(fmt.PUBLISHED_COLUMNS) if pub else []),
-        inconclusive=[f"{r.environment} · {r.benchmark} · {r.metric}: {r.vs_baseline.message}"
-                      for r in fmt.inconclusive(analysis)],
+        overhead_header=overhead_header(run.correction)
+        + (list(fmt.PUBLISHED_COLUMNS) if pub else []),
+        inconclusive=fmt.inconclusive_lines(analysis),
+        claims=[{"mark": fmt.CLAIM_MARKS.get(c.status, c.status),
+                 "cls": {"holds": "pass", "does not hold": "fail"}.get(c.status, "inconclusive"),
+                 "line": f"{c.text} ({c.source}; {c.benchmark} · {c.metric}: {c.holds_if})",
+                 "why": c.message} for c in analysis.claims],
+        footer=fmt.footer(analysis),
         published_only=fmt.published_only_lines(analysis),
         aggregates_title=failures.title(aggregates.AGGREGATES_TITLE),
         aggregates=aggregates.aggregate_lines(analysis), failures=failures_view(analysis),

@@ -67,30 +67,32 @@ def render(analysis: RunReport) -> str:
         out.append("")
     current = None
     pub = fmt.has_published(analysis)
+    cols = fmt.comparison_columns(run.correction)
     for r in analysis.results:
         if r.benchmark != current:
             current = r.benchmark
             out += ["", f"## {_esc(current)}", "",
                     _row(["environment", "metric", "n", failures.COLUMN, "trimmed mean",
-                          "median", "CV", "95 % CI", "overhead vs baseline", "overhead CI", "p",
-                          "verdict"]
+                          "median", "CV", "95 % CI", *cols, "verdict"]
                          + (list(fmt.PUBLISHED_COLUMNS) if pub else [])),
-                    _row(["---"] * 2 + ["---:"] * 9 + [":---:"]
+                    _row(["---"] * 2 + ["---:"] * (6 + len(cols)) + [":---:"]
                          + (["---:", "---:", "---"] if pub else []))]
         vs = r.vs_baseline
         out.append(_row(([
             r.environment, fmt.metric_cell(r),
             r.n, failures.cell(r) if not r.failed_trials else f"**{failures.cell(r)}**",
             fmt.value(r.trimmed_mean), fmt.value(r.median), fmt.cv_cell(r),
-            fmt.ci(r.ci_low, r.ci_high),
-            fmt.pct(vs.overhead_pct) if vs else "—",
-            fmt.ci_pct(vs.ci_low, vs.ci_high) if vs else "—",
-            fmt.p(vs.p_value) if vs else "—",
-            fmt.verdict_cell(r, run.baseline)])
+            fmt.ci(r.ci_low, r.ci_high), *fmt.comparison_cells(vs, run.correction),
+            fmt.verdict_cell(r, run.baseline, run.analysis)])
             + (fmt.published_cells(r, run.baseline) if pub else [])))
-    out += _section("Inconclusive verdicts", [
-        f"{_esc(r.environment)} · {_esc(r.benchmark)} · {_esc(r.metric)}: "
-        f"{_esc(r.vs_baseline.message)}" for r in fmt.inconclusive(analysis)])
+        for other in r.vs_others:
+            out.append(_row([fmt.other_label(other), fmt.metric_cell(r), *([""] * 6),
+                             *fmt.comparison_cells(other, run.correction),
+                             fmt.vs_mark(other, run.baseline, run.analysis, False)]
+                            + ([""] * len(fmt.PUBLISHED_COLUMNS) if pub else [])))
+    out += _section("Inconclusive verdicts", [_esc(x) for x in fmt.inconclusive_lines(analysis)])
+    out += _section("Claims of the study's source, checked on this run",
+                    [_esc(x) for x in fmt.claim_lines(analysis)])
     out += _section("Published figures not measured in this run",
                     fmt.published_only_lines(analysis))
     out += _section(failures.title(aggregates.AGGREGATES_TITLE),
@@ -104,10 +106,7 @@ def render(analysis: RunReport) -> str:
     out += profile_lines(analysis)
     out += _section("Warnings", [f"**{w.kind}** {_esc(fmt.where(w))}: {_esc(w.message)}"
                                  for w in analysis.warnings])
-    out += ["", "_Trimmed mean: the seed method (drop the highest and the lowest sample, mean of "
-            "the rest). Overhead: positive = worse than the baseline, whatever the metric's "
-            "direction. CI: 95 % bootstrap. p: two-sided permutation test of the trimmed means; "
-            f"verdicts at alpha {run.alpha:g}._"
+    out += ["", f"_{_esc(fmt.footer(analysis))} 95 % CI: bootstrap CI of the trimmed mean._"
             + (" _Measured ratio: environment / reference (the baseline unless named), beside "
                "the source's published ratio (derived from its table's values where it gives "
                "values) and its own ✓/✗ verdict._" if pub else ""), ""]

@@ -13,8 +13,9 @@ from ...model import Comparison, RunReport
 from .. import aggregates, failures, fmt, matrix, profiles
 from ..exporter import Exporter
 
-STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow",
-         "worse": "red", "better": "green"}
+STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "differs": "cyan",
+         fmt.DIFFERS: "cyan", "worse": "red", "better": "green", "holds": "green",
+         "does not hold": "red"}
 
 
 def _styled(text: str, key: str | None) -> str:
@@ -35,19 +36,22 @@ def matrix_table(analysis: RunReport) -> Table:
 
 def _tables(analysis: RunReport):
     pub = fmt.has_published(analysis)
-    baseline = analysis.run.baseline
+    run = analysis.run
+    baseline = run.baseline
     for bench, rows in groupby(analysis.results, key=lambda r: r.benchmark):
         rows = list(rows)
         table = Table(title=escape(f"{bench}"), title_justify="left", show_lines=False)
+        width = max(len(x) for r in rows
+                    for x in [r.environment] + [fmt.other_label(v) for v in r.vs_others])
         for col, just in (("environment", "left"), ("metric", "left"), ("n", "right"),
-                          (failures.COLUMN, "right"), ("trimmed mean", "right"), ("median", "right"), ("CV", "right"),
-                          ("95 % CI", "right"), ("vs baseline", "right"), ("overhead CI", "right"),
-                          ("p", "right"), ("verdict", "left"),
+                          (failures.COLUMN, "right"), ("trimmed mean", "right"),
+                          ("median", "right"), ("CV", "right"), ("95 % CI", "right"),
+                          *((c, "right") for c in fmt.comparison_columns(run.correction)),
+                          ("verdict", "left"),
                           *(((c, "right") for c in fmt.PUBLISHED_COLUMNS) if pub else ())):
             # labels are what a reader scans for: never wrap or cut them
             table.add_column(col, justify=just, no_wrap=col in ("environment", "metric"),
-                             min_width=max(len(r.environment) for r in rows)
-                             if col == "environment" else None)
+                             min_width=width if col == "environment" else None)
         for r in rows:
             vs = r.vs_baseline
             failed = failures.cell(r)
@@ -56,11 +60,15 @@ def _tables(analysis: RunReport):
                 f"{r.n}", f"[red]{failed}[/]" if r.failed_trials else failed,
                 fmt.value(r.trimmed_mean), fmt.value(r.median), fmt.cv_cell(r),
                 fmt.ci(r.ci_low, r.ci_high),
-                fmt.pct(vs.overhead_pct) if vs else "—",
-                fmt.ci_pct(vs.ci_low, vs.ci_high) if vs else "—",
-                fmt.p(vs.p_value) if vs else "—",
-                _styled(fmt.verdict_cell(r, baseline), vs.verdict if vs else None),
+                *(escape(c) for c in fmt.comparison_cells(vs, run.correction)),
+                _styled(fmt.verdict_cell(r, baseline, run.analysis), vs.verdict if vs else None),
                 *(escape(c) for c in (fmt.published_cells(r, baseline) if pub else ())))
+            for other in r.vs_others:
+                table.add_row(escape(fmt.other_label(other)), escape(fmt.metric_cell(r)),
+                              *([""] * 6),
+                              *(escape(c) for c in fmt.comparison_cells(other, run.correction)),
+                              _styled(fmt.vs_mark(other, baseline, run.analysis, False), other.verdict),
+                              *([""] * len(fmt.PUBLISHED_COLUMNS) if pub else ()))
         yield table
 
 
@@ -82,9 +90,9 @@ def print_report(analysis, console: Console) -> None:
                  fmt.method_note_lines(analysis))
     for table in _tables(analysis):
         console.print(table)
-    _print_lines(console, "inconclusive verdicts",
-                 [f"{r.environment} · {r.benchmark} · {r.metric}: {r.vs_baseline.message}"
-                  for r in fmt.inconclusive(analysis)])
+    _print_lines(console, "inconclusive verdicts", fmt.inconclusive_lines(analysis))
+    _print_lines(console, "claims of the study's source, checked on this run",
+                 fmt.claim_lines(analysis))
     _print_lines(console, "published figures not measured in this run",
                  fmt.published_only_lines(analysis))
     _print_lines(console, aggregates.AGGREGATES_TITLE, aggregates.aggregate_lines(analysis))
@@ -98,9 +106,7 @@ def print_report(analysis, console: Console) -> None:
         for w in analysis.warnings:
             console.print(f"  [yellow]{escape(w.kind)}[/] {escape(fmt.where(w))}: "
                           f"{escape(w.message)}", highlight=False)
-    console.print("overhead: positive = worse than baseline, whatever the metric's direction; "
-                  "↑ higher is better, ↓ lower is better; p: permutation test of the trimmed "
-                  f"means, verdicts at alpha {analysis.run.alpha:g}",
+    console.print(fmt.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
                   style="dim", markup=False)
 
 
