@@ -17,7 +17,7 @@ from virtbench.environments.qemu.vmm import QemuProcess
 from virtbench.profile.kvm_stat import parse_perf_kvm_stat_report
 from virtbench.transport import ExecResult
 
-KALLSYMS = (Path(__file__).resolve().parent / "fixtures" / "profile" /
+KALLSYMS = (Path(__file__).resolve().parents[1] / "fixtures" / "profile" /
             "kallsyms-6.1-ide.txt").read_text()
 
 

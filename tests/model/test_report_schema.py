@@ -19,7 +19,7 @@ from virtbench.store import Store
 
 jsonschema = pytest.importorskip("jsonschema")   # the test extras install it
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 REGENERATE = ("the result model and docs/{name} disagree; if the model's change is meant, "
               "regenerate it: python -m virtbench.model {flag} > docs/{name} (and raise "
               "SCHEMA_VERSION in virtbench/model/run.py when fields change or go)")

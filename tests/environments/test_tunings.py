@@ -221,7 +221,7 @@ def test_zhang_tuning_environments_are_runnable_and_say_what_stands_in():
     from pathlib import Path
 
     from virtbench import study
-    s = study.load(Path(__file__).resolve().parents[1] / "studies" / "zhang-kvm-io.toml")
+    s = study.load(Path(__file__).resolve().parents[2] / "studies" / "zhang-kvm-io.toml")
     assert study.skipped_environments(s) == []            # none waits for a tuning any more
     untuned = "qemu:disk=ide,nic=e1000,cache=writethrough,backing=raw"
     tuned = {}

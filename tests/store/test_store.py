@@ -11,7 +11,7 @@ from virtbench.store import Sample, Store, upgrade
 
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 OLD = FIXTURES / "store" / "main-cf1ed1d.db"   # made by virtbench at main cf1ed1d (2 pi trials)
 

@@ -24,7 +24,7 @@ from virtbench.environments.qemu.options import size_bytes
 from virtbench.errors import VirtbenchError
 from virtbench.transport import ExecResult
 
-PACKAGE = Path(__file__).resolve().parent.parent / "virtbench"
+PACKAGE = Path(__file__).resolve().parents[2] / "virtbench"
 
 
 # -- isolation -----------------------------------------------------------------------------
