@@ -71,7 +71,8 @@ class GuestSide:
             ssh_target=can("the guest's sshd"), pause=can("QMP stop/cont"),
             drop_caches=can("the guest's, then the host's"),
             memory_size=can(f"mem={self.values['mem']}"), pair_end=can(),
-            exit_profile=self._exit_profile_answer())
+            exit_profile=self._exit_profile_answer(),
+            guest_root_io=can("root in the guest: port 0xed and the HPET of QEMU's device model"))
 
     def kernel_path(self, name: str) -> str:
         return f"{GUEST_KERNEL_DIR}/{name}"
