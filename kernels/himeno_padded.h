@@ -9,51 +9,22 @@
  * time (pad_imax, pad_jmax, pad_kmax, as the reference's static ints): gcc compiles it to
  * scalar code of the reference's length, so the two programs run at the same speed
  * (bench/kernels.py).  Static arrays are zero until first touched, and only what a run
- * touches is memory: a small size costs nothing of a large one's arrays.
+ * touches is memory: a small size costs nothing of a large one's arrays -- but every run
+ * needs their address space, so L's (1.9 GB) are built into a program of their own,
+ * himeno-l (a 1 GB guest could not even start a program that declared them).
  */
 
 #define PAD_N ((size_t)PAD_MI * PAD_MJ * PAD_MK)
-#ifndef PAD_HEAP
 static float PAD(p)[PAD_MI][PAD_MJ][PAD_MK];
 static float PAD(a)[4][PAD_MI][PAD_MJ][PAD_MK], PAD(b)[3][PAD_MI][PAD_MJ][PAD_MK],
     PAD(c)[3][PAD_MI][PAD_MJ][PAD_MK];
 static float PAD(bnd)[PAD_MI][PAD_MJ][PAD_MK];
 static float PAD(wrk1)[PAD_MI][PAD_MJ][PAD_MK], PAD(wrk2)[PAD_MI][PAD_MJ][PAD_MK];
-#else
-/* A size whose static arrays would be too large to declare (L: 1.9 GB of them would be
- * address space every run of this program needs, even of XS): the same arrays from the heap,
- * allocated once, reached through pointers to arrays of the same shape. */
-static float (*PAD(p))[PAD_MJ][PAD_MK];
-static float (*PAD(a))[PAD_MI][PAD_MJ][PAD_MK], (*PAD(b))[PAD_MI][PAD_MJ][PAD_MK],
-    (*PAD(c))[PAD_MI][PAD_MJ][PAD_MK];
-static float (*PAD(bnd))[PAD_MJ][PAD_MK];
-static float (*PAD(wrk1))[PAD_MJ][PAD_MK], (*PAD(wrk2))[PAD_MJ][PAD_MK];
-#endif
 
 /* The benchmark's initial state on the imax x jmax x kmax grid; everything else (the padding
  * planes, and every field a run before this one changed) zero. */
 static void PAD(init)(void)
 {
-#ifdef PAD_HEAP
-    if (PAD(p) == NULL) {
-        float *f[7];
-        const size_t count[7] = {1, 4, 3, 3, 1, 1, 1};
-        for (int m = 0; m < 7; m++) {
-            f[m] = aligned_alloc(64, (count[m] * PAD_N * sizeof(float) + 63) / 64 * 64);
-            if (f[m] == NULL) {
-                fprintf(stderr, "himeno: out of memory for the fields\n");
-                exit(EXIT_INTERNAL);
-            }
-        }
-        PAD(p) = (void *)f[0];
-        PAD(a) = (void *)f[1];
-        PAD(b) = (void *)f[2];
-        PAD(c) = (void *)f[3];
-        PAD(bnd) = (void *)f[4];
-        PAD(wrk1) = (void *)f[5];
-        PAD(wrk2) = (void *)f[6];
-    }
-#endif
     memset(PAD(p), 0, PAD_N * sizeof(float));
     memset(PAD(a), 0, 4 * PAD_N * sizeof(float));
     memset(PAD(b), 0, 3 * PAD_N * sizeof(float));

@@ -132,6 +132,9 @@ def test_himeno_layout_parameter_reaches_the_kernel_and_the_label(fixture_text):
     assert himeno.argv(himeno.params(), Env())[:5] == ["/k/himeno", "-s", "M", "-l", "padded"]
     packed = himeno.params({"layout": "packed"})
     assert himeno.argv(packed, Env())[3:5] == ["-l", "packed"]
+    # size L's padded arrays are their own program (1.9 GB of static arrays)
+    assert himeno.argv(himeno.params({"size": "L"}), Env())[0] == "/k/himeno-l"
+    assert himeno.argv(himeno.params({"size": "L", "layout": "packed"}), Env())[0] == "/k/himeno"
     # the faster variant is never mistaken for the reference's figures: its label says so
     assert default_label("himeno", packed) == "himeno[layout=packed]"
     assert default_label("himeno", himeno.params()) == "himeno"

@@ -99,7 +99,8 @@ def test_himeno_gosa_matches_numpy_reference(run_kernel, size, iterations, rel_t
 
 @pytest.mark.parametrize("size,iterations", [("XS", 1), ("XS", 96), ("S", 3), ("M", 1), ("L", 1)])
 def test_himeno_residual_checked_against_the_reference_table(run_kernel, size, iterations):
-    out = assert_contract(run_kernel("himeno", "-s", size, "-n", iterations, timeout=300))
+    program = "himeno-l" if size == "L" else "himeno"     # L's static arrays: their own program
+    out = assert_contract(run_kernel(program, "-s", size, "-n", iterations, timeout=300))
     assert out["verified"] is True
     assert out["gosa"] == out["gosa_expected"]
 
@@ -114,6 +115,20 @@ def test_himeno_layouts_give_the_same_residual_bit_for_bit(run_kernel, size, ite
     assert (default["layout"], padded["layout"], packed["layout"]) == ("padded", "padded", "packed")
     assert default["gosa"] == padded["gosa"] == packed["gosa"] == padded["gosa_expected"]
     assert padded["verified"] is True and packed["verified"] is True
+
+
+def test_size_l_padded_is_himeno_l_and_himeno_l_is_size_l_only(run_kernel):
+    """L's padded arrays (1.9 GB of static arrays) would make every himeno run need that much
+    address space: they are in himeno-l alone, and each program says which to use."""
+    refused = run_kernel("himeno", "-s", "L", "-n", 1)
+    assert_usage_error(refused)
+    assert "himeno-l" in refused.stderr
+    packed = assert_contract(run_kernel("himeno", "-s", "L", "-l", "packed", "-n", 1, timeout=300))
+    assert packed["verified"] is True
+    other = run_kernel("himeno-l", "-s", "M", "-n", 1)
+    assert_usage_error(other)
+    assert "size M is the program himeno" in other.stderr
+    assert run_kernel("himeno-l", "-s", "L", "-l", "packed", "-n", 1, timeout=300).returncode == 0
 
 
 @pytest.mark.parametrize("layout", ["padded", "packed"])
