@@ -34,13 +34,16 @@
  * is listed under "skipped" with the reason; one that failed, under "failed" (exit 1).
  *
  * Usage: primitives [--only LIST] [--cpus N] [--target-ms MS] [--repeats N]
- *                   [--timer-samples N] [--start-at T [--slot S]] [--samples] | --dump-chase N
+ *                   [--timer-samples N] [--start-at T [--slot S]] [--samples]
+ *        primitives --dump-chase N | --port-claimed FILE
  * --cpus N: use the first N CPUs this process may run on (default 2; 1 skips the cross-CPU
  * figures).
  * --start-at T: the first family starts at T on CLOCK_MONOTONIC; --slot S: family f (in the
  * order above, counting only those run) starts at T + f S.  "sections" stamps each family's
  * start and end.  --samples adds every timer sample.  --dump-chase N prints the successors of
- * an N-line cycle as the memlat family links them (a test checks it).
+ * an N-line cycle as the memlat family links them (a test checks it); --port-claimed FILE says
+ * whether an ioports listing gives port 0xed to anything (as the ioport family checks the
+ * guest's /proc/ioports before it writes).
  * Human-readable text goes to stderr; stdout carries exactly one JSON line.
  */
 #define _GNU_SOURCE
@@ -573,7 +576,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: primitives [--only LIST] [--cpus N] [--target-ms MS] [--repeats N]\n"
             "                  [--timer-samples N] [--start-at T [--slot S]] [--samples]\n"
-            "       primitives --dump-chase N\n"
+            "       primitives --dump-chase N | --port-claimed FILE\n"
             "  --only LIST        families, comma-separated: syscall, pagefault, ctxsw, timer,\n"
             "                     memlat, ioport (default: all but ioport; ioport writes an I/O\n"
             "                     port and reads the HPET: guests only, as root)\n"
@@ -585,7 +588,8 @@ static void usage(void)
             "  --start-at T       start the first family at T s of CLOCK_MONOTONIC (within an hour)\n"
             "  --slot S           with --start-at: family f starts at T + f S\n"
             "  --samples          print every timer sample\n"
-            "  --dump-chase N     print the successors of an N-line cycle and exit\n",
+            "  --dump-chase N     print the successors of an N-line cycle and exit\n"
+            "  --port-claimed F   say whether ioports listing F gives port 0xed to anything\n",
             MAX_REPEATS);
 }
 
@@ -628,6 +632,14 @@ int main(int argc, char **argv)
             continue;
         } else if (strcmp(opt, "--dump-chase") == 0 && parse_long(val, 2, 1L << 24, &n) == 0) {
             return dump_chase(n);
+        } else if (strcmp(opt, "--port-claimed") == 0 && val) {
+            /* 0xed, the port the ioport family writes, and 0x80 beside it (the DMA page
+             * registers and POST codes: claimed wherever there is a PC) */
+            int c = port_claimed(val, IO_PORT), c80 = port_claimed(val, 0x80);
+            printf("{\"kernel\":\"primitives-ioports\",\"port\":\"0x%x\",\"claimed\":%s,"
+                   "\"claimed_0x80\":%s}\n", IO_PORT, c < 0 ? "null" : c ? "true" : "false",
+                   c80 < 0 ? "null" : c80 ? "true" : "false");
+            return EXIT_OK;
         } else if (strcmp(opt, "--only") == 0 && val && parse_only(val) == 0) {
         } else if (strcmp(opt, "--cpus") == 0 && parse_long(val, 1, 2, &n) == 0) {
             use_cpus = (int)n;

@@ -158,3 +158,17 @@ def test_the_kernel_names_the_benchmarks_metrics():
     ours = [(name, fam.upper(), unit) for fam, ms in FAMILIES.items() for name, unit, _ in ms]
     assert in_c == ours
     assert len(in_c) == 23
+
+
+@pytest.mark.parametrize("listing", ["ioports-qemu-q35.txt", "ioports-qemu-pc.txt",
+                                     "ioports-devvm.txt"])
+def test_port_0xed_is_given_to_nothing_in_real_ioports_listings(run_kernel, listing):
+    """The ioport family writes 0xed only when the guest's /proc/ioports gives it to nothing:
+    in QEMU's q35 and pc machines only the PCI host bridge's window (0000-0cf7) spans it,
+    while 0x80 beside it is a device's (dma page reg)."""
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "kernels" / listing
+    out = assert_contract(run_kernel("primitives", "--port-claimed", str(path)))
+    assert out["port"] == "0xed" and out["claimed"] is False and out["claimed_0x80"] is True
+    missing = assert_contract(run_kernel("primitives", "--port-claimed", "/nonexistent"))
+    assert missing["claimed"] is None                       # cannot tell: then it never writes
