@@ -127,3 +127,18 @@ def test_ioport_joins_all_only_where_the_environment_offers_it():
     assert PRIM.requirements(params) == ()
     assert PRIM.argv(explicit, Env(True))[2] == "ioport"
     assert PRIM.slots_needed(params) == 6 and PRIM.slots_needed(explicit) == 1
+
+
+def test_parser_on_a_real_tcg_guest_run_with_the_exits(fixture_text):
+    """Captured in virtbench's TCG guest (one vCPU): the ioport family ran (root in a guest),
+    the cross-CPU figures are skipped with the reason."""
+    text = fixture_text("kernels", "primitives-tcg-quick.stdout")
+    values = PRIM.parse(text)
+    assert {"ioport_out_ns", "mmio_read_ns", "cpuid_ns"} <= set(values)
+    assert "ctxsw_cross_cpu_ns" not in values
+    raw = json.loads(text)
+    assert raw["io"] == {"port": "0xed", "mmio": "HPET main counter through /dev/hpet",
+                         "hpet_vendor": "0x8086"}
+    assert raw["families"][-1] == "ioport"
+    assert ("primitives-skipped", "ctxsw_cross_cpu_ns: this environment gives the process one "
+            "CPU") in PRIM.extra_warnings(text)
