@@ -142,3 +142,16 @@ def test_parser_on_a_real_tcg_guest_run_with_the_exits(fixture_text):
     assert raw["families"][-1] == "ioport"
     assert ("primitives-skipped", "ctxsw_cross_cpu_ns: this environment gives the process one "
             "CPU") in PRIM.extra_warnings(text)
+
+
+def test_a_clock_read_that_is_a_system_call_is_said(fixture_text):
+    """Two vCPUs under TCG: the guest's TSC is unstable, its clocksource hpet, and every
+    clock_gettime a system call plus an HPET read (Zhang's experiment, by accident)."""
+    two = fixture_text("kernels", "primitives-tcg-2vcpu-quick.stdout")
+    assert json.loads(two)["clocksource"] == "hpet"
+    assert PRIM.extra_warnings(two) == [(
+        "primitives-clocksource", "clocksource hpet: clock_gettime is a system call here (the "
+        "vDSO reads only tsc-based clocksources), plus a read of the device")]
+    assert {"ctxsw_cross_cpu_ns", "futex_cross_cpu_ns"} <= set(PRIM.parse(two))
+    one = fixture_text("kernels", "primitives-tcg-quick.stdout")
+    assert not [w for w in PRIM.extra_warnings(one) if w[0] == "primitives-clocksource"]

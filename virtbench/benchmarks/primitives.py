@@ -59,6 +59,9 @@ FAMILIES: dict[str, tuple[tuple[str, str, str], ...]] = {
 FAMILY_NAMES = tuple(FAMILIES)
 ALWAYS = tuple(f for f in FAMILY_NAMES if f != "ioport")
 METRIC_FAMILY = {name: fam for fam, ms in FAMILIES.items() for name, _, _ in ms}
+# x86 clocksources the vDSO reads in user space; with any other (hpet, acpi_pm, jiffies)
+# clock_gettime is a system call, plus a device read for hpet and acpi_pm
+VDSO_CLOCKSOURCES = ("tsc", "kvm-clock", "hyperv_clocksource_tsc_page")
 
 
 def families_of(only: str) -> tuple[str, ...]:
@@ -169,11 +172,19 @@ class Primitives(Benchmark):
             return None
 
     def extra_warnings(self, text):
-        """Why a metric is missing (one CPU, no huge pages granted), and loops that hit their
-        cap before lasting the target."""
+        """Why a metric is missing (one CPU, no huge pages granted), a clock read that is a
+        system call (a clocksource the vDSO cannot read), and loops that hit their cap before
+        lasting the target."""
         result = kernel_result(text, "primitives")
         out = [("primitives-skipped", f"{name}: {why}")
                for name, why in sorted((result.get("skipped") or {}).items())]
+        source = result.get("clocksource")
+        if "clock_gettime_ns" in (result.get("results") or {}) and source and \
+                source not in VDSO_CLOCKSOURCES:
+            out.append(("primitives-clocksource", f"clocksource {source}: clock_gettime is a "
+                        "system call here (the vDSO reads only tsc-based clocksources), "
+                        f"{'plus a read of the device' if source in ('hpet', 'acpi_pm') else ''}"
+                        .rstrip(", ")))
         short = sorted(name for name, entry in (result.get("results") or {}).items()
                        if isinstance(entry, dict) and entry.get("short") is True)
         if short:
