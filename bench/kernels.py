@@ -333,8 +333,9 @@ def compare_primitives(bindir: Path, args) -> dict:
         near = [nearest_size(m["memlat"], mb) for _, m in runs]
         row(f"memlat {ws} ({mb:g} MB; lmbench {near[0][0]:g} MB)",
             [r[f"memlat_{ws}_4k_ns"]["value"] for r in res], [n[1] for n in near],
-            "both a chain of dependent loads; lat_mem_rd -t visits one random line per page in "
-            "turn, ours a random cycle through every line")
+            "both a chain of dependent loads; lat_mem_rd -t walks the set's pages in turn, one "
+            "line of each, so every load misses a TLB smaller than the set; ours goes to any "
+            "line next (a TLB hit when its page happens to be cached)")
     print(f"\n== primitives vs lmbench (median of {args.rounds} interleaved pairs, ours/lmbench)")
     for r in rows:
         print(f"  {r['primitive']:<38} ours {r['ours_ns']:10.1f} ns  lmbench "

@@ -50,6 +50,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -665,6 +666,9 @@ int main(int argc, char **argv)
         usage();
         return EXIT_USAGE;
     }
+    /* a partner process that died makes a write to its pipe fail (EPIPE, a failed figure),
+     * never kill this one */
+    signal(SIGPIPE, SIG_IGN);
     if (allowed_cpus(&cpu) != 0) {
         fprintf(stderr, "primitives: cannot read this process's CPU affinity: %s\n",
                 strerror(errno));
