@@ -60,4 +60,4 @@ def test_a_study_environments_note_reaches_the_report():
                 "environments": [{"label": "qemu-tcg/ide/virtio-net/e1000_itr=0", "kind": "qemu",
                                   "metadata": {}, "status": "up", "boot_s": None,
                                   "note": "stand-in for 'NAPI removed'"}]}
-    assert header_lines(analysis)[2].endswith("note: stand-in for 'NAPI removed'")
+    assert header_lines(analysis)[3].endswith("note: stand-in for 'NAPI removed'")

@@ -125,10 +125,17 @@ def test_dry_run_builds_probes_and_starts_nothing(capsys, store_url, monkeypatch
     monkeypatch.setattr(kernels, "build", record("kernels.build"))
     monkeypatch.setattr(image, "build", record("image.build"))
     monkeypatch.setattr(kvm_probe, "kvm_probe", record("kvm_probe"))
-    for kind, cls in environments.KINDS.items():
-        monkeypatch.setattr(cls, "probe", classmethod(record(f"{kind}.probe")))
-        monkeypatch.setattr(cls, "resolve", record(f"{kind}.resolve"))
-        monkeypatch.setattr(cls, "start", record(f"{kind}.start"))
+    for kind, entry in environments.KINDS.items():
+        monkeypatch.setattr(entry, "probe", classmethod(record(f"{kind}.probe")))
+    classes, todo = [], [environments.Environment]     # every kind's class (libvirt: both forms)
+    while todo:
+        cls = todo.pop()
+        classes.append(cls)
+        todo += cls.__subclasses__()
+    for cls in classes:
+        if cls.__module__.startswith("virtbench."):
+            monkeypatch.setattr(cls, "resolve", record(f"{cls.__name__}.resolve"))
+            monkeypatch.setattr(cls, "start", record(f"{cls.__name__}.start"))
     code, out, err = run_cli(capsys, "run", str(REPO / "studies" / "quick.toml"), "--dry-run")
     assert code == 0, err
     assert called == []

@@ -7,7 +7,7 @@ import pytest
 from virtbench import benchmarks
 from virtbench.capabilities import NAMES, Capabilities, can, cannot, cannot_run
 from virtbench.environments import KINDS, create
-from virtbench.environments.base import Environment
+from virtbench.environments.base import ABILITIES, Environment
 from virtbench.errors import VirtbenchError
 
 ROOT = os.geteuid() == 0
@@ -157,52 +157,70 @@ def test_every_kind_answers_without_io(monkeypatch):
     assert answered >= 3
 
 
-# -- a kind that implements a hook declares it -----------------------------------------------
+# -- one declaration: a kind implements exactly the abilities it declares -------------------
 
-HOOK_CAPABILITY = {"scratch_dir": "scratch", "scratch_device": "scratch_device",
-                   "net_path": "net_path", "ssh_target": "ssh_target", "pause": "pause",
-                   "drop_caches": "drop_caches", "memory_bytes": "memory_size",
-                   "pair_path": "pairing"}
-
-# class: why it does not declare yet. An exception that no longer happens fails the test.
-UNDECLARED: dict[str, str] = {}
+# specs that construct without I/O, covering each kind's option-dependent answers
+SPECS = ("native", "qemu", "qemu:accel=tcg", "ssh:host=h", "ssh:host=h,peer=p,user=joe",
+         "libvirt:uri=qemu:///system", "libvirt:uri=test:///default,domain=d",
+         "libvirt:uri=test:///default,domain=d,peer=p", "container", "container:network=bridge",
+         "gvisor", "gvisor:network=none")
 
 
-def _kind_classes():
-    import virtbench.environments  # noqa: F401  (every kind, the group, libvirt's forms)
-    from virtbench.environments import group  # noqa: F401
-    found, todo = [], [Environment]
+def _implements(cls, method: str) -> bool:
+    return getattr(cls, method) is not getattr(Environment, method)
+
+
+def _declared() -> dict[type, set[str]]:
+    """Each kind's class and the capabilities (of ABILITIES) it declares for some spec."""
+    out: dict[type, set[str]] = {}
+    for spec in SPECS:
+        env = create(spec)
+        caps = env.capabilities()
+        out.setdefault(type(env), set()).update(c for c in ABILITIES if getattr(caps, c))
+    return out
+
+
+def test_a_kind_that_declares_a_capability_implements_its_methods():
+    missing = {(cls.__name__, cap, m) for cls, caps in _declared().items() for cap in caps
+               for m in ABILITIES[cap] if not _implements(cls, m)}
+    assert missing == set(), "declared can, but the base's refusal is what runs"
+
+
+def test_a_kind_that_implements_an_ability_declares_it_for_some_spec():
+    undeclared = {(cls.__name__, cap) for cls, caps in _declared().items()
+                  for cap, methods in ABILITIES.items()
+                  if cap not in caps and any(_implements(cls, m) for m in methods)}
+    assert undeclared == set(), "implemented, but no spec of the kind says it can"
+
+
+def test_every_kind_class_is_covered_by_the_specs():
+    import virtbench.environments  # noqa: F401  (every kind and libvirt's two forms)
+    found, todo = set(), [Environment]
     while todo:
         cls = todo.pop()
         for sub in cls.__subclasses__():
             todo.append(sub)
-            if sub.__module__.startswith("virtbench."):
-                found.append(sub)
-    return found
+            if sub.__module__.startswith("virtbench.") and sub.__name__ != "InstanceGroup":
+                found.add(sub)           # a group hands its instances to the benchmark
+    assert found == set(_declared())
 
 
-def _undeclared():
-    """Classes that implement a capability hook but inherit the base's 'can nothing'."""
-    out = {}
-    for cls in _kind_classes():
-        if cls.capabilities is not Environment.capabilities:
-            continue
-        hooks = [h for h in HOOK_CAPABILITY
-                 if getattr(cls, h, None) is not getattr(Environment, h, None)]
-        if hooks:
-            out[f"{cls.__module__}.{cls.__qualname__}"] = hooks
-    return out
-
-
-def test_a_kind_that_implements_a_hook_declares_what_it_offers():
-    missing = {k: v for k, v in _undeclared().items() if k not in UNDECLARED}
-    assert missing == {}, ("these kinds implement hooks but say they can nothing "
-                           f"(override capabilities()): {missing}")
-
-
-def test_every_undeclared_exception_still_happens():
-    stale = sorted(set(UNDECLARED) - set(_undeclared()))
-    assert stale == [], f"these kinds declare now; remove them from UNDECLARED: {stale}"
+@pytest.mark.parametrize("spec, call, words", [
+    ("ssh:host=h", lambda e: e.net_path(), "ssh: network benchmarks need peer=ADDR"),
+    ("gvisor:network=none", lambda e: e.net_path(), "network=none has no network"),
+    ("container", lambda e: e.ssh_target(), "no sshd is started in the container"),
+    ("ssh:host=h", lambda e: e.pause(), "the target is not virtbench's to pause"),
+    ("container", lambda e: e.profiled_trial(None, {}), "a container has no exits"),
+])
+def test_what_a_kind_cannot_is_refused_in_the_records_words(spec, call, words):
+    env = create(spec)
+    with pytest.raises(VirtbenchError) as exc:
+        call(env)
+    assert words in str(exc.value)
+    answer = {"net_path": env.capabilities().net_path, "ssh_target": env.capabilities().ssh_target,
+              "pause": env.capabilities().pause,
+              "profiled_trial": env.capabilities().exit_profile}
+    assert str(exc.value) in {a.reason for a in answer.values()}
 
 
 def test_only_a_guest_virtbench_boots_offers_root_io_and_each_kind_says_why_not():

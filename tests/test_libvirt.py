@@ -164,6 +164,16 @@ def test_bad_specs_are_one_line(spec, says):
         create(spec)
 
 
+def test_the_kinds_factory_picks_the_form():
+    from virtbench.environments import KINDS, Environment
+    from virtbench.environments.libvirt import DefinedDomain, ExistingDomain
+    assert type(create("libvirt:uri=test:///default,domain=web1")) is ExistingDomain
+    assert type(create("libvirt:uri=qemu:///system,accel=tcg")) is DefinedDomain
+    entry = KINDS["libvirt"]        # the registry's entry is no environment: nothing makes one
+    assert not isinstance(entry, type) or not issubclass(entry, Environment)
+    assert "uri= (required); with domain=NAME: " in entry.options_text()
+
+
 def test_an_unknown_domain_or_driver_is_one_line_before_anything_runs(capsys, store_url):
     env = create("libvirt:uri=test:///default,domain=nope")
     with pytest.raises(EnvironmentUnusable, match="no domain nope at test:///default.*virsh"):
@@ -291,10 +301,12 @@ def test_a_defined_domain_that_ended_says_how_and_the_guests_panic(tmp_path):
         def state(self):
             return [libvirt.VIR_DOMAIN_SHUTOFF, libvirt.VIR_DOMAIN_SHUTOFF_CRASHED]
 
+    from virtbench.environments.libvirt.domain import DomainVmm
     env = create("libvirt:uri=qemu:///system,accel=tcg")
-    env.dom, env.console_log = Dom(), tmp_path / "console.log"
+    env.vmm = DomainVmm(env.label, tmp_path, "qemu:///system")     # as launch() makes it
+    env.vmm.dom = Dom()
     assert env.lost_reason() == "the domain is shut off (crashed)"
-    env.console_log.write_text("[    1.0] ok\n[    2.5] Kernel panic - not syncing: Attempted "
+    (tmp_path / "console.log").write_text("[    1.0] ok\n[    2.5] Kernel panic - not syncing: Attempted "
                                "to kill init! exitcode=0x00000009\n")
     assert env.lost_reason() == ("the domain is shut off (crashed); guest Kernel panic - not "
                                  "syncing: Attempted to kill init! exitcode=0x00000009")

@@ -119,6 +119,29 @@ def test_a_guest_lost_mid_trial_fails_that_trial_restarts_and_the_run_goes_on(st
     assert any(w["kind"] == "environment_lost" for w in store.warnings(out.run_id))
 
 
+class Stepped(FakeEnv):
+    """A fake that keeps the base's life cycle (its steps, not its own start and stop)."""
+
+    start = Environment.start
+    stop = Environment.stop
+
+    def launch(self):
+        self.log.append(("start", self.name))
+        self.alive = True
+        self.resources.add("the fake process", lambda: setattr(self, "alive", False))
+
+
+def test_each_boots_step_times_are_stored_with_the_environment(store_url):
+    store = Store(store_url)
+    env = Stepped("guest", [], die_on={2})
+    out = _run(store, [env], FakeStudy(trials=3))
+    meta = store.environments(out.run_id)[0]["metadata"]
+    # the last boot's steps (a restart after the loss at trial 2), and its stop at the end
+    assert set(meta["lifecycle"]) == {"prepare_s", "start_s", "ready_s", "stop_s"}
+    assert all(v >= 0 for v in meta["lifecycle"].values())
+    assert meta["kernel"] == "fake" and not env.alive
+
+
 def test_after_max_restarts_the_environment_gives_up_and_the_others_go_on(store_url):
     store = Store(store_url)
     log: list = []

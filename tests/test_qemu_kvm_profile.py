@@ -1,10 +1,11 @@
-"""A qemu guest's profiled trial under KVM (Qemu._profile_kvm), without KVM: perf replays real
+"""A qemu guest's profiled trial under KVM (ExitProfiler._kvm), without KVM: perf replays real
 outputs (tests/fixtures/kvm) through a fake executor, QMP answers the real query-stats
 replies captured on this host, the agent hands back a real guest /proc/kallsyms. What is
 checked is the plumbing: the QEMU pid and vCPU threads perf records, query-stats taken
 before and after the trial, the trial run in the measured guest itself, the profile."""
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 from kvmfix import fixture
 from test_profile_kvm_profiler import FakeExecutor, outputs
@@ -12,6 +13,7 @@ from test_profile_kvm_profiler import FakeExecutor, outputs
 from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.environments.base import EnvSpec
 from virtbench.environments.qemu import Qemu
+from virtbench.environments.qemu.vmm import QemuProcess
 from virtbench.profile.kvm_stat import parse_perf_kvm_stat_report
 from virtbench.transport import ExecResult
 
@@ -73,17 +75,19 @@ def test_a_kvm_guest_is_profiled_in_place(tmp_path, monkeypatch):
     ex = FakeExecutor(outputs(report=report, script=fixture("kvm_exit/qemu_pckbd_trace_pipe.txt")))
     monkeypatch.setattr("virtbench.profile.kvm.HostCommands", lambda host: ex)
     env = Qemu(EnvSpec.parse("qemu:accel=kvm"))
-    env.accel, env.workdir, env.proc, env.qmp, env.agent = "kvm", tmp_path, Proc(), Qmp(ex.events), Agent()
-    env._vcpu_tids = [101, 102]
+    env.accel, env.agent = "kvm", Agent()
+    env.work = SimpleNamespace(path=tmp_path)        # the collaborators a boot leaves
+    env.vmm = QemuProcess(env.label, tmp_path)
+    env.vmm.proc, env.vmm.qmp, env.vmm._vcpu_tids = Proc(), Qmp(ex.events), [101, 102]
     assert env.capabilities().exit_profile.how.startswith("kvm")
     outcome, profile = env.profiled_trial(Seconds(), {})
     assert outcome.ok and outcome.values == {"s": 1.5}
     assert ["work"] in env.agent.ran                    # the measured guest ran the trial
-    assert [name for name, _ in env.qmp.asked] == ["query-stats", "query-stats"]
+    assert [name for name, _ in env.vmm.qmp.asked] == ["query-stats", "query-stats"]
     # KVM's counters are read once perf records and before it stops: the same window
     assert ex.events == ["popen kvm", "popen record", "enable kvm", "enable record", "query-stats",
                          "query-stats", "terminate kvm", "terminate record"]
-    assert env.qmp.asked[0][1]["providers"][0]["provider"] == "kvm"
+    assert env.vmm.qmp.asked[0][1]["providers"][0]["provider"] == "kvm"
     recorders = [" ".join(argv) for argv in ex.started]
     assert any("stat record" in r and "101,102" in r for r in recorders), recorders
     assert profile.source == "kvm"

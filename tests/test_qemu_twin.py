@@ -3,6 +3,7 @@ import pytest
 
 from virtbench.environments.base import EnvSpec
 from virtbench.environments.qemu import Qemu
+from virtbench.environments.qemu.profiling import ExitProfiler
 from virtbench.environments.capacity import TWIN_HEADROOM, twin_memory_refusal
 from virtbench.errors import VirtbenchError
 
@@ -25,15 +26,17 @@ def test_the_twin_is_not_booted_when_it_would_not_fit(monkeypatch):
     env.accel = "tcg"
     booted = []
     monkeypatch.setattr(Qemu, "start", lambda self: booted.append(self))
-    monkeypatch.setattr(type(env), "_twin_memory_refusal",
-                        lambda self: twin_memory_refusal(self.label, self.host_memory_reserved(),
+    monkeypatch.setattr(ExitProfiler, "twin_memory_refusal",
+                        lambda self: twin_memory_refusal(self.label,
+                                                         self.measured.host_memory_reserved(),
                                                          2 * GIB))
     with pytest.raises(VirtbenchError, match="profiling twin needs 4.00 GiB"):
-        env._profiling_twin()
+        env.exit_profiler().twin()
     assert booted == []
 
 
 def test_the_host_reading_uses_memavailable():
     env = Qemu(EnvSpec.parse("qemu:mem=2G,accel=tcg"))
-    assert env._twin_memory_refusal("MemTotal: 8000000 kB\nMemAvailable: 1000000 kB\n")
-    assert env._twin_memory_refusal("MemTotal: 8000000 kB\nMemAvailable: 7000000 kB\n") is None
+    profiler = env.exit_profiler()
+    assert profiler.twin_memory_refusal("MemTotal: 8000000 kB\nMemAvailable: 1000000 kB\n")
+    assert profiler.twin_memory_refusal("MemTotal: 8000000 kB\nMemAvailable: 7000000 kB\n") is None

@@ -120,8 +120,9 @@ class _Guest:
     def __init__(self, owns: bool):
         self.owns, self.argvs = owns, []
 
-    def owns_scratch_filesystem(self):
-        return self.owns
+    def capabilities(self):
+        from virtbench.capabilities import Capabilities, can
+        return Capabilities.none("fake").with_(scratch=can("disk" if self.owns else "directory"))
 
     def exec(self, argv, timeout, env=None):
         from virtbench.transport import ExecResult

@@ -27,7 +27,7 @@ def clean_dirs(tmp_path, monkeypatch, store_url):
 
 @pytest.mark.parametrize("text, words", [
     # unknown keys, at the top and in each table
-    ('colour = "red"\n', "unknown key 'colour'; valid keys: alpha, baseline, benchmark"),
+    ('colour = "red"\n', "unknown key 'colour'; valid keys: alpha, analysis, baseline, benchmark"),
     ('[[environment]]\nspec = "native"\nimage = "x"\n', "environment[1] (native): unknown key 'image'"),
     ('[[benchmark]]\nname = "pi"\n[[benchmark]]\nname = "stream"\nparms = { processes = 2 }\n',
      "benchmark[2] (stream): unknown key 'parms'; valid keys: label, method_note, name, params"),

@@ -45,7 +45,7 @@ def test_non_default_tunings_appear_in_the_label_in_option_order():
 
 
 def test_libvirt_defined_domains_take_the_tunings_too():
-    env = Libvirt(EnvSpec.parse("libvirt:uri=qemu:///system,nic=virtio-net,napi_tx=off"))
+    env = Libvirt.create(EnvSpec.parse("libvirt:uri=qemu:///system,nic=virtio-net,napi_tx=off"))
     assert requested(env.values) == {"napi_tx": "off"}
     assert env.label.endswith("/napi_tx=off")
 

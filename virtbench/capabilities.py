@@ -42,7 +42,8 @@ def cannot(reason: str) -> Answer:
 class Capabilities:
     """One field per capability a benchmark may need (the names `needs` uses)."""
 
-    scratch: Answer          # a place on the storage under test: how = "disk" | "directory"
+    scratch: Answer          # a place on the storage under test: how = "disk" (one virtbench
+                             # made: its file system is ours to remount) | "directory"
     scratch_device: Answer   # the block device under test, to read (hdparm)
     net_path: Answer         # a network path whose host side virtbench runs servers on
     remote_peer: Answer      # a second machine one hop behind the host (ping-hops' split)

@@ -42,8 +42,18 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     run.add_argument("--profile", choices=["exits"],
                      help="exits: after the measured trials, one profiled trial per guest x "
                           "benchmark says why (VM exits under KVM, would-be exits under TCG)")
+    add_analysis_flag(run)
     if dry_run:
         run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+
+
+ANALYSES = ("paired", "unpaired")
+
+
+def add_analysis_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--analysis", choices=ANALYSES,
+                        help="how verdicts are made: paired (default: each block's ratio to "
+                             "the reference, docs/decisions.md) or unpaired (trimmed means)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", default="table", choices=report.FORMATS)
     rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     rep.add_argument("--threshold", type=float, help="verdict threshold in %% (default: the study's)")
+    rep.add_argument("--baseline", metavar="LABEL",
+                     help="re-analyse the stored run against another of its environments "
+                          "(default: the run's baseline); nothing is run again")
+    add_analysis_flag(rep)
     rep.add_argument("--profile", action="store_true",
                      help="only the run's exit profiles (recorded by run --profile exits)")
     rep.add_argument("--fleet", metavar="FLEET_ID",
@@ -101,7 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="smallest change in %% that counts (default 5)")
     cmp.add_argument("--pair", action="append", metavar="LABEL_A=LABEL_B",
                      help="compare environment LABEL_A of run A with LABEL_B of run B "
-                          "(default: same labels; one environment each pairs by itself)")
+                          "(default: same labels; one environment each pairs by itself); "
+                          "split at the '=' that gives a label of each run")
+    cmp.add_argument("--with", dest="with_labels", action="append", metavar="LABEL_B",
+                     help="with --pair LABEL_A: the label of run B to pair it with, whole "
+                          "(for labels holding '=' either way); one per --pair")
     cmp.add_argument("--store", metavar="URL")
     fleet_commands.add_parsers(sub, add_study_flags)
     return p
@@ -171,7 +189,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
         study = study_mod.load(args.study) if args.study else None
         study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
                                      baseline=args.baseline, seed=args.seed, quick=args.quick,
-                                     profile=args.profile)
+                                     profile=args.profile, analysis=args.analysis)
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
@@ -189,7 +207,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
         outcome = Runner(store, console=err, show_progress=not args.no_progress).start(prepared)
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
-    from .report.terminal import print_report
+    from .report.formats.table import print_report
     print_report(analysis.analyze_run(store, outcome.run_id), out)
     if outcome.failed_profiles:
         err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
@@ -272,14 +290,19 @@ def cmd_report(args, out: Console) -> int:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
         from .fleet.view import analyze_fleet
-        result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold)
+        if args.baseline:
+            raise VirtbenchError("report --fleet: each host is against the first host's same "
+                                 "environment; --baseline applies to one run (give RUN_ID)")
+        result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold,
+                               analysis=args.analysis)
     else:
-        result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold)
+        result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold,
+                                      baseline=args.baseline, analysis=args.analysis)
     if args.profile:
         _emit(report.render_profiles(result, args.format), args.output, out)
         return EXIT_OK
     if args.format == "table" and not args.output:
-        from .report.terminal import print_report
+        from .report.formats.table import print_report
         print_report(result, out)
     else:
         _emit(report.render(result, args.format), args.output, out)
@@ -299,16 +322,15 @@ def cmd_compare(args, out: Console) -> int:
         run_a, run_b = args.run_a, args.run_b
     a = analysis.analyze_run(store, run_a)
     b = analysis.analyze_run(store, run_b)
-    pairs = {}
-    for item in args.pair or []:
-        la, eq, lb = item.partition("=")
-        if not eq or not la or not lb:
-            raise VirtbenchError(f"--pair {item}: write LABEL_A=LABEL_B")
-        pairs[la] = lb
+    if args.with_labels and not args.pair:
+        raise VirtbenchError("--with LABEL_B needs --pair LABEL_A before it")
+    pairs = analysis.resolve_pairs(args.pair or [], args.with_labels,
+                                   [e.label for e in a.environments],
+                                   [e.label for e in b.environments])
     comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change,
                                        pairs=pairs or None)
     if args.format == "table" and not args.output:
-        from .report.terminal import print_compare
+        from .report.formats.table import print_compare
         print_compare(comparison, out)
     else:
         _emit(report.render_compare(comparison, args.format), args.output, out)

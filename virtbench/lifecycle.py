@@ -114,6 +114,7 @@ class Lifecycle:
         if env.stands_for:
             meta["stands_for"] = env.stands_for    # a user's target measured as a study's env
         meta["pinning"] = {"mode": self.pin, "host_cpus": list(self.cpus), "benchmarks": {}}
+        meta["lifecycle"] = dict(env.step_s)        # prepare_s, start_s, ready_s (base.STEPS)
         self.meta[label] = meta
         self.store.upsert_environment(self.run_id, label, status="up", metadata=jsonable(meta),
                                       boot_s=boot_s)
@@ -204,6 +205,11 @@ class Lifecycle:
             env.stop()
         except Exception as exc:  # cleanup must go on
             self.console.print(f"[red]stopping {escape(label)} failed: {escape(str(exc))}[/]")
+        meta = self.meta.get(label)
+        if label in self.up and meta is not None and "stop_s" in env.step_s:
+            meta["lifecycle"]["stop_s"] = env.step_s["stop_s"]     # the boot's last step
+            _safe(lambda: self.store.upsert_environment(self.run_id, label,
+                                                        metadata=jsonable(meta)), None)
         self.up.discard(label)
         self.paused.discard(label)
 

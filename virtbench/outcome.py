@@ -1,10 +1,13 @@
 """What a benchmark yields: its metrics (name, unit, direction) and one trial's outcome.
 
 Plain data shared by benchmarks (which make them), environments (a group of instances adds
-its own metrics and merges outcomes), the runner and the store; it imports nothing of virtbench."""
+its own metrics and merges outcomes), the runner and the store; of virtbench it imports only
+metric_id (what a metric is, beside its name)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .metric_id import SINGLE, MetricId
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,15 @@ class Metric:
     # stamps it, else the slowest instance). Higher-is-better metrics are rates: work of all
     # over one common interval when stamped, else the sum of the instances' own rates.
     aggregate: str = "mean"
+    # what it is (metric_id.py): a benchmark's own metric is "single"; a group of instances
+    # makes "aggregate", "instance" (with its index), "spread" and "fairness" ones of `base`
+    scope: str = SINGLE
+    base: str | None = None
+    instance: int | None = None
+
+    @property
+    def identity(self) -> MetricId:
+        return MetricId(self.name, self.base or self.name, self.scope, self.instance)
 
 
 @dataclass

@@ -283,7 +283,8 @@ class Runner:
         # a successful trial's values are its results; a failed one's, what it measured
         # before it failed: kept as its samples, evidence that never enters the statistics
         measured = result.measured()
-        samples_ = [Sample(m.name, measured[m.name], m.unit, m.higher_is_better)
+        samples_ = [Sample(m.name, measured[m.name], m.unit, m.higher_is_better,
+                           m.scope, m.base or m.name, m.instance)
                     for m in metrics if m.name in measured]
         self.store.record_trial(run_id, status="ok" if result.ok else "failed", samples_=samples_,
                                 error=result.error, exit=result.exit, stdout=result.stdout,

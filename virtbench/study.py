@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import benchmarks, study_schema
+from . import benchmarks, study_claims, study_schema
 from .environments import EnvSpec
 from .errors import VirtbenchError
 from .study_schema import (DEFAULT_ALPHA, DEFAULT_PIN, DEFAULT_THRESHOLD, DEFAULT_TRIALS,
@@ -61,6 +61,9 @@ class EnvironmentEntry:
     # A machine the user names in targets.toml (virtbench.targets): the environment runs as
     # that entry's spec (ssh:..., libvirt:...) and stands for this one (its published figures).
     target: str | None = None
+    # the spec of another environment of the study this one is also compared with (a tuning
+    # against the untuned guest): verdicts against both it and the baseline, from one run
+    versus: str | None = None
 
     def parsed(self) -> EnvSpec:
         return EnvSpec.parse(self.spec)
@@ -82,6 +85,8 @@ class Study:
     pin: str = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
     alpha: float = DEFAULT_ALPHA     # significance level of the verdicts
     profile: str | None = None       # "exits": one profiled trial per guest x benchmark
+    analysis: str = "paired"         # the verdicts' analysis: "paired" blocks or "unpaired"
+    claims: list[dict] = field(default_factory=list)   # the seed's claims, study_claims.py
 
     def method_notes(self) -> dict[str, str]:
         """{benchmark label: note} of the benchmarks that carry a method note."""
@@ -135,13 +140,42 @@ def load(path: str | Path) -> Study:
                 raise VirtbenchError(f"environment[{i}]: spec: {exc}") from None
     except VirtbenchError as exc:
         raise _fail(path, str(exc)) from None
-    envs = [EnvironmentEntry(e.spec, e.requires, e.note, e.target) for e in doc.environment]
+    envs = [EnvironmentEntry(e.spec, e.requires, e.note, e.target, e.versus)
+            for e in doc.environment]
     cases = [BenchmarkCase(b.name, dict(b.params), b.label, b.method_note) for b in doc.benchmark]
     published = _published(path, data.get("published", []), envs, cases)  # types checked
+    _check_versus(path, envs)
+    try:
+        claims = study_claims.claims(doc.claim, normalize_spec,
+                                     {normalize_spec(e.spec) for e in envs},
+                                     {c.label for c in cases}, {c.label: c.name for c in cases})
+    except VirtbenchError as exc:
+        raise _fail(path, str(exc)) from None
     return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
                  trials=doc.trials, baseline=doc.baseline, threshold_pct=float(doc.threshold),
                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
-                 pin=doc.pin, alpha=doc.alpha, profile=doc.profile)
+                 pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
+                 claims=claims)
+
+
+def _check_versus(path, envs: list[EnvironmentEntry]) -> None:
+    """Each [[environment]]'s `versus` names another environment of the study (its spec),
+    written in the one spelling the analysis matches by."""
+    specs = {normalize_spec(e.spec) for e in envs}
+    for i, e in enumerate(envs, 1):
+        if e.versus is None:
+            continue
+        try:
+            versus = normalize_spec(e.versus)
+        except VirtbenchError as exc:
+            raise _fail(path, f"environment[{i}]: versus: {exc}") from None
+        if versus not in specs:
+            raise _fail(path, f"environment[{i}] ({e.spec}): versus {e.versus!r} is not the "
+                        "spec of any [[environment]] of this study; copy its spec")
+        if versus == normalize_spec(e.spec):
+            raise _fail(path, f"environment[{i}] ({e.spec}): versus names the environment "
+                        "itself; name the one to compare it with")
+        e.versus = versus
 
 
 def normalize_spec(spec: str) -> str:
@@ -259,7 +293,8 @@ def bench_case(text: str, quick: bool = False) -> BenchmarkCase:
 def with_flags(study: Study | None, envs: list[str] | None = None,
                benches: list[str] | None = None, trials: int | None = None,
                baseline: str | None = None, seed: int | None = None,
-               quick: bool = False, profile: str | None = None) -> Study:
+               quick: bool = False, profile: str | None = None,
+               analysis: str | None = None) -> Study:
     """Apply command-line flags on top of a study (or make one from flags alone).
 
     `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
@@ -287,6 +322,8 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
     study.quick = study.quick or quick
     if profile is not None:
         study.profile = profile
+    if analysis is not None:
+        study.analysis = analysis
     if quick and trials is None:
         # a smoke run: enough trials for a CI and a p-value, not the full design's count
         study.trials = min(study.trials, QUICK_TRIALS)

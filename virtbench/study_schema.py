@@ -32,6 +32,9 @@ class EnvironmentTable(_Table):
     requires: str | None = None
     note: str | None = None
     target: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    # the spec of the environment this one is also compared with (its own reference: a
+    # tuning against the untuned guest), besides the study's baseline
+    versus: str | None = Field(None, min_length=1)
 
 
 class BenchmarkTable(_Table):
@@ -55,6 +58,18 @@ class PublishedTable(_Table):
     unmeasured: str | None = None
 
 
+class ClaimTable(_Table):
+    """A claim of the seed paper, checked on the run (study_claims.py)."""
+    text: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    benchmark: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    environments: dict[str, str] = Field(min_length=2)
+    holds_if: str = Field(min_length=1)
+    within: float | None = Field(None, gt=0, lt=100)
+    note: str | None = None
+
+
 class StudyFile(_Table):
     name: str | None = Field(None, min_length=1)
     description: str | None = None
@@ -66,9 +81,11 @@ class StudyFile(_Table):
     pin: Literal["auto", "off"] = DEFAULT_PIN
     alpha: float = Field(DEFAULT_ALPHA, gt=0, lt=0.5)
     profile: Literal["exits"] | None = None
+    analysis: Literal["paired", "unpaired"] = "paired"
     environment: list[EnvironmentTable] = Field(default_factory=list)
     benchmark: list[BenchmarkTable] = Field(default_factory=list)
     published: list[PublishedTable] = Field(default_factory=list)
+    claim: list[ClaimTable] = Field(default_factory=list)
 
 
 # What to write instead, per key, in the fix part of a message.
@@ -86,6 +103,19 @@ EXAMPLES = {
     "method_note": 'method_note = "how virtbench deviates from the source"',
     "verdict": 'verdict = "pass" (or "fail")', "ratio": "ratio = 0.95",
     "value": "value = 123.4", "versus_value": "versus_value = 123.4",
+    "analysis": 'analysis = "paired" (or "unpaired")', "claim": "[[claim]] tables",
+    "text": 'text = "what the paper claims"', "source": 'source = "Table 3"',
+    "holds_if": 'holds_if = "ahci / ide >= 1.5" (or "a > b > c", "a == b")',
+    "environments": 'environments = { ahci = "qemu:disk=ahci", ide = "qemu:disk=ide" }',
+    "within": "within = 5 (%, for holds_if \"a == b\")",
+    "versus": 'versus = "qemu:disk=ide" (the spec of another [[environment]])',
+}
+# Where a key means something else in one table, its example there.
+TABLE_EXAMPLES = {
+    ("claim", "benchmark"): 'benchmark = "cdm" (a [[benchmark]] label)',
+    ("claim", "metric"): 'metric = "read_mb_s" (one of the benchmark\'s metrics)',
+    ("published", "benchmark"): 'benchmark = "cdm" (a [[benchmark]] label)',
+    ("published", "environment"): 'environment = "qemu:disk=ide" (an [[environment]] spec)',
 }
 TYPE_WORDS = {"int_type": "an integer", "float_type": "a number", "string_type": "a string",
               "bool_type": "true or false", "list_type": "an array of tables",
@@ -115,9 +145,10 @@ def _which(loc: tuple, data: dict) -> str:
         except (KeyError, IndexError, TypeError):
             return ""
         if isinstance(table, dict):
-            for key in ("label", "name", "spec"):
+            for key in ("label", "name", "spec", "text"):
                 if isinstance(table.get(key), str) and table[key]:
-                    return f" ({table[key]})"
+                    text = table[key]
+                    return f" ({text[:40]}...)" if len(text) > 43 else f" ({text})"
     return ""
 
 
@@ -129,22 +160,24 @@ def describe(error: dict, model: type[BaseModel], data: dict) -> str:
     table_model = _model_at(model, tuple(error["loc"]))
     head = f"{where}: " if where else ""
     kind = error["type"]
+    loc = tuple(error["loc"])
+    example = TABLE_EXAMPLES.get((str(loc[0]), key)) if len(loc) > 2 else None
+    example = example or EXAMPLES.get(key, f"{key} = ...")
     if kind == "extra_forbidden":
         valid = ", ".join(sorted(table_model.model_fields))
         return f"{head}unknown key {key!r}; valid keys: {valid}"
     if kind == "missing":
-        return f"{head}needs {key}: add {EXAMPLES.get(key, key + ' = ...')}"
+        return f"{head}needs {key}: add {example}"
     got = error.get("input")
     if kind in TYPE_WORDS and kind != "literal_error":
-        return (f"{head}{key} must be {TYPE_WORDS[kind]}, not {got!r}; "
-                f"write {EXAMPLES.get(key, key + ' = ...')}")
+        return (f"{head}{key} must be {TYPE_WORDS[kind]}, not {got!r}; write {example}")
     # ranges, choices, empty strings: pydantic's own words say which bound
     rule = error["msg"].replace("Input should be", "must be").replace("String should", "must")
     if rule.startswith("must"):
         rule = f"{key} {rule}"
     else:
         rule = f"{key}: {rule}"
-    return f"{head}{rule}, not {got!r}; write e.g. {EXAMPLES.get(key, key + ' = ...')}"
+    return f"{head}{rule}, not {got!r}; write e.g. {example}"
 
 
 def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:

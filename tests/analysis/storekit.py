@@ -33,3 +33,37 @@ def filled_run(store: Store, envs: dict[str, dict], samples: dict[str, dict[str,
 def around(mean: float, n: int = 12, spread: float = 0.01) -> list[float]:
     """n deterministic values within ±spread of mean."""
     return [mean * (1 + spread * ((i * 7) % n - n / 2) / n) for i in range(n)]
+
+
+def block_run(store: Store, samples: dict[str, dict[str, list[float]]], hib: bool = True,
+              bench: str = "stream", baseline: str | None = "native",
+              study_extra: dict | None = None, order=None, unit: str = "MB/s",
+              detail: dict[tuple[str, int], dict] | None = None) -> str:
+    """A run recorded as the plan runs it: randomised blocks, block t holding trial t of
+    every environment, in the order `order(t)` gives (default: the labels as given), seq
+    counting on across blocks. samples: label -> {metric: [value per block]}; `detail`:
+    (label, block) -> the trial's detail (e.g. {"disturbed": "why"})."""
+    labels = list(samples)
+    study = {"name": "t", "environments": [{"spec": label} for label in labels],
+             "benchmarks": [{"name": bench, "params": {}, "label": bench}],
+             "trials": max(len(v) for m in samples.values() for v in m.values()),
+             "baseline": baseline, "threshold_pct": 10.0, "seed": 1, "quick": True,
+             "source": None, **(study_extra or {})}
+    run_id = store.create_run(study, seed=1, quick=True, version="test", host="testhost")
+    for label in labels:
+        kind = "native" if label.startswith("native") else "qemu"
+        store.upsert_environment(run_id, label, kind=kind, spec=label, options={}, metadata={},
+                                 status="up")
+    seq = 0
+    for t in range(max(len(v) for m in samples.values() for v in m.values())):
+        for label in (order(t) if order else labels):
+            metrics = samples[label]
+            if t >= len(next(iter(metrics.values()))):
+                continue
+            store.record_trial(run_id, environment=label, benchmark=bench, benchmark_name=bench,
+                               params={}, trial=t, seq=seq, status="ok",
+                               samples_=[Sample(m, v[t], unit, hib) for m, v in metrics.items()],
+                               detail=(detail or {}).get((label, t)))
+            seq += 1
+    store.set_run_status(run_id, "complete")
+    return run_id

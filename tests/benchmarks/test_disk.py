@@ -242,8 +242,9 @@ def test_sync_mount_asks_the_environment_whether_it_owns_the_scratch_fs_not_its_
         def __init__(self):
             self.argvs = []
 
-        def owns_scratch_filesystem(self):
-            return True
+        def capabilities(self):
+            from virtbench.capabilities import Capabilities, can
+            return Capabilities.none("native").with_(scratch=can("disk"))
 
         def exec(self, argv, timeout, env=None):
             self.argvs.append(argv)

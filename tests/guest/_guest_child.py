@@ -16,19 +16,19 @@ from virtbench.environments.base import EnvSpec
 
 def main():
     env = qemu.Qemu(EnvSpec.parse(sys.argv[1]))
-    original = env._wait_for_agent
+    original = env.ready          # the ready step: QEMU runs, the agent is not there yet
 
-    def announce(*args):
+    def announce():
         print(json.dumps({"stage": "booting", "netns": env.ns.name, "workdir": str(env.workdir),
-                          "qemu_pid": env.proc.pid, "loops": env._manifest.get("loops", [])}),
+                          "qemu_pid": env.vmm.pid, "loops": env.work.data.get("loops", [])}),
               flush=True)
-        return original(*args)
+        return original()
 
-    env._wait_for_agent = announce
+    env.ready = announce
     env.start()
     env.net_path()  # the remote namespace too must go
     print(json.dumps({"stage": "ready", "boot_s": env.boot_s,
-                      "extra_netns": env._manifest.get("extra_netns", [])}), flush=True)
+                      "extra_netns": env.work.data.get("extra_netns", [])}), flush=True)
     while True:
         time.sleep(1)
 

@@ -28,7 +28,7 @@ def test_killing_qemu_mid_trial_fails_the_trial_and_a_restart_serves_the_rest(st
     env = qemu.Qemu(EnvSpec.parse("qemu:accel=tcg"))
     env.resolve()
     store = Store(store_url)
-    kill = KilledUptime(lambda e: os.kill(e.proc.pid, signal.SIGKILL))
+    kill = KilledUptime(lambda e: os.kill(e.vmm.pid, signal.SIGKILL))
     prepared = Prepared(OneStudy(pin="auto", name="guest-loss"), {env.label: env},
                         {"uptime": (kill, {})}, None)
     out = Runner(store, console=Console(file=io.StringIO()), show_progress=False).start(prepared)
@@ -43,4 +43,4 @@ def test_killing_qemu_mid_trial_fails_the_trial_and_a_restart_serves_the_rest(st
     meta = store.environments(out.run_id)[0]["metadata"]
     assert meta["host_kernel"] == os.uname().release and meta["guest_kernel"]
     assert meta["pinning"]["mode"] == "auto" and "uptime" in meta["pinning"]["benchmarks"]
-    assert env.proc is None                                # stopped at the end
+    assert env.vmm.proc is None                            # stopped at the end

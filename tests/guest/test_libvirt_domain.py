@@ -58,7 +58,7 @@ def test_a_defined_domain_boots_measures_pauses_and_leaves_nothing(daemon):
     assert env.label == "libvirt-tcg/ahci/e1000/tick=periodic/iosched=none/e1000_itr=3000"
     env.start()
     try:
-        name, ns, workdir = env.dom.name(), env.ns.name, env.workdir
+        name, ns, workdir = env.vmm.dom.name(), env.ns.name, env.workdir
         assert domains(daemon.uri) == [name]
         res = env.exec([env.kernel_path("pi"), "-k", "10"], timeout=120)
         assert res.exit == 0 and '"verified":true' in res.stdout
@@ -72,7 +72,7 @@ def test_a_defined_domain_boots_measures_pauses_and_leaves_nothing(daemon):
         tap = "vbt" + ns[len(netns.PREFIX):]
         assert tap not in host_links()                      # the tap lives in our namespace
         env.pause()
-        assert env.dom.state()[0] == libvirt.VIR_DOMAIN_PAUSED
+        assert env.vmm.dom.state()[0] == libvirt.VIR_DOMAIN_PAUSED
         env.resume()
         assert env.exec(["true"], timeout=30).exit == 0
         path = env.net_path()                              # guest NIC <-> tap in the namespace
@@ -133,7 +133,7 @@ import json, sys, time
 from virtbench.environments import create
 env = create(sys.argv[1])
 env.start()
-print(json.dumps({"domain": env.dom.name(), "netns": env.ns.name,
+print(json.dumps({"domain": env.vmm.dom.name(), "netns": env.ns.name,
                   "workdir": str(env.workdir)}), flush=True)
 time.sleep(600)
 """

@@ -55,9 +55,9 @@ def test_guest_sees_the_device_models_asked_for(guest_image, disk, nic):
         assert env.boot_s is not None and env.boot_s < 120
         dev = env.scratch_device()
         assert dev.startswith("/dev/disk/by-id/") and dev.endswith("vbscratch")
-        disk_drivers = env.scratch_drivers()
+        disk_drivers = env.guest.scratch_drivers()
         assert set(disk_drivers) & set(DISK_DRIVERS[disk]), (disk, disk_drivers)
-        nic_drivers = env.nic_drivers()
+        nic_drivers = env.guest.nic_drivers()
         assert set(nic_drivers) & set(NIC_DRIVERS[nic]), (nic, nic_drivers)
         if disk == "ide":
             assert env.machine == "pc"
@@ -135,7 +135,7 @@ def test_boot_timeout_kills_qemu_and_keeps_console_log(guest_image):
         env.start()
     log = exc.value.console_log
     assert log is not None and log.exists() and str(log) in str(exc.value)
-    assert env.proc is None and env.workdir is None
+    assert env.vmm.proc is None and env.workdir is None
     assert not [n for n in netns.list_namespaces() if n.startswith("vb-")
                 and not netns.owner_alive((netns.OWNERS / n).read_text()
                                           if (netns.OWNERS / n).exists() else "")]
@@ -145,7 +145,7 @@ def test_qemu_failing_to_start_reports_its_stderr(guest_image):
     env = env_for("qemu:accel=tcg,cpu=no-such-cpu")
     with pytest.raises(EnvironmentUnusable, match="QEMU failed to start: .*"):
         env.start()
-    assert env.proc is None
+    assert env.vmm.proc is None
 
 
 _children: list[subprocess.Popen] = []

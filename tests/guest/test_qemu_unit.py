@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from virtbench.environments.qemu.guest import guest_kernel_release
 from virtbench.environments.qemu.options import DISKS
 from virtbench.environments.qemu.process import describe_loss
 from virtbench.environments.qemu.version import parse_version
+from virtbench.environments.qemu.vmm import QemuProcess
 from virtbench.errors import VirtbenchError
 from virtbench.guest import image
 
@@ -289,6 +291,15 @@ class _Proc:
         self.killed = True
 
 
+def running(env, proc, qmp, agent=None):
+    """A guest as the start and ready steps leave it: its VMM and agent, registered."""
+    env.vmm = QemuProcess(env.label, Path("/nonexistent"))
+    env.vmm.proc, env.vmm.qmp, env.vmm.started_at = proc, qmp, time.monotonic()
+    env.resources.add("QEMU", env.vmm.end)
+    if agent is not None:
+        env._hold_guest(agent)
+
+
 def test_stopping_a_paused_guest_quits_by_qmp_without_its_frozen_agent(monkeypatch):
     calls = []
 
@@ -311,11 +322,12 @@ def test_stopping_a_paused_guest_quits_by_qmp_without_its_frozen_agent(monkeypat
 
     env = make("qemu:accel=tcg")
     proc = _Proc()
-    env.proc, env.agent, env.qmp = proc, FrozenAgent(), FakeQmp()
+    running(env, proc, FakeQmp(), FrozenAgent())
     env.pause()
     assert env.paused
     env.stop()
-    assert calls[:2] == ["stop", "quit"] and not env.paused
+    assert calls[0] == "stop" and "quit" in calls and not env.paused
+    assert env.vmm.proc is None and env.agent is None
 
 
 def test_qemu_is_alive_and_pin_targets_come_from_qmp(fixture_text):
@@ -329,7 +341,7 @@ def test_qemu_is_alive_and_pin_targets_come_from_qmp(fixture_text):
 
     env = make("qemu:accel=tcg,vcpus=2")
     assert not env.is_alive() and env.pin_targets(None, {}) is None
-    env.proc, env.qmp = _Proc(), FakeQmp()
+    running(env, _Proc(), FakeQmp())
     assert env.is_alive()
     assert env.pin_targets(None, {}) == [(20343, 1), (20344, 1)]
 
@@ -350,8 +362,8 @@ def test_a_failed_pause_still_stops_by_qmp_not_by_the_agent():
             pass
 
     env = make("qemu:accel=tcg")
-    env.proc, env.agent, env.qmp = _Proc(), FrozenAgent(), BrokenQmp()
+    running(env, _Proc(), BrokenQmp(), FrozenAgent())
     with pytest.raises(OSError):
         env.pause()
     env.stop()
-    assert env.proc is None
+    assert env.vmm.proc is None

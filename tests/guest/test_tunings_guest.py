@@ -72,7 +72,7 @@ def test_tunings_that_cannot_take_fail_start_with_one_line(guest_image):
     assert "(available: " in msg and "kvm-clock" not in msg.split("(available: ")[1]
     assert ("nic_coalesce_us=50 did not take: the guest reports 0 (ethtool failed: "
             "netlink error: Operation not supported)") in msg
-    assert env.proc is None and env.workdir is None and env.ns is None    # stop() ran
+    assert env.vmm.proc is None and env.workdir is None and env.ns is None   # stop() ran
     assert not [n for n in netns.list_namespaces() if n.startswith("vb-")
                 and not netns.owner_alive((netns.OWNERS / n).read_text()
                                           if (netns.OWNERS / n).exists() else "")]

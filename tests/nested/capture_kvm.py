@@ -34,6 +34,7 @@ from pathlib import Path
 from virtbench import benchmarks
 from virtbench.environments.base import EnvSpec
 from virtbench.environments.qemu import Qemu, kvm_probe, version
+from virtbench.environments.qemu.profiling import kallsyms
 from virtbench.guest import image
 from virtbench.profile import kvm, symbols
 
@@ -43,9 +44,9 @@ def raw_qmp(env: Qemu, name: str, **args) -> str:
     msg = {"execute": name}
     if args:
         msg["arguments"] = args
-    env.qmp.file.write((json.dumps(msg) + "\n").encode())
+    env.vmm.qmp.file.write((json.dumps(msg) + "\n").encode())
     while True:
-        line = env.qmp.file.readline().decode()
+        line = env.vmm.qmp.file.readline().decode()
         if not line:
             raise SystemExit(f"QMP closed during {name}")
         if '"return"' in line or '"error"' in line:
@@ -126,7 +127,7 @@ def main() -> int:
         scr = subprocess.run(prof.script_argv(), capture_output=True, text=True, timeout=300)
         (out / "perf-script-kvm-exit.txt").write_text(scr.stdout)
         rips = set(kvm.parse_kvm_exit_lines(scr.stdout).by_rip)
-        (out / "kallsyms-excerpt.txt").write_text(kallsyms_excerpt(env._kallsyms(env), rips))
+        (out / "kallsyms-excerpt.txt").write_text(kallsyms_excerpt(kallsyms(env, env.label), rips))
     finally:
         env.stop()
     fmt = Path("/sys/kernel/tracing/events/kvm/kvm_exit/format")

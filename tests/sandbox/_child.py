@@ -7,7 +7,7 @@ from virtbench.environments import create
 
 env = create(sys.argv[1])
 env.start()
-print(json.dumps({"name": env._name, "workdir": str(env._manifest.workdir),
-                  "netns": list(env._manifest.data.get("extra_netns", [])),
-                  "volumes": list(env._manifest.data.get("volumes", []))}), flush=True)
+print(json.dumps({"name": env._name, "workdir": str(env.work.path),
+                  "netns": list(env.work.data.get("extra_netns", [])),
+                  "volumes": list(env.work.data.get("volumes", []))}), flush=True)
 time.sleep(600)

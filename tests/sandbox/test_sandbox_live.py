@@ -48,8 +48,8 @@ def test_a_container_starts_runs_and_leaves_nothing():
     env = create("container:storage=volume,mem=256M")
     env.start()
     try:
-        name, workdir = env._name, str(env._manifest.workdir)
-        spaces = list(env._manifest.data["extra_netns"])
+        name, workdir = env._name, str(env.work.path)
+        spaces = list(env.work.data["extra_netns"])
         volume = env._volume
         assert name in containers() and Path(workdir).is_dir() and len(spaces) == 3
         assert env.label.startswith("container-podman/") and env.label.endswith(
@@ -80,8 +80,8 @@ def test_a_gvisor_sandbox_starts_runs_and_leaves_nothing():
     env = create("gvisor:storage=bind")
     env.start()
     try:
-        name, workdir = env._name, str(env._manifest.workdir)
-        spaces = list(env._manifest.data.get("extra_netns", []))
+        name, workdir = env._name, str(env.work.path)
+        spaces = list(env.work.data.get("extra_netns", []))
         res = env.exec(["dmesg"], timeout=30)
         assert "gVisor" in res.stdout                     # the sentry, not the host kernel
         assert env.exec([env.kernel_path("pi"), "-k", "10"], timeout=60).exit == 0
@@ -158,7 +158,7 @@ def test_a_container_killed_mid_trial_fails_that_trial_and_a_restart_serves_the_
     assert "the container was killed" in trials[1]["error"]
     assert [t["boot"] for t in trials] == [1, 1, 2]
     assert len(store.samples(out.run_id)) == 2       # the samples taken are kept
-    assert env.agent is None and env._manifest is None   # stopped at the end
+    assert env.agent is None and env.work is None   # stopped at the end
 
 
 def test_ctrl_c_of_a_run_leaves_nothing(tmp_path):

@@ -152,3 +152,15 @@ def test_identical_blocks_give_a_point_sequence_and_no_numerical_warnings():
         same = sq.decide_sequential(r, r, higher_is_better=False)
         assert same.decision == dc.PASS and "the same as the reference" in same.message
         assert float(sq.bayes_factor(np.inf, 8, 0.5)) == pytest.approx(5 ** 3.5)   # u^((n-1)/2), u = 1 + n g
+
+
+@pytest.mark.parametrize("ratio", [1.0, 1.04, 1.1, 1.2, 0.8])
+def test_the_sequential_band_p_is_below_alpha_exactly_when_the_sequences_decide(ratio):
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        n = int(rng.integers(6, 40))
+        d = np.log(ratio) + rng.normal(0, 0.05, n)
+        env = {b: float(np.exp(x)) for b, x in enumerate(d)}
+        dec = sq.decide_sequential(env, {b: 1.0 for b in range(n)}, higher_is_better=False)
+        decided = dec.decision in ("pass", "differs, within threshold", "fail")
+        assert (dec.p_band < 0.05) == decided, (n, dec)

@@ -7,6 +7,7 @@ import zlib
 
 from .. import stats
 from ..errors import VirtbenchError
+from ..model import CompareRow, Comparison, MetadataDifference, Result, RunReport
 
 # (key shown, where to read it in an environment's metadata (first present wins))
 METADATA_KEYS = (
@@ -24,22 +25,53 @@ def _seed(*parts: str) -> int:
     return zlib.crc32("\x1f".join(parts).encode())
 
 
-def environment_pairs(a: dict, b: dict, pairs: dict[str, str] | None = None) -> dict[str, str]:
+def environment_pairs(a, b, pairs: dict[str, str] | None = None) -> dict[str, str]:
     """Which environment of run B each environment of run A is compared with.
 
     By label; `pairs` (A label -> B label) adds or overrides; and two runs of one
     environment each are paired whatever their labels (1 vCPU in A against 2 in B, say)."""
-    labels_a = [e["label"] for e in a["environments"]]
-    labels_b = [e["label"] for e in b["environments"]]
+    a, b = RunReport.of(a), RunReport.of(b)
+    labels_a = [e.label for e in a.environments]
+    labels_b = [e.label for e in b.environments]
     mapping = {label: label for label in labels_a if label in labels_b}
     if not pairs and len(labels_a) == 1 and len(labels_b) == 1:
         mapping = {labels_a[0]: labels_b[0]}
     for la, lb in (pairs or {}).items():
         if la not in labels_a or lb not in labels_b:
-            raise VirtbenchError(f"--pair {la}={lb}: run A has {', '.join(labels_a)}; "
+            raise VirtbenchError(f"--pair {la} --with {lb}: run A has {', '.join(labels_a)}; "
                                  f"run B has {', '.join(labels_b)}")
         mapping[la] = lb
     return mapping
+
+
+WITH_FIX = "write --pair LABEL_A --with LABEL_B"
+
+
+def resolve_pairs(items: list[str], withs: list[str] | None, labels_a, labels_b
+                  ) -> dict[str, str]:
+    """`--pair` values (with `--with`, one each: whole labels; without, `A=B`) as A label ->
+    B label. A label may itself hold `=` (`qemu-tcg/ide/e1000/cache=writethrough`): `A=B` is
+    split at the `=` that yields a label of run A and one of run B; when none does, or more
+    than one, a one-line error names the way out."""
+    if withs:
+        if len(withs) != len(items):
+            raise VirtbenchError(f"--with: give one per --pair ({len(items)} --pair, "
+                                 f"{len(withs)} --with)")
+        return dict(zip(items, withs))
+    out = {}
+    for item in items:
+        fits = [(item[:i], item[i + 1:]) for i, c in enumerate(item)
+                if c == "=" and item[:i] in labels_a and item[i + 1:] in labels_b]
+        if len(fits) == 1:
+            out[fits[0][0]] = fits[0][1]
+        elif not fits:
+            raise VirtbenchError(f"--pair {item}: no '=' in it splits it into a label of run A "
+                                 f"({', '.join(labels_a)}) and one of run B "
+                                 f"({', '.join(labels_b)}); {WITH_FIX}")
+        else:
+            ways = ", ".join(f"{a!r} with {b!r}" for a, b in fits)
+            raise VirtbenchError(f"--pair {item} splits more than one way ({ways}); {WITH_FIX}")
+    return out
 
 
 def _md_value(md: dict, names) -> object:
@@ -49,87 +81,96 @@ def _md_value(md: dict, names) -> object:
     return None
 
 
-def metadata_differences(a: dict, b: dict, mapping: dict[str, str]) -> list[dict]:
-    """[{environment, key, a, b}]: the run-level quick flag and host name, each benchmark's
-    parameters, and per paired environment its accelerator, CPU model, kernels, QEMU
-    version and host name, wherever A and B differ."""
+def metadata_differences(a, b, mapping: dict[str, str]) -> list[MetadataDifference]:
+    """The run-level quick flag and host name, each benchmark's parameters, and per paired
+    environment its accelerator, CPU model, kernels, QEMU version and host name, wherever A
+    and B differ."""
+    a, b = RunReport.of(a), RunReport.of(b)
     out = []
-    ra, rb = a["run"], b["run"]
     for key, name in (("quick", "quick"), ("hostname", "host")):
-        if ra.get(name) != rb.get(name):
-            out.append({"environment": None, "key": key, "a": ra.get(name), "b": rb.get(name)})
-    params_a = {x["label"]: x.get("params") for x in a.get("benchmarks") or []}
-    params_b = {x["label"]: x.get("params") for x in b.get("benchmarks") or []}
+        va, vb = getattr(a.run, name), getattr(b.run, name)
+        if va != vb:
+            out.append(MetadataDifference(key=key, a=va, b=vb))
+    params_a = {x.label: x.params for x in a.benchmarks}
+    params_b = {x.label: x.params for x in b.benchmarks}
     for label in params_a:
         if label in params_b and params_a[label] != params_b[label]:
-            out.append({"environment": None, "key": f"params of {label}",
-                        "a": params_a[label], "b": params_b[label]})
-    envs_a = {e["label"]: e.get("metadata") or {} for e in a["environments"]}
-    envs_b = {e["label"]: e.get("metadata") or {} for e in b["environments"]}
+            out.append(MetadataDifference(key=f"params of {label}", a=params_a[label],
+                                          b=params_b[label]))
+    envs_a = {e.label: e.metadata for e in a.environments}
+    envs_b = {e.label: e.metadata for e in b.environments}
     for la, lb in mapping.items():
         where = la if la == lb else f"{la} → {lb}"
         for key, names in METADATA_KEYS:
             va, vb = _md_value(envs_a.get(la, {}), names), _md_value(envs_b.get(lb, {}), names)
             if va != vb:
-                out.append({"environment": where, "key": key, "a": va, "b": vb})
+                out.append(MetadataDifference(environment=where, key=key, a=va, b=vb))
     return out
 
 
-def difference_warning(diffs: list[dict]) -> str | None:
+def difference_warning(diffs: list[MetadataDifference]) -> str | None:
     if not diffs:
         return None
-    keys = ", ".join(dict.fromkeys(d["key"] for d in diffs))
+    keys = ", ".join(dict.fromkeys(d.key for d in diffs))
     return (f"the runs differ in {keys}: a change may come from these, not from what you "
             "meant to compare; check the list of differing metadata")
 
 
-def _change(ra: dict, rb: dict, alpha: float, min_change_pct: float, seed: int) -> dict:
+def _change(ra: Result, rb: Result, alpha: float, min_change_pct: float, seed: int) -> dict:
     """The change from A to B on one metric, with its verdict."""
-    if ra["trimmed_mean"] == 0:
+    if ra.trimmed_mean == 0:
         # no % change from a zero (no retransmits in A, say): the test alone decides
-        p = stats.permutation_p_value(rb["samples"], ra["samples"], seed)
-        worse = (rb["trimmed_mean"] > 0) != ra["higher_is_better"]
+        p = stats.permutation_p_value(rb.samples, ra.samples, seed)
+        worse = (rb.trimmed_mean > 0) != ra.higher_is_better
         word = "worse" if worse else "better"
-        decided = p is not None and p < alpha and rb["trimmed_mean"] != 0
+        decided = p is not None and p < alpha and rb.trimmed_mean != 0
         return {"ratio": None, "change_pct": None, "ci_low": None, "ci_high": None,
                 "p_value": p, "verdict": word if decided else "inconclusive", "power": None,
                 "trials_needed": None,
                 "message": "A's trimmed mean is 0: no % change; "
                            + (f"B is {word} (p {p:.3g})" if decided else "no significant difference")}
-    cmp = stats.compare(rb["samples"], ra["samples"], ra["higher_is_better"], seed=seed)
-    v = stats.compare_verdict(cmp.overhead_pct, cmp.p_value, ra["n"], rb["n"], cmp.cv_pooled,
+    cmp = stats.compare(rb.samples, ra.samples, ra.higher_is_better, seed=seed)
+    v = stats.compare_verdict(cmp.overhead_pct, cmp.p_value, ra.n, rb.n, cmp.cv_pooled,
                               alpha, min_change_pct)
     return {"ratio": cmp.ratio, "change_pct": cmp.overhead_pct, "ci_low": cmp.ci_low,
             "ci_high": cmp.ci_high, "p_value": cmp.p_value, "verdict": v.verdict,
             "power": v.power, "trials_needed": v.trials_needed, "message": v.message}
 
 
-def compare_runs(a: dict, b: dict, alpha: float = 0.01, min_change_pct: float = 5.0,
-                 pairs: dict[str, str] | None = None) -> dict:
-    """Pair two analyses by (environment, benchmark, metric): the change from A to B."""
+def compare_runs(a, b, alpha: float = 0.01, min_change_pct: float = 5.0,
+                 pairs: dict[str, str] | None = None) -> Comparison:
+    """Pair two analyses (RunReport, or the JSON report's mapping) by (environment,
+    benchmark, metric): the change from A to B."""
+    a, b = RunReport.of(a), RunReport.of(b)
     mapping = environment_pairs(a, b, pairs)
-    index_b = {(r["environment"], r["benchmark"], r["metric"]): r for r in b["results"]}
+    index_b = {(r.environment, r.benchmark, r.metric): r for r in b.results}
     rows, used_b, only_a = [], set(), []
-    for ra in a["results"]:
-        key_a = (ra["environment"], ra["benchmark"], ra["metric"])
-        key_b = (mapping.get(ra["environment"]), ra["benchmark"], ra["metric"])
+    for ra in a.results:
+        key_a = (ra.environment, ra.benchmark, ra.metric)
+        key_b = (mapping.get(ra.environment), ra.benchmark, ra.metric)
         rb = index_b.get(key_b) if key_b[0] else None
         if rb is None:
             only_a.append(list(key_a))
             continue
         used_b.add(key_b)
-        env = ra["environment"] if key_b[0] == ra["environment"] else f"{ra['environment']} → {key_b[0]}"
-        row = {"environment": env, "benchmark": ra["benchmark"], "metric": ra["metric"],
-               "unit": ra["unit"], "higher_is_better": ra["higher_is_better"],
-               "a": ra["trimmed_mean"], "b": rb["trimmed_mean"], "n_a": ra["n"], "n_b": rb["n"]}
-        row.update(_change(ra, rb, alpha, min_change_pct,
-                           _seed(a["run"]["id"], b["run"]["id"], *key_b)))
-        rows.append(row)
-    only_b = sorted({(r["environment"], r["benchmark"], r["metric"]) for r in b["results"]}
-                    - used_b)
+        env = ra.environment if key_b[0] == ra.environment else f"{ra.environment} → {key_b[0]}"
+        rows.append(CompareRow(
+            environment=env, benchmark=ra.benchmark, metric=ra.metric, unit=ra.unit,
+            higher_is_better=ra.higher_is_better, a=ra.trimmed_mean, b=rb.trimmed_mean,
+            n_a=ra.n, n_b=rb.n,
+            **_change(ra, rb, alpha, min_change_pct, _seed(a.run.id, b.run.id, *key_b))))
+    only_b = sorted({(r.environment, r.benchmark, r.metric) for r in b.results} - used_b)
     diffs = metadata_differences(a, b, mapping)
-    warning = difference_warning(diffs)
-    return {"a": a["run"], "b": b["run"], "alpha": alpha, "min_change_pct": min_change_pct,
-            "pairs": mapping, "rows": rows, "only_in_a": only_a,
-            "only_in_b": [list(k) for k in only_b], "metadata_differences": diffs,
-            "warnings": [warning] if warning else []}
+    warnings = [w for w in (difference_warning(diffs), same_run_warning(a, b)) if w]
+    return Comparison(a=a.run, b=b.run, alpha=alpha, min_change_pct=min_change_pct,
+                      pairs=mapping, rows=rows, only_in_a=only_a,
+                      only_in_b=[list(k) for k in only_b], metadata_differences=diffs,
+                      warnings=warnings)
+
+
+def same_run_warning(a: RunReport, b: RunReport) -> str | None:
+    """Two environments of one run: compare's test ignores the blocks they share."""
+    if not a.run.id or a.run.id != b.run.id:
+        return None
+    return (f"A and B are the same run ({a.run.id}): compare's test is unpaired; `virtbench "
+            f"report {a.run.id} --baseline LABEL` compares its environments block by block")

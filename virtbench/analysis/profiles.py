@@ -1,8 +1,10 @@
 """Exit profiles in the analysis: each stored profile beside the overhead it explains."""
 from __future__ import annotations
 
+from ..model import Explained, Profile, Result
 
-def profile_entries(stored: list[dict], results: list[dict]) -> list[dict]:
+
+def profile_entries(stored: list[dict], results: list[Result]) -> list[Profile]:
     """The report's "profiles" (interface.md): one entry per environment x benchmark, its
     profile's fields, and `explains`: the overheads measured for that pair (pure)."""
     out = []
@@ -13,10 +15,10 @@ def profile_entries(stored: list[dict], results: list[dict]) -> list[dict]:
                  "notes": []}
         entry.update(row["profile"] or {})
         entry["explains"] = [
-            {"metric": r["metric"], "unit": r["unit"],
-             "overhead_pct": (r["vs_baseline"] or {}).get("overhead_pct"),
-             "verdict": (r["vs_baseline"] or {}).get("verdict")}
+            Explained(metric=r.metric, unit=r.unit,
+                      overhead_pct=r.vs_baseline.overhead_pct if r.vs_baseline else None,
+                      verdict=r.vs_baseline.verdict if r.vs_baseline else None)
             for r in results
-            if r["environment"] == row["environment"] and r["benchmark"] == row["benchmark"]]
-        out.append(entry)
+            if r.environment == row["environment"] and r.benchmark == row["benchmark"]]
+        out.append(Profile.model_validate(entry))
     return out

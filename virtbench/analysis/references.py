@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..metric_id import INSTANCE, MetricId, identify
+
 _GROUP_LABEL = re.compile(r"^(?P<base>.+)/x(?P<n>\d+)$")
-_INSTANCE_METRIC = re.compile(r"^(?P<base>.+)_i(?P<k>\d+)$")
-_GROUP_DERIVED = ("_spread_pct", "_fairness")
 
 
 def instance_count(label: str, metadata: dict | None = None) -> int:
@@ -35,17 +35,12 @@ def member_label(label: str) -> str:
     return m["base"] if m else label
 
 
-def per_instance_base(metric: str, metrics: set[str]) -> str | None:
-    """`triad_mb_s_i2` -> `triad_mb_s` when that aggregate is among the row's metrics."""
-    m = _INSTANCE_METRIC.match(metric)
-    return m["base"] if m and m["base"] in metrics else None
-
-
-def is_group_detail(metric: str, metrics: set[str]) -> bool:
-    """A metric a group derives from another (per instance, spread, fairness)."""
-    if per_instance_base(metric, metrics):
-        return True
-    return any(metric.endswith(s) and metric[: -len(s)] in metrics for s in _GROUP_DERIVED)
+def metric_identity(metric: MetricId | str, metrics: set[str] | None = None) -> MetricId:
+    """`metric` as a MetricId: as given, or (a bare name, from a caller that has no identity)
+    read from its row's metric names by metric_id.identify."""
+    if isinstance(metric, MetricId):
+        return metric
+    return identify((metrics or set()) | {metric})[metric]
 
 
 @dataclass(frozen=True)
@@ -76,18 +71,21 @@ class References:
             if n > 1 and base_member and member_label(label) == base_member:
                 self.at_n[n] = label
 
-    def for_row(self, env: str, metric: str, metrics: set[str]) -> Reference:
+    def for_row(self, env: str, metric: MetricId | str,
+                metrics: set[str] | None = None) -> Reference:
+        """The reference of `env`'s `metric` (its identity; a bare name is identified among
+        `metrics`, the row's metric names)."""
+        metric = metric_identity(metric, metrics)
         n = self.count.get(env, 1)
         if n == 1:
             if env == self.baseline or env == self.single or self.single is None:
                 return Reference(None, None, "baseline" if env in (self.baseline, self.single)
                                  else "none")
-            return Reference(self.single, metric, "single")
-        base = per_instance_base(metric, metrics)
-        if base is not None:
+            return Reference(self.single, metric.name, "single")
+        if metric.scope == INSTANCE:
             if self.single is None:
                 return Reference(None, None, "none")
-            return Reference(self.single, base, "per-instance")
+            return Reference(self.single, metric.base, "per-instance")
         if self.baseline is None:
             return Reference(None, None, "none")
         ref = self.at_n.get(n)
@@ -100,4 +98,4 @@ class References:
                              f"({kind}:instances={n}); the aggregate over {n} instances is not "
                              "compared with a single baseline process (per-instance rows are)",
                              "no like-for-like baseline")
-        return Reference(ref, metric, "same-instances")
+        return Reference(ref, metric.name, "same-instances")

@@ -1,6 +1,6 @@
 """From stored samples to results: per environment x benchmark x metric, the statistics and
-the comparison against its reference (see references.py), in the shape of interface.md's
-JSON report."""
+the comparison against its reference (see references.py), as the result model
+(virtbench/model) that every report format renders."""
 from __future__ import annotations
 
 import zlib
@@ -8,10 +8,20 @@ from collections import defaultdict
 from dataclasses import replace
 
 from .. import benchmarks, stats
+from ..errors import VirtbenchError
+from ..metric_id import MetricId, identify
+from ..model import (Case, Environment, MethodNote, MetricIdentity, Result, RunInfo, RunReport,
+                     RunWarning)
 from ..store import Store
 from ..study import default_baseline
+from . import decide
+from .claims import check_claims, labels_by_spec
 from .profiles import profile_entries
+from .published import attach_published
 from .references import References
+from .rows import disturbed_trials, rows_of
+from .trials import (REPORT_TAIL_CHARS, aggregate_methods, failed_trial_evidence,  # noqa: F401
+                     failure_line, failure_warnings, trial_counts)
 
 from ..defaults import ALPHA as DEFAULT_ALPHA
 
@@ -26,23 +36,37 @@ def _num(x):
 
 
 def _metric_order(study: dict):
-    """A sort key for (case label, metric): the benchmark's declaration order, with the
-    metrics a group of instances derives from one (`triad_mb_s_i0`...) right after it."""
+    """A sort key for (case label, metric identity): the benchmark's declaration order, with
+    the metrics a group of instances derives from one (`triad_mb_s_i0`...) right after it."""
     declared = {}
     for case in study["benchmarks"]:
         bench = benchmarks.REGISTRY.get(case["name"])
         declared[case["label"]] = [m.name for m in bench.metrics] if bench else []
 
-    def key(label: str, metric: str) -> tuple[int, int]:
+    def key(label: str, metric: MetricId) -> tuple[int, int]:
         names = declared.get(label, [])
-        for i, name in enumerate(names):
-            if metric == name:
-                return (i, 0)
-        for i, name in sorted(enumerate(names), key=lambda p: -len(p[1])):
-            if metric.startswith(name + "_"):
-                return (i, 1)
+        if metric.base in names:
+            return (names.index(metric.base), 0 if metric.name == metric.base else 1)
         return (len(names), 0)
     return key
+
+
+def _identities(samples: list[dict]) -> dict[tuple[str, str, str], MetricId]:
+    """(environment, benchmark, metric) -> its identity, as stored with each sample; for a
+    store-like source without it, read from the row's metric names (metric_id.identify)."""
+    out: dict[tuple[str, str, str], MetricId] = {}
+    bare: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for s in samples:
+        key = (s["environment"], s["benchmark"], s["metric"])
+        if s.get("scope"):
+            out[key] = MetricId(s["metric"], s.get("base_metric") or s["metric"], s["scope"],
+                                s.get("instance"))
+        else:
+            bare[key[:2]].add(s["metric"])
+    for (env, bench), names in bare.items():
+        for name, mid in identify(names).items():
+            out.setdefault((env, bench, name), mid)
+    return out
 
 
 def run_settings(run: dict) -> tuple[float, dict[str, str]]:
@@ -57,221 +81,225 @@ def run_settings(run: dict) -> tuple[float, dict[str, str]]:
     return float(alpha) if alpha is not None else DEFAULT_ALPHA, dict(notes)
 
 
-def vs_reference(values, ref_values, hib: bool, threshold: float, alpha: float, seed: int,
-                 ref) -> dict:
-    """vs_baseline of interface.md: the comparison with its verdict, power and reference."""
-    cmp = stats.compare(values, ref_values, hib, threshold, seed=seed, alpha=alpha,
-                        reference=ref.label if ref.metric is None or ref.basis != "per-instance"
-                        else f"{ref.label} ({ref.metric})")
-    return {"ratio": cmp.ratio, "overhead_pct": cmp.overhead_pct,
-            "ci_low": cmp.ci_low, "ci_high": cmp.ci_high,
-            "ratio_ci_low": cmp.ratio_ci_low, "ratio_ci_high": cmp.ratio_ci_high,
-            "p_value": cmp.p_value, "verdict": cmp.verdict, "direction": cmp.direction,
-            "power": cmp.power, "trials_needed": cmp.trials_needed, "message": cmp.message,
-            "alpha": alpha, "threshold_pct": threshold,
-            "reference": ref.label, "reference_metric": ref.metric, "basis": ref.basis}
+def analysis_mode(study: dict, analysis: str | None) -> str:
+    """The analysis the verdicts use: as asked (`--analysis`), else the study's (`analysis`
+    key, paired by default); a paired analysis of a run whose trials were adaptive
+    (`trials = "auto"`) reads its blocks with confidence sequences ("sequential")."""
+    mode = analysis or study.get("analysis") or "paired"
+    if mode not in ("paired", "unpaired"):
+        raise VirtbenchError(f"analysis {mode!r}: use paired or unpaired")
+    if mode == "paired" and study.get("trials") == "auto":
+        return "sequential"
+    return mode
+
+
+def versus_labels(study: dict, envs: list[dict]) -> dict[str, str]:
+    """environment label -> the label of its own reference (the study's `versus`), for
+    the environments whose entry has one and whose reference ran."""
+    label_of = labels_by_spec(envs)
+    out = {}
+    for e in envs:
+        entry = study_entry(study, e)
+        ref = label_of.get(entry.get("versus")) if entry and entry.get("versus") else None
+        if ref and ref != e["label"]:
+            out[e["label"]] = ref
+    return out
 
 
 def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | None = None,
-                references=None) -> dict:
+                references=None, baseline: str | None = None,
+                analysis: str | None = None, correction: str | None = "holm") -> RunReport:
     """`references(baseline, environments)` chooses each row's reference (default
-    References: the run's baseline); a fleet's report passes host-against-host ones."""
+    References: the run's baseline); a fleet's report passes host-against-host ones.
+    `baseline`: another of the run's environment labels to compare against (`report
+    --baseline`); `analysis`: paired or unpaired (default: the study's, paired)."""
     run = store.get_run(run_id)
     run_id = run["id"]
     study = run["study"]
     threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
     alpha, notes = run_settings(run)
+    mode = analysis_mode(study, analysis)
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
-    baseline = default_baseline(study.get("baseline"), labels)
-    refs = (references or References)(baseline, envs)
+    study_baseline = default_baseline(study.get("baseline"), labels)
+    if baseline is not None and baseline not in labels:
+        raise VirtbenchError(f"--baseline {baseline}: run {run_id} has no such environment; "
+                             f"its environments: {', '.join(labels)}")
+    chosen = baseline if baseline is not None else study_baseline
+    refs = (references or References)(chosen, envs)
+    versus = versus_labels(study, envs)
     trials = store.trials(run_id)
-    counts = trial_counts(trials, study.get("trials"))
+    planned_trials = study.get("trials") if isinstance(study.get("trials"), int) else None
+    counts = trial_counts(trials, planned_trials)
     methods = aggregate_methods(trials)
-    failed = {(c["environment"], c["benchmark"]): c["failed"] for c in counts}
-    planned = {(c["environment"], c["benchmark"]): c["planned"] for c in counts}
-    groups: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    trial_no: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    meta: dict[tuple[str, str, str], tuple[str, bool]] = {}
-    for s in store.samples(run_id):
-        key = (s["environment"], s["benchmark"], s["metric"])
-        groups[key].append(s["value"])
-        trial_no[key].append(s["trial"] + 1 if s.get("trial") is not None else len(trial_no[key]) + 1)
-        meta[key] = (s["unit"], bool(s["higher_is_better"]))
-    metrics_of: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for env, bench, metric in groups:
-        metrics_of[(env, bench)].add(metric)
+    failed = {(c.environment, c.benchmark): c.failed for c in counts}
+    planned = {(c.environment, c.benchmark): c.planned for c in counts}
+    samples = store.samples(run_id)
+    rows = rows_of(samples, disturbed_trials(trials))
+    ids = _identities(samples)
 
     bench_order = [b["label"] for b in study["benchmarks"]]
     metric_order = _metric_order(study)
     # failed trials first: dropping them biases what follows
-    results, warnings = [], list(store.warnings(run_id)) + failure_warnings(counts, trials)
-    keys = sorted(groups, key=lambda k: (bench_order.index(k[1]) if k[1] in bench_order else 99,
-                                         k[1], metric_order(k[1], k[2]), k[2],
-                                         labels.index(k[0]) if k[0] in labels else 99))
+    results: list[Result] = []
+    warnings = [RunWarning.of(w) for w in store.warnings(run_id)] + \
+        failure_warnings(counts, trials) + disturbed_warnings(rows)
+    keys = sorted(rows, key=lambda k: (bench_order.index(k[1]) if k[1] in bench_order else 99,
+                                       k[1], metric_order(k[1], ids[k]), k[2],
+                                       labels.index(k[0]) if k[0] in labels else 99))
+    pending: list[tuple[Result, bool, decide.Pending]] = []   # (row, baseline?, comparison)
     for env, bench, metric in keys:
-        values = groups[(env, bench, metric)]
-        unit, hib = meta[(env, bench, metric)]
+        row = rows[(env, bench, metric)]
+        values = row.values
         summary = stats.summarize(values, seed=_seed(run_id, env, bench, metric))
-        ref = refs.for_row(env, metric, metrics_of[(env, bench)])
-        vs = None
-        ref_values = groups.get((ref.label, bench, ref.metric)) if ref.label else None
-        if ref_values and stats.trimmed_mean(ref_values) == 0:
+        mid = ids[(env, bench, metric)]
+        ref = refs.for_row(env, mid)
+        result = Result(
+            environment=env, benchmark=bench, metric=metric, unit=row.unit,
+            higher_is_better=row.higher_is_better, n=summary.n, samples=values,
+            trials=row.trials, failed_trials=failed.get((env, bench), 0),
+            planned_trials=planned.get((env, bench)),
+            aggregate=methods.get((env, bench, metric)),
+            trimmed_mean=summary.trimmed_mean, median=summary.median,
+            stdev=_num(summary.stdev), cv=_num(summary.cv),
+            ci_low=_num(summary.ci_low), ci_high=_num(summary.ci_high),
+            disturbed=row.disturbed,
+            metric_id=MetricIdentity(base=mid.base, scope=mid.scope, instance=mid.instance))
+        results.append(result)
+        base_made, no_ratio = False, False
+        ref_row = rows.get((ref.label, bench, ref.metric)) if ref.label else None
+        if ref_row is not None and ref_row.values and stats.trimmed_mean(ref_row.values) == 0:
             # no ratio to a zero (no retransmits on the baseline, say): the figures stand alone
             ref = replace(ref, note=f"{ref.label}'s {ref.metric} is 0 (trimmed mean): no ratio "
                                     "or overhead against it", short="no ratio (reference is 0)")
-        elif ref_values:
-            vs = vs_reference(values, ref_values, hib, threshold, alpha,
-                              _seed(run_id, env, bench, metric, "vs"), ref)
-        results.append({
-            "environment": env, "benchmark": bench, "metric": metric, "unit": unit,
-            "higher_is_better": hib, "n": summary.n, "samples": values,
-            "trials": trial_no[(env, bench, metric)],
-            "failed_trials": failed.get((env, bench), 0),
-            "planned_trials": planned.get((env, bench)),
-            "aggregate": methods.get((env, bench, metric)),
-            "trimmed_mean": summary.trimmed_mean, "median": summary.median,
-            "stdev": _num(summary.stdev), "cv": _num(summary.cv),
-            "ci_low": _num(summary.ci_low), "ci_high": _num(summary.ci_high),
-            "vs_baseline": vs, "reference_note": None if vs else ref.note,
-            "no_verdict": None if vs else ref.short,
-        })
-        if ref.note and not vs and ref.basis != "none":
-            warnings.append({"environment": env, "benchmark": bench, "metric": metric,
-                             "kind": "zero_reference", "message": ref.note})
-        elif ref.note and not vs and not any(w["kind"] == "no_like_for_like_baseline"
-                                           and w["environment"] == env and w["benchmark"] == bench
-                                           for w in warnings):
-            warnings.append({"environment": env, "benchmark": bench, "metric": None,
-                             "kind": "no_like_for_like_baseline", "message": ref.note})
-        for kind, message in stats.noise_warnings(values, trial_no[(env, bench, metric)]):
+        elif ref_row is not None and ref_row.values and values:
+            made = _compare(row, ref_row, ref.label, ref.metric, ref.basis, mode, threshold,
+                            alpha, run_id, (env, bench, metric), ref.basis != "host",
+                            ref.label if ref.metric is None or ref.basis != "per-instance"
+                            else f"{ref.label} ({ref.metric})")
+            if isinstance(made, str):
+                ref, no_ratio = replace(ref, note=made, short="no ratio"), True
+            else:
+                pending.append((result, True, made))
+                base_made = True
+        if not base_made:
+            result.reference_note, result.no_verdict = ref.note, ref.short
+        other = versus.get(env)
+        other_row = rows.get((other, bench, metric)) if other else None
+        if other_row is not None and other != ref.label and other_row.values and values \
+                and stats.trimmed_mean(other_row.values) != 0:
+            made = _compare(row, other_row, other, metric, "versus", mode, threshold, alpha,
+                            run_id, (env, bench, metric), True, other)
+            if not isinstance(made, str):
+                pending.append((result, False, made))
+        if ref.note and not base_made and no_ratio:
+            warnings.append(RunWarning(environment=env, benchmark=bench, metric=metric,
+                                       kind="no_ratio", message=ref.note))
+        elif ref.note and not base_made and ref.basis != "none":
+            warnings.append(RunWarning(environment=env, benchmark=bench, metric=metric,
+                                       kind="zero_reference", message=ref.note))
+        elif ref.note and not base_made and not any(
+                w.kind == "no_like_for_like_baseline" and w.environment == env
+                and w.benchmark == bench for w in warnings):
+            warnings.append(RunWarning(environment=env, benchmark=bench,
+                                       kind="no_like_for_like_baseline", message=ref.note))
+        for kind, message in stats.noise_warnings(values, row.trials):
             # too few samples is a property of the trial, not of each metric: say it once
-            if kind == "few_samples" and any(w["kind"] == kind and w["environment"] == env
-                                             and w["benchmark"] == bench for w in warnings):
+            if kind == "few_samples" and any(w.kind == kind and w.environment == env
+                                             and w.benchmark == bench for w in warnings):
                 continue
-            warnings.append({"environment": env, "benchmark": bench,
-                             "metric": None if kind == "few_samples" else metric,
-                             "kind": kind, "message": message})
+            warnings.append(RunWarning(environment=env, benchmark=bench,
+                                       metric=None if kind == "few_samples" else metric,
+                                       kind=kind, message=message))
+    for (result, is_base, _), vs in zip(pending, decide.finish([p for _, _, p in pending],
+                                                               correction)):
+        if is_base:
+            result.vs_baseline = vs
+        else:
+            result.vs_others.append(vs)
+        if vs.order is not None and vs.order.significant:
+            warnings.append(RunWarning(
+                environment=result.environment, benchmark=result.benchmark,
+                metric=result.metric, kind="order_effect",
+                message=f"against {vs.reference}: {vs.order.message}, Holm-adjusted p "
+                        f"{vs.order.p_holm:.3g}; the random order makes it noise, not bias "
+                        f"(order-balanced ratio {vs.order.balanced_ratio:.3f})"))
     for e in envs:
         md = e.get("metadata") or {}
-        if e["label"] == baseline and md.get("hypervisor_flag"):
-            warnings.append({"environment": e["label"], "benchmark": None, "metric": None,
-                             "kind": "baseline_virtualized",
-                             "message": "the baseline itself runs under a hypervisor "
-                                        f"({md.get('virtualization') or 'CPUID hypervisor bit set'}); "
-                                        "overheads are relative to that, not to bare metal"})
-    published_only = _attach_published(study.get("published") or [], envs, results, baseline)
-    return {
-        "run": {"id": run_id, "study": run["study_name"],
-                "started": run["started"].isoformat() if run["started"] else None,
-                "finished": run["finished"].isoformat() if run["finished"] else None,
-                "quick": bool(run["quick"]), "status": run["status"], "seed": run["seed"],
-                "baseline": baseline, "threshold_pct": threshold, "alpha": alpha,
-                "trials_planned": study["trials"], "virtbench_version": run["virtbench_version"],
-                "host": run["host"], "fleet": run.get("fleet")},
-        "benchmarks": [{"label": b["label"], "name": b["name"], "params": b.get("params") or {}}
-                       for b in study["benchmarks"]],
-        "environments": [{"label": e["label"], "kind": e["kind"], "spec": e["spec"],
-                          "options": e["options"], "status": e["status"], "error": e["error"],
-                          "boot_s": e["boot_s"], "metadata": e["metadata"] or {},
-                          "note": environment_note(study, e)} for e in envs],
-        "results": results,
-        "trial_counts": counts,
-        "failed_trial_evidence": failed_trial_evidence(trials, store.samples(
+        if e["label"] == chosen and md.get("hypervisor_flag"):
+            warnings.append(RunWarning(
+                environment=e["label"], kind="baseline_virtualized",
+                message="the baseline itself runs under a hypervisor "
+                        f"({md.get('virtualization') or 'CPUID hypervisor bit set'}); "
+                        "overheads are relative to that, not to bare metal"))
+    published_only = attach_published(study.get("published") or [], envs, results,
+                                      study_baseline)
+    claims = check_claims(study.get("claims") or [], envs, rows, mode=mode,
+                          threshold_pct=threshold, alpha=alpha, run_id=run_id)
+    return RunReport(
+        run=RunInfo(id=run_id, study=run["study_name"],
+                    started=run["started"].isoformat() if run["started"] else None,
+                    finished=run["finished"].isoformat() if run["finished"] else None,
+                    quick=bool(run["quick"]), status=run["status"], seed=run["seed"],
+                    baseline=chosen, threshold_pct=threshold, alpha=alpha,
+                    analysis=mode, correction=correction,
+                    study_baseline=study_baseline if chosen != study_baseline else None,
+                    trials_planned=planned_trials,
+                    virtbench_version=run["virtbench_version"], host=run["host"],
+                    fleet=run.get("fleet")),
+        benchmarks=[Case(label=b["label"], name=b["name"], params=b.get("params") or {})
+                    for b in study["benchmarks"]],
+        environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
+                                  options=e["options"], status=e["status"], error=e["error"],
+                                  boot_s=e["boot_s"], metadata=e["metadata"] or {},
+                                  note=environment_note(study, e)) for e in envs],
+        results=results,
+        trial_counts=counts,
+        failed_trial_evidence=failed_trial_evidence(trials, store.samples(
             run_id, include_failed=True)),
-        "warnings": warnings,
-        "method_notes": [{"benchmark": b, "note": n} for b, n in notes.items()],
-        "published_only": published_only,
-        "profiles": profile_entries(store.profiles(run_id), results),
-    }
+        warnings=warnings,
+        method_notes=[MethodNote(benchmark=b, note=n) for b, n in notes.items()],
+        published_only=published_only,
+        profiles=profile_entries(store.profiles(run_id), results),
+        claims=claims)
 
 
-def aggregate_methods(trials: list[dict]) -> dict[tuple[str, str, str], str]:
-    """(environment, benchmark, metric) -> how a group of instances made that aggregate, from
-    its successful trials' detail ("common-interval", "sum", "makespan", "slowest", "mean";
-    "mixed: a, b" when trials differ). Pure."""
-    seen: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for t in trials:
-        if t["status"] != "ok":
-            continue
-        for metric, method in ((t.get("detail") or {}).get("aggregate") or {}).items():
-            key = (t["environment"], t["benchmark"], metric)
-            if method not in seen[key]:
-                seen[key].append(method)
-    return {k: v[0] if len(v) == 1 else "mixed: " + ", ".join(v) for k, v in seen.items()}
+def _compare(row, ref_row, label, metric, basis, mode, threshold, alpha, run_id, key,
+             same_run, shown):
+    return decide.compare(row, ref_row, mode=mode, same_run=same_run, threshold_pct=threshold,
+                          alpha=alpha, seed=_seed(run_id, *key, "vs", label),
+                          reference=label, reference_metric=metric, basis=basis,
+                          shown_reference=shown)
 
 
-def trial_counts(trials: list[dict], planned: int | None) -> list[dict]:
-    """Per environment x benchmark of a run's (measured, not warm-up) trials, in run order:
-    {environment, benchmark, planned, ok, failed}; `planned` is the study's trials per case
-    (None when the stored study does not say). Pure."""
-    out: dict[tuple[str, str], dict] = {}
-    for t in trials:
-        key = (t["environment"], t["benchmark"])
-        row = out.setdefault(key, {"environment": key[0], "benchmark": key[1],
-                                   "planned": planned, "ok": 0, "failed": 0})
-        row["ok" if t["status"] == "ok" else "failed"] += 1
-    for row in out.values():
-        if row["planned"] is not None:
-            row["planned"] = max(row["planned"], row["ok"] + row["failed"])
-    return list(out.values())
+def disturbed_warnings(rows) -> list[RunWarning]:
+    """A `disturbed_trials` warning per environment x benchmark with trials left out."""
+    seen: dict[tuple[str, str], dict[int, str]] = {}
+    for (env, bench, _), row in rows.items():
+        for d in row.disturbed:
+            seen.setdefault((env, bench), {})[d.trial] = d.reason
+    return [RunWarning(environment=env, benchmark=bench, kind="disturbed_trials",
+                       message=f"{len(why)} trial(s) left out of the statistics as disturbed: "
+                               + "; ".join(f"trial {t}: {r}" for t, r in sorted(why.items())))
+            for (env, bench), why in seen.items()]
 
 
-def failure_line(failed: int, planned: int | None) -> str:
-    """`n of m trials failed; the figures are from the survivors` (pure)."""
-    of = f" of {planned}" if planned else ""
-    return f"{failed}{of} trials failed; the figures are from the survivors"
-
-
-def failure_warnings(counts: list[dict], trials: list[dict]) -> list[dict]:
-    """A `failed_trials` warning per environment x benchmark where some trials failed and
-    some did not (dropping failed trials biases the figures: a guest that fails its slow
-    trials looks fast), and `all_trials_failed` where none survived. Pure."""
-    out = []
-    for c in counts:
-        if not c["failed"]:
-            continue
-        env, bench = c["environment"], c["benchmark"]
-        if c["ok"]:
-            out.append({"environment": env, "benchmark": bench, "metric": None,
-                        "kind": "failed_trials",
-                        "message": failure_line(c["failed"], c["planned"])})
-            continue
-        last = next(t["error"] for t in reversed(trials)
-                    if t["environment"] == env and t["benchmark"] == bench and t["status"] != "ok")
-        of = f" of {c['planned']}" if c["planned"] else ""
-        out.append({"environment": env, "benchmark": bench, "metric": None,
-                    "kind": "all_trials_failed",
-                    "message": f"all {c['failed']}{of} trial(s) failed; last error: {last}"})
-    return out
-
-
-# how much of a failed trial's output a report shows (the store keeps the last 64 KiB)
-REPORT_TAIL_CHARS = 2000
-
-
-def failed_trial_evidence(trials: list[dict], samples: list[dict]) -> list[dict]:
-    """Every failed trial with what it kept: its error, exit status, the values it measured
-    before it failed (evidence, never in the statistics) and the end of its output. Pure."""
-    measured: dict[tuple[str, str, int], dict[str, dict]] = defaultdict(dict)
-    for s in samples:
-        if s.get("status", "ok") != "ok":
-            measured[(s["environment"], s["benchmark"], s["trial"])][s["metric"]] = {
-                "value": s["value"], "unit": s["unit"],
-                "higher_is_better": bool(s["higher_is_better"])}
-    out = []
-    for t in trials:
-        if t["status"] == "ok":
-            continue
-        detail = t.get("detail") or {}
-        out.append({"environment": t["environment"], "benchmark": t["benchmark"],
-                    "trial": t["trial"] + 1, "error": t["error"], "exit": t["exit"],
-                    "samples": measured.get((t["environment"], t["benchmark"], t["trial"]), {}),
-                    "stdout_tail": (t.get("stdout") or "")[-REPORT_TAIL_CHARS:],
-                    "stderr_tail": (t.get("stderr") or "")[-REPORT_TAIL_CHARS:],
-                    "stdout_bytes": detail.get("stdout_bytes"),
-                    "stderr_bytes": detail.get("stderr_bytes")})
-    return out
+def study_entry(study: dict, env: dict) -> dict | None:
+    """The study file's [[environment]] entry this environment was made from (matched by
+    its spec, or the entry it stands for when a target measured it); pure."""
+    from ..study import normalize_spec
+    wanted = set()
+    for spec in (env["spec"], (env["metadata"] or {}).get("stands_for")):
+        if spec:
+            wanted.add(spec)
+            try:
+                wanted.add(normalize_spec(spec))
+            except Exception:       # a spec this version no longer parses
+                pass
+    for entry in study.get("environments") or []:
+        if entry.get("spec") in wanted:
+            return entry
+    return None
 
 
 def environment_note(study: dict, env: dict) -> str | None:
@@ -282,42 +310,3 @@ def environment_note(study: dict, env: dict) -> str | None:
         if entry.get("note") and entry.get("spec") in wanted:
             return entry["note"]
     return None
-
-
-def _attach_published(published: list[dict], envs: list[dict], results: list[dict],
-                      baseline: str | None) -> list[dict]:
-    """Put the study's published figure beside each measured result it belongs to, as
-    result["published"] = {ratio, verdict, source, versus, measured_ratio, ...}; the measured
-    ratio is against the same reference as the published one (the baseline unless `versus`).
-    Returns the published figures no result of this run matches (e.g. a Xen environment
-    virtbench could not start), so that reports can still show them."""
-    from ..study import normalize_spec
-    label_of = {}
-    for e in envs:
-        for spec in (e["spec"], (e.get("metadata") or {}).get("stands_for")):
-            if not spec:
-                continue
-            try:
-                label_of[normalize_spec(spec)] = e["label"]
-            except Exception:   # a spec this version no longer parses: leave it unmatched
-                continue
-    for r in results:
-        r.setdefault("published", None)
-    by_key = {(r["environment"], r["benchmark"], r["metric"]): r for r in results}
-    unmatched = []
-    for p in published:
-        label = label_of.get(p["environment"])
-        versus = label_of.get(p["versus"]) if p.get("versus") else baseline
-        r = by_key.get((label, p["benchmark"], p["metric"])) if label else None
-        if r is None:
-            unmatched.append(dict(p))
-            continue
-        ref = by_key.get((versus, p["benchmark"], p["metric"])) if versus else None
-        measured = None
-        if ref is not None and ref["trimmed_mean"]:
-            measured = r["trimmed_mean"] / ref["trimmed_mean"]
-        r["published"] = {"ratio": p.get("ratio"), "ratio_derived": p.get("ratio_derived", False),
-                          "value": p.get("value"), "versus_value": p.get("versus_value"),
-                          "verdict": p.get("verdict"), "source": p["source"], "note": p.get("note"),
-                          "versus": versus, "measured_ratio": measured}
-    return unmatched

@@ -176,8 +176,9 @@ class Primitives(Benchmark):
         system call (a clocksource the vDSO cannot read), and loops that hit their cap before
         lasting the target."""
         result = kernel_result(text, "primitives")
-        out = [("primitives-skipped", f"{name}: {why}")
-               for name, why in sorted((result.get("skipped") or {}).items())]
+        out = []
+        for name, why in sorted((result.get("skipped") or {}).items()):
+            out.append(("primitives-skipped", f"{name}: {why}"))
         source = result.get("clocksource")
         if "clock_gettime_ns" in (result.get("results") or {}) and source and \
                 source not in VDSO_CLOCKSOURCES:

@@ -1,8 +1,14 @@
-"""Environment kinds. Each module defines one kind; KINDS maps its name to its class."""
+"""Environment kinds. Each module or package defines one kind; KINDS maps its name to its
+registry entry: the kind's class, or (libvirt, a kind of two forms) an entry whose factory
+picks the form. An entry has `kind`, `summary`, `options`, `options_text()`, `probe()` and
+`create(spec)` (docs/adding-an-environment.md)."""
 from __future__ import annotations
 
+from typing import Protocol
+
 from ..errors import VirtbenchError
-from .base import Environment, EnvSpec, Option, Usability
+from .base import Environment
+from .spec import EnvSpec, Option, Usability
 from .container import Container
 from .gvisor import Gvisor
 from .libvirt import Libvirt
@@ -10,7 +16,19 @@ from .native import Native
 from .qemu import Qemu
 from .ssh import Ssh
 
-KINDS: dict[str, type[Environment]] = {cls.kind: cls for cls in (Native, Qemu, Ssh, Libvirt, Container, Gvisor)}
+
+class Kind(Protocol):
+    kind: str
+    summary: str
+    options: dict[str, Option]
+
+    def options_text(self) -> str: ...
+    def probe(self) -> Usability: ...
+    def create(self, spec: EnvSpec) -> Environment: ...
+
+
+KINDS: dict[str, Kind] = {entry.kind: entry
+                          for entry in (Native, Qemu, Ssh, Libvirt, Container, Gvisor)}
 
 
 def create(spec: EnvSpec | str) -> Environment:
@@ -24,11 +42,12 @@ def create(spec: EnvSpec | str) -> Environment:
     raw = options.pop("instances", "1")
     if not raw.isdigit() or not 1 <= int(raw) <= 64:
         raise VirtbenchError(f"environment {spec}: instances={raw} is not valid; use 1 to 64")
+    make = KINDS[spec.kind].create
     if int(raw) == 1:
-        return KINDS[spec.kind](EnvSpec(spec.kind, options))
+        return make(EnvSpec(spec.kind, options))
     from .group import InstanceGroup
-    members = [KINDS[spec.kind](EnvSpec(spec.kind, options)) for _ in range(int(raw))]
+    members = [make(EnvSpec(spec.kind, options)) for _ in range(int(raw))]
     return InstanceGroup(members, spec)
 
 
-__all__ = ["Environment", "EnvSpec", "Option", "Usability", "KINDS", "create"]
+__all__ = ["Environment", "EnvSpec", "Option", "Usability", "Kind", "KINDS", "create"]

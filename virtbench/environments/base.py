@@ -1,88 +1,64 @@
-"""What every environment kind shares: its spec, its options, its label, its life cycle."""
+"""What every environment kind shares: its spec and options, its label, and its life cycle.
+
+The life cycle is one template (start() and stop() here; a kind writes neither):
+
+    start():  prepare   resolve(), then what must exist before anything runs (an image,
+                        our kernels, a work directory, stale leftovers swept)
+              start     launch(): bring it up (a QEMU process, a container, an ssh agent)
+              ready     ready(): wait until its agent answers, then what a benchmark needs
+                        set up first (kernels staged, tunings applied)
+    ... trials (the runner) ...
+    stop():   release   everything the steps registered in `resources`, last made first
+
+Each step's time lands in `step_s` ({"prepare_s", "start_s", "ready_s", then "stop_s"}),
+stored with the environment's metadata under "lifecycle". A kind registers each thing it
+makes the moment it makes it (`self.resources.add(name, release)`, `self.attach(agent)`):
+stop() releases whatever a start reached, and is safe to call twice or after a failed start.
+
+What an environment offers benchmarks is declared once, in its capabilities record
+(capabilities.py): a benchmark names what it needs and the runner matches the two before
+anything starts. ABILITIES maps each capability to the methods that use it; where a kind
+declares `cannot`, those methods here refuse with the record's own reason, and a kind that
+declares `can` implements them (tests/test_capabilities.py checks both directions).
+"""
 from __future__ import annotations
 
+import sys
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 from ..capabilities import Capabilities
-from ..errors import VirtbenchError
+from ..errors import AgentError, VirtbenchError
 from ..hostexec import LOCAL, HostExecutor
 from ..netpath_types import NetPath, SshTarget
 from ..outcome import TrialOutcome
 from ..stats.aggregate import ClockOffset, best_offset, offset_from_ping
 from ..transport import AgentClient, ExecResult
+from . import live
+from .resources import Resources
+from .spec import EnvSpec, Option, Usability, options_text as _options_text
 
+# capability -> the environment methods that use it (the rest of the record are properties
+# of the path, such as direct_io and remote_peer, or of a group: pairing, pair_path)
+ABILITIES: dict[str, tuple[str, ...]] = {
+    "scratch": ("scratch_dir",),
+    "scratch_device": ("scratch_device",),
+    "net_path": ("net_path",),
+    "ssh_target": ("ssh_target",),
+    "pause": ("pause", "resume"),
+    "drop_caches": ("drop_caches",),
+    "memory_size": ("memory_bytes",),
+    "exit_profile": ("profiled_trial",),
+}
 
-@dataclass(frozen=True)
-class Option:
-    """One option of an environment kind: its default and what values it takes."""
-
-    default: Any
-    choices: tuple[str, ...] | None = None      # the valid values, when they are a fixed set
-    convert: Callable[[str], Any] | None = None  # a parser for free-form values (int, size)
-    help: str = ""
-    in_label: bool = True                        # does a non-default value appear in the label?
-
-    def parse(self, kind: str, name: str, raw: str) -> Any:
-        if self.choices is not None and raw not in self.choices:
-            raise VirtbenchError(
-                f"environment {kind}: {name}={raw} is not valid; use one of: {', '.join(self.choices)}")
-        if self.convert is not None:
-            try:
-                return self.convert(raw)
-            except ValueError as exc:
-                raise VirtbenchError(f"environment {kind}: {name}={raw} is not valid ({exc})") from exc
-        return raw
-
-
-@dataclass(frozen=True)
-class EnvSpec:
-    """`KIND[:key=value,...]` as the user wrote it, split into its parts."""
-
-    kind: str
-    options: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, text: str) -> "EnvSpec":
-        text = text.strip()
-        if not text:
-            raise VirtbenchError("empty environment spec; write KIND[:key=value,...], e.g. native")
-        kind, _, rest = text.partition(":")
-        options: dict[str, str] = {}
-        for item in filter(None, (p.strip() for p in rest.split(","))):
-            key, eq, value = item.partition("=")
-            if not eq or not key or not value:
-                raise VirtbenchError(
-                    f"environment spec {text!r}: {item!r} is not key=value; "
-                    "write e.g. qemu:disk=ide,nic=e1000")
-            if key in options:
-                raise VirtbenchError(f"environment spec {text!r}: option {key} given twice")
-            options[key] = value
-        return cls(kind.strip(), options)
-
-    def __str__(self) -> str:
-        if not self.options:
-            return self.kind
-        return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options.items())
-
-
-@dataclass
-class Usability:
-    """Whether an environment kind can run here, and why not."""
-
-    usable: bool
-    reason: str = ""
-    details: dict = field(default_factory=dict)
+STEPS: tuple[str, ...] = ("prepare", "start", "ready")
 
 
 class Environment(ABC):
-    """One place benchmarks run. Subclasses set `kind` and `options` and talk to an agent.
-
-    Life cycle: resolve() (cheap, decides things like the accelerator) -> start() -> exec()...
-    -> stop(). stop() must leave nothing behind, whatever state start() reached.
-    """
+    """One place benchmarks run. A kind sets `kind`, `options` and `summary`, declares its
+    capabilities, and implements the life-cycle steps: prepare() (optional), launch(),
+    ready() (optional: the base pings the agent)."""
 
     kind: ClassVar[str]
     options: ClassVar[dict[str, Option]] = {}
@@ -106,6 +82,14 @@ class Environment(ABC):
         self.agent: AgentClient | None = None
         self.boot_s: float | None = None   # start-to-agent-ready, when it means something
         self.notes: list[str] = []          # things the report should say (e.g. why TCG)
+        self.resources = Resources()        # what stop() releases, last made first
+        self.step_s: dict[str, float] = {}  # the life-cycle steps' times (see STEPS)
+
+    @classmethod
+    def create(cls, spec: EnvSpec) -> "Environment":
+        """The kind's factory (the registry calls it): an instance of this class. A kind of
+        several forms (libvirt) registers a factory that picks the form."""
+        return cls(spec)
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -118,10 +102,9 @@ class Environment(ABC):
         return "/".join(parts)
 
     @classmethod
-    def options_text(cls, options: dict[str, Option] | None = None) -> str:
+    def options_text(cls) -> str:
         """The options with their choices or defaults, for `virtbench envs`."""
-        return ", ".join(f"{n}={'|'.join(o.choices) if o.choices else o.default}"
-                         for n, o in (cls.options if options is None else options).items())
+        return _options_text(cls.options)
 
     @classmethod
     def probe(cls) -> Usability:
@@ -129,7 +112,8 @@ class Environment(ABC):
         return Usability(True)
 
     def resolve(self) -> None:
-        """Settle choices that depend on the host (accelerator...) before the label is used."""
+        """Settle choices that depend on the host (accelerator...) before the label is used.
+        Idempotent: the prepare step calls it again."""
 
     def capabilities(self) -> Capabilities:
         """What this environment can offer benchmarks (scratch, network path, sshd, pausing,
@@ -138,20 +122,75 @@ class Environment(ABC):
         before anything starts. The base offers nothing; each kind says what it has."""
         return Capabilities.none(f"environment {self.kind}")
 
-    # -- life cycle ----------------------------------------------------------------------
-    @abstractmethod
+    def _cannot(self, capability: str) -> VirtbenchError:
+        """The refusal of a capability, in the words of the record."""
+        answer = getattr(self.capabilities(), capability)
+        return VirtbenchError(answer.reason or f"environment {self.label} declares {capability} "
+                                               "but does not implement it")
+
+    # -- the life cycle (a template: kinds implement the steps, not start/stop) -----------
     def start(self) -> None:
-        """Bring the environment up and connect `self.agent`."""
+        """prepare -> start -> ready, each step timed into `step_s`. A failure in any step
+        releases what the steps made (stop()) and is raised as it came."""
+        self.step_s = {}
+        live.install_signal_handlers()
+        live.track(self)
+        self.resources.add("the live set", lambda: live.untrack(self))
+        try:
+            self._step("prepare", lambda: (self.resolve(), self.prepare()))
+            self._step("start", self.launch)
+            self._step("ready", self.ready)
+        except BaseException:
+            try:
+                self.stop()
+            except Exception as exc:      # the start's own error is the one to raise
+                print(f"virtbench: {self.label}: {exc}", file=sys.stderr)
+            raise
 
-    @abstractmethod
+    def _step(self, name: str, run: Callable[[], Any]) -> None:
+        t0 = time.monotonic()
+        run()
+        self.step_s[f"{name}_s"] = round(time.monotonic() - t0, 6)
+
+    def prepare(self) -> None:
+        """Step 1, after resolve(): what must exist before anything runs (build an image, our
+        kernels; make a work directory; sweep what dead runs left). Nothing runs yet."""
+
+    def launch(self) -> None:
+        """Step 2: bring the environment up (start its VMM, container or agent process),
+        registering each thing in `self.resources` as it is made. Every kind has one."""
+        raise NotImplementedError(f"environment kind {self.kind} has no launch()")
+
+    def ready(self) -> None:
+        """Step 3: wait until the environment answers, then set up what benchmarks need
+        first. The base: the agent answers a ping."""
+        if self.agent is not None:
+            self.agent.ping()
+
+    def attach(self, agent: AgentClient) -> AgentClient:
+        """Make `agent` this environment's (exec() uses it) and register its closing."""
+        self.agent = agent
+
+        def close() -> None:
+            if self.agent is agent:
+                self.agent = None
+            try:
+                agent.close()
+            except (AgentError, OSError):
+                pass               # an agent already gone: nothing left to close
+
+        self.resources.add("the agent", close)
+        return agent
+
     def stop(self) -> None:
-        """Tear everything down; safe to call more than once and after a failed start."""
-
-    def pause(self) -> None:
-        """Quiesce while another environment measures (a guest is stopped, say)."""
-
-    def resume(self) -> None:
-        """Undo pause()."""
+        """Release everything the life cycle registered, last made first. Safe to call more
+        than once, and after a failed or a partial start."""
+        t0 = time.monotonic()
+        try:
+            self.resources.close()
+        finally:
+            self.agent = None
+            self.step_s["stop_s"] = round(time.monotonic() - t0, 6)
 
     def is_alive(self) -> bool:
         """Is what start() brought up still there (a guest's QEMU, the agent process)?"""
@@ -160,6 +199,14 @@ class Environment(ABC):
     def lost_reason(self) -> str:
         """Why the environment went away, in one line (once is_alive() is False)."""
         return "the agent stopped answering"
+
+    def pause(self) -> None:
+        """Quiesce while another environment measures (a guest is stopped, say)."""
+        raise self._cannot("pause")
+
+    def resume(self) -> None:
+        """Undo pause()."""
+        raise self._cannot("pause")
 
     def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """What pinning pins for a trial of `bench`: (thread or process id, host CPUs it
@@ -188,32 +235,32 @@ class Environment(ABC):
             samples.append(offset_from_ping(sent, float(mono), received))
         return best_offset(samples)
 
-    # -- what disk and network benchmarks need -------------------------------------------
+    @abstractmethod
+    def kernel_path(self, name: str) -> str:
+        """Where our kernel binary `name` (himeno, stream, pi) is inside the environment."""
+
+    # -- what disk and network benchmarks use (each: a capability, see ABILITIES) ----------
     def scratch_dir(self) -> str:
         """A directory on the file system under test, where file-based disk benchmarks
         (dd, fio, bonnie++) write. Guests put it on their separate scratch disk."""
-        raise VirtbenchError(f"environment {self.label} has no scratch disk")
+        raise self._cannot("scratch")
 
     def scratch_device(self) -> str | None:
-        """The block device under test, as seen inside the environment (read by hdparm):
-        here, the one findmnt finds under the scratch directory; None where there is none
-        (tmpfs, overlay)."""
-        res = self.exec(["findmnt", "-n", "-o", "SOURCE", "-T", self.scratch_dir()], timeout=30)
-        source = res.stdout.strip()
-        return source if res.exit == 0 and source.startswith("/dev/") else None
+        """The block device under test, as seen inside the environment (read by hdparm);
+        None where there is none (tmpfs, overlay)."""
+        raise self._cannot("scratch_device")
 
     def net_path(self) -> NetPath:
         """Set up (once) and return the network path under test; stop() removes it."""
-        raise VirtbenchError(f"environment {self.label} has no network path for network benchmarks")
+        raise self._cannot("net_path")
 
     def ssh_target(self) -> SshTarget:
         """Start (once) the environment's sshd on its network path and say how to reach it."""
-        raise VirtbenchError(f"environment {self.label} has no sshd for transfer benchmarks")
+        raise self._cannot("ssh_target")
 
-    def owns_scratch_filesystem(self) -> bool:
-        """May a benchmark remount the scratch file system (e.g. -o sync for the trial)?
-        Only where virtbench made it (a guest's scratch disk); never the host's."""
-        return False
+    def drop_caches(self) -> None:
+        """Drop the environment's page cache (a guest also drops the host's)."""
+        raise self._cannot("drop_caches")
 
     def scratch_backing(self) -> str | None:
         """The host file or device behind the scratch disk (a guest's image file or loop
@@ -227,7 +274,8 @@ class Environment(ABC):
 
     # -- memory and instances ------------------------------------------------------------
     def memory_bytes(self) -> int | None:
-        """Memory a benchmark running here may use, in bytes; None when unknown."""
+        """Memory a benchmark running here may use, in bytes; None when unknown (a kind
+        that knows declares memory_size)."""
         return None
 
     def host_memory_reserved(self) -> int:
@@ -239,14 +287,6 @@ class Environment(ABC):
         """Make this environment instance i of a group: anything two instances would share
         (network subnet, scratch directory) becomes instance i's own."""
         self.net_index = i
-
-    def drop_caches(self) -> None:
-        """Drop the environment's page cache (a guest also drops the host's)."""
-        self.exec(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=300)
-
-    @abstractmethod
-    def kernel_path(self, name: str) -> str:
-        """Where our kernel binary `name` (himeno, stream, pi) is inside the environment."""
 
     def metrics_for(self, bench) -> tuple:
         """The metrics a trial of `bench` yields here (a group of instances adds its own)."""
@@ -271,8 +311,7 @@ class Environment(ABC):
     def profiled_trial(self, bench, params: dict):
         """One extra trial of `bench`, profiled, never a measured one: (TrialOutcome, Profile).
         Only where capabilities().exit_profile says it can."""
-        raise VirtbenchError(self.capabilities().exit_profile.reason
-                             or f"environment {self.label} cannot profile")
+        raise self._cannot("exit_profile")
 
     def end_profiling(self) -> None:
         """Let go of what profiling needed (a profiling twin of a guest); idempotent."""
@@ -287,3 +326,21 @@ class Environment(ABC):
 
     def __exit__(self, *exc):
         self.stop()
+
+
+# -- shared implementations a kind may use for its abilities -----------------------------
+def block_device_under(env: Environment, directory: str) -> str | None:
+    """The block device findmnt finds under `directory` inside `env`; None where there is
+    none (tmpfs, overlay)."""
+    res = env.exec(["findmnt", "-n", "-o", "SOURCE", "-T", directory], timeout=30)
+    source = res.stdout.strip()
+    return source if res.exit == 0 and source.startswith("/dev/") else None
+
+
+def drop_page_cache(env: Environment) -> None:
+    """sync, then drop the page cache of the kernel `env` runs on (as root there)."""
+    env.exec(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"], timeout=300)
+
+
+__all__ = ["ABILITIES", "STEPS", "Environment", "EnvSpec", "Option", "Usability",
+           "block_device_under", "drop_page_cache"]

@@ -32,6 +32,7 @@ from ..outcome import Metric, TrialOutcome
 from ..stats.aggregate import ClockOffset, Span, across, to_host
 from .base import Environment
 from .capacity import host_capacity, memory_refusal
+from .resources import Resources
 from .instances import (aggregate_method, aggregates, combine, describe_aggregate,  # noqa: F401
                         group_metrics, instance_evidence, jain_index, spread_pct)
 from .together import Together
@@ -63,6 +64,9 @@ class InstanceGroup(Environment):
         self.agent = None
         self.boot_s = None
         self.notes = []
+        self.resources = Resources()
+        self.step_s = {}
+        self._instances_held = None
         self.kind = members[0].kind
         self._pair: PairPath | None = None
         self.together = Together()       # start lead and slots per benchmark, learnt
@@ -70,6 +74,7 @@ class InstanceGroup(Environment):
             m.as_instance(i)         # its own subnet, scratch directory...
             m.instance_of = self
         self._check_capacity()
+        self._hold_instances()      # what an instance made before any start goes too
 
     def _check_capacity(self) -> None:
         n = len(self.members)
@@ -109,24 +114,34 @@ class InstanceGroup(Environment):
         for m in self.members:
             m.resolve()
 
-    def start(self) -> None:
-        started = []
-        try:
-            for m in self.members:
-                m.start()
-                started.append(m)
-        except BaseException:
-            for m in started:
+    def _hold_instances(self) -> None:
+        """The instances are the group's to release, last first (each one's stop() is
+        idempotent, so one not started yet is no harm)."""
+        if self._instances_held is None:
+            self._instances_held = self.resources.add("the instances", self._stop_instances)
+
+    def _stop_instances(self) -> None:
+        self._instances_held = None
+        problems = []
+        for m in reversed(self.members):
+            try:
                 m.stop()
-            raise
+            except Exception as exc:      # the other instances must still go
+                problems.append(exc)
+        if problems:
+            raise problems[0]
+
+    def launch(self) -> None:
+        """Each instance's whole life cycle, one after the other (a failed one: those
+        already up are stopped as any resource is released)."""
+        self._hold_instances()
+        for m in self.members:
+            m.start()
+
+    def ready(self) -> None:
         boots = [m.boot_s for m in self.members if m.boot_s is not None]
         self.boot_s = max(boots) if boots else None
         self.notes = list(dict.fromkeys(n for m in self.members for n in m.notes))
-
-    def stop(self) -> None:
-        self._pair = None            # its veth goes with the members' namespaces
-        for m in self.members:
-            m.stop()
 
     def pause(self) -> None:
         for m in self.members:
@@ -204,6 +219,8 @@ class InstanceGroup(Environment):
             a, b = (m.net_path() for m in self.members)
             join_hosts(a.host_prefix[-1], a.env_address, b.host_prefix[-1], b.env_address)
             self._pair = PairPath(a.env_address, b.env_address, a.env_prefix, b.env_prefix)
+            # its veth goes with the members' namespaces: only the record is let go
+            self.resources.add("the pair's path", lambda: setattr(self, "_pair", None))
         return self._pair
 
     def run_trial(self, bench, params) -> TrialOutcome:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..metric_id import (AGGREGATE, FAIRNESS, INSTANCE, SPREAD, fairness_name, instance_name,
+                         spread_name)
 from ..outcome import Metric, TrialOutcome
 from ..stats.aggregate import Span, common_rate, makespan, transpose
 
@@ -69,10 +71,14 @@ def group_metrics(metrics: tuple[Metric, ...], n: int,
     out: list[Metric] = []
     for m in metrics:
         how = describe_aggregate(aggregate_method(m, m.name in timed), n)
-        out.append(replace(m, description=f"{how}: {m.description}"))
-        out.append(Metric(f"{m.name}_spread_pct", "%", False, f"max/min - 1 of {m.name} across instances"))
-        out.append(Metric(f"{m.name}_fairness", "Jain", True, f"Jain's fairness index of {m.name}"))
-        out += [Metric(f"{m.name}_i{i}", m.unit, m.higher_is_better, f"{m.name} of instance {i}")
+        out.append(replace(m, description=f"{how}: {m.description}", scope=AGGREGATE,
+                           base=m.name))
+        out.append(Metric(spread_name(m.name), "%", False,
+                          f"max/min - 1 of {m.name} across instances", scope=SPREAD, base=m.name))
+        out.append(Metric(fairness_name(m.name), "Jain", True,
+                          f"Jain's fairness index of {m.name}", scope=FAIRNESS, base=m.name))
+        out += [Metric(instance_name(m.name, i), m.unit, m.higher_is_better,
+                       f"{m.name} of instance {i}", scope=INSTANCE, base=m.name, instance=i)
                 for i in range(n)]
     return tuple(out)
 
@@ -111,10 +117,10 @@ def aggregates(metrics: tuple[Metric, ...], per_instance: list[dict[str, float]]
         methods[m.name] = method
         spread = spread_pct(xs)
         if spread is not None:
-            values[f"{m.name}_spread_pct"] = spread
-        values[f"{m.name}_fairness"] = jain_index(xs)
+            values[spread_name(m.name)] = spread
+        values[fairness_name(m.name)] = jain_index(xs)
         for i, x in enumerate(xs):
-            values[f"{m.name}_i{i}"] = x
+            values[instance_name(m.name, i)] = x
     return values, methods
 
 
@@ -132,5 +138,5 @@ def instance_evidence(metrics: tuple[Metric, ...], outcomes: list[TrialOutcome])
         measured = o.measured()
         for m in metrics:
             if m.name in measured:
-                out[f"{m.name}_i{i}"] = measured[m.name]
+                out[instance_name(m.name, i)] = measured[m.name]
     return out

@@ -14,7 +14,7 @@ from ..capabilities import Capabilities, can, cannot
 from ..netpath_types import NetPath, SshTarget
 from ..stats.aggregate import ClockOffset
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, Option
+from .base import Environment, Option, block_device_under, drop_page_cache
 
 AUTO_SCRATCH = "auto"       # a private directory made for this run in the work root
 
@@ -73,6 +73,7 @@ class Native(Environment):
     _topology = None
     _sshd = None
     _instance_dir: str | None = None     # made for instance i of a group: removed when empty
+    _instance_held = None
     _private_scratch = None              # scratch=auto: the directory made, removed at stop
 
     def resolve(self) -> None:
@@ -81,33 +82,21 @@ class Native(Environment):
         if self.values["scratch"] != AUTO_SCRATCH:
             check_scratch(self.values["scratch"])
 
-    def start(self) -> None:
+    def prepare(self) -> None:
         netns.sweep_stale()          # what a killed run left: its namespaces,
         watch.sweep_private()        # its scratch, its sshd's keys
         self._kernel_dir = kernels.build()
-        self.agent = SubprocessAgent([sys.executable, str(AGENT_SOURCE), "--stdio"],
-                                     name=self.label)
-        self.agent.ping()
 
-    def stop(self) -> None:
-        if self.agent is not None:
-            self.agent.close()
-            self.agent = None
-        if self._sshd is not None:
-            self._sshd.stop()
-            self._sshd = None
-        if self._topology is not None:
-            self._topology.delete()
-            self._topology = None
-            self._net = None
-        if self._instance_dir is not None:
-            try:
-                os.rmdir(self._instance_dir)     # only when the benchmarks left it empty
-            except OSError:
-                pass
-        if self._private_scratch is not None:
-            shutil.rmtree(self._private_scratch, ignore_errors=True)
-            self._private_scratch = None
+    def launch(self) -> None:
+        self.attach(SubprocessAgent([sys.executable, str(AGENT_SOURCE), "--stdio"],
+                                    name=self.label))
+
+    def _remove_instance_dir(self) -> None:
+        self._instance_held = None
+        try:
+            os.rmdir(self._instance_dir)      # only when the benchmarks left it empty
+        except OSError:
+            pass
 
     def is_alive(self) -> bool:
         return self.agent is not None and self.agent.proc.poll() is None
@@ -155,23 +144,31 @@ class Native(Environment):
     def net_path(self) -> NetPath:
         if self._topology is None:
             from ..netpath import Topology, native_path
-            self._topology = Topology()
-            try:
-                self._net = native_path(self._topology, self.net_index)
-            except BaseException:
-                self._topology.delete()
-                self._topology = None
-                raise
+            topology = Topology()
+            self._topology = topology
+            self.resources.add("the network path", self._delete_topology)
+            self._net = native_path(topology, self.net_index)
         return self._net
+
+    def _delete_topology(self) -> None:
+        topology, self._topology, self._net = self._topology, None, None
+        if topology is not None:
+            topology.delete()
 
     def ssh_target(self) -> SshTarget:
         from ..sshd import PORT, Sshd
         path = self.net_path()
         if self._sshd is None:
             self._sshd = Sshd(path.env_address, path.env_prefix)
+            self.resources.add("the sshd", self._stop_sshd)
         return SshTarget(address=path.env_address, port=PORT, user="root",
                          identity=self._sshd.identity, prefix=path.host_prefix,
                          host_key=self._sshd.host_key)
+
+    def _stop_sshd(self) -> None:
+        sshd, self._sshd = self._sshd, None
+        if sshd is not None:
+            sshd.stop()
 
     def kernel_path(self, name: str) -> str:
         return str(self._kernel_dir / name)
@@ -193,12 +190,27 @@ class Native(Environment):
         if self.values["scratch"] == AUTO_SCRATCH:
             if self._private_scratch is None:
                 self._private_scratch = watch.private_dir("vbscratch-")   # swept if we die
+                self.resources.add("the private scratch directory", self._remove_scratch)
             return str(self._private_scratch)
         path = self.values["scratch"]
         check_scratch(path)
+        if path == self._instance_dir and self._instance_held is None:
+            self._instance_held = self.resources.add("the instance's scratch directory",
+                                                     self._remove_instance_dir)
         os.makedirs(path, mode=0o755, exist_ok=True)
         check_scratch(path)          # what is there now is what virtbench will write in
         return path
+
+    def _remove_scratch(self) -> None:
+        scratch, self._private_scratch = self._private_scratch, None
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def scratch_device(self) -> str | None:
+        return block_device_under(self, self.scratch_dir())
+
+    def drop_caches(self) -> None:
+        drop_page_cache(self)
 
     def metadata(self) -> dict:
         facts = fingerprint.collect(self)

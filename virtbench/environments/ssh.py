@@ -18,11 +18,11 @@ import subprocess
 
 from .. import fingerprint, hypervisor, kernels, meminfo
 from ..capabilities import Capabilities, can, cannot
-from ..errors import AgentError, VirtbenchError
+from ..errors import VirtbenchError
 from ..netpath_types import NetPath
 from ..sshsession import SshOptions, SshSession
 from ..transport import AGENT_SOURCE, SubprocessAgent
-from .base import Environment, Option
+from .base import Environment, Option, block_device_under, drop_page_cache
 
 AUTO_SCRATCH = "auto"   # a private directory made on the target for this run (mktemp -d)
 SCRATCH_TEMPLATE = "/var/tmp/virtbench-scratch-XXXXXXXX"   # /var/tmp: on disk, unlike /tmp
@@ -153,6 +153,8 @@ class Ssh(Environment):
         self.platform: hypervisor.Platform | None = None
         self._remote_kernels: str | None = None
         self._facts: dict = {}
+        self._resolved = False
+        self._built = None                    # our kernels, built here (prepare)
         self._scratch: str | None = None      # scratch=auto: made on the target at start
 
     @property
@@ -168,13 +170,25 @@ class Ssh(Environment):
         return f"{what}/{name}"
 
     def _session(self) -> SshSession:
+        """The connection to the target (one per life: made on first need, closed by stop(),
+        which removes what was staged through it)."""
         if self.session is None:
             self.session = SshSession(self.ssh_options)
+            self.resources.add("the ssh session", self._close_session)
         return self.session
+
+    def _close_session(self) -> None:
+        session, self.session = self.session, None
+        self._remote_kernels = None
+        if session is not None:
+            session.close()           # removes the staged directory, ends the master
 
     def resolve(self) -> None:
         """Connect, check python3 and the architecture, read the platform (for the label).
-        Bad host, key, host key or a target without python3: one line, before anything runs."""
+        Bad host, key, host key or a target without python3: one line, before anything runs.
+        Once: later starts reuse what it read."""
+        if self._resolved:
+            return
         s = self._session()
         try:
             s.check()
@@ -189,14 +203,15 @@ class Ssh(Environment):
         if out.exit == 0 and "==end" in out.stdout:
             self._facts = fingerprint.parse(out.stdout)
             self.platform = hypervisor.detect(fingerprint.split_sections(out.stdout))
+        self._resolved = True
 
-    def start(self) -> None:
-        if self.platform is None:
-            self.resolve()
+    def prepare(self) -> None:
+        self._built = kernels.build()
+
+    def launch(self) -> None:
         s = self._session()
-        built = kernels.build()
         files = {"agent.py": AGENT_SOURCE}
-        files.update({name: built / name for name in kernels.KERNELS})
+        files.update({name: self._built / name for name in kernels.KERNELS})
         where = s.stage(files)
         self._remote_kernels = where
         remove = ["--remove-on-exit", where]
@@ -206,30 +221,20 @@ class Ssh(Environment):
                 raise VirtbenchError(f"cannot create a scratch directory on "
                                      f"{self.ssh_options.where}: {res.stderr.strip()}")
             self._scratch = res.stdout.strip()
+            self.resources.add("the remote scratch directory", self._remove_scratch)
             remove += ["--remove-on-exit", self._scratch]
         # The agent deletes the staged directory (and a scratch of its own) when its stdin
         # closes: at stop, and also when virtbench dies (its ssh client's stdin closes with it).
-        self.agent = SubprocessAgent(s.base + ["--", "python3", f"{where}/agent.py", "--stdio",
-                                               *remove], name=self.label)
-        self.agent.ping()
+        self.attach(SubprocessAgent(s.base + ["--", "python3", f"{where}/agent.py", "--stdio",
+                                              *remove], name=self.label))
 
-    def stop(self) -> None:
-        if self.agent is not None:
+    def _remove_scratch(self) -> None:
+        scratch, self._scratch = self._scratch, None
+        if scratch is not None and self.session is not None:
             try:
-                self.agent.close()
-            except (AgentError, OSError):
+                self.session.run(["rm", "-rf", "--", scratch], timeout=120)
+            except (VirtbenchError, subprocess.TimeoutExpired, OSError):
                 pass
-            self.agent = None
-        if self.session is not None:
-            if self._scratch is not None:
-                try:
-                    self.session.run(["rm", "-rf", "--", self._scratch], timeout=120)
-                except (VirtbenchError, subprocess.TimeoutExpired, OSError):
-                    pass
-            self.session.close()      # removes the staged directory, ends the master
-            self.session = None
-        self._remote_kernels = None
-        self._scratch = None
 
     def is_alive(self) -> bool:
         return self.agent is not None and self.agent.proc.poll() is None
@@ -259,11 +264,16 @@ class Ssh(Environment):
             raise VirtbenchError(f"{self.label}: cannot create scratch={d}: {res.stderr.strip()}")
         return d
 
+    def scratch_device(self) -> str | None:
+        return block_device_under(self, self.scratch_dir())
+
+    def drop_caches(self) -> None:
+        drop_page_cache(self)
+
     def net_path(self) -> NetPath:
         peer = self.values["peer"]
         if not peer:
-            raise VirtbenchError(f"environment {self.label}: network benchmarks need peer=ADDR, "
-                                 "this host's address as the target reaches it")
+            raise self._cannot("net_path")
         return NetPath(env_address=self.values["host"], host_address=peer, host_prefix=[],
                        nic="the target's own")
 

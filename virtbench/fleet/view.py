@@ -5,8 +5,10 @@ study's baseline (as its own report); on every other host, the same environment 
 host (b:native against a:native): host against host, the point of a fleet."""
 from __future__ import annotations
 
-from ..analysis.references import Reference, References
+from ..analysis.references import Reference, References, metric_identity
 from ..errors import VirtbenchError
+from ..metric_id import MetricId
+from ..model import HostRun, RunReport, RunWarning
 from ..study import default_baseline
 
 
@@ -24,13 +26,14 @@ class HostReferences:
         mine = [e for e in environments if split_label(e["label"])[0] == self.first]
         self.own = References(baseline, mine)
 
-    def for_row(self, env: str, metric: str, metrics: set[str]) -> Reference:
+    def for_row(self, env: str, metric: MetricId | str,
+                metrics: set[str] | None = None) -> Reference:
         host, label = split_label(env)
         if host == self.first:
             return self.own.for_row(env, metric, metrics)
         ref = f"{self.first}:{label}"
         if ref in self.labels:
-            return Reference(ref, metric, "host")
+            return Reference(ref, metric_identity(metric, metrics).name, "host")
         return Reference(None, None, "none",
                          f"host {self.first} has no {label}: nothing to compare {env} with",
                          f"not on {self.first}")
@@ -98,24 +101,26 @@ class FleetView:
         return self._each(self.store.profiles)
 
 
-def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None) -> dict:
+def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None,
+                  analysis: str | None = None) -> RunReport:
     """The fleet as one analysis (see the module's docstring), with `run` carrying the fleet,
-    its hosts and each host's run, and every environment its host."""
+    its hosts and each host's run, and every environment its host. A host against the first
+    host compares two runs: no common blocks, so those rows are compared unpaired; the first
+    host's rows against its baseline are paired as in its own report."""
     from ..analysis import analyze_run
     view = FleetView(store, fleet_id)
     result = analyze_run(view, fleet_id, threshold_pct=threshold_pct,
-                         references=view.references)
-    result["run"]["hosts"] = list(view.hosts)
-    result["run"]["runs"] = [{"host": h, "id": view.runs[h]["id"],
-                              "status": view.runs[h]["status"]} for h in view.hosts]
+                         references=view.references, analysis=analysis)
+    result.run.hosts = list(view.hosts)
+    result.run.runs = [HostRun(host=h, id=view.runs[h]["id"], status=view.runs[h]["status"])
+                       for h in view.hosts]
     missing = [h for h in view.fleet["hosts"] if h not in view.runs]
     if missing:
-        result["warnings"].append({"environment": None, "benchmark": None, "metric": None,
-                                   "kind": "host_without_run",
-                                   "message": f"no run yet on {', '.join(missing)} "
-                                              "(see `virtbench fleet status`)"})
-    for e in result["environments"]:
-        e["host"] = split_label(e["label"])[0]
+        result.warnings.append(RunWarning(kind="host_without_run",
+                                          message=f"no run yet on {', '.join(missing)} "
+                                                  "(see `virtbench fleet status`)"))
+    for e in result.environments:
+        e.host = split_label(e.label)[0]
     return result
 
 

@@ -154,3 +154,50 @@ class Guardian:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+
+
+class WorkDir:
+    """A work directory of the work root with its manifest, and its guardian once guarded:
+    what a kind that leaves things on this host (a QEMU guest, a libvirt domain, a container)
+    makes first. Everything it then makes outside the directory is listed in the manifest as
+    it is made (set, add), so that remove() at a stop, the guardian after a crash, and the
+    next run's sweep after a SIGKILL all remove the same things."""
+
+    def __init__(self, prefix: str, podman: list[str] | None = None, **fields):
+        self.path = workroot.make_dir(prefix)
+        self.podman = podman                  # podman and its global flags, for containers
+        self.data: dict = new_manifest(self.path, **fields)
+        self.save()
+        self._guardian: Guardian | None = None
+
+    def save(self) -> None:
+        write_manifest(self.path, self.data)
+
+    def set(self, **fields) -> None:
+        self.data.update(fields)
+        self.save()
+
+    def add(self, key: str, value) -> None:
+        """Append `value` to the manifest's list `key`."""
+        self.data.setdefault(key, []).append(value)
+        self.save()
+
+    def private_dir(self, prefix: str) -> Path:
+        """A private directory of the work root (private_dir) that goes with this one."""
+        d = private_dir(prefix)
+        self.add("dirs", str(d))
+        return d
+
+    def guard(self) -> None:
+        """Start the guardian on the manifest (it acts only if this process dies)."""
+        self._guardian = Guardian(self.path / "manifest.json", self.podman)
+
+    def remove(self) -> list[str]:
+        """Remove everything listed and the directory, then dismiss the guardian; what
+        could not be removed."""
+        try:
+            return cleanup(self.data, self.podman)
+        finally:
+            if self._guardian is not None:
+                self._guardian.dismiss()
+                self._guardian = None

@@ -1,54 +1,31 @@
-"""Reports: one module per output format, all rendering the dict from analysis.analyze_run."""
+"""Reports: every format renders the result model (virtbench/model) that analysis makes.
+
+registry.py   the formats by name (--format), each imported only when used
+exporter.py   what a format implements: render a run, its profiles, a comparison
+formats/      one module per format: table, markdown, json, csv, html (templates/)
+fmt, matrix, failures, aggregates, profiles, charts: the pieces every format shares
+"""
 from __future__ import annotations
 
-from ..errors import VirtbenchError
-from . import export, markdown, terminal
-
-FORMATS = ("table", "markdown", "json", "csv", "html")
+from .registry import FORMATS, load
 
 
-def render(analysis: dict, fmt: str) -> str:
-    if fmt == "table":
-        return terminal.render_text(analysis)
-    if fmt == "markdown":
-        return markdown.render(analysis)
-    if fmt == "json":
-        return export.to_json(analysis)
-    if fmt == "csv":
-        return export.to_csv(analysis)
-    if fmt == "html":
-        from . import html        # plotly is only needed for this format
-        return html.render(analysis)
-    raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")
+def render(analysis, fmt: str) -> str:
+    """A run's report (a RunReport, or the JSON report's mapping) in format `fmt`."""
+    from ..model import RunReport
+    return load(fmt).render(RunReport.of(analysis))
 
 
-def render_profiles(analysis: dict, fmt: str) -> str:
+def render_profiles(analysis, fmt: str) -> str:
     """Only the run's exit profiles (`virtbench report --profile`)."""
-    from .profiles import only_profiles
-    if fmt == "table":
-        return terminal.render_profiles_text(analysis)
-    if fmt == "markdown":
-        return markdown.render_profiles(analysis)
-    if fmt == "json":
-        return export.to_json(only_profiles(analysis))
-    if fmt == "csv":
-        return export.profiles_to_csv(analysis)
-    if fmt == "html":
-        from . import html_profiles
-        return html_profiles.render_profiles(analysis)
-    raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    from ..model import RunReport
+    return load(fmt).render_profiles(RunReport.of(analysis))
 
 
-def render_compare(comparison: dict, fmt: str) -> str:
-    if fmt == "table":
-        return terminal.render_compare_text(comparison)
-    if fmt == "markdown":
-        return markdown.render_compare(comparison)
-    if fmt == "json":
-        return export.to_json(comparison)
-    if fmt == "csv":
-        return export.compare_to_csv(comparison)
-    if fmt == "html":
-        from . import html_compare
-        return html_compare.render_compare(comparison)
-    raise VirtbenchError(f"unknown report format {fmt!r}; use one of: {', '.join(FORMATS)}")
+def render_compare(comparison, fmt: str) -> str:
+    """Two runs side by side (`virtbench compare`)."""
+    from ..model import Comparison
+    return load(fmt).render_compare(Comparison.of(comparison))
+
+
+__all__ = ["FORMATS", "load", "render", "render_profiles", "render_compare"]

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from ..analysis.references import instance_count
 from ..environments.instances import describe_aggregate
+from ..model import RunReport
 
 
 AGGREGATES_TITLE = "aggregates of instances"
 
 
-def aggregate_lines(analysis: dict) -> list[str]:
+def aggregate_lines(analysis: RunReport) -> list[str]:
     """One line per environment x benchmark x aggregate method of a group of instances: which
     metrics it covers and what it is (the definition in docs/instances-and-limits.md)."""
-    count = {e["label"]: instance_count(e["label"], e.get("metadata"))
-             for e in analysis["environments"]}
+    count = {e.label: instance_count(e.label, e.metadata) for e in analysis.environments}
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for r in analysis["results"]:
-        if r.get("aggregate"):
-            groups.setdefault((r["environment"], r["benchmark"], r["aggregate"]),
-                              []).append(r["metric"])
+    for r in analysis.results:
+        if r.aggregate:
+            groups.setdefault((r.environment, r.benchmark, r.aggregate), []).append(r.metric)
     out = []
     for (env, bench, method), metrics in groups.items():
         n = count.get(env, 0)

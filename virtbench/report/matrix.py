@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..analysis.references import is_group_detail
+from ..metric_id import GROUP_DETAIL, INSTANCE
+from ..model import Result, RunReport
 from . import fmt
 
 
@@ -21,34 +22,42 @@ class Matrix:
     rows: list[tuple[str, list[Cell]]]
 
 
-def cell(result: dict | None, baseline: str | None) -> Cell:
+def vs_cell(vs) -> Cell:
+    """A comparison as a cell: its ratio and ✓ / ✓ differs / ✗ / ?."""
+    ratio = fmt.ratio(vs.ratio)
+    if vs.verdict == "pass":
+        return Cell(f"{ratio} ✓", "pass")
+    if vs.verdict == fmt.DIFFERS:
+        return Cell(f"{ratio} ✓ differs {vs.direction or ''}".rstrip(), "differs")
+    if vs.verdict == "fail":
+        return Cell(f"{ratio} ✗ {vs.direction or ''}".rstrip(), "fail")
+    need = vs.trials_needed
+    return Cell(f"{ratio} ?" + (f" ≥{need} {fmt.need_unit(vs)}" if need else ""),
+                "inconclusive")
+
+
+def cell(result: Result | None, baseline: str | None) -> Cell:
     if result is None:
         return Cell("—", None)
-    vs = result["vs_baseline"]
+    vs = result.vs_baseline
     if vs:
-        ratio = fmt.ratio(vs["ratio"])
-        if vs["verdict"] == "pass":
-            return Cell(f"{ratio} ✓", "pass")
-        if vs["verdict"] == "fail":
-            return Cell(f"{ratio} ✗ {vs.get('direction') or ''}".rstrip(), "fail")
-        need = vs.get("trials_needed")
-        return Cell(f"{ratio} ?" + (f" ≥{need} trials" if need else ""), "inconclusive")
-    if result.get("no_verdict"):
-        return Cell(result["no_verdict"], None)
-    return Cell("baseline" if result["environment"] == baseline else "—", None)
+        return vs_cell(vs)
+    if result.no_verdict:
+        return Cell(result.no_verdict, None)
+    return Cell("baseline" if result.environment == baseline else "—", None)
 
 
-_RANK = {"fail": 3, "inconclusive": 2, "pass": 1}
+_RANK = {"fail": 3, "inconclusive": 2, fmt.DIFFERS: 1.5, "pass": 1}
 
 
-def per_instance_cell(rows: list[dict]) -> Cell | None:
+def per_instance_cell(rows: list[Result]) -> Cell | None:
     """A group's instances against the single baseline, in one cell: the range of their
     ratios and the worst verdict among them."""
-    rows = [r for r in rows if r["vs_baseline"]]
+    rows = [r for r in rows if r.vs_baseline]
     if not rows:
         return None
-    ratios = [r["vs_baseline"]["ratio"] for r in rows]
-    worst = max(rows, key=lambda r: _RANK.get(r["vs_baseline"]["verdict"], 0))
+    ratios = [r.vs_baseline.ratio for r in rows]
+    worst = max(rows, key=lambda r: _RANK.get(r.vs_baseline.verdict, 0))
     c = cell(worst, None)
     mark = c.text.split(" ", 1)[1] if " " in c.text else ""
     lo, hi = fmt.ratio(min(ratios)), fmt.ratio(max(ratios))
@@ -56,45 +65,55 @@ def per_instance_cell(rows: list[dict]) -> Cell | None:
     return Cell(f"{span} {mark} per instance".replace("  ", " "), c.verdict)
 
 
-def build(analysis: dict) -> Matrix:
-    baseline = analysis["run"]["baseline"]
-    results = analysis["results"]
-    envs = [e["label"] for e in analysis["environments"]
-            if any(r["environment"] == e["label"] for r in results)]
-    metrics_of: dict[tuple[str, str], set[str]] = {}
-    for r in results:
-        metrics_of.setdefault((r["environment"], r["benchmark"]), set()).add(r["metric"])
-    index = {(r["environment"], r["benchmark"], r["metric"]): r for r in results}
+def build(analysis) -> Matrix:
+    analysis = RunReport.of(analysis)
+    baseline = analysis.run.baseline
+    results = analysis.results
+    envs = [e.label for e in analysis.environments
+            if any(r.environment == e.label for r in results)]
+    index = {(r.environment, r.benchmark, r.metric): r for r in results}
     keys: list[tuple[str, str]] = []
     for r in results:
-        key = (r["benchmark"], r["metric"])
-        if key in keys or is_group_detail(r["metric"], metrics_of[(r["environment"], r["benchmark"])]):
+        key = (r.benchmark, r.metric)
+        if key in keys or r.metric_id.scope in GROUP_DETAIL:
             continue
         keys.append(key)
     refs: dict[str, set[str]] = {e: set() for e in envs}
     rows = []
     for bench, metric in keys:
-        first = next(r for r in results if (r["benchmark"], r["metric"]) == (bench, metric))
-        name = f"{bench} · {metric} {fmt.direction(first['higher_is_better'])}"
+        first = next(r for r in results if (r.benchmark, r.metric) == (bench, metric))
+        name = f"{bench} · {metric} {fmt.direction(first.higher_is_better)}"
         cells = []
         for env in envs:
             r = index.get((env, bench, metric))
-            if r and r["vs_baseline"] and r["vs_baseline"].get("reference"):
-                refs[env].add(r["vs_baseline"]["reference"])
+            if r and r.vs_baseline and r.vs_baseline.reference:
+                refs[env].add(r.vs_baseline.reference)
             c = cell(r, baseline)
-            if r is not None and r["vs_baseline"] is None and r.get("no_verdict"):
-                inst = [x for (e, b, m), x in index.items() if e == env and b == bench
-                        and m.startswith(metric + "_i") and m[len(metric) + 2:].isdigit()]
+            if r is not None and r.vs_baseline is None and r.no_verdict:
+                inst = [x for x in results if x.environment == env and x.benchmark == bench
+                        and x.metric_id.scope == INSTANCE and x.metric_id.base == metric]
                 c = per_instance_cell(inst) or c
             cells.append(c)
         rows.append((name, cells))
     columns = [env + "".join(f" (vs {ref})" for ref in sorted(refs[env]) if ref != baseline)
                for env in envs]
+    # the environments' further references (the study's `versus`): a column each
+    others = list(dict.fromkeys((r.environment, vs.reference) for r in results
+                                for vs in r.vs_others))
+    if others:
+        columns += [f"{env} vs {ref}" for env, ref in others]
+        for (bench, metric), (_, cells) in zip(keys, rows):
+            for env, ref in others:
+                r = index.get((env, bench, metric))
+                vs = next((v for v in r.vs_others if v.reference == ref), None) if r else None
+                cells.append(vs_cell(vs) if vs else Cell("—", None))
     return Matrix(columns, rows)
 
 
-LEGEND = ("ratio = environment / reference (trimmed means, the metric's own scale); "
-          "✓ within the threshold; ✗ outside it, worse or better than the reference; "
-          "? the samples cannot decide (≥N: trials per side that would); instances: the "
+LEGEND = ("ratio = environment / reference on the metric's own scale (paired: geometric mean "
+          "of the blocks' ratios); ✓ equivalent within the threshold; ✓ differs: a real "
+          "difference, within the threshold; ✗ outside it, worse or better than the reference; "
+          "? the samples cannot decide (≥N: blocks, or trials per side, that would); "
+          "\"A vs B\": A against its own reference B (the study's versus); instances: the "
           "aggregate against the baseline at the same N when the run has it, else each "
           "instance against the single baseline (\"per instance\")")

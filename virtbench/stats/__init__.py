@@ -5,6 +5,8 @@ significance  permutation test on the trimmed mean, smallest reachable p, power,
 verdicts      baseline verdict (pass/fail/inconclusive) and compare verdict (worse/better/same/...)
 paired        randomised blocks: log ratios, geometric-mean ratio, t interval, sign-flip p, order
 decision      pass / differs, within threshold / fail / inconclusive; blocks needed; MDC
+band          the threshold band and the p of a decision's band claim
+claims        a study's claim ("A / B >= k", "A > B", "A == B") read with the same statistics
 sequential    adaptive trials: anytime-valid confidence sequences, still_undecided
 multiplicity  Holm and Benjamini-Hochberg over a family of rows
 simulate      noise model and simulators of the decisions (tests, bench scripts)

@@ -19,7 +19,9 @@ What "significant" and "interval" are depends on the analysis:
 - sequential (adaptive trials; stats.sequential): anytime-valid confidence sequences;
   significant = the (1 - alpha) sequence excludes ratio 1.
 - unpaired (`--analysis unpaired`): the existing machinery (stats.verdicts, stats.significance)
-  wrapped: ratio of trimmed means, percentile bootstrap interval, permutation p.
+  wrapped: ratio of trimmed means, percentile bootstrap interval, permutation p; always
+  inconclusive while the permutation test cannot reach alpha with these sample counts (a
+  percentile bootstrap of 3 samples a side is far too narrow to be evidence).
 
 Blocks needed (`blocks_needed`): with the observed mean log ratio m and the observed spread s
 held fixed, the fewest blocks n at which the interval, centred on m, clears the nearer band
@@ -29,6 +31,8 @@ pass/differs, both edges must be cleared) Phi((hi - m)/se - c) + Phi((m - lo)/se
 >= 0.8; m beyond an edge (to decide fail) Phi(|m - edge|/se - c) >= 0.8. A normal
 approximation for the estimate's wobble (s is taken as known); None when m sits on an edge
 or it would take more than MAX_BLOCKS.
+
+The band claim's p (`p_band`): stats/band.py.
 
 Minimal detectable change (`mdc_pct`): the smallest change (in % of the ratio) that this many
 blocks with this spread detect (significant at alpha) with 80 % power. Paired: the paired t
@@ -47,9 +51,10 @@ from scipy import stats as sps
 
 from .. import defaults
 from . import paired
+from .band import _doubled, band, band_p_from_sides, band_p_t  # noqa: F401  (re-exported)
 from . import significance as sig
 from .verdicts import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
-from .describe import cv, trimmed_mean
+from .describe import N_RESAMPLES, cv, rng, trimmed_mean
 
 PASS = "pass"
 DIFFERS = "differs, within threshold"
@@ -91,14 +96,9 @@ class Decision:
     message: str
     p_holm: float | None = None      # family-wise adjusted p (multiplicity.adjust_family)
     p_bh: float | None = None
-
-
-def band(threshold_pct: float) -> tuple[float, float]:
-    """The threshold band on the log-ratio scale: (log(1 - T), log(1 + T))."""
-    t = threshold_pct / 100
-    if not 0 < t < 1:
-        raise ValueError(f"threshold {threshold_pct!r} %: use a value between 0 and 100")
-    return log(1 - t), log(1 + t)
+    p_band: float | None = None      # raw p of the band claim (band_p): inside or beyond +-T
+    p_band_holm: float | None = None
+    p_band_bh: float | None = None
 
 
 def classify(lo, hi, eq_lo, eq_hi, significant, threshold_pct: float) -> np.ndarray:
@@ -200,7 +200,8 @@ def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float
           log_ci: tuple[float, float], log_eq_ci: tuple[float, float], p: float | None,
           p_method: str, blocks: int, higher_is_better: bool, threshold_pct: float,
           alpha: float, mdc_pct: float | None, need: int | None, need_how: str,
-          reference: str = "the reference", note: str = "") -> Decision:
+          reference: str = "the reference", note: str = "", p_band: float | None = None
+          ) -> Decision:
     """Assemble a Decision and its message from a classify() code and the intervals."""
     decision = CODES[int(code)]
     est = exp(m) if m is not None else None
@@ -214,8 +215,8 @@ def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float
     elif m is not None and (decision == DIFFERS or not b_lo < m < b_hi):
         direction = _side(m, higher_is_better)
     word = "sequence" if analysis == "sequential" else "interval"
-    conf = f"{(1 - alpha) * 100:.0f} % {word}"
-    eq_conf = f"{(1 - 2 * alpha) * 100:.0f} % {word}"
+    conf = f"{(1 - alpha) * 100:g} % {word}"
+    eq_conf = f"{(1 - 2 * alpha) * 100:g} % {word}"
     if over is None:
         size = "no estimate"
     elif round(over, 1) == 0:
@@ -248,7 +249,7 @@ def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float
                     eq_ci_high=eq_hi, p_value=p, p_method=p_method, blocks=blocks, sd_log=s,
                     mdc_pct=mdc_pct, blocks_needed=need if decision == INCONCLUSIVE else None,
                     blocks_needed_how=need_how, alpha=alpha, threshold_pct=threshold_pct,
-                    message=msg)
+                    message=msg, p_band=p_band)
 
 
 NEED_HOW_PAIRED = ("observed ratio and spread of log ratios held, paired t interval, "
@@ -286,7 +287,8 @@ def decide_paired(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
                  log_eq_ci=eq, p=p, p_method=P_SIGN_FLIP, blocks=n,
                  higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
                  mdc_pct=mdc_paired(n, s, alpha), need=need, need_how=NEED_HOW_PAIRED,
-                 reference=reference, note=note)
+                 reference=reference, note=note,
+                 p_band=band_p_t(lr.d, threshold_pct) if ci_method == "t" else None)
 
 
 def _blocks_to_reach(alpha: float) -> int:
@@ -303,7 +305,7 @@ NEED_HOW_UNPAIRED = ("observed ratio and pooled CV held, trials per side for the
 
 def decide_unpaired(samples, baseline, higher_is_better: bool,
                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, alpha: float = DEFAULT_ALPHA,
-                    seed=0, reference: str = "the reference") -> Decision:
+                    seed=0, reference: str = "the reference", note: str = "") -> Decision:
     """The same decision for unpaired samples (`--analysis unpaired`): the existing
     machinery of stats.verdicts and stats.significance (trimmed means, percentile bootstrap
     of their ratio, permutation test), read with the decision rule above."""
@@ -322,6 +324,18 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     reachable = sig.can_reach(a.size, b.size, alpha)
     code = int(classify(ci[0], ci[1], eq[0], eq[1],
                         p is not None and reachable and p < alpha, threshold_pct))
+    if not reachable:       # too few samples for any test: a bootstrap of 3 is no evidence
+        code = 0
+        mp = sig.min_p_value(a.size, b.size)
+        note = "; ".join(x for x in (note, f"with {a.size} vs {b.size} samples the permutation "
+                                     f"test cannot reach p < {alpha:g} (smallest p {mp:.3g})")
+                         if x)
+    boot = _bootstrap_log_ratios(a, b, seed)
+    p_band = None
+    if boot is not None:
+        def p_at(edge, above):
+            return float(np.mean(boot <= edge) if above else np.mean(boot >= edge))
+        p_band = band_p_from_sides(m, p_at, _doubled(p_at), threshold_pct)
     cvp = sig.pooled_cv(cv(a), a.size, cv(b), b.size)
     s = cvp * sqrt(2) if cvp is not None else None      # per-trial sd of log(a/b), one each
     need = None
@@ -342,4 +356,21 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     return build(code=code, analysis="unpaired", estimator=ESTIMATOR_UNPAIRED, m=m, s=None,
                  log_ci=ci, log_eq_ci=eq, p=p, p_method=P_UNPAIRED, blocks=int(a.size),
                  higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
-                 mdc_pct=mdc, need=need, need_how=NEED_HOW_UNPAIRED, reference=reference)
+                 mdc_pct=mdc, need=need, need_how=NEED_HOW_UNPAIRED, reference=reference,
+                 note=note, p_band=p_band)
+
+
+def _bootstrap_log_ratios(a: np.ndarray, b: np.ndarray, seed) -> np.ndarray | None:
+    """log(trimmed mean ratio) over the bootstrap resamples verdicts.ratio_ci draws (same
+    seed, same resamples): the distribution its percentile intervals are quantiles of."""
+    if a.size < 2 or b.size < 2:
+        return None
+    if np.all(a == a[0]) and np.all(b == b[0]):
+        return np.array([log(float(a[0] / b[0]))])
+
+    def ratio_stat(x, y, axis=-1):
+        return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
+    res = sps.bootstrap((a, b), ratio_stat, confidence_level=0.95, n_resamples=N_RESAMPLES,
+                        method="percentile", vectorized=True, paired=False, rng=rng(seed))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.asarray(res.bootstrap_distribution, dtype=float))

@@ -15,12 +15,24 @@ one, permutation p unpaired):
   false_discovery_control. (BH is proven for independent or positively dependent p-values,
   which rows sharing a reference are expected to be.)
 
-`adjust_family` fills p_holm and p_bh of every Decision and, with method "holm" or "bh",
-lets a difference claim stand only when its adjusted p is below alpha: "differs, within
-threshold" falls back to "pass" (the equivalence still holds, the difference no longer
-counts as detected) and "fail" to "inconclusive". method None only reports the columns.
-With m rows the exact sign-flip test needs 2 / 2^n < alpha / m to survive Holm: about
-log2(2 m / alpha) blocks (9 for 10 rows at alpha 0.05); the message says so.
+A decision makes up to two claims, and each is corrected in its own family:
+- the band claim (every decided row): "inside +-T" (pass, differs) or "beyond +-T" (fail),
+  with its p `p_band` (stats.decision): the TOST p inside, the p of "beyond the nearer
+  edge" outside. Corrected over the rows that have one: `p_band_holm`, `p_band_bh`.
+- the difference claim ("differs, within threshold"): the p of "no difference" `p_value`
+  (sign-flip, anytime-valid or permutation). Corrected: `p_holm`, `p_bh`.
+
+`adjust_family` fills the adjusted columns of every Decision and, with method "holm" or
+"bh", lets a claim stand only when its adjusted p is below alpha: a band claim that does not
+survive makes the row "inconclusive" (pass, differs and fail alike); a difference claim that
+does not survive turns "differs, within threshold" into "pass" (the equivalence still holds,
+the difference no longer counts as detected). method None only reports the columns.
+Why a fail is judged by its own p and not by the p of "no difference": the claim is "beyond
++-T", and the exact sign-flip test cannot go below 2 / 2^n (1/16 at the 5 blocks of a quick
+run), so a 17x slowdown would never survive the correction. A row without `p_band` (a
+decision made before this existed) keeps the older rule: a fail stands when its p of "no
+difference" survives. With m rows the sign-flip test needs 2 / 2^n < alpha / m to survive
+Holm: about log2(2 m / alpha) blocks (9 for 10 rows at alpha 0.05); the message says so.
 
 Holm is a few lines on purpose: statsmodels' multipletests does the same but would bring
 pandas and patsy into a tool that runs on the hosts it measures; tests/stats check these
@@ -29,7 +41,7 @@ against the closed-testing definition of Holm and against scipy for BH.
 from __future__ import annotations
 
 from dataclasses import replace
-from math import floor, log2
+from math import floor, log, log2
 from typing import Sequence
 
 import numpy as np
@@ -68,31 +80,76 @@ def adjust(p, method: str) -> np.ndarray:
     return holm(p) if method == "holm" else bh(p)
 
 
+def _adjusted(values: list[float | None]) -> tuple[list, list]:
+    """(Holm, BH) of the values that are not None, None elsewhere."""
+    idx = [i for i, p in enumerate(values) if p is not None]
+    ps = np.array([values[i] for i in idx], dtype=float)
+    h, b = holm(ps), bh(ps)
+    out_h: list[float | None] = [None] * len(values)
+    out_b: list[float | None] = [None] * len(values)
+    for k, i in enumerate(idx):
+        out_h[i], out_b[i] = float(h[k]), float(b[k])
+    return out_h, out_b
+
+
 def adjust_family(decisions: Sequence[Decision], method: str | None = "holm"
                   ) -> list[Decision]:
-    """The family's decisions with p_holm and p_bh filled, and (method set) difference
-    claims that do not survive the correction taken back. Rows without a p (too few
-    blocks) are not part of the family and keep None."""
+    """The family's decisions with p_holm, p_bh, p_band_holm and p_band_bh filled, and
+    (method set) claims that do not survive the correction taken back (module docstring).
+    Rows without a p are not part of that family and keep None."""
     if method is not None and method not in METHODS:
         raise ValueError(f"multiplicity method {method!r}: use one of {', '.join(METHODS)} or None")
-    idx = [i for i, d in enumerate(decisions) if d.p_value is not None]
-    ps = np.array([decisions[i].p_value for i in idx], dtype=float)
-    p_holm, p_bh = holm(ps), bh(ps)
-    m = len(idx)
-    out = list(decisions)
-    for k, i in enumerate(idx):
-        d = replace(decisions[i], p_holm=float(p_holm[k]), p_bh=float(p_bh[k]))
-        if method is not None and d.decision in (DIFFERS, FAIL):
-            adj = d.p_holm if method == "holm" else d.p_bh
-            if adj >= d.alpha:
-                d = _take_back(d, adj, method, m)
-        out[i] = d
+    p_holm, p_bh = _adjusted([d.p_value for d in decisions])
+    band_holm, band_bh = _adjusted([d.p_band for d in decisions])
+    m_diff = sum(p is not None for p in p_holm)
+    m_band = sum(p is not None for p in band_holm)
+    out = []
+    for i, d in enumerate(decisions):
+        d = replace(d, p_holm=p_holm[i], p_bh=p_bh[i], p_band_holm=band_holm[i],
+                    p_band_bh=band_bh[i])
+        if method is not None and d.decision in (PASS, DIFFERS, FAIL):
+            band_adj = d.p_band_holm if method == "holm" else d.p_band_bh
+            diff_adj = d.p_holm if method == "holm" else d.p_bh
+            if band_adj is not None and band_adj >= d.alpha:
+                d = _band_taken_back(d, band_adj, method, m_band)
+            elif d.decision == FAIL and band_adj is None and diff_adj is not None \
+                    and diff_adj >= d.alpha:
+                d = _take_back(d, diff_adj, method, m_diff)
+            elif d.decision == DIFFERS and diff_adj is not None and diff_adj >= d.alpha:
+                d = _take_back(d, diff_adj, method, m_diff)
+        out.append(d)
     return out
 
 
+def _name(method: str) -> str:
+    return "Holm" if method == "holm" else "Benjamini-Hochberg"
+
+
+def _band_taken_back(d: Decision, adj: float, method: str, m: int) -> Decision:
+    """A band claim that does not survive the correction: inconclusive, with the blocks
+    that would decide at alpha / m (Holm's first step) when the spread is known."""
+    what = "beyond" if d.decision == FAIL else "within"
+    why = (f"not {what} ±{d.threshold_pct:g} % after {_name(method)} over {m} rows "
+           f"(adjusted p {adj:.3g} >= {d.alpha:g})")
+    need = None
+    if d.analysis in ("paired", "sequential") and d.sd_log is not None and d.estimate:
+        from .decision import blocks_needed, t_multiplier
+        if d.analysis == "paired":
+            mult = t_multiplier(d.alpha / m)
+        else:
+            from .sequential import TIGHT_AT, _mult
+            mult = _mult(d.alpha / m, TIGHT_AT)
+        need = blocks_needed(log(d.estimate), d.sd_log, d.threshold_pct, mult,
+                             at_least=d.blocks + 1)
+        if need is not None:
+            why += f"; about {need} blocks would decide at alpha {d.alpha:g}/{m}"
+    return replace(d, decision=INCONCLUSIVE, direction=None if d.decision != FAIL
+                   else d.direction, blocks_needed=need,
+                   message=f"{d.message}; {why}: inconclusive")
+
+
 def _take_back(d: Decision, adj: float, method: str, m: int) -> Decision:
-    name = "Holm" if method == "holm" else "Benjamini-Hochberg"
-    why = (f"not significant after {name} over {m} rows (adjusted p {adj:.3g} >= "
+    why = (f"not significant after {_name(method)} over {m} rows (adjusted p {adj:.3g} >= "
            f"{d.alpha:g})")
     need = None
     if d.analysis == "paired" and m > 1:

@@ -63,8 +63,9 @@ import numpy as np
 from scipy import optimize
 
 from . import paired
-from .decision import (DEFAULT_THRESHOLD_PCT, ESTIMATOR_PAIRED, PASS, Decision, blocks_needed, build,
-                       classify, mdc_from_multiplier)
+from .band import band_p_from_sides
+from .decision import (DEFAULT_THRESHOLD_PCT, ESTIMATOR_PAIRED, PASS, Decision, blocks_needed,
+                       build, classify, mdc_from_multiplier)
 from .verdicts import DEFAULT_ALPHA
 
 DEFAULT_MIN_BLOCKS = 6
@@ -171,6 +172,49 @@ def anytime_p(d, alpha: float = DEFAULT_ALPHA, tight_at: int = TIGHT_AT) -> np.n
     return np.minimum(1.0, 1.0 / np.maximum.accumulate(b, axis=-1))
 
 
+def _t_at(d, mu0):
+    """(n, mean, t statistic of d - mu0) after each block (t 0 before 2 blocks)."""
+    d = np.asarray(d, dtype=float)
+    n = np.arange(1, d.shape[-1] + 1, dtype=float)
+    mean = np.cumsum(d, axis=-1) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (np.cumsum(d * d, axis=-1) - n * mean * mean) / (n - 1)
+        sd = np.sqrt(np.clip(var, 0.0, None))
+        sd = np.where(sd < 1e-12 * np.maximum(1.0, np.abs(mean)), 0.0, sd)   # constant d
+        t = (mean - mu0) * np.sqrt(n) / sd
+    t = np.where(n >= 2, np.nan_to_num(t, nan=0.0, posinf=np.inf, neginf=-np.inf), 0.0)
+    return n, mean, t
+
+
+def band_p(d, threshold_pct: float, alpha: float = DEFAULT_ALPHA, tight_at: int = TIGHT_AT
+           ) -> float | None:
+    """The band claim's anytime-valid p (stats.decision's p_band) after the last block: for
+    an edge, the largest Bayes factor at that edge over the blocks so far whose mean lay on
+    the claimed side (the intervals are intersected, so any such block counts). Beyond an
+    edge: 1 / B with the (1 - alpha) sequence's g (< alpha exactly when that sequence lies
+    beyond it); inside: 1 / (2 B - 1) with the equivalence sequence's g (< alpha exactly when
+    B passes its threshold (1 + 1/alpha) / 2). None below 2 blocks."""
+    d = np.asarray(d, dtype=float)
+    if d.size < 2:
+        return None
+    g_diff, g_eq = mixture_g(two_sided(alpha), tight_at), mixture_g(one_sided(alpha), tight_at)
+
+    def best(edge, above, g):
+        n, mean, t = _t_at(d, edge)
+        side = (mean > edge) if above else (mean < edge)
+        b = np.where(side & (n >= 2), bayes_factor(t, n, g), 0.0)
+        return float(b.max())
+
+    def p_inside(edge, above):
+        b = best(edge, above, g_eq)
+        return 1.0 if b <= 1 else min(1.0, 1.0 / (2 * b - 1))
+
+    def p_beyond(edge, above):
+        b = best(edge, above, g_diff)
+        return 1.0 if b <= 1 else min(1.0, 1.0 / b)
+    return band_p_from_sides(float(d.mean()), p_inside, p_beyond, threshold_pct)
+
+
 def codes(seq: Sequences, threshold_pct: float) -> np.ndarray:
     """classify() after every block (significant: the (1 - alpha) sequence excludes 0)."""
     return classify(seq.lo, seq.hi, seq.eq_lo, seq.eq_hi, (seq.lo > 0) | (seq.hi < 0),
@@ -232,7 +276,8 @@ def decide_sequential(env: Mapping[Hashable, float], ref: Mapping[Hashable, floa
                  log_eq_ci=(float(seq.eq_lo[-1]), float(seq.eq_hi[-1])),
                  p=float(anytime_p(lr.d, alpha, tight_at)[-1]), p_method=P_ANYTIME, blocks=n,
                  higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
-                 mdc_pct=mdc, need=need, need_how=NEED_HOW, reference=reference, note=note)
+                 mdc_pct=mdc, need=need, need_how=NEED_HOW, reference=reference, note=note,
+                 p_band=band_p(lr.d, threshold_pct, alpha, tight_at) if n >= min_blocks else None)
 
 
 @dataclass(frozen=True)

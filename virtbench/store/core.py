@@ -10,7 +10,6 @@ import os
 import secrets
 import sqlite3
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..errors import VirtbenchError
 from ..urls import shown
 from .migrate import open_schema
+from .sample import Sample, identified
 from .schema import (boots, environments, fleets, profiles, runs, samples, superseded_trials,
                      trials, warnings)
 
@@ -120,14 +120,6 @@ def _guarded(method):
             raise StoreUnavailable(self.shown, reason[0] if reason else type(exc).__name__,
                                    f"Store.{method.__name__}()") from None
     return call
-
-
-@dataclass
-class Sample:
-    metric: str
-    value: float
-    unit: str
-    higher_is_better: bool
 
 
 class Store:
@@ -257,7 +249,9 @@ class Store:
             if samples_:
                 c.execute(samples.insert(), [
                     {"trial_id": trial_id, "metric": s.metric, "value": s.value, "unit": s.unit,
-                     "higher_is_better": s.higher_is_better} for s in samples_])
+                     "higher_is_better": s.higher_is_better, "base_metric": i.base,
+                     "scope": i.scope, "instance": i.instance}
+                    for s, i in zip(samples_, identified(samples_))])
         return trial_id
 
     def done_slots(self, run_id: str) -> set[tuple[str, str, int]]:
@@ -317,11 +311,12 @@ class Store:
     def samples(self, run_id: str, include_warmup: bool = False,
                 include_failed: bool = False) -> list[dict]:
         """Every sample of a run's successful trials with its trial's environment, benchmark,
-        index and status. Warm-up trials' samples only when asked for, and failed trials'
+        index and status, and its metric's identity (base_metric, scope, instance). Warm-up trials' samples only when asked for, and failed trials'
         (what they measured before failing) likewise: neither is ever statistics."""
         q = (sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial, trials.c.seq,
                        trials.c.status, samples.c.metric, samples.c.value, samples.c.unit,
-                       samples.c.higher_is_better)
+                       samples.c.higher_is_better, samples.c.base_metric, samples.c.scope,
+                       samples.c.instance)
              .join(samples, samples.c.trial_id == trials.c.id)
              .where(trials.c.run_id == run_id)
              .order_by(trials.c.seq, samples.c.id))

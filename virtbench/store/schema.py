@@ -128,6 +128,12 @@ samples = sa.Table(
     sa.Column("value", sa.Float, nullable=False),
     sa.Column("unit", sa.String(40), nullable=False),
     sa.Column("higher_is_better", sa.Boolean, nullable=False),
+    # what the metric is (revision 0004; virtbench/metric_id.py): the benchmark's metric it
+    # is of, its scope (single, aggregate, instance, spread, fairness) and an instance's index;
+    # every row has base_metric and scope (0004 filled the older rows from their names)
+    sa.Column("base_metric", sa.String(100)),
+    sa.Column("scope", sa.String(20)),
+    sa.Column("instance", sa.Integer),
 )
 
 warnings = sa.Table(

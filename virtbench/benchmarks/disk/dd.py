@@ -55,9 +55,10 @@ class DdWrite(DiskBenchmark):
     def prepare(self, env, params, trial):
         if params["form"] != "sync-mount":
             return
-        # A guest's scratch file system is ours: remount it -o sync for the trial and back.
-        # The host's file systems are not ours: loop-mount an ext4 image inside scratch_dir.
-        if env.owns_scratch_filesystem():
+        # A guest's scratch file system is ours (its scratch is a disk virtbench made): remount
+        # it -o sync for the trial and back. The host's file systems are not ours (a scratch
+        # directory): loop-mount an ext4 image inside scratch_dir.
+        if env.capabilities().scratch.how == "disk":
             out = self._step(env, ["findmnt", "-n", "-o", "TARGET", "-T", trial.workdir],
                              "finding the scratch mount")
             mountpoint = out.strip().splitlines()[0] if out.strip() else "/"

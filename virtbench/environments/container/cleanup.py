@@ -1,18 +1,18 @@
 """What a container environment leaves behind, removed whatever happens.
 
-Like a QEMU guest: a work directory `vbctr-*` in the work root (workroot.py) holds a manifest (the
-container's name, its podman volume, its network namespaces), kept current as they are made;
-a guardian process (guest/guardian.py) removes everything listed when virtbench dies without
-saying "done" (SIGKILL, a crash), and stop() runs the same cleanup. The next start sweeps
-what a dead owner left: work directories whose owner is gone, `vb-*` namespaces (netns.py),
-and any container labelled with a dead owner.
+Like a QEMU guest: a work directory `vbctr-*` in the work root (guest/watch.py's WorkDir) holds
+a manifest (the container's name, its podman volume, its network namespaces), kept current as
+they are made; a guardian process (guest/guardian.py) removes everything listed when virtbench
+dies without saying "done" (SIGKILL, a crash), and stop() runs the same cleanup. The next
+start sweeps what a dead owner left: work directories whose owner is gone, `vb-*` namespaces
+(netns.py), and any container labelled with a dead owner.
 """
 from __future__ import annotations
 
 import os
 import subprocess
 
-from ... import netns, workroot
+from ... import netns
 from ...errors import VirtbenchError
 from ...guest import guardian, watch
 from . import podman
@@ -28,35 +28,6 @@ def owner() -> str:
 def podman_argv() -> list[str]:
     """podman and its global flags, as virtbench runs it (never as a manifest says)."""
     return [podman.podman_binary(), *podman.global_flags()]
-
-
-class Manifest:
-    """The manifest file of one container's work directory, and its guardian."""
-
-    def __init__(self):
-        self.workdir = workroot.make_dir(WORK_PREFIX)
-        self.data: dict = watch.new_manifest(self.workdir)
-        self.save()
-        self._guardian: watch.Guardian | None = None
-
-    def save(self) -> None:
-        watch.write_manifest(self.workdir, self.data)
-
-    def add(self, key: str, value: str) -> None:
-        self.data.setdefault(key, []).append(value)
-        self.save()
-
-    def start_guardian(self) -> None:
-        self._guardian = watch.Guardian(self.workdir / "manifest.json", podman_argv())
-
-    def cleanup(self) -> list[str]:
-        """Remove everything listed (containers, volumes, namespaces, the work directory),
-        then dismiss the guardian."""
-        problems = watch.cleanup(self.data, podman_argv())
-        if self._guardian is not None:
-            self._guardian.dismiss()
-            self._guardian = None
-        return problems
 
 
 def parse_ps(text: str) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ from ...capabilities import Capabilities, can, cannot
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath
 from ...transport import AGENT_SOURCE, AgentClient
+from ...guest import watch
 from ..base import Environment, Option, Usability
 from . import cleanup, podman
 
@@ -113,7 +114,7 @@ class Container(Environment):
         super().__init__(spec)
         self.runtime: str | None = None        # resolved runtime name
         self.runtime_reason = ""
-        self._manifest: cleanup.Manifest | None = None
+        self.work: watch.WorkDir | None = None     # the work directory and its manifest
         self._name: str | None = None
         self._net: NetPath | None = None
         self._topology = None
@@ -190,35 +191,42 @@ class Container(Environment):
                                  "the ioport primitives run in guests only"))
 
     # -- life cycle ----------------------------------------------------------------------
-    def start(self) -> None:
-        self.resolve()
+    def prepare(self) -> None:
         cleanup.sweep_stale()
         self.rootfs_path = rootfs(progress=lambda m: print(f"  rootfs: {m}", flush=True))
-        kdir = kernels.build()
-        self._manifest = cleanup.Manifest()
-        self._name = podman.NAME_PREFIX + self._manifest.workdir.name.removeprefix(
+        self._kernels = kernels.build()
+        self.work = watch.WorkDir(cleanup.WORK_PREFIX, cleanup.podman_argv())
+        self.resources.add("the work directory", self._remove_work)
+        self.work.guard()
+        self._name = podman.NAME_PREFIX + self.work.path.name.removeprefix(
             podman.NAME_PREFIX).lower().replace("_", "")
-        try:
-            self._manifest.start_guardian()
-            self._manifest.add("containers", self._name)
-            network = self._setup_network()
-            scratch = self._setup_storage()
-            runtime, flags = self.runtime_argv()
-            cfg = podman.RunConfig(
-                name=self._name, rootfs=str(self.rootfs_path), runtime=runtime,
-                runtime_flags=flags, network=network, cpus=self.values.get("cpus"),
-                mem=self.values.get("mem"), agent=str(AGENT_SOURCE), kernels=str(kdir),
-                scratch_mount=scratch, owner=cleanup.owner())
-            self.argv = [podman.podman_binary(), *podman.global_flags(), *podman.run_argv(cfg)]
-            t0 = time.monotonic()
-            self.agent = PodmanAgent(self.argv, self._manifest.workdir / "podman.stderr",
-                                     name=self.label)
-            self._wait_for_agent(t0)
-            self.boot_s = time.monotonic() - t0
-            self._after_start()
-        except BaseException:
-            self.stop()
-            raise
+        self.work.add("containers", self._name)
+
+    def _remove_work(self) -> None:
+        """The container, its volume and namespaces (if still there), the directory."""
+        work, self.work = self.work, None
+        self._volume = None
+        if work is not None:
+            work.remove()
+
+    def launch(self) -> None:
+        network = self._setup_network()
+        scratch = self._setup_storage()
+        runtime, flags = self.runtime_argv()
+        cfg = podman.RunConfig(
+            name=self._name, rootfs=str(self.rootfs_path), runtime=runtime,
+            runtime_flags=flags, network=network, cpus=self.values.get("cpus"),
+            mem=self.values.get("mem"), agent=str(AGENT_SOURCE), kernels=str(self._kernels),
+            scratch_mount=scratch, owner=cleanup.owner())
+        self.argv = [podman.podman_binary(), *podman.global_flags(), *podman.run_argv(cfg)]
+        self._t0 = time.monotonic()
+        # closing its stdin ends the agent; podman (--rm) then removes the container
+        self.attach(PodmanAgent(self.argv, self.work.path / "podman.stderr", name=self.label))
+
+    def ready(self) -> None:
+        self._wait_for_agent(self._t0)
+        self.boot_s = time.monotonic() - self._t0
+        self._after_start()
 
     def _wait_for_agent(self, t0: float) -> None:
         try:
@@ -237,7 +245,7 @@ class Container(Environment):
             self._bridge_addr = self._bridge_addresses()
 
     def _stderr_line(self) -> str:
-        path = self._manifest.workdir / "podman.stderr" if self._manifest else None
+        path = self.work.path / "podman.stderr" if self.work else None
         text = path.read_text(errors="replace") if path and path.exists() else ""
         return podman.runtime_error(text) if text.strip() else \
             f"podman exited (status {self.agent.proc.returncode})"
@@ -247,26 +255,31 @@ class Container(Environment):
             return "bridge"
         from ...netpath import Topology, native_path
         self._topology = Topology()
-        self._net = native_path(self._topology, self.net_index)
+        self.resources.add("the network path", self._delete_topology)
+        path = native_path(self._topology, self.net_index)
         for name in self._topology.names:
-            self._manifest.add("extra_netns", name)
+            self.work.add("extra_netns", name)
         env_ns = self._topology.names[0]           # native_path adds the env's end first
-        self._net = NetPath(env_address=self._net.env_address,
-                            host_address=self._net.host_address,
-                            host_prefix=self._net.host_prefix, env_prefix=[],
-                            remote_address=self._net.remote_address,
-                            remote_prefix=self._net.remote_prefix, nic="veth")
+        self._net = NetPath(env_address=path.env_address, host_address=path.host_address,
+                            host_prefix=path.host_prefix, env_prefix=[],
+                            remote_address=path.remote_address,
+                            remote_prefix=path.remote_prefix, nic="veth")
         return f"ns:/run/netns/{env_ns}"
+
+    def _delete_topology(self) -> None:
+        topology, self._topology, self._net = self._topology, None, None
+        if topology is not None:
+            topology.delete()
 
     def _setup_storage(self) -> str | None:
         storage = self.values["storage"]
         if storage == "bind":
-            path = self._manifest.workdir / "scratch"
+            path = self.work.path / "scratch"
             path.mkdir()
             return str(path)
         if storage == "volume":
             self._volume = self._name + "-scratch"
-            self._manifest.add("volumes", self._volume)
+            self.work.add("volumes", self._volume)
             proc = podman.run_podman(["volume", "create", self._volume])
             if proc.returncode != 0:
                 raise EnvironmentUnusable(f"podman volume create failed: "
@@ -284,19 +297,6 @@ class Container(Environment):
             raise EnvironmentUnusable(f"{self.label}: no bridge address: "
                                       f"{podman.runtime_error(proc.stderr)}")
         return parts[0], parts[1]
-
-    def stop(self) -> None:
-        if self.agent is not None:
-            self.agent.close()
-            self.agent = None
-        if self._manifest is not None:
-            self._manifest.cleanup()        # the container, its volume, namespaces, workdir
-            self._manifest = None
-        if self._topology is not None:
-            self._topology.names.clear()    # deleted by the manifest's cleanup
-            self._topology = None
-        self._net = None
-        self._volume = None
 
     def is_alive(self) -> bool:
         return self.agent is not None and self.agent.proc.poll() is None
@@ -335,10 +335,10 @@ class Container(Environment):
     def scratch_backing(self) -> str | None:
         """The host directory the scratch data lands in (its device bounds disk figures)."""
         storage = self.values["storage"]
-        if self._manifest is None:
+        if self.work is None:
             return None
         if storage == "bind":
-            return str(self._manifest.workdir / "scratch")
+            return str(self.work.path / "scratch")
         if storage == "volume" and self._volume:
             proc = podman.run_podman(["volume", "inspect", "--format", "{{.Mountpoint}}",
                                       self._volume])

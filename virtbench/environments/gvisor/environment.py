@@ -13,7 +13,7 @@ as podman's OCI runtime (`--runtime /usr/bin/runsc --runtime-flag platform=...`)
 from __future__ import annotations
 
 from ...capabilities import Capabilities, can, cannot
-from ...errors import EnvironmentUnusable, VirtbenchError
+from ...errors import EnvironmentUnusable
 from ..base import Option, Usability
 from ..container import podman
 from ..container.environment import STORAGES, Container
@@ -117,7 +117,7 @@ class Gvisor(Container):
 
     def net_path(self):
         if self.values["network"] == "none":
-            raise VirtbenchError(self.capabilities().net_path.reason)
+            raise self._cannot("net_path")
         return super().net_path()
 
     def pin_targets(self, bench, params: dict):

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import VirtbenchError
-from ..base import Environment, Option, Usability
+from ..base import Environment
+from ..spec import EnvSpec, Option, Usability, options_text
 from ..qemu.options import OPTIONS as QEMU_OPTIONS
 from ..qemu.options import _timeout
 from ..ssh import Ssh
@@ -40,40 +41,45 @@ EXISTING_OPTIONS: dict[str, Option] = {
 }
 
 
-class Libvirt(Environment):
-    """The registry's entry: makes a DefinedDomain or an ExistingDomain from the spec."""
+def create(spec: EnvSpec) -> Environment:
+    """The kind's factory: an ExistingDomain with domain=, else a DefinedDomain; an option of
+    the other form is one line naming which form it belongs to."""
+    if not spec.options.get("uri"):
+        raise VirtbenchError(f"environment {spec}: uri= is required, e.g. "
+                             "libvirt:uri=qemu:///system or "
+                             "libvirt:uri=xen:///system,domain=web1")
+    existing = "domain" in spec.options
+    mine, other = ((EXISTING_OPTIONS, DEFINED_OPTIONS) if existing
+                   else (DEFINED_OPTIONS, EXISTING_OPTIONS))
+    for key in spec.options:
+        if key not in mine and key in other:
+            why = ("belongs to a domain virtbench defines; drop it or drop domain="
+                   if existing else "needs domain=NAME (an existing domain)")
+            raise VirtbenchError(f"environment {spec}: {key}= {why}")
+    if existing:
+        return ExistingDomain(spec, EXISTING_OPTIONS)
+    return DefinedDomain(spec, DEFINED_OPTIONS)
+
+
+class Libvirt:
+    """The registry's entry for the kind (not an environment itself): what `virtbench envs`
+    shows, the probe, and the factory that makes one of the two forms."""
 
     kind = "libvirt"
     summary = ("domains through libvirt: an existing one (domain=NAME, any driver: KVM, Xen, "
                "VirtualBox, ESX) over SSH, or one virtbench defines from its image")
     options = {**DEFINED_OPTIONS, **EXISTING_OPTIONS}
+    create = staticmethod(create)
 
-    def __new__(cls, spec):
-        if not spec.options.get("uri"):
-            raise VirtbenchError(f"environment {spec}: uri= is required, e.g. "
-                                 "libvirt:uri=qemu:///system or "
-                                 "libvirt:uri=xen:///system,domain=web1")
-        existing = "domain" in spec.options
-        mine, other = ((EXISTING_OPTIONS, DEFINED_OPTIONS) if existing
-                       else (DEFINED_OPTIONS, EXISTING_OPTIONS))
-        for key in spec.options:
-            if key not in mine and key in other:
-                why = ("belongs to a domain virtbench defines; drop it or drop domain="
-                       if existing else "needs domain=NAME (an existing domain)")
-                raise VirtbenchError(f"environment {spec}: {key}= {why}")
-        if existing:
-            return ExistingDomain(spec, EXISTING_OPTIONS)
-        return DefinedDomain(spec, DEFINED_OPTIONS)
-
-    @classmethod
-    def options_text(cls, options=None) -> str:
+    @staticmethod
+    def options_text() -> str:
         existing = {k: v for k, v in EXISTING_OPTIONS.items() if k != "uri"}
         defined = {k: v for k, v in DEFINED_OPTIONS.items() if k != "uri"}
-        return (f"uri= (required); with domain=NAME: {super().options_text(existing)}; "
-                f"without (a domain virtbench defines): {super().options_text(defined)}")
+        return (f"uri= (required); with domain=NAME: {options_text(existing)}; "
+                f"without (a domain virtbench defines): {options_text(defined)}")
 
-    @classmethod
-    def probe(cls) -> Usability:
+    @staticmethod
+    def probe() -> Usability:
         from .connection import binding, version_text
         try:
             libvirt = binding()
@@ -82,4 +88,4 @@ class Libvirt(Environment):
         return Usability(True, "", {"libvirt": version_text(libvirt.getVersion())})
 
 
-__all__ = ["Libvirt", "DefinedDomain", "ExistingDomain"]
+__all__ = ["Libvirt", "DefinedDomain", "ExistingDomain", "create"]

@@ -12,8 +12,8 @@ from ...errors import EnvironmentUnusable
 from ...netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
-from .connection import describe_error, domain_state_words, open_connection, platform_of
-from .control import DomainControl
+from .connection import (binding, describe_error, domain_state_words, open_connection,
+                         platform_of)
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
 
@@ -37,7 +37,7 @@ def _port_open(host: str, port: int, timeout: float) -> bool:
         return False
 
 
-class ExistingDomain(DomainControl, Environment):
+class ExistingDomain(Environment):
     """`libvirt:uri=URI,domain=NAME[,host=ADDR,user=..,port=..,key=..,known_hosts=..,...]`."""
 
     kind = "libvirt"
@@ -57,11 +57,15 @@ class ExistingDomain(DomainControl, Environment):
         what = f"libvirt-{self.platform}" if self.platform else "libvirt"
         return f"{what}/{self.values['domain']}"
 
+    def _libvirt(self):
+        return binding()
+
     def resolve(self) -> None:
         """Connect and find the domain; the label says its platform (from its XML)."""
         if self.conn is not None:
             return
         self.conn = open_connection(self.values["uri"])
+        self.resources.add("the libvirt connection", self._close_connection)
         libvirt = self._libvirt()
         try:
             self.dom = self.conn.lookupByName(self.values["domain"])
@@ -73,13 +77,24 @@ class ExistingDomain(DomainControl, Environment):
                 f"environment {self.spec}: no domain {self.values['domain']} at {uri} "
                 f"({str(exc).splitlines()[0]}); `virsh -c {uri} list --all` lists them") from None
 
+    def _close_connection(self) -> None:
+        self.dom = None
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except self._libvirt().libvirtError:
+                pass
+
     # -- life cycle ----------------------------------------------------------------------
     def _state(self) -> tuple[int, int]:
         return tuple(self.dom.state())
 
-    def start(self) -> None:
-        self.resolve()
+    def launch(self) -> None:
+        """Start or resume the domain as found (its state is restored at stop), then its
+        SSH side once sshd answers on its address."""
         libvirt = self._libvirt()
+        self.resources.add("the domain's state as found", self._restore)
         try:
             state, _ = self._state()
             if state == libvirt.VIR_DOMAIN_SHUTOFF:
@@ -91,20 +106,32 @@ class ExistingDomain(DomainControl, Environment):
             else:
                 self.found_state = "running"
         except libvirt.libvirtError as exc:
-            self.stop()
             raise EnvironmentUnusable(f"{self.label}: could not start the domain: "
                                       f"{describe_error(self.values['uri'], exc)}") from None
         t0 = time.monotonic()
-        try:
-            host = self._address(t0 + self.values["boot_timeout"])
-            self.ssh = Ssh(EnvSpec("ssh", self._ssh_options(host)))
-            self.ssh.resolve()
-            self.ssh.start()
-        except BaseException:
-            self.stop()
-            raise
+        host = self._address(t0 + self.values["boot_timeout"])
+        self.ssh = Ssh(EnvSpec("ssh", self._ssh_options(host)))
+        self.resources.add("the SSH side", self._stop_ssh)
+        self.ssh.start()
         self.agent = self.ssh.agent
         self.boot_s = time.monotonic() - t0 if self.found_state == "off" else None
+
+    def _stop_ssh(self) -> None:
+        ssh, self.ssh = self.ssh, None
+        self.agent = None
+        if ssh is not None:
+            ssh.stop()
+
+    def pause(self) -> None:
+        """virDomainSuspend: the domain stops while another environment measures."""
+        if self.dom is not None:
+            self.paused = True        # before the call: a failed suspend may still have taken
+            self.dom.suspend()
+
+    def resume(self) -> None:
+        if self.dom is not None:
+            self.dom.resume()
+            self.paused = False
 
     def _ssh_options(self, host: str) -> dict:
         opts = {"host": host, "name": self.values["domain"]}
@@ -142,23 +169,17 @@ class ExistingDomain(DomainControl, Environment):
             time.sleep(0.5)
         return host
 
-    def stop(self) -> None:
-        """End the SSH side, then leave the domain as it was found."""
-        if self.ssh is not None:
-            self.ssh.stop()
-            self.ssh = None
-        self.agent = None
-        if self.dom is not None and self.found_state is not None:
-            self._restore()
-        self.found_state = None
-        self.dom = None
-        self._close_connection()
-
     def _restore(self) -> None:
+        """Leave the domain as it was found (off: shut down, or destroyed after
+        shutdown_timeout; paused: suspended; running: resumed)."""
+        found, self.found_state = self.found_state, None
+        self.paused = False
+        if self.dom is None or found is None:
+            return
         libvirt = self._libvirt()
         try:
             state, _ = self._state()
-            if self.found_state == "off" and state != libvirt.VIR_DOMAIN_SHUTOFF:
+            if found == "off" and state != libvirt.VIR_DOMAIN_SHUTOFF:
                 if state == libvirt.VIR_DOMAIN_PAUSED:
                     self.dom.resume()
                 self.dom.shutdown()
@@ -168,13 +189,12 @@ class ExistingDomain(DomainControl, Environment):
                         self.dom.destroy()   # it was off when we came: leave it off
                         break
                     time.sleep(0.5)
-            elif self.found_state == "paused" and state == libvirt.VIR_DOMAIN_RUNNING:
+            elif found == "paused" and state == libvirt.VIR_DOMAIN_RUNNING:
                 self.dom.suspend()
-            elif self.found_state == "running" and state == libvirt.VIR_DOMAIN_PAUSED:
+            elif found == "running" and state == libvirt.VIR_DOMAIN_PAUSED:
                 self.dom.resume()
         except libvirt.libvirtError:
             pass
-        self.paused = False
 
     def is_alive(self) -> bool:
         if self.dom is None or self.ssh is None:
@@ -221,6 +241,9 @@ class ExistingDomain(DomainControl, Environment):
 
     def memory_bytes(self) -> int | None:
         return self._inside().memory_bytes()
+
+    def drop_caches(self) -> None:
+        self._inside().drop_caches()
 
     def metadata(self) -> dict:
         meta = self.ssh.metadata() if self.ssh is not None else {}

@@ -14,15 +14,18 @@ bound to a unix-socket chardev; QMP does pause/resume/quit. The NIC's tap lives 
 namespace `vb-<id>` (virtbench.netns) whose host-side address is the peer for network
 benchmarks; QEMU runs inside that namespace.
 
-Cleanup: stop() removes everything; a guardian process (virtbench/guest/guardian.py) does the
-same if the virtbench process dies without stop() (SIGKILL, crash); QEMU also gets
-PR_SET_PDEATHSIG; and start() sweeps namespaces and work directories left by dead owners.
+Cleanup: stop() (the base's) releases everything the life-cycle steps registered, last made
+first; a guardian process (virtbench/guest/guardian.py) removes the same if the virtbench
+process dies without stop() (SIGKILL, crash); QEMU also gets PR_SET_PDEATHSIG; and the prepare
+step sweeps namespaces and work directories left by dead owners.
 
 The package, one concern a module: options (option values and their checks), version (the
-binary and its version), process (process hygiene and liveness), kvm_probe, qmp, argv (the
-command line), environment (class Qemu: the life cycle), guest (inside the guest), tunings
-(the guest tunings: options, kernel words, guest commands, checks) and readback (reading
-them back in the guest).
+binary and its version), process (sweeping, liveness, why a guest went away), kvm_probe, qmp,
+argv (the command line), environment (class Qemu: the life-cycle steps, wiring the
+collaborators below), vmm (QemuProcess: QEMU and its monitor), boot (scratch disk, waiting
+for the agent, power-off), guest (Guest: inside the guest), profiling (ExitProfiler), tunings
+(the guest tunings: options, kernel words, guest commands, checks) and readback (reading them
+back in the guest).
 Callers reach version.qemu_version/qemu_binary and kvm_probe.kvm_probe through their modules,
 so a test fakes each by patching that module. The function kvm_probe is deliberately not
 re-exported here: it would shadow the submodule of the same name.

@@ -1,31 +1,45 @@
-"""class Qemu: options and label, accelerator choice, and the life cycle (work directory,
-guardian, start, stop). The boot itself is the QemuBoot mixin (boot.py), the VMM process
-QemuVmm (vmm.py), what it does inside the guest GuestSide (guest.py)."""
+"""class Qemu: options and label, accelerator choice, the life-cycle steps, and what it offers
+benchmarks, each through a collaborator it owns and passes what it needs:
+
+    work      guest/watch.py WorkDir   work directory, manifest, guardian      (prepare)
+    ns        netns.NetNS              the namespace the guest's tap lives in  (start)
+    vmm       vmm.QemuProcess          QEMU and its QMP monitor                (start)
+    agent     transport.SocketAgent    the guest agent's channel               (ready)
+    guest     guest.Guest              what is done inside the guest           (ready)
+    profiler  profiling.ExitProfiler   --profile exits, a TCG twin             (first profile)
+
+Each is registered in `resources` when it is made, so stop() (the base's) releases them in
+reverse: profiler, remote namespace, a clean power-off, the agent, QEMU, the namespace, the
+work directory with what its manifest lists, its guardian."""
 from __future__ import annotations
 
 import os
 import secrets
-import subprocess
 import sys
+import time
 from pathlib import Path
 
-from ... import netns, workroot
-from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
-from ...guest import watch
+from ... import netns
+from ...capabilities import Capabilities, can
+from ...errors import EnvironmentUnusable, VirtbenchError
 from ...guest import image as guest_image
+from ...guest.watch import WorkDir
+from ...netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
 from . import kvm_probe, version
-from .boot import QemuBoot
-from .guest import GuestSide
-from .profiling import ExitProfiling
-from .vmm import QemuVmm
-from .options import OPTIONS, check_combination, resolve_machine
-from .tunings import check_tunings
-from .process import install_signal_handlers, live, live_lock, sweep_stale
-from .qmp import Qmp
+from .argv import build_argv
+from .boot import make_scratch, power_off, scratch_backing, wait_for_agent
+from .guest import GUEST_KERNEL_DIR, Guest, guest_kernel_release
+from .options import OPTIONS, check_combination, resolve_machine, size_bytes
+from .process import sweep_stale
+from .profiling import ExitProfiler, exit_profile_answer
+from .tunings import boot_args, check_tunings
+from .vmm import QemuProcess
+
+WORK_PREFIX = "vbqemu-"
 
 
-class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
+class Qemu(Environment):
     kind = "qemu"
     summary = "a Debian guest under QEMU (KVM when a probe boot works, TCG otherwise)"
     options = OPTIONS
@@ -39,29 +53,18 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         check_tunings(self.values, self.kind)
         self.cpu = self.values["cpu"]
         self.vhost = False
-        self.image: guest_image.ImageInfo | None = None
-        self.workdir: Path | None = None
-        self.proc: subprocess.Popen | None = None
-        self.ns: netns.NetNS | None = None
-        self.qmp: Qmp | None = None
-        self.console_log: Path | None = None
-        self.kept_console_log: Path | None = None
-        self._guardian: watch.Guardian | None = None
-        self._manifest: dict = {}
-        self._scratch_dev: str | None = None
-        self._scratch_dir: str | None = None
-        self._net = None           # the NetPath, once net_path() made it
-        self._topology = None
-        self._kernel_names: list[str] = []
-        self.guest_uptime_at_ready: float | None = None
-        self.stage_s: float | None = None
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
-        self.paused = False
-        self._vcpu_tids: list[int] | None = None
         self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
-        self.tunings_read: dict = {}      # the guest's read-back of the tunings (metadata)
         self.image_variant = "guest"      # "host": the image that can host guests (QEMU, perf,
                                           # virtbench inside; guest/host_image.py)
+        self.image: guest_image.ImageInfo | None = None
+        self.work: WorkDir | None = None
+        self.ns: netns.NetNS | None = None
+        self.vmm: QemuProcess | None = None
+        self.guest: Guest | None = None
+        self.profiler: ExitProfiler | None = None
+        self.guest_uptime_at_ready: float | None = None
+        self._profiler_held = None
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -125,30 +128,29 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
         else:
             self.vhost = vh == "on" or (vh == "auto" and has_vhost)
 
-    # -- life cycle ----------------------------------------------------------------------
-    def _save_manifest(self) -> None:
-        if self.workdir is not None:
-            watch.write_manifest(self.workdir, self._manifest)
+    def capabilities(self) -> Capabilities:
+        """A guest virtbench boots has everything: its own scratch disk, a tap on a path
+        of namespaces with a remote one behind it, its sshd, QMP stop/cont, root inside."""
+        return super().capabilities().with_(
+            scratch=can("disk"), scratch_device=can(f"the {self.values['disk']} scratch disk"),
+            net_path=can(self.values["nic"]), remote_peer=can("a namespace behind the tap"),
+            ssh_target=can("the guest's sshd"), pause=can("QMP stop/cont"),
+            drop_caches=can("the guest's, then the host's"),
+            memory_size=can(f"mem={self.values['mem']}"), pair_end=can(),
+            exit_profile=exit_profile_answer(self.accel or self.values["accel"]),
+            guest_root_io=can("root in the guest: port 0xed and the HPET of QEMU's device model"))
 
-    def start(self) -> None:
-        self.resolve()
-        install_signal_handlers()
+    # -- the life-cycle steps ------------------------------------------------------------
+    def prepare(self) -> None:
+        """Sweep what dead runs left, build (or find) the image, make the work directory
+        and start its guardian."""
         sweep_stale()
         self.image = self._build_image(  # minutes the first time: say what it is doing
             progress=lambda msg: print(f"  guest image: {msg}", file=sys.stderr, flush=True))
-        self.workdir = workroot.make_dir("vbqemu-")
-        self._manifest = watch.new_manifest(self.workdir,
-                                            pidfile=str(self.workdir / "qemu.pid"))
-        self._save_manifest()
-        with live_lock:
-            live.add(self)
-        try:
-            self._guardian = watch.Guardian(self.workdir / "manifest.json")
-            self._boot()
-            self._apply_tunings()
-        except BaseException:
-            self.stop()
-            raise
+        self.work = WorkDir(WORK_PREFIX)
+        self.resources.add("the work directory", self._remove_work)
+        self.work.set(pidfile=str(self.work.path / "qemu.pid"))
+        self.work.guard()
 
     def _build_image(self, progress) -> guest_image.ImageInfo:
         if self.image_variant == "host":
@@ -156,37 +158,195 @@ class Qemu(QemuBoot, QemuVmm, GuestSide, ExitProfiling, Environment):
             return host_image.build(progress=progress)
         return guest_image.build(progress=progress)
 
-    def stop(self) -> None:
-        self.end_profiling()          # a profiling twin goes with its guest
-        with live_lock:
-            live.discard(self)
-        paused, self.paused = self.paused, False
-        self._vcpu_tids = None
-        # a paused guest's agent is frozen: do not wait on it, end the VMM its own way
-        if not paused and self.agent is not None and self._vmm_running():
-            try:  # a clean power-off: sysrq o, and -no-reboot ends QEMU
-                self.agent.exec(["sh", "-c", "(sleep 0.1; echo o > /proc/sysrq-trigger) "
-                                             ">/dev/null 2>&1 </dev/null &"], timeout=5)
-                self._vmm_wait(5)
-            except (AgentError, subprocess.TimeoutExpired, OSError):
-                pass
-        self._vmm_end()
-        if self.agent is not None:
-            self.agent.close()
-            self.agent = None
-        if self.workdir is not None:
-            watch.cleanup(self._manifest)
-        if self._topology is not None:
-            self._topology.delete()
-            self._topology = None
-        if self.ns is not None:
-            self.ns.delete()
-        self._net = None
-        self._scratch_dir = None
-        self._scratch_dev = None
-        if self._guardian is not None:
-            self._guardian.dismiss()
-            self._guardian = None
-        self.proc = None
-        self.workdir = None
-        self.ns = None
+    def _remove_work(self) -> None:
+        work, self.work = self.work, None
+        if work is not None:
+            work.remove()      # QEMU if still there, loops, namespaces, dirs; the guardian
+
+    def launch(self) -> None:
+        """The scratch disk, the namespace, QEMU."""
+        scratch, scratch_format = make_scratch(self.values, self.work)
+        self._make_namespace().create()
+        self.vmm = QemuProcess(self.label, self.work.path)
+        self.resources.add("QEMU", self.vmm.end)
+        cfg = {
+            "qemu": version.qemu_binary(), "accel": self.accel, "machine": self.machine,
+            "cpu": self.cpu, "vcpus": self.values["vcpus"], "mem": self.values["mem"],
+            "kernel": self.image.kernel, "initrd": self.image.initrd,
+            "root_image": self.image.path, "root_label": self.image.root_label,
+            "scratch": scratch, "scratch_format": scratch_format,
+            "cache": self.values["cache"], "aio": self.values["aio"],
+            "disk": self.values["disk"], "nic": self.values["nic"], "vhost": self.vhost,
+            "mac": self.mac, "guest_addr": self.ns.guest_addr, "tap": self.ns.tap,
+            "console_log": self.vmm.console_log, "agent_socket": self.work.path / "agent.sock",
+            "agent_transport": self.values["agent"],
+            "qmp_socket": self.vmm.qmp_socket, "pidfile": self.work.path / "qemu.pid",
+            "name": f"virtbench-{self.ns.name}", "boot_args": boot_args(self.values),
+        }
+        pid = self.vmm.launch(build_argv(cfg) + list(self.extra_argv), self.ns.exec_argv([]))
+        self.work.set(qemu_pid=pid)
+
+    def _make_namespace(self) -> netns.NetNS:
+        """Instance i of a group gets its own subnet, 10.213.i.0/24; listed, then made."""
+        i = self.net_index
+        self.ns = netns.NetNS(host_addr=f"10.213.{i}.1/24", guest_addr=f"10.213.{i}.2/24")
+        self.work.set(netns=self.ns.name)
+        self.resources.add("the network namespace", self._delete_namespace)
+        return self.ns
+
+    def _delete_namespace(self) -> None:
+        ns, self.ns = self.ns, None
+        if ns is not None:
+            ns.delete()
+
+    def ready(self) -> None:
+        """The agent's first answer, then QMP, our kernels staged and the tunings applied."""
+        agent, self.guest_uptime_at_ready = wait_for_agent(
+            self.vmm, self.work.path / "agent.sock", self.label, self.values["boot_timeout"])
+        self._hold_guest(agent)
+        self.vmm.connect()
+        note = self.guest.stage_kernels()
+        if note:
+            self.notes.append(note)
+        self.guest.apply_tunings()
+
+    def _hold_guest(self, agent) -> None:
+        """The agent is this environment's; stop() powers the guest off through it first."""
+        self.attach(agent)
+        self.boot_s = time.monotonic() - self.vmm.started_at
+        vmm = self.vmm
+        self.resources.add("a clean power-off", lambda: power_off(agent, vmm))
+        self.guest = Guest(self.label, self.values, agent, self.ns, self.mac, self.image,
+                           self.work, self.resources)
+        self.resources.add("the guest side", lambda: setattr(self, "guest", None))
+
+    # -- the VMM -------------------------------------------------------------------------
+    def is_alive(self) -> bool:
+        return self.vmm is not None and self.vmm.running()
+
+    def lost_reason(self) -> str:
+        return self.vmm.lost_reason() if self.vmm is not None else "QEMU is not running"
+
+    @property
+    def paused(self) -> bool:
+        return self.vmm is not None and self.vmm.paused
+
+    def pause(self) -> None:
+        if self.vmm is not None:
+            self.vmm.pause()
+
+    def resume(self) -> None:
+        if self.vmm is not None:
+            self.vmm.resume()
+
+    def vcpu_threads(self) -> list[int]:
+        return self.vmm.vcpu_threads() if self.vmm is not None else []
+
+    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+        return self.vmm.pin_targets() if self.vmm is not None else None
+
+    # -- inside the guest ----------------------------------------------------------------
+    def _inside(self, what: str) -> Guest:
+        if self.guest is None:
+            raise VirtbenchError(f"{self.label}: {what}() before start()")
+        return self.guest
+
+    def kernel_path(self, name: str) -> str:
+        return f"{GUEST_KERNEL_DIR}/{name}"
+
+    @property
+    def peer_ip(self) -> str | None:
+        """The host-side address the guest reaches over its NIC (the network benchmark peer)."""
+        return self.ns.host_ip if self.ns else None
+
+    @property
+    def guest_ip(self) -> str | None:
+        return self.ns.guest_ip if self.ns else None
+
+    @property
+    def workdir(self) -> Path | None:
+        return self.work.path if self.work is not None else None
+
+    def scratch_device(self) -> str:
+        return self._inside("scratch_device").scratch_device()
+
+    def scratch_dir(self) -> str:
+        return self._inside("scratch_dir").scratch_dir()
+
+    def drop_caches(self) -> None:
+        self._inside("drop_caches").drop_caches()
+
+    def net_path(self) -> NetPath:
+        return self._inside("net_path").net_path()
+
+    def ssh_target(self) -> SshTarget:
+        return self._inside("ssh_target").ssh_target()
+
+    def scratch_backing(self) -> str | None:
+        return scratch_backing(self.values, self.work)
+
+    def scratch_cache_mode(self) -> str | None:
+        return self.values["cache"]
+
+    def memory_bytes(self) -> int | None:
+        """The guest's RAM (the mem option)."""
+        return size_bytes(self.values["mem"])
+
+    def host_memory_reserved(self) -> int:
+        return size_bytes(self.values["mem"])
+
+    # -- exit profiles -------------------------------------------------------------------
+    def exit_profiler(self) -> ExitProfiler:
+        """This boot's profiler (made at the first profiled trial, released at stop)."""
+        if self.profiler is None:
+            self.profiler = ExitProfiler(self, self.vmm, self.work, self._make_twin)
+            self._profiler_held = self.resources.add("the exit profiler", self._end_profiler)
+        return self.profiler
+
+    def _make_twin(self, extra_argv: list[str]) -> "Qemu":
+        twin = type(self)(self.spec)
+        twin.net_index = self.net_index
+        twin.extra_argv = extra_argv
+        return twin
+
+    def _end_profiler(self) -> None:
+        profiler, self.profiler, self._profiler_held = self.profiler, None, None
+        if profiler is not None:
+            profiler.end()
+
+    def profiled_trial(self, bench, params: dict):
+        self.resolve()
+        return self.exit_profiler().profiled_trial(bench, params, self.accel)
+
+    def end_profiling(self) -> None:
+        if self._profiler_held is not None:
+            self._profiler_held.release()       # a profiling twin goes before its guest
+
+    # -- metadata ------------------------------------------------------------------------
+    def metadata(self) -> dict:
+        ver, line = version.qemu_version()
+        guest = self.guest
+        meta = {
+            "qemu_version": ver, "qemu": line,
+            "accel": self.accel, "accel_reason": self.accel_reason,
+            "machine": self.machine, "cpu_model": self.cpu,
+            "vcpus": self.values["vcpus"], "mem": self.values["mem"],
+            "disk": self.values["disk"], "nic": self.values["nic"],
+            "cache": self.values["cache"], "aio": self.values["aio"],
+            "backing": self.values["backing"], "vhost": self.vhost,
+            "agent_transport": self.values["agent"],
+            "boot_s": self.boot_s, "guest_uptime_at_ready_s": self.guest_uptime_at_ready,
+            "image_recipe": self.image.recipe_hash if self.image else None,
+            "guest_kernel_package": self.image.kernel_version if self.image else None,
+            "kernels_staged": list(guest.kernels_staged) if guest else [],
+            "kernels_stage_s": guest.stage_s if guest else None,
+            "qemu_argv": list(self.vmm.argv) if self.vmm is not None else [],
+            "tunings": dict(guest.tunings_read) if guest else {},
+        }
+        if guest is not None:
+            meta.update(guest.facts())
+        meta["host_kernel"] = os.uname().release
+        if not meta.get("guest_kernel"):
+            meta["guest_kernel"] = guest_kernel_release(meta.get("kernel")) or (
+                self.image.kernel_version if self.image else None)
+        return meta

@@ -1,6 +1,7 @@
-"""Inside the guest: what it offers benchmarks, the staged kernels, the scratch disk and its
-file system, the network path, the drivers the guest bound, and the metadata. A mixin of class Qemu (environment.py),
-which owns the state these read (agent, ns, image, workdir, values, _manifest)."""
+"""Inside one booted guest, through its agent: a collaborator the qemu environment (and a
+libvirt domain virtbench defines) makes when the agent first answers and lets go at stop.
+It stages our kernels, applies the tunings, makes the scratch file system, the network path
+and the ssh target, drops caches, and reads the drivers the guest bound."""
 from __future__ import annotations
 
 import io
@@ -10,12 +11,12 @@ import tarfile
 import time
 
 from ... import fingerprint, kernels
-from ...capabilities import Capabilities, can
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath, SshTarget
-from . import readback, version
+from ...transport import ExecResult
+from ..base import drop_page_cache
+from . import readback
 from .argv import SCRATCH_SERIAL
-from .options import size_bytes
 from .tunings import mismatches, requested, runtime_commands
 
 GUEST_KERNEL_DIR = "/opt/virtbench/kernels"
@@ -34,19 +35,36 @@ def guest_kernel_release(uname_srm: str | None) -> str | None:
     return parts[1] if len(parts) >= 2 else None
 
 
-class GuestSide:
-    """What class Qemu does inside its guest (through its agent)."""
+class Guest:
+    """One boot of a guest seen from inside. Everything it needs is given: the agent, the
+    options, the network namespace it sits behind, its MAC, the image it booted, the work
+    directory's manifest (for the namespaces it adds) and the resources to register in."""
 
-    def _stage_kernels(self) -> None:
-        """Copy our benchmark kernels to GUEST_KERNEL_DIR with agent.put (one tar.gz)."""
+    def __init__(self, label: str, values: dict, agent, ns, mac: str, image, work, resources):
+        self.label, self.values, self.agent = label, values, agent
+        self.ns, self.mac, self.image, self.work = ns, mac, image, work
+        self.resources = resources
+        self.kernels_staged: list[str] = []
+        self.stage_s: float | None = None
+        self.tunings_read: dict = {}       # the guest's read-back of the tunings (metadata)
+        self._scratch_dev: str | None = None
+        self._scratch_dir: str | None = None
+        self._net: NetPath | None = None
+        self._topology = None
+
+    def exec(self, argv: list[str], timeout: float, env: dict | None = None) -> ExecResult:
+        return self.agent.exec(argv, timeout=timeout, env=env)
+
+    def stage_kernels(self) -> str | None:
+        """Copy our benchmark kernels to GUEST_KERNEL_DIR with agent.put (one tar.gz); a note
+        for the report when they could not be built."""
         try:
             kdir = kernels.build()
         except VirtbenchError as exc:
-            self.notes.append(f"benchmark kernels not staged: {exc}")
-            return
+            return f"benchmark kernels not staged: {exc}"
         names = [n for n in kernels.KERNELS if (kdir / n).exists()]
         if not names:
-            return
+            return None
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=9) as tar:
             for name in names:
@@ -54,38 +72,15 @@ class GuestSide:
         t0 = time.monotonic()
         staged = f"{GUEST_KERNEL_DIR}/kernels.tar.gz"
         self.agent.put(staged, buf.getvalue())
-        res = self.agent.exec(["sh", "-c", 'tar -xzf "$1" -C "$2" && rm -f "$1"', "sh",
-                               staged, GUEST_KERNEL_DIR], timeout=60)
+        res = self.exec(["sh", "-c", 'tar -xzf "$1" -C "$2" && rm -f "$1"', "sh",
+                         staged, GUEST_KERNEL_DIR], timeout=60)
         if res.exit != 0:
             raise AgentError(f"{self.label}: unpacking the kernels failed: {res.stderr.strip()}")
         self.stage_s = time.monotonic() - t0
-        self._kernel_names = names
+        self.kernels_staged = names
+        return None
 
-    # -- inside the guest ----------------------------------------------------------------
-    def capabilities(self) -> Capabilities:
-        """A guest virtbench boots has everything: its own scratch disk, a tap on a path
-        of namespaces with a remote one behind it, its sshd, QMP stop/cont, root inside."""
-        return super().capabilities().with_(
-            scratch=can("disk"), scratch_device=can(f"the {self.values['disk']} scratch disk"),
-            net_path=can(self.values["nic"]), remote_peer=can("a namespace behind the tap"),
-            ssh_target=can("the guest's sshd"), pause=can("QMP stop/cont"),
-            drop_caches=can("the guest's, then the host's"),
-            memory_size=can(f"mem={self.values['mem']}"), pair_end=can(),
-            exit_profile=self._exit_profile_answer(),
-            guest_root_io=can("root in the guest: port 0xed and the HPET of QEMU's device model"))
-
-    def kernel_path(self, name: str) -> str:
-        return f"{GUEST_KERNEL_DIR}/{name}"
-
-    @property
-    def peer_ip(self) -> str | None:
-        """The host-side address the guest reaches over its NIC (the network benchmark peer)."""
-        return self.ns.host_ip if self.ns else None
-
-    @property
-    def guest_ip(self) -> str | None:
-        return self.ns.guest_ip if self.ns else None
-
+    # -- storage ---------------------------------------------------------------------------
     def scratch_device(self) -> str:
         """The scratch disk's stable path in the guest (/dev/disk/by-id/...vbscratch)."""
         if self._scratch_dev is None:
@@ -115,37 +110,25 @@ class GuestSide:
             self._scratch_dir = SCRATCH_MOUNT
         return self._scratch_dir
 
-    def scratch_backing(self) -> str | None:
-        """The host file (raw or qcow2 image) or loop device behind the scratch disk."""
-        if self.workdir is None:
-            return None
-        if self.values["backing"] == "device":
-            loops = self._manifest.get("loops") or []
-            return loops[-1] if loops else None
-        name = "scratch.qcow2" if self.values["backing"] == "qcow2" else "scratch.raw"
-        return str(self.workdir / name)
+    def drop_caches(self) -> None:
+        """Drop the guest's page cache, then the host's (the scratch image's pages)."""
+        drop_page_cache(self)
+        try:
+            subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"],
+                           capture_output=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
 
-    def scratch_cache_mode(self) -> str | None:
-        return self.values["cache"]
-
-    def memory_bytes(self) -> int | None:
-        """The guest's RAM (the mem option)."""
-        return size_bytes(self.values["mem"])
-
-    def host_memory_reserved(self) -> int:
-        return size_bytes(self.values["mem"])
-
+    # -- network ---------------------------------------------------------------------------
     def net_path(self) -> NetPath:
         """Guest NIC <-> tap in the host-side namespace, plus a remote namespace behind it."""
         if self._net is None:
-            if self.ns is None or self.agent is None:
-                raise VirtbenchError(f"{self.label}: net_path() before start()")
             from ... import netpath
             topo = netpath.Topology()
             self._topology = topo
+            self.resources.add("the remote namespace", self._delete_topology)
             remote_ns = self.ns.name + "-r"
-            self._manifest.setdefault("extra_netns", []).append(remote_ns)
-            self._save_manifest()
+            self.work.add("extra_netns", remote_ns)
             remote_addr, remote_prefix = netpath.add_remote(topo, self.ns.name, remote_ns)
             res = self.exec(["ip", "route", "replace", "default", "via", self.ns.host_ip],
                             timeout=30)
@@ -158,28 +141,20 @@ class GuestSide:
                                 nic=self.values["nic"])
         return self._net
 
+    def _delete_topology(self) -> None:
+        topology, self._topology, self._net = self._topology, None, None
+        if topology is not None:
+            topology.delete()
+
     def ssh_target(self) -> SshTarget:
         """The guest's own sshd (started at boot) with the image's client key."""
-        if self.ns is None or self.image is None:
-            raise VirtbenchError(f"{self.label}: ssh_target() before start()")
         pub = self.image.dir / "ssh_host_ed25519_key.pub"   # made with the image
         host_key = " ".join(pub.read_text().split()[:2]) if pub.exists() else ""
         return SshTarget(address=self.ns.guest_ip, port=22, user="root",
                          identity=str(self.image.ssh_key), prefix=self.ns.exec_argv([]),
                          host_key=host_key)
 
-    def owns_scratch_filesystem(self) -> bool:
-        return True    # the scratch disk is one virtbench made for this guest
-
-    def drop_caches(self) -> None:
-        """Drop the guest's page cache, then the host's (the scratch image's pages)."""
-        super().drop_caches()
-        try:
-            subprocess.run(["sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"],
-                           capture_output=True, timeout=300)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-
+    # -- drivers and tunings ---------------------------------------------------------------
     def _driver_chain(self, sysfs_path: str) -> list[str]:
         script = ('p=$(readlink -f "$1"); while [ "$p" != / ] && [ "$p" != /sys ]; do '
                   '[ -e "$p/driver" ] && basename "$(readlink "$p/driver")"; '
@@ -203,7 +178,7 @@ class GuestSide:
         nic = self.guest_nic()
         return self._driver_chain(f"/sys/class/net/{nic}/device") if nic else []
 
-    def _apply_tunings(self) -> None:
+    def apply_tunings(self) -> None:
         """Apply the tunings that take effect after boot (I/O scheduler, NIC offloads and
         coalescing), then read every tuning back in the guest into `tunings_read`. A
         requested tuning the guest does not report as asked fails the start, one line
@@ -233,33 +208,13 @@ class GuestSide:
         if bad:
             raise EnvironmentUnusable(f"{self.label}: " + "; ".join(bad))
 
-    def metadata(self) -> dict:
-        ver, line = version.qemu_version()
-        meta = {
-            "qemu_version": ver, "qemu": line,
-            "accel": self.accel, "accel_reason": self.accel_reason,
-            "machine": self.machine, "cpu_model": self.cpu,
-            "vcpus": self.values["vcpus"], "mem": self.values["mem"],
-            "disk": self.values["disk"], "nic": self.values["nic"],
-            "cache": self.values["cache"], "aio": self.values["aio"],
-            "backing": self.values["backing"], "vhost": self.vhost,
-            "agent_transport": self.values["agent"],
-            "boot_s": self.boot_s, "guest_uptime_at_ready_s": self.guest_uptime_at_ready,
-            "image_recipe": self.image.recipe_hash if self.image else None,
-            "guest_kernel_package": self.image.kernel_version if self.image else None,
-            "kernels_staged": list(self._kernel_names), "kernels_stage_s": self.stage_s,
-            "qemu_argv": list(getattr(self, "argv", [])),
-            "tunings": dict(self.tunings_read),
-        }
-        if self.agent is not None:
-            try:
-                meta["guest_disk_drivers"] = self.scratch_drivers()
-                meta["guest_nic_drivers"] = self.nic_drivers()
-            except AgentError:
-                pass
-            meta.update(fingerprint.collect(self))
-        meta["host_kernel"] = os.uname().release
-        if not meta.get("guest_kernel"):
-            meta["guest_kernel"] = guest_kernel_release(meta.get("kernel")) or (
-                self.image.kernel_version if self.image else None)
+    def facts(self) -> dict:
+        """What the guest says of itself: the drivers it bound and its fingerprint."""
+        meta: dict = {}
+        try:
+            meta["guest_disk_drivers"] = self.scratch_drivers()
+            meta["guest_nic_drivers"] = self.nic_drivers()
+        except AgentError:
+            pass
+        meta.update(fingerprint.collect(self))
         return meta

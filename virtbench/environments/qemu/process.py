@@ -1,47 +1,13 @@
-"""Process hygiene: QEMU dies with us (PDEATHSIG), live guests are stopped at exit and on
-SIGTERM/SIGHUP, what dead virtbench processes left is swept, and whether a QEMU still lives."""
+"""Process hygiene of QEMU guests: what dead virtbench processes left is swept, whether a QEMU
+still lives, and why a guest went away (pure). (QEMU dies with us through PDEATHSIG, vmm.py;
+live guests are stopped at exit and on SIGTERM/SIGHUP by environments/live.py, as every
+started environment is.)"""
 from __future__ import annotations
 
-import atexit
-import os
-import signal
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ... import netns
 from ...guest import watch
-
-if TYPE_CHECKING:
-    from .environment import Qemu
-
-live: set["Qemu"] = set()
-live_lock = threading.Lock()
-
-
-def _stop_all() -> None:
-    for env in list(live):
-        try:
-            env.stop()
-        except Exception:
-            pass
-
-
-atexit.register(_stop_all)
-
-
-def _on_signal(signum, frame):  # SIGTERM/SIGHUP: clean up, then die as the signal would
-    _stop_all()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-def install_signal_handlers() -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) in (signal.SIG_DFL, None):
-            signal.signal(sig, _on_signal)
 
 
 def sweep_stale() -> None:

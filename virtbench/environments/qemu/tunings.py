@@ -4,7 +4,7 @@ boot, and the comparison of what was asked with what the guest reports (pure).
 
 Each default leaves the guest untouched (the kernel's own default or "auto"), so an
 environment without tunings keeps its label and its command line. The read-back parsers
-are in readback.py; the agent calls are GuestSide._apply_tunings (guest.py).
+are in readback.py; the agent calls are Guest.apply_tunings (guest.py).
 
 Debian's guest kernels are built at HZ=250 (every flavour): `tick` and `highres` are the
 nearest stand-ins for the Zhang et al. 1000 Hz -> 100 Hz timer; see docs/tunings.md.

@@ -1,0 +1,81 @@
+"""The environment docs stay true: each arrow of docs/architecture.md's import drawing is an
+import that exists, and the diff of docs/adding-an-environment.md applies to this tree and
+its own tests pass there (a kind added as the guide says works, and is held to its
+declaration)."""
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "virtbench"
+
+
+def _blocks(doc: str, lang: str = "") -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", (REPO / "docs" / doc).read_text(),
+                      re.M | re.S)
+
+
+def _imports(path: Path) -> set[Path]:
+    """The package's files `path` imports (relative imports, at any depth, run time or not)."""
+    found = set()
+    here = path.parent
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
+            continue
+        base = here
+        for _ in range(node.level - 1):
+            base = base.parent
+        if node.module:
+            base = base.joinpath(*node.module.split("."))
+        names = [base / alias.name for alias in node.names] + [base]
+        for target in names:
+            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+                if candidate.exists():
+                    found.add(candidate.resolve())
+    return found
+
+
+def test_each_arrow_of_the_architecture_drawings_is_an_import():
+    # the import drawings: every line "FILE ──▶ FILE, FILE" (the life-cycle drawing is not)
+    drawings = [b for b in _blocks("architecture.md")
+                if all(re.match(r"^[\w/.]+\.py\s+──▶ ", line) for line in b.splitlines())]
+    assert len(drawings) >= 2          # a run's way through the layers, the environments
+    arrows = 0
+    for line in (line for d in drawings for line in d.splitlines()):
+        left, _, right = line.partition("──▶")
+        importer = PACKAGE / left.strip()
+        assert importer.exists(), left
+        for name in right.split(","):
+            imported = PACKAGE / name.strip()
+            assert imported.exists(), name
+            assert imported.resolve() in _imports(importer), f"{left.strip()} -> {name.strip()}"
+            arrows += 1
+    assert arrows >= 50
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("git"),
+                    reason="the guide's kind needs root and unshare(1); applying it, git")
+def test_the_guides_diff_applies_and_its_tests_pass(tmp_path):
+    [diff] = _blocks("adding-an-environment.md", "diff")
+    for part in ("virtbench", "tests", "kernels"):
+        shutil.copytree(REPO / part, tmp_path / part,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    (tmp_path / "guide.diff").write_text(diff)
+    applied = subprocess.run(["git", "apply", "guide.diff"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=60)
+    assert applied.returncode == 0, applied.stderr
+    assert (tmp_path / "virtbench" / "environments" / "unshare" / "__init__.py").exists()
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/test_unshare.py", "tests/test_capabilities.py",
+                          "tests/test_environments.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1]

@@ -1,0 +1,85 @@
+"""What the runner asks after each block of an adaptive run (`trials = "auto"`): which
+(environment, benchmark) cases still have an undecided row, and why, from the samples
+stored so far.
+
+A comparison is every one the report will make (analysis/run.py): each row against its
+reference (the baseline, an instance's single baseline, a group's baseline at the same N)
+and against the environment's own reference (the study's `versus`). Its row needs another
+block when stats.sequential.still_undecided says so (confidence sequences: valid whenever
+the run stops), or when, read with the sequences and corrected over the whole family
+(stats.multiplicity, Holm), it is still inconclusive; until max_blocks. The reference's
+case runs in the same block as the row, so it is listed too ("the reference of ...").
+Rows that cannot be read with the sequences are not in the stopping rule: values of 0 or
+below (no logarithm), a reference whose trimmed mean is 0, rows of another run."""
+from __future__ import annotations
+
+from .. import stats
+from ..stats import multiplicity, sequential
+from ..stats.decision import INCONCLUSIVE
+from .references import References
+from .rows import disturbed_trials, rows_of
+from .run import _identities, run_settings, versus_labels
+
+Case = tuple[str, str]          # (environment, benchmark)
+
+
+def _pairs(rows, ids, refs, versus):
+    """(row key, reference row key) of every comparison the report makes."""
+    for (env, bench, metric), row in rows.items():
+        ref = refs.for_row(env, ids[(env, bench, metric)])
+        targets = []
+        if ref.label and ref.basis != "host":
+            targets.append((ref.label, bench, ref.metric))
+        if versus.get(env) and versus[env] != ref.label:
+            targets.append((versus[env], bench, metric))
+        for target in targets:
+            other = rows.get(target)
+            if other is None or not row.values or not other.values:
+                continue
+            common = set(row.by_block) & set(other.by_block)
+            if stats.trimmed_mean(other.values) == 0 or not all(
+                    v > 0 for b in common for v in (row.by_block[b], other.by_block[b])):
+                continue
+            yield (env, bench, metric), target
+
+
+def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_MIN_BLOCKS,
+                    max_blocks: int = sequential.DEFAULT_MAX_BLOCKS,
+                    threshold_pct: float | None = None, baseline: str | None = None,
+                    resolve_pct: float | None = None, correction: str | None = "holm"
+                    ) -> dict[Case, list[str]]:
+    """{(environment, benchmark): [why, one line per undecided row]} of the cases that
+    need another block; {} when every comparison is decided or at max_blocks."""
+    run = store.get_run(run_id)
+    study = run["study"]
+    threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
+    alpha, _ = run_settings(run)
+    envs = store.environments(run_id)
+    labels = [e["label"] for e in envs]
+    from ..study import default_baseline
+    refs = References(baseline or default_baseline(study.get("baseline"), labels), envs)
+    samples = store.samples(run_id)
+    rows = rows_of(samples, disturbed_trials(store.trials(run_id)))
+    pairs = list(_pairs(rows, _identities(samples), refs, versus_labels(study, envs)))
+    states = {(key, target): sequential.RowState(
+        rows[key].by_block, rows[target].by_block, rows[key].higher_is_better, threshold,
+        target[0]) for key, target in pairs}
+    why = sequential.still_undecided(states, alpha, min_blocks, max_blocks,
+                                     resolve_pct=resolve_pct)
+    decisions = [sequential.decide_sequential(s.env, s.ref, s.higher_is_better, threshold,
+                                              alpha, min_blocks, reference=s.reference)
+                 for s in states.values()]
+    for (pair, state), d in zip(states.items(),
+                                multiplicity.adjust_family(decisions, correction)):
+        if pair not in why and d.decision == INCONCLUSIVE and d.blocks < max_blocks:
+            why[pair] = d.message
+    out: dict[Case, list[str]] = {}
+    for (key, target), reason in why.items():
+        env, bench, metric = key
+        ref = f" vs {target[0]}" + (f" ({target[2]})" if target[2] != metric else "")
+        out.setdefault((env, bench), []).append(f"{metric}{ref}: {reason}")
+        out.setdefault((target[0], bench), [])
+        line = f"the reference of {env}'s {metric}"
+        if line not in out[(target[0], bench)]:
+            out[(target[0], bench)].append(line)
+    return out

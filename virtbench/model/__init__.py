@@ -1,0 +1,29 @@
+"""The result model: what analysis makes and every report format renders (pydantic).
+
+run.py       a run's report: run, benchmarks, environments, results (with the comparison
+             against their reference), trials, warnings, method notes, published figures
+decision.py  a result against its reference: the decision, seed rule, order effect
+claims.py    the study's claims, checked
+profile.py   exit profiles
+compare.py   two runs side by side
+base.py      the base record (reads as a mapping too)
+
+The JSON report is `model_dump()` of these; its JSON Schema is generated from them
+(`python -m virtbench.model --schema`) and checked in as docs/report.schema.json.
+It imports nothing of virtbench above the base layer.
+"""
+from .base import Number, Record
+from .claims import ClaimLink, ClaimResult
+from .decision import VERDICTS, DisturbedTrial, OrderEffect, SeedRule
+from .compare import CompareRow, Comparison, MetadataDifference
+from .profile import Explained, FunctionRow, Profile, ReasonRow
+from .run import (Case, Environment, EvidenceValue, FailedTrial, HostRun, MethodNote,
+                  MetricIdentity, ProfilesReport, PublishedFigure, PublishedMatch, Result,
+                  RunInfo, RunReport, RunWarning, SCHEMA_VERSION, TrialCount, VsReference)
+
+__all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "DisturbedTrial",
+           "OrderEffect", "SeedRule", "CompareRow", "Comparison", "MetadataDifference", "Explained",
+           "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
+           "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
+           "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
+           "RunWarning", "SCHEMA_VERSION", "TrialCount", "VsReference"]

@@ -1,0 +1,57 @@
+"""A seed paper's claim, checked on the run (the study's [[claim]] tables; docs/decisions.md,
+"Claims")."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .base import Record
+
+ClaimStatus = Literal["holds", "does not hold", "inconclusive", "not measured"]
+
+
+class ClaimLink(Record):
+    """One relation between two environments' values of the claim's metric (an ordering
+    `a > b > c` has one per neighbour)."""
+
+    left: str = Field("", description="the environment on the left (its label)")
+    right: str = Field("", description="the environment on the right (its label)")
+    relation: str = Field("", description="what is claimed of left / right, e.g. `>= 1.5`, "
+                          "`> 1`, `within ±10 %`")
+    status: ClaimStatus = Field("inconclusive", description="holds, does not hold, "
+                                "inconclusive (after Holm over the study's claims)")
+    analysis: Literal["paired", "unpaired"] | None = Field(
+        None, description="paired: the blocks' log ratios; unpaired: trimmed means (values "
+        "of 0 or below, or --analysis unpaired)")
+    estimate: float | None = Field(None, description="left / right: geometric mean of the "
+                                   "blocks' ratios (paired) or ratio of trimmed means")
+    ci_low: float | None = Field(None, description="(1 - 2 alpha) interval of left / right, low")
+    ci_high: float | None = Field(None, description="(1 - 2 alpha) interval, high")
+    p_value: float | None = Field(None, description="raw p of the status reached (one-sided; "
+                                  "inconclusive: the smaller of holds / does not hold)")
+    p_holm: float | None = Field(None, description="p_value adjusted by Holm over every "
+                                 "claim's relations")
+    blocks: int = Field(0, description="blocks (or samples, unpaired) used")
+    blocks_needed: int | None = Field(None, description="inconclusive: the blocks that would "
+                                      "likely decide at the observed ratio and spread")
+    message: str = Field("", description="the relation in words")
+
+
+class ClaimResult(Record):
+    """A claim of the study's source: holds, does not hold or inconclusive on this run."""
+
+    text: str = Field("", description="the claim, as the study states it")
+    source: str = Field("", description="where the paper makes it")
+    benchmark: str = Field("", description="the benchmark case's label")
+    metric: str = Field("", description="the metric it is about")
+    holds_if: str = Field("", description="its machine-checkable form, as written")
+    environments: dict[str, str | None] = Field(
+        default_factory=dict, description="its names -> the environment's label in this run "
+        "(null: not measured here)")
+    status: ClaimStatus = Field("inconclusive", description="holds: every relation holds; "
+                                "does not hold: one does not; inconclusive: otherwise; not "
+                                "measured: an environment or the metric is not in this run")
+    links: list[ClaimLink] = Field(default_factory=list, description="each relation checked")
+    message: str = Field("", description="the status in words, with what would decide")
+    note: str | None = Field(None, description="the study's note on the claim")

@@ -1,0 +1,283 @@
+"""One run's report (`virtbench report --format json`): the run, its benchmarks and
+environments, a result row per environment x benchmark x metric with its comparison against
+its reference, trials, warnings, method notes, published figures and exit profiles.
+docs/report-schema.md is generated from these descriptions."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+from .. import warning_kinds
+from .base import Number, Record
+from .claims import ClaimResult
+from .decision import DisturbedTrial, VsReference
+from .profile import Profile
+
+Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]
+
+
+class HostRun(Record):
+    """One host's run in a fleet's report."""
+
+    host: str = Field("", description="the worker's host name")
+    id: str = Field("", description="its run's id")
+    status: str = Field("", description="its run's status")
+
+
+# the version of the report's schema (docs/report.schema.json): the minor part grows when
+# fields are added, the major part when a field changes or goes (2.0: verdicts are the
+# decisions of docs/decisions.md, from the paired analysis of the blocks by default)
+SCHEMA_VERSION = "2.0"
+
+
+class RunInfo(Record):
+    """The run: what was run, when, with which settings."""
+
+    schema_version: Literal[SCHEMA_VERSION] = Field(
+        SCHEMA_VERSION, description="the version of the report's schema "
+                                    "(docs/report.schema.json)")
+    id: str = Field("", description="the run's id (a fleet's report: the fleet's id)")
+    study: str | None = Field(None, description="the study's name")
+    started: str | None = Field(None, description="when it started (ISO 8601, UTC)")
+    finished: str | None = Field(None, description="when it ended (null while running)")
+    quick: bool = Field(False, description="quick sizes: a smoke run, not comparable to "
+                                           "full-size figures")
+    status: str | None = Field(None, description="running, complete, interrupted (a fleet: "
+                                                 "partial when its hosts differ)")
+    seed: int | None = Field(None, description="the seed of the trial order and statistics")
+    baseline: str | None = Field(None, description="the label of the baseline environment")
+    threshold_pct: Number = Field(10.0, description="the verdicts' equivalence threshold, %")
+    alpha: Number = Field(0.05, description="the verdicts' significance level")
+    analysis: Literal["paired", "sequential", "unpaired"] = Field(
+        "paired", description="how the verdicts were made: paired (each block's ratio to the "
+        "reference), sequential (the same, adaptive trials), unpaired (trimmed means, "
+        "`--analysis unpaired`); rows say when they could not be paired")
+    correction: Literal["holm", "bh"] | None = Field(
+        "holm", description="the family-wise correction of the verdicts over the run's rows: "
+        "holm (Holm's step-down, the default) or bh (Benjamini-Hochberg)")
+    study_baseline: str | None = Field(None, description="the study's own baseline when the "
+                                       "report chose another (`report --baseline`)")
+    trials_planned: int | None = Field(None, description="trials per environment x benchmark")
+    virtbench_version: str | None = Field(None, description="the virtbench that ran it")
+    host: str | None = Field(None, description="the host it ran on (a fleet: its hosts)")
+    fleet: str | None = Field(None, description="the fleet run it belongs to, if any")
+    hosts: list[str] | None = Field(None, description="a fleet's report: its hosts with a "
+                                                      "run, the first one the reference")
+    runs: list[HostRun] | None = Field(None, description="a fleet's report: each host's run")
+
+
+class Case(Record):
+    """A benchmark as the study ran it."""
+
+    label: str = Field("", description="the case's label (results' `benchmark`)")
+    name: str = Field("", description="the benchmark's name (`virtbench benchmarks`)")
+    params: dict[str, Any] = Field(default_factory=dict, description="its parameters")
+
+
+class Environment(Record):
+    """An environment of the run, with its fingerprint."""
+
+    label: str = Field("", description="its label (results' `environment`)")
+    kind: str = Field("", description="its kind: native, qemu, libvirt, container, ...")
+    spec: str = Field("", description="the spec it was made from")
+    options: dict[str, Any] = Field(default_factory=dict, description="its options")
+    status: str = Field("", description="planned, up, failed, skipped")
+    error: str | None = Field(None, description="why it failed, when it did")
+    boot_s: float | None = Field(None, description="seconds until it was ready")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="its fingerprint: CPU, "
+                                     "kernel, accelerator, devices...")
+    note: str | None = Field(None, description="the study file's note on it")
+    host: str | None = Field(None, description="a fleet's report: the host it ran on")
+
+
+class MetricIdentity(Record):
+    """What a result's metric is, beside its name (virtbench/metric_id.py)."""
+
+    base: str = Field("", description="the benchmark's metric it is of")
+    scope: Scope = Field("single", description="single: as the benchmark measures it; a "
+                         "group of instances: aggregate, instance (with `instance`), spread "
+                         "(max/min - 1, %), fairness (Jain's index)")
+    instance: int | None = Field(None, description="the instance's index (scope instance)")
+
+
+class PublishedMatch(Record):
+    """The study's published figure for a result, beside the measured one."""
+
+    ratio: Number | None = Field(None, description="the source's ratio (environment / "
+                                                   "reference)")
+    ratio_derived: bool = Field(False, description="derived from the source's values")
+    value: Number | None = Field(None, description="the source's value")
+    versus_value: Number | None = Field(None, description="the source's reference value")
+    verdict: Literal["pass", "fail"] | None = Field(None, description="the source's own ✓/✗")
+    source: str = Field("", description="where in the source (table, figure)")
+    note: str | None = Field(None, description="the study's note on the figure")
+    versus: str | None = Field(None, description="the reference's label, when not the "
+                                                 "baseline")
+    measured_ratio: float | None = Field(None, description="the measured ratio against the "
+                                         "same reference")
+
+
+class Result(Record):
+    """One environment x benchmark x metric: its samples, statistics and comparison."""
+
+    environment: str = Field("", description="the environment's label")
+    benchmark: str = Field("", description="the benchmark case's label")
+    metric: str = Field("", description="the metric's name, as shown (`triad_mb_s_i0`)")
+    unit: str = Field("", description="its unit")
+    higher_is_better: bool = Field(True, description="its direction")
+    n: int = Field(0, description="samples (successful trials)")
+    samples: list[float] = Field(default_factory=list, description="each trial's value")
+    trials: list[int] = Field(default_factory=list, description="each sample's trial number "
+                                                                "(from 1)")
+    failed_trials: int = Field(0, description="failed trials of this environment x benchmark")
+    planned_trials: int | None = Field(None, description="trials planned for it")
+    aggregate: str | None = Field(None, description="a group's aggregate: how it was made "
+                                  "(common-interval, sum, makespan, slowest, mean)")
+    trimmed_mean: float = Field(0.0, description="the seed method: drop the highest and the "
+                                "lowest sample, mean of the rest")
+    median: float = Field(0.0, description="the median")
+    stdev: float | None = Field(None, description="the standard deviation")
+    cv: float | None = Field(None, description="the coefficient of variation (fraction)")
+    ci_low: float | None = Field(None, description="95 % bootstrap CI of the trimmed mean")
+    ci_high: float | None = Field(None, description="95 % bootstrap CI of the trimmed mean")
+    vs_baseline: VsReference | None = Field(None, description="against its reference; null "
+                                            "for the reference itself or with none")
+    vs_others: list[VsReference] = Field(default_factory=list, description="against the "
+                                         "environment's further references (the study's "
+                                         "`versus`): before/after verdicts of the same run")
+    disturbed: list[DisturbedTrial] = Field(default_factory=list, description="trials of "
+                                            "this row marked disturbed: left out of every "
+                                            "statistic, with why")
+    reference_note: str | None = Field(None, description="why there is no comparison")
+    no_verdict: str | None = Field(None, description="the same in a few words")
+    published: PublishedMatch | None = Field(None, description="the study's published "
+                                             "figure for it")
+    metric_id: MetricIdentity = Field(default_factory=MetricIdentity,
+                                      description="what the metric is, beside its name")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_metric(cls, data):
+        """A row given without an identity is a benchmark's own metric."""
+        if isinstance(data, dict) and data.get("metric_id") is None:
+            data = {**data, "metric_id": {"base": data.get("metric", ""), "scope": "single"}}
+        return data
+
+
+class TrialCount(Record):
+    """Trials of an environment x benchmark."""
+
+    environment: str = Field("", description="the environment's label")
+    benchmark: str = Field("", description="the benchmark case's label")
+    planned: int | None = Field(None, description="planned (at least those run)")
+    ok: int = Field(0, description="successful")
+    failed: int = Field(0, description="failed")
+
+
+class EvidenceValue(Record):
+    """A value a failed trial measured before it failed."""
+
+    value: float = Field(0.0, description="the value")
+    unit: str = Field("", description="its unit")
+    higher_is_better: bool = Field(True, description="its direction")
+
+
+class FailedTrial(Record):
+    """A failed trial and what it kept: evidence, never in the statistics."""
+
+    environment: str = Field("", description="the environment's label")
+    benchmark: str = Field("", description="the benchmark case's label")
+    trial: int = Field(0, description="the trial's number (from 1)")
+    error: str | None = Field(None, description="why it failed")
+    exit: int | None = Field(None, description="its exit status")
+    samples: dict[str, EvidenceValue] = Field(default_factory=dict,
+                                              description="what it measured before failing")
+    stdout_tail: str = Field("", description="the end of its stdout")
+    stderr_tail: str = Field("", description="the end of its stderr")
+    stdout_bytes: int | None = Field(None, description="stdout's whole size, when cut")
+    stderr_bytes: int | None = Field(None, description="stderr's whole size, when cut")
+
+
+class RunWarning(Record):
+    """Something the reader should know before trusting a figure (docs/warnings.md)."""
+
+    environment: str | None = Field(None, description="the environment it is about, if one")
+    benchmark: str | None = Field(None, description="the benchmark case, if one")
+    metric: str | None = Field(None, description="the metric, if one")
+    kind: str = Field("", description="its code, in docs/warnings.md")
+    message: str = Field("", description="what happened and what to do")
+    severity: Literal["error", "warning", "note"] | None = Field(
+        None, description="error: part of the study was not measured; warning: read the "
+        "figures with care; note: how something was measured (null: a kind this virtbench "
+        "does not know)")
+    doc: str | None = Field(None, description="where docs/warnings.md explains its kind")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _catalogued(cls, data):
+        """Its severity and documentation, from the catalogue (virtbench/warning_kinds.py)."""
+        if isinstance(data, dict):
+            kind = warning_kinds.get(data.get("kind", ""))
+            if kind is not None:
+                data = {"severity": kind.severity, "doc": kind.anchor, **data}
+        return data
+
+
+class MethodNote(Record):
+    """Where virtbench's method deviates from the seed study's, per benchmark."""
+
+    benchmark: str = Field("", description="the benchmark case's label")
+    note: str = Field("", description="how virtbench's method differs from the source's")
+
+
+class PublishedFigure(Record):
+    """A published figure of the study that no measured result matches."""
+
+    model_config = ConfigDict(extra="allow")
+
+    environment: str = Field("", description="the environment's spec")
+    benchmark: str = Field("", description="the benchmark case's label")
+    metric: str = Field("", description="the metric's name")
+    ratio: Number | None = Field(None, description="the source's ratio")
+    ratio_derived: bool = Field(False, description="derived from the source's values")
+    value: Number | None = Field(None, description="the source's value")
+    versus: str | None = Field(None, description="the reference's spec, when not the "
+                                                 "baseline")
+    versus_value: Number | None = Field(None, description="the source's reference value")
+    verdict: Literal["pass", "fail"] | None = Field(None, description="the source's own ✓/✗")
+    source: str = Field("", description="where in the source (table, figure)")
+    note: str | None = Field(None, description="the study's note on the figure")
+    unmeasured: str | None = Field(None, description="why virtbench cannot measure it here")
+
+
+class RunReport(Record):
+    """`virtbench report --format json`: a run (or a fleet's runs, as one)."""
+
+    run: RunInfo = Field(default_factory=RunInfo, description="the run")
+    benchmarks: list[Case] = Field(default_factory=list, description="its benchmark cases, "
+                                   "in the study's order")
+    environments: list[Environment] = Field(default_factory=list,
+                                            description="its environments")
+    results: list[Result] = Field(default_factory=list, description="one row per environment "
+                                  "x benchmark x metric, by benchmark, metric, environment")
+    trial_counts: list[TrialCount] = Field(default_factory=list, description="trials run and "
+                                           "failed per environment x benchmark")
+    failed_trial_evidence: list[FailedTrial] = Field(default_factory=list,
+                                                     description="every failed trial")
+    warnings: list[RunWarning] = Field(default_factory=list, description="what to know "
+                                       "before trusting the figures")
+    method_notes: list[MethodNote] = Field(default_factory=list, description="where the "
+                                           "method deviates from the seed study's")
+    published_only: list[PublishedFigure] = Field(default_factory=list, description="the "
+                                                  "study's published figures no result matches")
+    profiles: list[Profile] = Field(default_factory=list, description="exit profiles")
+    claims: list[ClaimResult] = Field(default_factory=list, description="the study's claims "
+                                      "(its seed paper's), each checked on this run")
+
+
+class ProfilesReport(Record):
+    """`virtbench report --profile --format json`: the run and its exit profiles."""
+
+    run: RunInfo = Field(default_factory=RunInfo, description="the run")
+    profiles: list[Profile] = Field(default_factory=list, description="its exit profiles")

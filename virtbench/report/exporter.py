@@ -1,0 +1,38 @@
+"""What a report format is: one class per format (virtbench/report/formats/), registered by
+name in registry.py. Each renders the result model (virtbench/model) to text; none reads the
+store or the analysis' dicts.
+
+    render(report)           a run                  `virtbench report --format NAME`
+    render_profiles(report)  a run's exit profiles  `virtbench report --profile --format NAME`
+    render_compare(cmp)      two runs side by side  `virtbench compare --format NAME`
+
+`render` is required; a format that has no form for profiles or comparisons says so in one
+line (exit 2) rather than write something else.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
+
+from ..errors import VirtbenchError
+
+if TYPE_CHECKING:
+    from ..model import Comparison, RunReport
+
+
+class Exporter(ABC):
+    name: str = ""
+
+    @abstractmethod
+    def render(self, report: "RunReport") -> str:
+        """The run's report."""
+
+    def render_profiles(self, report: "RunReport") -> str:
+        """Only the run's exit profiles."""
+        raise VirtbenchError(f"format {self.name} has no form for exit profiles; use "
+                             "--format table, markdown, json, csv or html")
+
+    def render_compare(self, comparison: "Comparison") -> str:
+        """Two runs side by side."""
+        raise VirtbenchError(f"format {self.name} has no form for a comparison; use "
+                             "--format table, markdown, json, csv or html")

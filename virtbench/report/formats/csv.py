@@ -1,0 +1,118 @@
+"""The CSV report (`--format csv`): one row per sample, easy to load in a spreadsheet or
+pandas; profiles one row per guest function; a comparison one row per metric."""
+from __future__ import annotations
+
+import csv
+import io
+
+from ...model import Comparison, RunReport
+from .. import fmt
+from ..exporter import Exporter
+
+
+def _writer(buf: io.StringIO):
+    return csv.writer(buf, lineterminator="\n")
+
+
+DECISION_COLUMNS = ["record", "analysis", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value",
+                    "p_adjusted", "correction", "mdc_pct", "blocks", "disturbed_excluded",
+                    "seed_ratio", "seed_verdict", "claim", "holds_if"]
+
+
+def _decision(vs, correction) -> list:
+    if vs is None:
+        return [None] * 11
+    rule = vs.seed_rule
+    return [vs.analysis, vs.ratio, vs.ratio_ci_low, vs.ratio_ci_high, vs.p_value,
+            fmt.adjusted_p(vs, correction), correction, vs.mdc_pct, vs.blocks,
+            vs.disturbed_excluded, rule.ratio if rule else None, rule.verdict if rule else None]
+
+
+def to_csv(analysis: RunReport) -> str:
+    """One row per sample of a successful trial (failed trials' evidence is in the JSON
+    report), with its row's failed / planned trials and its verdict against its reference
+    (`record` sample); then one row per further comparison of a row (`record` versus: the
+    study's own reference, no sample) and per claim of the study (`record` claim: the
+    claim's first two environments, its status as the verdict)."""
+    buf = io.StringIO()
+    w = _writer(buf)
+    w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
+                "sample_index", "value", "trimmed_mean", "median", "ci_low", "ci_high",
+                "overhead_pct", "verdict", "direction", "trials_needed", "reference", "method_note",
+                "failed_trials", "planned_trials", "aggregate", *DECISION_COLUMNS])
+    run = analysis.run.id
+    correction = analysis.run.correction
+    notes = {m.benchmark: m.note for m in analysis.method_notes}
+    for r in analysis.results:
+        vs = r.vs_baseline
+        for i, v in enumerate(r.samples):
+            w.writerow([run, r.environment, r.benchmark, r.metric, r.unit,
+                        int(r.higher_is_better), i, repr(v), r.trimmed_mean, r.median,
+                        r.ci_low, r.ci_high, vs.overhead_pct if vs else None,
+                        vs.verdict if vs else fmt.verdict_cell(r, analysis.run.baseline),
+                        vs.direction if vs else None, vs.trials_needed if vs else None,
+                        vs.reference if vs else None, notes.get(r.benchmark),
+                        r.failed_trials, r.planned_trials, r.aggregate, "sample",
+                        *_decision(vs, correction), None, None])
+    for r in analysis.results:
+        for vs in r.vs_others:
+            w.writerow([run, r.environment, r.benchmark, r.metric, r.unit,
+                        int(r.higher_is_better), None, None, r.trimmed_mean, r.median,
+                        r.ci_low, r.ci_high, vs.overhead_pct, vs.verdict, vs.direction,
+                        vs.trials_needed, vs.reference, notes.get(r.benchmark),
+                        r.failed_trials, r.planned_trials, r.aggregate, "versus",
+                        *_decision(vs, correction), None, None])
+    for c in analysis.claims:
+        link = c.links[0] if c.links else None
+        w.writerow([run, link.left if link else None, c.benchmark, c.metric, None, None, None,
+                    None, None, None, None, None, None, c.status, None,
+                    link.blocks_needed if link else None, link.right if link else None,
+                    notes.get(c.benchmark), None, None, None, "claim",
+                    link.analysis if link else None, link.estimate if link else None,
+                    link.ci_low if link else None, link.ci_high if link else None,
+                    link.p_value if link else None, link.p_holm if link else None,
+                    "holm" if link else None, None, link.blocks if link else None, None, None,
+                    None, c.text, c.holds_if])
+    return buf.getvalue()
+
+
+def profiles_to_csv(analysis: RunReport) -> str:
+    """One row per profiled guest function (reasons as rows with an empty address)."""
+    buf = io.StringIO()
+    w = _writer(buf)
+    w.writerow(["run", "environment", "benchmark", "source", "duration_s", "reason", "address",
+                "function", "caller", "device", "count", "share_pct", "time_share_pct"])
+    run = analysis.run.id
+    for e in analysis.profiles:
+        head = [run, e.environment, e.benchmark, e.source, e.duration_s]
+        for r in e.by_reason:
+            w.writerow(head + [r.reason, "", "", "", "", r.count, r.share_pct, r.time_share_pct])
+        for f in e.by_function:
+            w.writerow(head + ["", f.address, f.function, f.caller, f.device, f.count,
+                               f.share_pct, ""])
+    return buf.getvalue()
+
+
+COMPARE_COLUMNS = ["environment", "benchmark", "metric", "unit", "a", "b", "n_a", "n_b",
+                   "change_pct", "ci_low", "ci_high", "p_value", "verdict", "trials_needed",
+                   "message"]
+
+
+def compare_to_csv(comparison: Comparison) -> str:
+    buf = io.StringIO()
+    w = _writer(buf)
+    w.writerow(COMPARE_COLUMNS)
+    for r in comparison.rows:
+        w.writerow([getattr(r, c) for c in COMPARE_COLUMNS])
+    return buf.getvalue()
+
+
+class CsvExporter(Exporter):
+    def render(self, report: RunReport) -> str:
+        return to_csv(report)
+
+    def render_profiles(self, report: RunReport) -> str:
+        return profiles_to_csv(report)
+
+    def render_compare(self, comparison: Comparison) -> str:
+        return compare_to_csv(comparison)

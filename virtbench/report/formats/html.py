@@ -1,0 +1,282 @@
+"""The HTML report (`--format html`): one self-contained file (plotly.js inline, nothing
+fetched when opened), laid out by the Jinja2 templates in ../templates/.
+
+Per benchmark, one bar chart per metric (environments as bars, 95 % CI as error bars, the
+baseline drawn apart, the source's published ratio as a marker where the study has one),
+then the overhead table with its verdicts and the exit profiles; before that the run and the
+environments' fingerprints side by side; after it the warnings. This module builds what the
+templates show (cells as text, or {text, cls, title} spans) and the charts (../charts.py);
+the templates escape every value.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from html import escape
+from itertools import groupby
+from pathlib import Path
+
+from ... import warning_kinds
+from ...model import Comparison, Result, RunReport
+from .. import aggregates, charts, failures, fmt, matrix, profiles
+from ..exporter import Exporter
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+# The fingerprint's headline, in this order; everything else goes under "all details".
+HEADLINE_KEYS = ("cpu_model", "cores", "logical_cpus", "cpus", "mem", "memory", "kernel", "os",
+                 "accel", "accel_reason", "platform", "virtualization", "hypervisor_flag",
+                 "qemu_version", "machine", "dmi", "disk", "disk_model", "guest_disk_drivers",
+                 "nic", "nic_model", "guest_nic_drivers", "cache", "backing", "clocksource")
+
+
+@lru_cache(maxsize=1)
+def _environment():
+    """Jinja2, escaping every value as html.escape does (None shows as nothing)."""
+    from jinja2 import Environment, FileSystemLoader
+    from markupsafe import Markup
+
+    def finalize(value):
+        if value is None:
+            return ""
+        return value if isinstance(value, Markup) else Markup(escape(str(value)))
+    return Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, finalize=finalize,
+                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def _page(template: str, title: str, chart_specs: list[tuple[str, dict]], **view) -> str:
+    """A page of `template`: plotly.js once, every chart drawn from its JSON spec."""
+    from markupsafe import Markup
+    from plotly.offline import get_plotlyjs
+    specs = json.dumps([{"id": cid, "fig": fig} for cid, fig in chart_specs],
+                       separators=(",", ":"))
+    specs = specs.replace("</", "<\\/")      # never close the script element early
+    draw = ("(function(){var specs=" + specs + ";"
+            "specs.forEach(function(s){var el=document.getElementById(s.id);"
+            "Plotly.newPlot(el,s.fig.data,s.fig.layout,{displayModeBar:false,responsive:true});"
+            "});})();")
+    return _environment().get_template(template).render(
+        title=title, plotly_js=Markup(get_plotlyjs()), draw=Markup(draw),
+        reason_header=profiles.REASON_HEADER, function_header=profiles.FUNCTION_HEADER, **view)
+
+
+def _span(text, cls: str | None, title: str | None = None, **more) -> dict:
+    return {"text": text, "cls": cls, "title": title, **more}
+
+
+def _fail(text) -> dict:
+    """A failure count, in red."""
+    return {"text": text, "cls": "fail", "single_quoted": True}
+
+
+def _key(text: str) -> dict:
+    return _span(text, "key")
+
+
+# -- environments side by side ---------------------------------------------------------------
+def _md_value(v):
+    if v is None:
+        return _span("—", "muted")
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return fmt.value(v)
+    if isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
+        text = ", ".join(str(x) for x in v)
+    elif isinstance(v, (dict, list)):
+        text = json.dumps(v, ensure_ascii=False, default=str)
+    else:
+        text = str(v)
+    if len(text) > 80:
+        return _span(text, "long mono", tag="div")
+    return _span(text, "mono") if isinstance(v, (list, dict)) else text
+
+
+def _env_rows(envs, keys, source) -> list[list]:
+    return [[_key(label), *(_md_value(source(e).get(k)) for e in envs)] for k, label in keys]
+
+
+def environments_view(analysis: RunReport) -> dict | None:
+    envs = analysis.environments
+    if not envs:
+        return None
+    baseline = analysis.run.baseline
+    header = ["", *({"text": e.label, "note": "(baseline)" if e.label == baseline else None}
+                    for e in envs)]
+    top = [[_key(k), *cells] for k, cells in (
+        ("kind", [e.kind for e in envs]),
+        ("spec", [_span(e.spec, "mono") for e in envs]),
+        ("status", [{"text": e.status, "error": e.error} for e in envs]),
+        ("ready in", ["—" if e.boot_s is None else f"{e.boot_s:.1f} s" for e in envs]))]
+    md = [e.metadata for e in envs]
+    present = {k for m in md for k in m if m.get(k) not in (None, "", [], {})}
+    head = [(k, k) for k in HEADLINE_KEYS if k in present]
+    opts = sorted({k for e in envs for k in e.options})
+    rest = sorted({k for m in md for k in m} - {k for k, _ in head})
+    return {"header": header, "rows": top + _env_rows(envs, head, lambda e: e.metadata),
+            "details": _env_rows(envs, [(k, f"option {k}") for k in opts], lambda e: e.options)
+            + _env_rows(envs, [(k, k) for k in rest], lambda e: e.metadata)}
+
+
+# -- the run -----------------------------------------------------------------------------------
+def overhead_header(correction: str | None) -> list[str]:
+    return ["environment", "metric", "n", failures.COLUMN, "trimmed mean", "95 % CI", "CV",
+            "ratio", *fmt.comparison_columns(correction), "verdict"]
+
+
+def _verdict(r: Result, baseline: str | None, run_analysis: str | None) -> dict:
+    vs = r.vs_baseline
+    return _span(fmt.verdict_cell(r, baseline, run_analysis), _cls(vs.verdict) if vs else "muted",
+                 vs.message if vs and vs.message else None)
+
+
+def _cls(verdict: str) -> str:
+    """A verdict as a CSS class ("differs, within threshold": differs)."""
+    return "differs" if verdict == fmt.DIFFERS else verdict
+
+
+def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
+                  correction: str | None = "holm", run_analysis: str | None = None) -> list[list]:
+    out = []
+    for r in rows:
+        vs = r.vs_baseline
+        row = [r.environment, fmt.metric_cell(r), r.n,
+               _fail(failures.cell(r)) if r.failed_trials else failures.cell(r),
+               fmt.value(r.trimmed_mean), fmt.ci(r.ci_low, r.ci_high), fmt.cv_cell(r),
+               fmt.ratio(vs.ratio) if vs else "—", *fmt.comparison_cells(vs, correction),
+               _verdict(r, baseline, run_analysis)]
+        out.append(row + (fmt.published_cells(r, baseline) if pub else []))
+        for other in r.vs_others:
+            row = [fmt.other_label(other), fmt.metric_cell(r), "", "", "", "", "",
+                   fmt.ratio(other.ratio), *fmt.comparison_cells(other, correction),
+                   _span(fmt.vs_mark(other, baseline, run_analysis, False), _cls(other.verdict),
+                         other.message or None)]
+            out.append(row + (["", "", ""] if pub else []))
+    return out
+
+
+def profile_views(analysis: RunReport, benchmark: str | None,
+                  chart_specs: list[tuple[str, dict]]) -> list[dict]:
+    """The exit profiles of one benchmark (every one when None); their charts are added."""
+    out = []
+    for part in profiles.sections(analysis, benchmark):
+        cid = None
+        if part.functions:
+            cid = f"chart-{len(chart_specs)}"
+            chart_specs.append((cid, charts.function_figure(
+                part.profile, f"top guest functions · {part.profile.environment}")))
+        out.append({"section": part, "chart": cid})
+    return out
+
+
+def failures_view(analysis: RunReport) -> dict | None:
+    if not failures.any_failed(analysis):
+        return None
+    return {"counts_title": failures.title(failures.COUNTS_TITLE),
+            "evidence_title": failures.title(failures.EVIDENCE_TITLE),
+            "counts": [[c.environment, c.benchmark,
+                        _fail(c.failed) if c.failed else "0",
+                        c.planned if c.planned is not None else "?", c.ok]
+                       for c in analysis.trial_counts],
+            "evidence": [{"line": failures.evidence_line(e), "tail": failures.output_tail(e)}
+                         for e in analysis.failed_trial_evidence]}
+
+
+def _about(kind: str) -> str | None:
+    """What a warning's kind means (the catalogue's words), shown when hovering it."""
+    known = warning_kinds.get(kind)
+    return f"{known.severity}: {known.meaning} ({known.anchor})" if known else None
+
+
+def render(analysis: RunReport) -> str:
+    run = analysis.run
+    baseline = run.baseline
+    pub = fmt.has_published(analysis)
+    m = matrix.build(analysis)
+    chart_specs: list[tuple[str, dict]] = []
+    benchmarks = []
+    for bench, rows in groupby(analysis.results, key=lambda r: r.benchmark):
+        rows = list(rows)
+        metric_charts = []
+        for metric, mrows in groupby(rows, key=lambda r: r.metric):
+            mrows = list(mrows)
+            cid = f"chart-{len(chart_specs)}"
+            title = (f"{metric} ({mrows[0].unit}) · "
+                     f"{'higher' if mrows[0].higher_is_better else 'lower'} is better")
+            chart_specs.append((cid, charts.bar_figure(mrows, baseline, title)))
+            metric_charts.append({"id": cid, "metric": metric})
+        benchmarks.append({"name": bench, "charts": metric_charts,
+                           "rows": overhead_rows(rows, baseline, pub, run.correction,
+                                                 run.analysis),
+                           "profiles": profile_views(analysis, bench, chart_specs)})
+    summary = [[_key(k), v] for k, v in (
+        ("study", run.study), ("status", run.status), ("started", run.started),
+        ("finished", run.finished), ("baseline", baseline or "(none)"),
+        ("baseline chosen", f"for this report; the study's: {run.study_baseline}"
+         if run.study_baseline else None),
+        ("verdict threshold", f"{run.threshold_pct:g} %"), ("alpha", f"{run.alpha:g}"),
+        ("analysis", fmt.analysis_line(analysis)),
+        ("trials planned", run.trials_planned), ("seed", run.seed), ("host", run.host),
+        ("virtbench", run.virtbench_version),
+        ("results", f"{len(analysis.results)} (environment × benchmark × metric)"),
+        ("warnings", len(analysis.warnings))) if v is not None]
+    return _page(
+        "run.html.j2", f"virtbench {run.id}", chart_specs, run=run,
+        matrix={"columns": m.columns,
+                "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
+                                   for c in cells)] for name, cells in m.rows]},
+        legend=matrix.LEGEND, method_notes=fmt.method_note_lines(analysis), summary=summary,
+        environments=environments_view(analysis), benchmarks=benchmarks,
+        overhead_header=overhead_header(run.correction)
+        + (list(fmt.PUBLISHED_COLUMNS) if pub else []),
+        inconclusive=fmt.inconclusive_lines(analysis),
+        claims=[{"mark": fmt.CLAIM_MARKS.get(c.status, c.status),
+                 "cls": {"holds": "pass", "does not hold": "fail"}.get(c.status, "inconclusive"),
+                 "line": f"{c.text} ({c.source}; {c.benchmark} · {c.metric}: {c.holds_if})",
+                 "why": c.message} for c in analysis.claims],
+        footer=fmt.footer(analysis),
+        published_only=fmt.published_only_lines(analysis),
+        aggregates_title=failures.title(aggregates.AGGREGATES_TITLE),
+        aggregates=aggregates.aggregate_lines(analysis), failures=failures_view(analysis),
+        warnings=[{"kind": w.kind, "where": fmt.where(w), "message": w.message,
+                   "about": _about(w.kind)} for w in analysis.warnings],
+        threshold=f"{run.threshold_pct:g}", alpha=f"{run.alpha:g}", published=pub)
+
+
+def render_profiles(analysis: RunReport) -> str:
+    chart_specs: list[tuple[str, dict]] = []
+    views = profile_views(analysis, None, chart_specs)
+    return _page("profiles.html.j2", f"virtbench {analysis.run.id} · exit profiles",
+                 chart_specs, run=analysis.run, profiles=views)
+
+
+# -- two runs ----------------------------------------------------------------------------------
+def render_compare(comparison: Comparison) -> str:
+    a, b = comparison.a, comparison.b
+    chart_specs = []
+    if comparison.rows:
+        chart_specs.append(("chart-0", charts.compare_figure(comparison.rows,
+                                                             "change per metric, with 95 % CI")))
+    rows = [[r.environment, r.benchmark, fmt.metric_cell(r), fmt.value(r.a), fmt.value(r.b),
+             f"{r.n_a} / {r.n_b}", fmt.pct(r.change_pct), fmt.ci_pct(r.ci_low, r.ci_high),
+             fmt.p(r.p_value), _span(fmt.compare_verdict(r), r.verdict, r.message)]
+            for r in comparison.rows]
+    return _page(
+        "compare.html.j2", f"virtbench compare {a.id} {b.id}", chart_specs, a=a, b=b,
+        runs=[[_key(k), getattr(a, k), getattr(b, k)]
+              for k in ("id", "study", "started", "status", "quick", "baseline", "host")],
+        alpha=comparison.alpha, min_change=f"{comparison.min_change_pct:g}",
+        warnings=comparison.warnings, has_chart=bool(chart_specs), rows=rows,
+        only_in=[(side, [" · ".join(k) for k in keys]) for side, keys in fmt.only_in(comparison)],
+        differences=fmt.difference_lines(comparison))
+
+
+class HtmlExporter(Exporter):
+    def render(self, report: RunReport) -> str:
+        return render(report)
+
+    def render_profiles(self, report: RunReport) -> str:
+        return render_profiles(report)
+
+    def render_compare(self, comparison: Comparison) -> str:
+        return render_compare(comparison)

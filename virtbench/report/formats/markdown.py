@@ -1,0 +1,150 @@
+"""The Markdown report (`--format markdown`): the seed studies' tables with ✓/✗ verdicts, plus
+the statistics."""
+from __future__ import annotations
+
+from ...model import Comparison, RunReport
+from .. import aggregates, failures, fmt, matrix, profiles
+from ..exporter import Exporter
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def _esc(text: str) -> str:
+    """Markdown text outside tables: brackets and stars as themselves (pi[k=17])."""
+    return "".join("\\" + c if c in "[]*_`" else c for c in str(text))
+
+
+def matrix_lines(analysis: RunReport) -> list[str]:
+    m = matrix.build(analysis)
+    if not m.rows:
+        return []
+    out = ["## Verdicts", "", _row(["metric", *m.columns]),
+           _row(["---"] + ["---:"] * len(m.columns))]
+    out += [_row([name, *(c.text for c in cells)]) for name, cells in m.rows]
+    return out + ["", f"_{matrix.LEGEND}_", ""]
+
+
+def profile_lines(analysis: RunReport) -> list[str]:
+    """## Exit profiles: per environment x benchmark, exits by reason and top functions."""
+    parts = profiles.sections(analysis)
+    if not parts:
+        return []
+    out = ["", "## Exit profiles", ""]
+    for part in parts:
+        out += [f"### {_esc(part.title)}", "", f"{_esc(part.subtitle)}. "
+                f"{_esc(part.explains)}.", ""]
+        for header, rows in ((profiles.REASON_HEADER, part.reasons),
+                             (profiles.FUNCTION_HEADER, part.functions)):
+            if rows:
+                out += [_row(header), _row(["---"] * len(header))]
+                out += [_row([_esc(c) for c in row]) for row in rows]
+                out.append("")
+        out += [f"- note: {_esc(n)}" for n in part.notes]
+    return out
+
+
+def render_profiles(analysis: RunReport) -> str:
+    lines = profile_lines(analysis) or ["", "No exit profiles in this run; record them with "
+                                        "`virtbench run ... --profile exits`."]
+    return "\n".join([f"# virtbench run {analysis.run.id}: exit profiles"] + lines) + "\n"
+
+
+def _section(title: str, lines: list[str]) -> list[str]:
+    return ["", f"## {title}", ""] + [f"- {line}" for line in lines] if lines else []
+
+
+def render(analysis: RunReport) -> str:
+    run = analysis.run
+    out = [f"# virtbench run {run.id}", ""]
+    out += [f"- {_esc(line.strip())}" for line in fmt.header_lines(analysis)]
+    out.append("")
+    out += matrix_lines(analysis)
+    if analysis.method_notes:
+        out += ["## Method notes", ""]
+        out += [f"- {_esc(line)}" for line in fmt.method_note_lines(analysis)]
+        out.append("")
+    current = None
+    pub = fmt.has_published(analysis)
+    cols = fmt.comparison_columns(run.correction)
+    for r in analysis.results:
+        if r.benchmark != current:
+            current = r.benchmark
+            out += ["", f"## {_esc(current)}", "",
+                    _row(["environment", "metric", "n", failures.COLUMN, "trimmed mean",
+                          "median", "CV", "95 % CI", *cols, "verdict"]
+                         + (list(fmt.PUBLISHED_COLUMNS) if pub else [])),
+                    _row(["---"] * 2 + ["---:"] * (6 + len(cols)) + [":---:"]
+                         + (["---:", "---:", "---"] if pub else []))]
+        vs = r.vs_baseline
+        out.append(_row(([
+            r.environment, fmt.metric_cell(r),
+            r.n, failures.cell(r) if not r.failed_trials else f"**{failures.cell(r)}**",
+            fmt.value(r.trimmed_mean), fmt.value(r.median), fmt.cv_cell(r),
+            fmt.ci(r.ci_low, r.ci_high), *fmt.comparison_cells(vs, run.correction),
+            fmt.verdict_cell(r, run.baseline, run.analysis)])
+            + (fmt.published_cells(r, run.baseline) if pub else [])))
+        for other in r.vs_others:
+            out.append(_row([fmt.other_label(other), fmt.metric_cell(r), *([""] * 6),
+                             *fmt.comparison_cells(other, run.correction),
+                             fmt.vs_mark(other, run.baseline, run.analysis, False)]
+                            + ([""] * len(fmt.PUBLISHED_COLUMNS) if pub else [])))
+    out += _section("Inconclusive verdicts", [_esc(x) for x in fmt.inconclusive_lines(analysis)])
+    out += _section("Claims of the study's source, checked on this run",
+                    [_esc(x) for x in fmt.claim_lines(analysis)])
+    out += _section("Published figures not measured in this run",
+                    fmt.published_only_lines(analysis))
+    out += _section(failures.title(aggregates.AGGREGATES_TITLE),
+                    [_esc(line) for line in aggregates.aggregate_lines(analysis)])
+    out += _section(failures.title(failures.COUNTS_TITLE),
+                    [_esc(line) for line in failures.count_lines(analysis)])
+    evidence = failures.evidence_lines(analysis)
+    if evidence:
+        out += _section(failures.title(failures.EVIDENCE_TITLE), [_esc(x) for x in evidence])
+        out += ["", f"_{_esc(failures.title(failures.FOOTNOTE))}._"]
+    out += profile_lines(analysis)
+    out += _section("Warnings", [f"**{w.kind}** {_esc(fmt.where(w))}: {_esc(w.message)}"
+                                 for w in analysis.warnings])
+    out += ["", f"_{_esc(fmt.footer(analysis))} 95 % CI: bootstrap CI of the trimmed mean._"
+            + (" _Measured ratio: environment / reference (the baseline unless named), beside "
+               "the source's published ratio (derived from its table's values where it gives "
+               "values) and its own ✓/✗ verdict._" if pub else ""), ""]
+    return "\n".join(out)
+
+
+def render_compare(comparison: Comparison) -> str:
+    a, b = comparison.a, comparison.b
+    out = [f"# virtbench compare {a.id} → {b.id}", "",
+           f"A change counts when p < {comparison.alpha} and |change| > "
+           f"{comparison.min_change_pct:g} % (positive = B worse than A); same = the test "
+           "could have seen that change and did not; inconclusive = too few trials to tell.", ""]
+    for w in comparison.warnings:
+        out += [f"**Warning:** {_esc(w)}", ""]
+    out += [_row(["environment", "benchmark", "metric", "A", "B", "n A/B", "change", "95 % CI",
+                  "p", "verdict"]),
+            _row(["---"] * 3 + ["---:"] * 6 + [":---:"])]
+    for r in comparison.rows:
+        out.append(_row([r.environment, r.benchmark, fmt.metric_cell(r),
+                         fmt.value(r.a), fmt.value(r.b), f"{r.n_a}/{r.n_b}",
+                         fmt.pct(r.change_pct), fmt.ci_pct(r.ci_low, r.ci_high),
+                         fmt.p(r.p_value), fmt.compare_verdict(r)]))
+    out += _section("Inconclusive", [f"{_esc(r.environment)} · {_esc(r.benchmark)} · "
+                                     f"{_esc(r.metric)}: {_esc(r.message)}"
+                                     for r in fmt.compare_undecided(comparison)])
+    for side, keys in fmt.only_in(comparison):
+        out += _section(f"Only in {side}", [_esc(" · ".join(k)) for k in keys])
+    out += _section("Metadata that differ (A → B)",
+                    [_esc(line) for line in fmt.difference_lines(comparison)])
+    return "\n".join(out) + "\n"
+
+
+class MarkdownExporter(Exporter):
+    def render(self, report: RunReport) -> str:
+        return render(report)
+
+    def render_profiles(self, report: RunReport) -> str:
+        return render_profiles(report)
+
+    def render_compare(self, comparison: Comparison) -> str:
+        return render_compare(comparison)

@@ -1,0 +1,200 @@
+"""The terminal report (`--format table`): the verdict matrix, then rich tables, one per
+benchmark, in the spirit of hyperfine. Every label and message goes through
+rich.markup.escape: a benchmark label such as `pi[k=17]` is text, not a style tag."""
+from __future__ import annotations
+
+from itertools import groupby
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ...model import Comparison, RunReport
+from .. import aggregates, failures, fmt, matrix, profiles
+from ..exporter import Exporter
+
+STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "differs": "cyan",
+         fmt.DIFFERS: "cyan", "worse": "red", "better": "green", "holds": "green",
+         "does not hold": "red"}
+
+
+def _styled(text: str, key: str | None) -> str:
+    style = STYLE.get(key or "")
+    return f"[{style}]{escape(text)}[/]" if style else escape(text)
+
+
+def matrix_table(analysis: RunReport) -> Table:
+    m = matrix.build(analysis)
+    table = Table(title="verdicts", title_justify="left")
+    table.add_column("metric", no_wrap=True)
+    for col in m.columns:
+        table.add_column(escape(col), justify="right")
+    for name, cells in m.rows:
+        table.add_row(escape(name), *(_styled(c.text, c.verdict) for c in cells))
+    return table
+
+
+def _tables(analysis: RunReport):
+    pub = fmt.has_published(analysis)
+    run = analysis.run
+    baseline = run.baseline
+    for bench, rows in groupby(analysis.results, key=lambda r: r.benchmark):
+        rows = list(rows)
+        table = Table(title=escape(f"{bench}"), title_justify="left", show_lines=False)
+        width = max(len(x) for r in rows
+                    for x in [r.environment] + [fmt.other_label(v) for v in r.vs_others])
+        for col, just in (("environment", "left"), ("metric", "left"), ("n", "right"),
+                          (failures.COLUMN, "right"), ("trimmed mean", "right"),
+                          ("median", "right"), ("CV", "right"), ("95 % CI", "right"),
+                          *((c, "right") for c in fmt.comparison_columns(run.correction)),
+                          ("verdict", "left"),
+                          *(((c, "right") for c in fmt.PUBLISHED_COLUMNS) if pub else ())):
+            # labels are what a reader scans for: never wrap or cut them
+            table.add_column(col, justify=just, no_wrap=col in ("environment", "metric"),
+                             min_width=width if col == "environment" else None)
+        for r in rows:
+            vs = r.vs_baseline
+            failed = failures.cell(r)
+            table.add_row(
+                escape(r.environment), escape(fmt.metric_cell(r)),
+                f"{r.n}", f"[red]{failed}[/]" if r.failed_trials else failed,
+                fmt.value(r.trimmed_mean), fmt.value(r.median), fmt.cv_cell(r),
+                fmt.ci(r.ci_low, r.ci_high),
+                *(escape(c) for c in fmt.comparison_cells(vs, run.correction)),
+                _styled(fmt.verdict_cell(r, baseline, run.analysis), vs.verdict if vs else None),
+                *(escape(c) for c in (fmt.published_cells(r, baseline) if pub else ())))
+            for other in r.vs_others:
+                table.add_row(escape(fmt.other_label(other)), escape(fmt.metric_cell(r)),
+                              *([""] * 6),
+                              *(escape(c) for c in fmt.comparison_cells(other, run.correction)),
+                              _styled(fmt.vs_mark(other, baseline, run.analysis, False), other.verdict),
+                              *([""] * len(fmt.PUBLISHED_COLUMNS) if pub else ()))
+        yield table
+
+
+def _print_lines(console: Console, title: str, lines: list[str], style: str = "bold") -> None:
+    if lines:
+        console.print(f"[{style}]{title}[/]")
+        for line in lines:
+            console.print(f"  {line}", highlight=False, markup=False)
+
+
+def print_report(analysis, console: Console) -> None:
+    analysis = RunReport.of(analysis)
+    for line in fmt.header_lines(analysis):
+        console.print(line, highlight=False, markup=False)
+    if analysis.results:
+        console.print(matrix_table(analysis))
+        console.print(matrix.LEGEND, style="dim", markup=False)
+    _print_lines(console, "method notes (where virtbench deviates from the seed's method)",
+                 fmt.method_note_lines(analysis))
+    for table in _tables(analysis):
+        console.print(table)
+    _print_lines(console, "inconclusive verdicts", fmt.inconclusive_lines(analysis))
+    _print_lines(console, "claims of the study's source, checked on this run",
+                 fmt.claim_lines(analysis))
+    _print_lines(console, "published figures not measured in this run",
+                 fmt.published_only_lines(analysis))
+    _print_lines(console, aggregates.AGGREGATES_TITLE, aggregates.aggregate_lines(analysis))
+    _print_lines(console, failures.COUNTS_TITLE, failures.count_lines(analysis))
+    evidence = failures.evidence_lines(analysis)
+    _print_lines(console, failures.EVIDENCE_TITLE, evidence + [failures.FOOTNOTE] if evidence
+                 else [])
+    print_profiles(analysis, console)
+    if analysis.warnings:
+        console.print("[bold yellow]warnings[/]")
+        for w in analysis.warnings:
+            console.print(f"  [yellow]{escape(w.kind)}[/] {escape(fmt.where(w))}: "
+                          f"{escape(w.message)}", highlight=False)
+    console.print(fmt.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
+                  style="dim", markup=False)
+
+
+def print_profiles(analysis: RunReport, console: Console) -> None:
+    """Exit profiles, one block per environment x benchmark (`report --profile`: only these)."""
+    parts = profiles.sections(analysis)
+    if not parts:
+        return
+    console.print("[bold]exit profiles[/] (why: VM exits under KVM, would-be exits under TCG)")
+    for part in parts:
+        console.print(f"[bold]{escape(part.title)}[/]: {escape(part.subtitle)}",
+                      highlight=False)
+        console.print(f"  {escape(part.explains)}", highlight=False)
+        for header, rows in ((profiles.REASON_HEADER, part.reasons),
+                             (profiles.FUNCTION_HEADER, part.functions)):
+            if not rows:
+                continue
+            table = Table(show_edge=False)
+            for col in header:
+                table.add_column(col, justify="right" if col in ("count", "share", "time share")
+                                 else "left")
+            for row in rows:
+                table.add_row(*(escape(c) for c in row))
+            console.print(table)
+        for note in part.notes:
+            console.print(f"  note: {escape(note)}", style="dim", highlight=False)
+
+
+def _recorder(width: int) -> Console:
+    return Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+
+
+def render_profiles_text(analysis, width: int = 200) -> str:
+    analysis = RunReport.of(analysis)
+    console = _recorder(width)
+    print_profiles(analysis, console)
+    if not analysis.profiles:
+        console.print("no exit profiles in this run; record them with "
+                      "`virtbench run ... --profile exits`", markup=False)
+    return console.export_text()
+
+
+def render_text(analysis, width: int = 200) -> str:
+    console = _recorder(width)
+    print_report(analysis, console)
+    return console.export_text()
+
+
+def print_compare(comparison, console: Console) -> None:
+    comparison = Comparison.of(comparison)
+    a, b = comparison.a, comparison.b
+    console.print(f"A = run {a.id} ({a.study}), B = run {b.id} ({b.study}); a change "
+                  f"counts when p < {comparison.alpha} and |change| > "
+                  f"{comparison.min_change_pct:g} %; same = the test could have seen that "
+                  "change and did not", highlight=False, markup=False)
+    for w in comparison.warnings:
+        console.print(f"[bold yellow]warning[/] {escape(w)}", highlight=False)
+    table = Table(title_justify="left")
+    for col in ("environment", "benchmark", "metric", "A", "B", "n A/B", "change", "95 % CI",
+                "p", "verdict"):
+        table.add_column(col)
+    for r in comparison.rows:
+        table.add_row(escape(r.environment), escape(r.benchmark), escape(fmt.metric_cell(r)),
+                      fmt.value(r.a), fmt.value(r.b), f"{r.n_a}/{r.n_b}",
+                      fmt.pct(r.change_pct), fmt.ci_pct(r.ci_low, r.ci_high),
+                      fmt.p(r.p_value), _styled(fmt.compare_verdict(r), r.verdict))
+    console.print(table)
+    console.print("change: positive = B worse than A", style="dim")
+    _print_lines(console, "inconclusive", [f"{r.environment} · {r.benchmark} · "
+                                            f"{r.metric}: {r.message}"
+                                            for r in fmt.compare_undecided(comparison)])
+    for side, keys in fmt.only_in(comparison):
+        _print_lines(console, f"only in {side}", [" · ".join(k) for k in keys])
+    _print_lines(console, "metadata that differ (A → B)", fmt.difference_lines(comparison))
+
+
+def render_compare_text(comparison, width: int = 160) -> str:
+    console = _recorder(width)
+    print_compare(comparison, console)
+    return console.export_text()
+
+
+class TableExporter(Exporter):
+    def render(self, report: RunReport) -> str:
+        return render_text(report)
+
+    def render_profiles(self, report: RunReport) -> str:
+        return render_profiles_text(report)
+
+    def render_compare(self, comparison: Comparison) -> str:
+        return render_compare_text(comparison)

@@ -1,0 +1,165 @@
+"""A published claim checked on a run: "A / B >= 1.5", "A > B", "A == B" (within ±T %).
+
+Each relation is a claim about the ratio r = A / B of one metric, read with the same
+statistics as the decisions (stats.decision):
+- paired (the default): the blocks' log ratios d = log(A / B); the claim "r >= k" holds when
+  the (1 - 2 alpha) t interval of mean d lies above log k (the one-sided t test of
+  "r <= k" has p < alpha), does not hold when it lies below (the test of "r >= k" has
+  p < alpha); otherwise it is inconclusive, with the blocks that would likely decide at
+  the observed ratio and spread (80 % probability, normal approximation, as
+  decision.blocks_needed). "r <= k" mirrors it; "A > B" is "r > 1" and "A < B" "r < 1"
+  (a strict and a non-strict bound are the same claim for a continuous ratio).
+- unpaired (values of 0 or below, or `--analysis unpaired`): the ratio of trimmed means
+  and its percentile bootstrap, the p-values the shares of resamples on the wrong side.
+- "A == B": the decision's band claim at ±T (pass or differs: holds; fail: does not hold).
+
+Each claim's p is the p of the status it reached (inconclusive: the smaller of the two);
+`adjust_claims` corrects them over the study's claims with Holm, and a status whose
+adjusted p is not below alpha becomes inconclusive. Pure functions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from math import exp, log, sqrt
+from typing import Hashable, Mapping, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+from . import paired
+from .decision import (DIFFERS, FAIL, MAX_BLOCKS, PASS, TARGET_POWER, _bootstrap_log_ratios,
+                       decide_paired, decide_unpaired)
+from .describe import trimmed_mean
+from .multiplicity import holm
+from .verdicts import DEFAULT_ALPHA
+
+HOLDS, NOT_HOLDS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+AT_LEAST, AT_MOST, WITHIN = ">=", "<=", "=="
+
+
+@dataclass(frozen=True)
+class Relation:
+    status: str                      # HOLDS | NOT_HOLDS | INCONCLUSIVE
+    analysis: str                    # "paired" | "unpaired"
+    estimate: float | None           # A / B
+    ci_low: float | None             # (1 - 2 alpha) interval of A / B
+    ci_high: float | None
+    p_value: float | None            # p of the status reached (inconclusive: the smaller)
+    blocks: int
+    blocks_needed: int | None
+    message: str
+    p_holm: float | None = None
+
+
+def _needed(m: float, s: float, edge: float, alpha: float, at_least: int) -> int | None:
+    """Fewest blocks at which the one-sided (1 - alpha) bound clears `edge` with 80 %
+    probability, m and s held."""
+    if m == edge or not np.isfinite(m):
+        return None
+    if s == 0:
+        return at_least
+    n = np.arange(max(at_least, 2), MAX_BLOCKS + 1)
+    ok = sps.norm.cdf(abs(m - edge) / (s / np.sqrt(n)) - sps.t.ppf(1 - alpha, n - 1)) \
+        >= TARGET_POWER
+    return int(n[np.argmax(ok)]) if ok.any() else None
+
+
+def _r(x: float) -> str:
+    """A ratio in a message: 3 decimals below 10 (1.004, not 1), 3 significant above."""
+    return f"{x:.3f}" if abs(x) < 10 else f"{x:.3g}"
+
+
+def _words(op: str, bound: float) -> str:
+    return f"{'at least' if op == AT_LEAST else 'at most'} {bound:g}"
+
+
+def _status(p_holds: float, p_not: float, alpha: float) -> tuple[str, float]:
+    if p_holds < alpha:
+        return HOLDS, p_holds
+    if p_not < alpha:
+        return NOT_HOLDS, p_not
+    return INCONCLUSIVE, min(p_holds, p_not)
+
+
+def ratio_relation(env: Mapping[Hashable, float], ref: Mapping[Hashable, float], op: str,
+                   bound: float, alpha: float = DEFAULT_ALPHA) -> Relation:
+    """"A / B op bound" (op >= or <=) from {block: value} of A and of B (paired)."""
+    if op not in (AT_LEAST, AT_MOST) or not bound > 0:
+        raise ValueError(f"relation {op!r} {bound!r}: use >= or <= a positive bound")
+    lr = paired.log_ratios(env, ref)
+    n, edge = lr.n, log(bound)
+    if n < 2:
+        return Relation(INCONCLUSIVE, "paired", exp(lr.d.mean()) if n else None, None, None,
+                        None, n, None, f"{n} block(s) with both values: no interval")
+    m, s = float(lr.d.mean()), float(lr.d.std(ddof=1))
+    se = s / sqrt(n)
+    if s == 0:
+        above = 0.0 if m > edge else 1.0
+        below = 0.0 if m < edge else 1.0
+        lo = hi = m
+    else:
+        above = float(sps.t.sf((m - edge) / se, n - 1))        # p of "r <= bound"
+        below = float(sps.t.cdf((m - edge) / se, n - 1))       # p of "r >= bound"
+        half = float(sps.t.ppf(1 - alpha, n - 1)) * se
+        lo, hi = m - half, m + half
+    p_holds, p_not = (above, below) if op == AT_LEAST else (below, above)
+    status, p = _status(p_holds, p_not, alpha)
+    need = _needed(m, s, edge, alpha, n + 1) if status == INCONCLUSIVE else None
+    conf = f"{(1 - 2 * alpha) * 100:g} % interval {_r(exp(lo))} to {_r(exp(hi))}"
+    msg = f"ratio {_r(exp(m))} ({conf}, {n} blocks); claimed {_words(op, bound)}"
+    if status == INCONCLUSIVE:
+        msg += "; " + (f"about {need} blocks would decide" if need else
+                       "no practical number of blocks decides (the ratio sits on the bound)")
+    return Relation(status, "paired", exp(m), exp(lo), exp(hi), p, n, need, msg)
+
+
+def ratio_relation_unpaired(a, b, op: str, bound: float, alpha: float = DEFAULT_ALPHA,
+                            seed=0) -> Relation:
+    """The same claim from unpaired samples: ratio of trimmed means, bootstrap resamples."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    boot = _bootstrap_log_ratios(a, b, seed)
+    if boot is None or not np.all(np.isfinite(boot)):
+        return Relation(INCONCLUSIVE, "unpaired", None, None, None, None, int(a.size), None,
+                        "fewer than 2 samples a side, or a trimmed mean of 0 or below: no "
+                        "ratio")
+    edge = log(bound)
+    m = log(float(trimmed_mean(a)) / float(trimmed_mean(b)))
+    above = float(np.mean(boot <= edge))        # p of "r <= bound"
+    below = float(np.mean(boot >= edge))
+    p_holds, p_not = (above, below) if op == AT_LEAST else (below, above)
+    status, p = _status(p_holds, p_not, alpha)
+    lo, hi = (float(x) for x in np.quantile(boot, [alpha, 1 - alpha]))
+    msg = (f"ratio of trimmed means {_r(exp(m))} ({(1 - 2 * alpha) * 100:g} % bootstrap "
+           f"interval {_r(exp(lo))} to {_r(exp(hi))}, unpaired); claimed {_words(op, bound)}")
+    return Relation(status, "unpaired", exp(m), exp(lo), exp(hi), p, int(a.size), None, msg)
+
+
+def within_relation(env, ref, threshold_pct: float, higher_is_better: bool,
+                    alpha: float = DEFAULT_ALPHA, paired_: bool = True, seed=0,
+                    reference: str = "the reference") -> Relation:
+    """"A == B": the decision's band claim at ±threshold_pct: holds when the (1 - 2 alpha)
+    interval lies inside (pass, differs), does not hold when the (1 - alpha) one lies
+    beyond (fail). env / ref: {block: value} (paired) or sample lists (unpaired)."""
+    d = (decide_paired(env, ref, higher_is_better, threshold_pct, alpha, seed,
+                       reference=reference) if paired_
+         else decide_unpaired(env, ref, higher_is_better, threshold_pct, alpha, seed, reference))
+    status = {PASS: HOLDS, DIFFERS: HOLDS, FAIL: NOT_HOLDS}.get(d.decision, INCONCLUSIVE)
+    return Relation(status, d.analysis, d.estimate, d.eq_ci_low, d.eq_ci_high, d.p_band,
+                    d.blocks, d.blocks_needed, d.message)
+
+
+def adjust_claims(relations: Sequence[Relation], alpha: float = DEFAULT_ALPHA
+                  ) -> list[Relation]:
+    """Holm over the claims' p-values; a decided status whose adjusted p is not below alpha
+    becomes inconclusive."""
+    idx = [i for i, r in enumerate(relations) if r.p_value is not None]
+    adj = holm([relations[i].p_value for i in idx])
+    out = list(relations)
+    for k, i in enumerate(idx):
+        r = replace(relations[i], p_holm=float(adj[k]))
+        if r.status != INCONCLUSIVE and r.p_holm >= alpha:
+            r = replace(r, status=INCONCLUSIVE,
+                        message=f"{r.message}; {r.status} at p {r.p_value:.3g}, but not after "
+                                f"Holm over {len(idx)} claims (adjusted p {r.p_holm:.3g})")
+        out[i] = r
+    return out
