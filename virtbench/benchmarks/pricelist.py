@@ -76,3 +76,83 @@ def family_sentences(rows: list[dict], environment: str, baseline: str) -> dict[
             words += f"; an order of magnitude below: {', '.join(below)}"
         out[fam] = words
     return out
+
+
+# The exit reasons each primitive causes, as exit profiles name them: KVM's on AMD (perf kvm
+# stat's SVM names: cpuid, io, npf, hlt, msr, interrupt, vintr) and on Intel (VMX names,
+# upper case in perf, compared lower case), and TCG's would-be exits (pio, mmio, apic).
+# A primitive missing here (a system call, rdtsc, a clock read through the vDSO) runs
+# inside the guest without an exit.
+_IPI = ("msr", "msr_write", "apic", "apic_write", "hlt", "interrupt", "external_interrupt",
+        "vintr")
+_TIMER = ("hlt", "interrupt", "external_interrupt", "msr", "msr_write", "preemption_timer",
+          "vintr", "apic", "apic_write")
+_PAGING = ("npf", "ept_violation")
+EXIT_REASONS: dict[str, tuple[str, ...]] = {
+    "cpuid_ns": ("cpuid",),
+    "ioport_out_ns": ("io", "io_instruction", "pio"),
+    "mmio_read_ns": ("npf", "ept_misconfig", "mmio"),
+    "timer_p50_us": _TIMER, "timer_p99_us": _TIMER, "timer_max_us": _TIMER,
+    "ctxsw_cross_cpu_ns": _IPI, "futex_cross_cpu_ns": _IPI,
+    "pagefault_4k_ns": _PAGING, "pagefault_thp_ns": _PAGING, "mmap_munmap_ns": _PAGING,
+}
+
+
+def exits_of(metric: str, by_reason) -> list[tuple[str, int, float]]:
+    """The reasons of an exit profile (rows with reason, count, share_pct) that `metric`'s
+    primitive causes, as (reason, count, share_pct), in the profile's order (pure)."""
+    wanted = EXIT_REASONS.get(metric, ())
+    return [(r["reason"], int(r["count"]), float(r["share_pct"])) for r in by_reason
+            if str(r["reason"]).lower() in wanted]
+
+
+def _ranged(items: list[tuple[str, float]]) -> str:
+    lo, hi = min(x for _, x in items), max(x for _, x in items)
+    return _times(lo) if _times(lo) == _times(hi) else f"{_times(lo)}-{_times(hi)}"
+
+
+def family_summary(rows: list[dict], environments: list[str], baseline: str) -> dict[str, str]:
+    """One sentence per family across `environments` (the baseline left out): which
+    primitives are an order of magnitude or more above `baseline`, in which environment, and
+    which environments keep the whole family below that (their range of ratios); an order of
+    magnitude below is said too, and an environment with no ratio is named (pure)."""
+    others = [e for e in environments if e != baseline]
+    out: dict[str, str] = {}
+    for fam in FAMILIES:
+        fam_rows = [r for r in rows if r["family"] == fam]
+        if not fam_rows:
+            continue
+        above, within, below, unmatched = [], [], [], []
+        for env in others:
+            known = [(r["metric"], r["cells"][env]["ratio"]) for r in fam_rows
+                     if env in r["cells"] and r["cells"][env]["ratio"] is not None
+                     and math.isfinite(r["cells"][env]["ratio"])
+                     and r["cells"][env]["ratio"] > 0]
+            if not known:
+                if any(env in r["cells"] for r in fam_rows):
+                    unmatched.append(env)
+                continue
+            high = [(m, x) for m, x in known if x >= ORDERS_OF_MAGNITUDE]
+            if high:
+                above.append(f"{env} ({', '.join(f'{m} {_times(x)}' for m, x in high)})")
+            rest = [(m, x) for m, x in known if x < ORDERS_OF_MAGNITUDE]
+            if rest:
+                within.append(f"{env} {'' if not high else 'for the rest, '}{_ranged(rest)}")
+            below += [f"{m} in {env} ({_times(x)})" for m, x in known
+                      if x <= 1 / ORDERS_OF_MAGNITUDE]
+        if not (above or within):
+            if unmatched:
+                out[fam] = (f"{fam}: no figure of {baseline} to compare with "
+                            f"({', '.join(unmatched)} measured it)")
+            continue
+        words = f"{fam}: "
+        words += (f"an order of magnitude or more above {baseline}: {'; '.join(above)}"
+                  if above else f"nothing an order of magnitude above {baseline}")
+        if within:
+            words += f"; within one order: {', '.join(within)}"
+        if below:
+            words += f"; an order of magnitude below: {', '.join(below)}"
+        if unmatched:
+            words += f"; no figure of {baseline} to compare with: {', '.join(unmatched)}"
+        out[fam] = words
+    return out
