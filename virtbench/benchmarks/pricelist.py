@@ -83,10 +83,10 @@ def family_sentences(rows: list[dict], environment: str, baseline: str) -> dict[
 # upper case in perf, compared lower case), and TCG's would-be exits (pio, mmio, apic).
 # A primitive missing here (a system call, rdtsc, a clock read through the vDSO) runs
 # inside the guest without an exit.
-_IPI = ("msr", "msr_write", "apic", "apic_write", "hlt", "interrupt", "external_interrupt",
-        "vintr")
+_IPI = ("msr", "msr_write", "apic", "apic_write", "apic_access", "eoi_induced", "hlt",
+        "interrupt", "external_interrupt", "vintr")
 _TIMER = ("hlt", "interrupt", "external_interrupt", "msr", "msr_write", "preemption_timer",
-          "vintr", "apic", "apic_write")
+          "vintr", "apic", "apic_write", "apic_access", "eoi_induced")
 _PAGING = ("npf", "ept_violation")
 EXIT_REASONS: dict[str, tuple[str, ...]] = {
     "cpuid_ns": ("cpuid",),
