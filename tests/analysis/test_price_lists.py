@@ -62,6 +62,13 @@ def test_each_cell_is_linked_to_the_exits_of_its_environments_profile():
     assert cells[("syscall_ns", "kvm")].exits == []            # a system call does not exit
     assert not cells[("cpuid_ns", "tcg")].profiled             # its profile failed
     assert not cells[("cpuid_ns", "native")].profiled
+    # a primitive the profiled environment did not measure is linked to nothing
+    (pl,) = price_lists(CASES, ["native", "kvm"], "native",
+                        [r for r in RESULTS if r.metric != "cpuid_ns" or r.environment != "kvm"],
+                        [KVM_PROFILE])
+    kvm_cpuid = next(c for r in pl.rows if r.metric == "cpuid_ns" for c in r.cells
+                     if c.environment == "kvm")
+    assert kvm_cpuid.value is None and kvm_cpuid.exits == []
     assert EXITS_NOTE in pl.notes
 
 

@@ -40,7 +40,8 @@ def price_lists(cases: list[Case], environments: list[str], baseline: str | None
                 prof = profs.get(env)
                 exits = [PriceExit(reason=reason, count=count, share_pct=share)
                          for reason, count, share in
-                         (pricelist.exits_of(r["metric"], prof.by_reason) if prof else [])]
+                         (pricelist.exits_of(r["metric"], prof.by_reason)
+                          if prof and c.get("value") is not None else [])]
                 cells.append(PriceCell(environment=env, value=c.get("value"),
                                        ratio=c.get("ratio"), verdict=c.get("verdict"),
                                        profiled=prof is not None, exits=exits))

@@ -27,8 +27,9 @@ def cell(c: PriceCell, baseline: str | None) -> str:
 
 def exit_line(row: PriceRow, c: PriceCell) -> str | None:
     """The exits `row`'s primitive is linked to in `c`'s profile, or None when the
-    environment has no profile or the primitive causes no exit."""
-    if not c.profiled or not row.exit_reasons:
+    environment has no profile, did not measure the primitive, or the primitive causes no
+    exit."""
+    if not c.profiled or not row.exit_reasons or c.value is None:
         return None
     if not c.exits:
         return (f"{row.metric} · {c.environment}: none of its reasons in the profile "

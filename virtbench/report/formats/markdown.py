@@ -37,7 +37,9 @@ def price_lines(analysis: RunReport) -> list[str]:
         if part.exits:
             out += ["", "Exits linked to each primitive:", ""]
             out += [f"- {_esc(line)}" for line in part.exits]
-        out += [""] + [f"_{_esc(n)}._" for n in part.notes] + [""]
+        for n in part.notes:
+            out += ["", f"_{_esc(n)}._"]
+        out.append("")
     return out
 
 
