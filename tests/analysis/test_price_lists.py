@@ -76,3 +76,22 @@ def test_no_list_without_a_baseline_sentence_or_without_primitives():
     (pl,) = price_lists(CASES, ["kvm", "tcg"], None, RESULTS, [])
     assert pl.sentences == [] and pl.environments == ["kvm", "tcg"]
     assert price_lists(CASES[:1], ["native"], "native", RESULTS, []) == []
+
+
+def test_a_cell_without_a_figure_says_why_when_the_benchmark_did():
+    from virtbench.model import RunWarning
+    warnings = [RunWarning(environment="tcg", benchmark="primitives", kind="primitives-skipped",
+                           message="cpuid_ns: this environment gives the process one CPU"),
+                RunWarning(environment="tcg", benchmark="other", kind="primitives-skipped",
+                           message="syscall_ns: elsewhere"),
+                RunWarning(environment="tcg", benchmark="primitives", kind="high_cv",
+                           message="syscall_ns: noisy")]
+    results = [r for r in RESULTS if (r.environment, r.metric) not in {
+        ("tcg", "cpuid_ns"), ("tcg", "syscall_ns")}]
+    (pl,) = price_lists(CASES, ["native", "kvm", "tcg"], "native", results, [], warnings)
+    cells = {(r.metric, c.environment): c for r in pl.rows for c in r.cells}
+    assert cells[("cpuid_ns", "tcg")].missing == "this environment gives the process one CPU"
+    assert cells[("syscall_ns", "tcg")].value is None and cells[("syscall_ns", "tcg")].missing \
+        is None                                      # no skipped warning of this case for it
+    assert cells[("ioport_out_ns", "native")].missing.startswith("the ioport family runs only")
+    assert cells[("cpuid_ns", "kvm")].missing is None          # measured

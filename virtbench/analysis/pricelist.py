@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from ..benchmarks import pricelist
 from ..model import (Case, FamilySentence, PriceCell, PriceExit, PriceList, PriceRow, Profile,
-                     Result)
+                     Result, RunWarning)
 
 BENCHMARK = "primitives"
+SKIPPED = "primitives-skipped"
+# the ioport family runs only where the environment offers guest_root_io (capabilities.py)
+IOPORT_ELSEWHERE = "the ioport family runs only as root in a guest virtbench boots"
 EXITS_NOTE = ("exits: from the exit profile of the environment x benchmark (--profile exits), "
               "one profiled trial of the whole benchmark, so a reason's count is shared by "
               "every primitive that causes it; TCG counts would-be exits (pio, mmio, apic): "
@@ -16,9 +19,11 @@ EXITS_NOTE = ("exits: from the exit profile of the environment x benchmark (--pr
 
 
 def price_lists(cases: list[Case], environments: list[str], baseline: str | None,
-                results: list[Result], profiles: list[Profile]) -> list[PriceList]:
+                results: list[Result], profiles: list[Profile],
+                warnings: list[RunWarning] = ()) -> list[PriceList]:
     """One price list per case of the primitives benchmark that has results; columns in the
-    run's environment order with the baseline first."""
+    run's environment order with the baseline first; a cell without a figure says why when
+    the benchmark did (its primitives-skipped warnings)."""
     out = []
     for case in cases:
         if case.name != BENCHMARK:
@@ -32,6 +37,11 @@ def price_lists(cases: list[Case], environments: list[str], baseline: str | None
             envs = [baseline] + [e for e in envs if e != baseline]
         profs = {p.environment: p for p in profiles
                  if p.benchmark == case.label and p.status == "ok"}
+        why = {}
+        for w in warnings:
+            if w.kind == SKIPPED and w.benchmark == case.label and w.environment:
+                metric, _, reason = w.message.partition(": ")
+                why[(w.environment, metric)] = reason
         made = []
         for r in rows:
             cells = []
@@ -42,8 +52,13 @@ def price_lists(cases: list[Case], environments: list[str], baseline: str | None
                          for reason, count, share in
                          (pricelist.exits_of(r["metric"], prof.by_reason)
                           if prof and c.get("value") is not None else [])]
+                missing = None
+                if c.get("value") is None:
+                    missing = why.get((env, r["metric"])) or (
+                        IOPORT_ELSEWHERE if r["family"] == "ioport" else None)
                 cells.append(PriceCell(environment=env, value=c.get("value"),
                                        ratio=c.get("ratio"), verdict=c.get("verdict"),
+                                       missing=missing,
                                        profiled=prof is not None, exits=exits))
             made.append(PriceRow(family=r["family"], metric=r["metric"], unit=r["unit"],
                                  description=r["description"],

@@ -265,7 +265,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         published_only=published_only,
         profiles=profiles,
         claims=claims,
-        price_lists=price_lists(cases, [e["label"] for e in envs], chosen, results, profiles))
+        price_lists=price_lists(cases, [e["label"] for e in envs], chosen, results, profiles,
+                                warnings))
 
 
 def _compare(row, ref_row, label, metric, basis, mode, threshold, alpha, run_id, key,

@@ -28,6 +28,9 @@ class PriceCell(Record):
     ratio: float | None = Field(None, description="against the baseline (its reference's "
                                 "ratio); null for the baseline itself or with no figure")
     verdict: str | None = Field(None, description="the verdict against the baseline")
+    missing: str | None = Field(None, description="why there is no figure, when the "
+                                "benchmark said (a cross-CPU figure on one CPU, huge pages "
+                                "that cannot be checked, the I/O port outside a guest)")
     profiled: bool = Field(False, description="an exit profile of this environment x "
                            "benchmark exists (then `exits` lists the linked reasons in it)")
     exits: list[PriceExit] = Field(default_factory=list, description="the profile's exits "

@@ -47,6 +47,7 @@ class Section:
     rows: list[list[str]]
     sentences: list[str]
     exits: list[str]
+    missing: list[str]
     notes: list[str]
     price_list: PriceList
 
@@ -57,7 +58,18 @@ def section(pl: PriceList) -> Section:
     rows = [[r.metric, *(cell(c, pl.baseline) for c in r.cells)] for r in pl.rows]
     exits = [line for r in pl.rows for c in r.cells if (line := exit_line(r, c))]
     return Section(f"price list · {pl.benchmark}", header, rows,
-                   [s.sentence for s in pl.sentences], exits, list(pl.notes), pl)
+                   [s.sentence for s in pl.sentences], exits, missing_lines(pl),
+                   list(pl.notes), pl)
+
+
+def missing_lines(pl: PriceList) -> list[str]:
+    """Why cells have no figure: one line per environment and reason, its primitives named."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for r in pl.rows:
+        for c in r.cells:
+            if c.value is None and c.missing:
+                grouped.setdefault((c.environment, c.missing), []).append(r.metric)
+    return [f"{env}: {', '.join(metrics)}: {why}" for (env, why), metrics in grouped.items()]
 
 
 def sections(report: RunReport) -> list[Section]:

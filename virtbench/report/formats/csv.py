@@ -35,8 +35,9 @@ def to_csv(analysis: RunReport) -> str:
     study's own reference, no sample) and per claim of the study (`record` claim: the
     claim's first two environments, its status as the verdict); then the price list of a
     primitives run: one row per primitive x environment (`record` price: trimmed_mean its
-    figure, ratio its ratio to the baseline, `claim` the exits linked in its profile, `holds_if`
-    its family) and one per family (`record` price_family: `claim` the family's sentence)."""
+    figure, ratio its ratio to the baseline, `claim` the exits linked in its profile or why
+    it has no figure, `holds_if` its family) and one per family (`record` price_family:
+    `claim` the family's sentence)."""
     buf = io.StringIO()
     w = _writer(buf)
     w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
@@ -79,12 +80,13 @@ def to_csv(analysis: RunReport) -> str:
     for pl in analysis.price_lists:
         for row in pl.rows:
             for c in row.cells:
-                exits = "; ".join(f"{e.reason} {e.count}" for e in c.exits)
+                exits = "; ".join(f"{e.reason} {e.count}" for e in c.exits) or (
+                    f"not measured: {c.missing}" if c.missing else None)
                 w.writerow([run, c.environment, pl.benchmark, row.metric, row.unit, 0, None,
                             None, c.value, None, None, None, None, c.verdict, None, None,
                             None if c.environment == pl.baseline else pl.baseline,
                             notes.get(pl.benchmark), None, None, None, "price", None, c.ratio,
-                            *([None] * 10), exits or None, row.family])
+                            *([None] * 10), exits, row.family])
         for sentence in pl.sentences:
             w.writerow([run, None, pl.benchmark, sentence.family] + [None] * 17
                        + ["price_family"] + [None] * 12 + [sentence.sentence, sentence.family])

@@ -34,6 +34,8 @@ def price_lines(analysis: RunReport) -> list[str]:
                 _row(["---"] + ["---:"] * (len(part.header) - 1))]
         out += [_row(row) for row in part.rows]
         out += [""] + [f"- {_esc(s)}" for s in part.sentences]
+        if part.missing:
+            out += ["", "Not measured:", ""] + [f"- {_esc(line)}" for line in part.missing]
         if part.exits:
             out += ["", "Exits linked to each primitive:", ""]
             out += [f"- {_esc(line)}" for line in part.exits]

@@ -91,6 +91,10 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
         console.print(table)
         for sentence in part.sentences:
             console.print(f"  {sentence}", highlight=False, markup=False)
+        if part.missing:
+            console.print("  not measured:", style="bold")
+            for line in part.missing:
+                console.print(f"    {line}", highlight=False, markup=False)
         if part.exits:
             console.print("  exits linked to each primitive:", style="bold")
             for line in part.exits:
