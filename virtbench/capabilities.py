@@ -55,6 +55,8 @@ class Capabilities:
     pair_end: Answer         # can be one end of such a pair (its host side is virtbench's)
     exit_profile: Answer     # a profiled trial says why (--profile exits): how = kvm | tcg
     direct_io: Answer        # O_DIRECT reaches the storage under test (not a sandbox's cache)
+    guest_root_io: Answer    # root in a guest of a device model: an I/O port write and an MMIO
+                             # read reach emulated devices, never real hardware (primitives)
 
     @classmethod
     def none(cls, who: str) -> "Capabilities":
@@ -76,6 +78,9 @@ class Capabilities:
             # not an offer but a property of the I/O path: every kernel honours O_DIRECT
             # unless a kind says otherwise (gVisor's sentry does not)
             direct_io=can("O_DIRECT is honoured by the kernel under the scratch directory"),
+            guest_root_io=cannot(f"{who}: the ioport primitives write an I/O port and read a "
+                                 "device register, which only root in a guest virtbench boots "
+                                 "may do (there they reach an emulated device)"),
         )
 
     def with_(self, **answers: Answer) -> "Capabilities":

@@ -1,4 +1,4 @@
-"""Our benchmark kernels (himeno, stream, pi): find their C sources and build them once.
+"""Our benchmark kernels (himeno, stream, pi, cyclepi, primitives): find their C sources and build them once.
 
 They are built static and for generic x86-64 so one binary runs on the host and in any guest.
 Builds are cached under the user's cache directory by a hash of the sources, so editing a
@@ -19,7 +19,7 @@ import platformdirs
 from . import workroot
 from .errors import VirtbenchError
 
-KERNELS = ("himeno", "stream", "pi", "cyclepi")
+KERNELS = ("himeno", "stream", "pi", "cyclepi", "primitives")
 
 
 def source_dir() -> Path:

@@ -142,6 +142,23 @@ _KINDS = (
                 "10,000,000 may be below it on today's caches)", "benchmark stream",
                 "STREAM's own rule: arrays of at least 4 x the last-level cache, else the "
                 "rates measure the cache too. Raise elements."),
+    WarningKind("primitives-skipped", NOTE, "{primitive}: {why}", "benchmark primitives",
+                "A primitive the kernel did not measure in this environment (a cross-CPU figure "
+                "on one CPU, huge pages not granted, no I/O port outside a guest): left out of "
+                "the price list with its reason, never a 0 (docs/primitives.md)."),
+    WarningKind("primitives-clocksource", NOTE,
+                "clocksource {source}: clock_gettime is a system call here (the vDSO reads only "
+                "tsc-based clocksources), plus a read of the device",
+                "benchmark primitives",
+                "The environment's clocksource is one the vDSO cannot read (hpet, acpi_pm, "
+                "...): every clock read enters the kernel, as Zhang measured between "
+                "clocksources. clock_gettime_ns measures that, not a vDSO read."),
+    WarningKind("primitives-short-loop", WARNING,
+                "loops shorter than target_ms (their cap was reached): {primitives}",
+                "benchmark primitives",
+                "A calibrated loop reached its iteration cap before lasting target_ms: its "
+                "figure rests on a shorter interval than asked, so timer resolution and noise "
+                "weigh more. Raise target_ms or read it with care."),
     WarningKind("physical-limit", WARNING,
                 "{figures} exceeds {where}device {device} limit ({rated} MB/s, {how}): {cause} "
                 "| {figures} measured through a page cache, not a device speed: {why}",

@@ -115,5 +115,34 @@ def test_himeno_iterations_must_have_a_reference_residual(params, ok):
 
 
 def test_memory_needs_of_the_kernels():
-    assert REGISTRY["himeno"].memory_need(REGISTRY["himeno"].params()) == 14 * 4 * 128 * 128 * 256
+    assert REGISTRY["himeno"].memory_need(REGISTRY["himeno"].params()) == 14 * 4 * 129 * 129 * 257
     assert REGISTRY["stream"].memory_need(REGISTRY["stream"].params()) == 240_000_000
+
+
+def test_himeno_layout_parameter_reaches_the_kernel_and_the_label(fixture_text):
+    from virtbench.errors import VirtbenchError
+    from virtbench.study import default_label
+    himeno = REGISTRY["himeno"]
+    assert himeno.params()["layout"] == "padded"          # the reference's, by default
+
+    class Env:
+        def kernel_path(self, name):
+            return f"/k/{name}"
+
+    assert himeno.argv(himeno.params(), Env())[:5] == ["/k/himeno", "-s", "M", "-l", "padded"]
+    packed = himeno.params({"layout": "packed"})
+    assert himeno.argv(packed, Env())[3:5] == ["-l", "packed"]
+    # size L's padded arrays are their own program (1.9 GB of static arrays)
+    assert himeno.argv(himeno.params({"size": "L"}), Env())[0] == "/k/himeno-l"
+    assert himeno.argv(himeno.params({"size": "L", "layout": "packed"}), Env())[0] == "/k/himeno"
+    # the faster variant is never mistaken for the reference's figures: its label says so
+    assert default_label("himeno", packed) == "himeno[layout=packed]"
+    assert default_label("himeno", himeno.params()) == "himeno"
+    with pytest.raises(VirtbenchError, match="layout=static is not valid"):
+        himeno.params({"layout": "static"})
+    # the padded layout holds one more plane per axis
+    assert himeno.memory_need(himeno.params()) == 14 * 4 * 129 * 129 * 257
+    assert himeno.memory_need(packed) == 14 * 4 * 128 * 128 * 256
+    # both layouts' real output parses
+    assert himeno.parse(fixture_text("kernels", "himeno-s-packed-n96.stdout")) == {"mflops": 2934.613}
+    assert himeno.parse(fixture_text("kernels", "himeno-s-padded-t1.stdout")) == {"mflops": 4135.394}

@@ -221,3 +221,28 @@ def test_what_a_kind_cannot_is_refused_in_the_records_words(spec, call, words):
               "pause": env.capabilities().pause,
               "profiled_trial": env.capabilities().exit_profile}
     assert str(exc.value) in {a.reason for a in answer.values()}
+
+
+def test_only_a_guest_virtbench_boots_offers_root_io_and_each_kind_says_why_not():
+    """The ioport primitives write an I/O port and read a device register: only in a qemu
+    (or libvirt-defined) guest; every other kind says why in its own words."""
+    assert create("qemu").capabilities().guest_root_io
+    assert "0xed" in create("qemu").capabilities().guest_root_io.how
+    why = {spec: create(spec).capabilities().guest_root_io
+           for spec in ("native", "container", "gvisor", "ssh:host=h")}
+    assert not any(why.values())
+    assert "host's own hardware" in why["native"].reason
+    assert "shares the host's kernel" in why["container"].reason
+    assert "sentry" in why["gvisor"].reason
+    assert "bare metal" in why["ssh:host=h"].reason
+
+
+def test_primitives_need_root_io_only_when_ioport_is_named():
+    prim = benchmarks.get("primitives")
+    native = create("native").capabilities()
+    assert cannot_run(native, prim.requirements(prim.params())) is None
+    assert cannot_run(native, prim.requirements(prim.params({"only": "syscall,timer"}))) is None
+    why = cannot_run(native, prim.requirements(prim.params({"only": "syscall,ioport"})))
+    assert why and "host's own hardware" in why
+    assert cannot_run(create("qemu").capabilities(),
+                      prim.requirements(prim.params({"only": "ioport"}))) is None

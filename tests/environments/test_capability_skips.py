@@ -74,6 +74,18 @@ def test_dry_run_shows_the_skipped_cases_and_counts_without_them(capsys):
     assert "- 1 skipped case(s) = 9 trials" in out
 
 
+def test_ioport_primitives_are_skipped_on_native_with_the_reason_and_the_rest_planned(capsys):
+    code = cli.main(["run", "--env", "native", "--bench", "primitives:only=ioport",
+                     "--bench", "primitives:only=syscall", "--trials", "1", "--quick",
+                     "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert ("  skipped primitives[only=ioport] on native: native: the ioport primitives would "
+            "write a port and read a register of the host's own hardware; they run in guests "
+            "only") in out.splitlines()
+    assert "- 1 skipped case(s)" in out and "primitives[only=syscall]" in out
+
+
 # -- no benchmark uses a hook it did not declare -----------------------------------------
 
 HOOKS = ("scratch_dir", "scratch_device", "net_path", "ssh_target", "pause", "resume",

@@ -97,15 +97,57 @@ def test_himeno_gosa_matches_numpy_reference(run_kernel, size, iterations, rel_t
     assert out["gosa"] == pytest.approx(ref, rel=rel_tol), (out["gosa"], ref)
 
 
-@pytest.mark.parametrize("size,iterations", [("XS", 1), ("XS", 96), ("S", 3), ("M", 1)])
+@pytest.mark.parametrize("size,iterations", [("XS", 1), ("XS", 96), ("S", 3), ("M", 1), ("L", 1)])
 def test_himeno_residual_checked_against_the_reference_table(run_kernel, size, iterations):
-    out = assert_contract(run_kernel("himeno", "-s", size, "-n", iterations))
+    program = "himeno-l" if size == "L" else "himeno"     # L's static arrays: their own program
+    out = assert_contract(run_kernel(program, "-s", size, "-n", iterations, timeout=300))
     assert out["verified"] is True
     assert out["gosa"] == out["gosa_expected"]
 
 
-def test_himeno_wrong_residual_fails_the_run(run_kernel):
-    run = run_kernel("himeno", "-s", "XS", "-n", 12, "--corrupt-point")
+@pytest.mark.parametrize("size,iterations", [("XS", 7), ("S", 3), ("M", 1)])
+def test_himeno_layouts_give_the_same_residual_bit_for_bit(run_kernel, size, iterations):
+    """padded (RIKEN's static arrays, the default) and packed (our faster variant) do the same
+    arithmetic in the same order: the same gosa to the last bit, the reference's."""
+    default = assert_contract(run_kernel("himeno", "-s", size, "-n", iterations))
+    padded = assert_contract(run_kernel("himeno", "-s", size, "-n", iterations, "-l", "padded"))
+    packed = assert_contract(run_kernel("himeno", "-s", size, "-n", iterations, "-l", "packed"))
+    assert (default["layout"], padded["layout"], packed["layout"]) == ("padded", "padded", "packed")
+    assert default["gosa"] == padded["gosa"] == packed["gosa"] == padded["gosa_expected"]
+    assert padded["verified"] is True and packed["verified"] is True
+
+
+def test_size_l_padded_is_himeno_l_and_himeno_l_is_size_l_only(run_kernel):
+    """L's padded arrays (1.9 GB of static arrays) would make every himeno run need that much
+    address space: they are in himeno-l alone, and each program says which to use."""
+    refused = run_kernel("himeno", "-s", "L", "-n", 1)
+    assert_usage_error(refused)
+    assert "himeno-l" in refused.stderr
+    packed = assert_contract(run_kernel("himeno", "-s", "L", "-l", "packed", "-n", 1, timeout=300))
+    assert packed["verified"] is True
+    other = run_kernel("himeno-l", "-s", "M", "-n", 1)
+    assert_usage_error(other)
+    assert "size M is the program himeno" in other.stderr
+    assert run_kernel("himeno-l", "-s", "L", "-l", "packed", "-n", 1, timeout=300).returncode == 0
+
+
+@pytest.mark.parametrize("layout", ["padded", "packed"])
+def test_himeno_layouts_match_numpy_over_many_iterations(run_kernel, layout):
+    out = assert_contract(run_kernel("himeno", "-s", "XS", "-n", 48, "-l", layout))
+    assert out["gosa"] == pytest.approx(himeno_reference_gosa(32, 32, 64, 48), rel=5e-5)
+
+
+@pytest.mark.parametrize("layout", ["padded", "packed"])
+def test_himeno_calibration_restarts_from_the_initial_state(run_kernel, layout):
+    """A calibrated run re-initialises the fields after its rehearsal (static arrays too):
+    its residual is the reference's for the count it ran, not for rehearsal + count."""
+    out = assert_contract(run_kernel("himeno", "-s", "XS", "-t", "0.1", "-l", layout))
+    assert out["verified"] is True and out["iterations"] > 3
+
+
+@pytest.mark.parametrize("layout", ["padded", "packed"])
+def test_himeno_wrong_residual_fails_the_run(run_kernel, layout):
+    run = run_kernel("himeno", "-s", "XS", "-n", 12, "-l", layout, "--corrupt-point")
     out = assert_contract(run, expected_rc=3)
     assert out["verified"] is False
     assert out["gosa"] != out["gosa_expected"]
@@ -138,7 +180,7 @@ def test_himeno_calibrated_run(run_kernel):
 
 @pytest.mark.parametrize("args", [
     ["-s", "XXL"], ["-s", "m"], ["-n", "0"], ["-n", "x"], ["-n"], ["-t", "-1"],
-    ["-t", "0"], ["-q"], ["XS"],
+    ["-t", "0"], ["-q"], ["XS"], ["-l", "static"], ["-l"],
 ])
 def test_himeno_bad_arguments(run_kernel, args):
     assert_usage_error(run_kernel("himeno", *args))

@@ -16,6 +16,7 @@ from ..store import Store
 from ..study import default_baseline
 from . import decide
 from .claims import check_claims, labels_by_spec
+from .pricelist import price_lists
 from .profiles import profile_entries
 from .published import attach_published
 from .references import References
@@ -236,6 +237,9 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                                       study_baseline)
     claims = check_claims(study.get("claims") or [], envs, rows, mode=mode,
                           threshold_pct=threshold, alpha=alpha, run_id=run_id)
+    profiles = profile_entries(store.profiles(run_id), results)
+    cases = [Case(label=b["label"], name=b["name"], params=b.get("params") or {})
+             for b in study["benchmarks"]]
     return RunReport(
         run=RunInfo(id=run_id, study=run["study_name"],
                     started=run["started"].isoformat() if run["started"] else None,
@@ -247,8 +251,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                     trials_planned=planned_trials,
                     virtbench_version=run["virtbench_version"], host=run["host"],
                     fleet=run.get("fleet")),
-        benchmarks=[Case(label=b["label"], name=b["name"], params=b.get("params") or {})
-                    for b in study["benchmarks"]],
+        benchmarks=cases,
         environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
                                   options=e["options"], status=e["status"], error=e["error"],
                                   boot_s=e["boot_s"], metadata=e["metadata"] or {},
@@ -260,8 +263,10 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         warnings=warnings,
         method_notes=[MethodNote(benchmark=b, note=n) for b, n in notes.items()],
         published_only=published_only,
-        profiles=profile_entries(store.profiles(run_id), results),
-        claims=claims)
+        profiles=profiles,
+        claims=claims,
+        price_lists=price_lists(cases, [e["label"] for e in envs], chosen, results, profiles,
+                                warnings))
 
 
 def _compare(row, ref_row, label, metric, basis, mode, threshold, alpha, run_id, key,

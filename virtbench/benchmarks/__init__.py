@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from ..errors import VirtbenchError
 from .base import Benchmark, Metric, ParseError, TrialOutcome
-from . import application, cpu, disk, memory, network, transfer
+from . import application, cpu, disk, memory, network, primitives, transfer
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
     (cpu.Himeno, cpu.Pi, cpu.CyclePi)
     + (memory.Stream,)
+    + (primitives.Primitives,)
     + disk.DISK_BENCHMARKS
     + (network.Tcp, network.GuestToGuestTcp, network.Udp, network.RequestResponse, network.PingHops)
     + (transfer.Scp,)

@@ -137,7 +137,9 @@ class Native(Environment):
                 "native: dropping the page cache needs root; run virtbench as root, or use "
                 "cache=in"),
             memory_size=can("the host's MemAvailable"),
-            pair_end=can() if root else no_ns)
+            pair_end=can() if root else no_ns,
+            guest_root_io=cannot("native: the ioport primitives would write a port and read a "
+                                 "register of the host's own hardware; they run in guests only"))
 
     def net_path(self) -> NetPath:
         if self._topology is None:

@@ -97,7 +97,9 @@ def over_ssh(values: dict, who: str) -> Capabilities:
                      "while other environments measure"),
         memory_size=can("the target's MemAvailable"),
         pair_end=cannot(f"{who}: its network path has no host-side namespace of virtbench's "
-                        "to join another instance by; pair native or qemu instances"))
+                        "to join another instance by; pair native or qemu instances"),
+        guest_root_io=cannot(f"{who}: the target may be bare metal, whose ports and registers "
+                             "the ioport primitives must not touch; they run in qemu guests"))
     scratch, peer, user = values["scratch"], values["peer"], values["user"]
     if scratch.startswith("/dev/"):
         no = cannot(f"{who}: scratch={scratch} names a device, which is not supported yet; "

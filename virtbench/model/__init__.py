@@ -5,6 +5,7 @@ run.py       a run's report: run, benchmarks, environments, results (with the co
 decision.py  a result against its reference: the decision, seed rule, order effect
 claims.py    the study's claims, checked
 profile.py   exit profiles
+pricelist.py the primitives' price list
 compare.py   two runs side by side
 base.py      the base record (reads as a mapping too)
 
@@ -17,6 +18,7 @@ from .claims import ClaimLink, ClaimResult
 from .decision import VERDICTS, DisturbedTrial, OrderEffect, SeedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .profile import Explained, FunctionRow, Profile, ReasonRow
+from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
 from .run import (Case, Environment, EvidenceValue, FailedTrial, HostRun, MethodNote,
                   MetricIdentity, ProfilesReport, PublishedFigure, PublishedMatch, Result,
                   RunInfo, RunReport, RunWarning, SCHEMA_VERSION, TrialCount, VsReference)
@@ -26,4 +28,5 @@ __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "Disturbe
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
-           "RunWarning", "SCHEMA_VERSION", "TrialCount", "VsReference"]
+           "RunWarning", "SCHEMA_VERSION", "TrialCount", "VsReference", "FamilySentence",
+           "PriceCell", "PriceExit", "PriceList", "PriceRow"]

@@ -12,6 +12,7 @@ from .. import warning_kinds
 from .base import Number, Record
 from .claims import ClaimResult
 from .decision import DisturbedTrial, VsReference
+from .pricelist import PriceList
 from .profile import Profile
 
 Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]
@@ -27,8 +28,9 @@ class HostRun(Record):
 
 # the version of the report's schema (docs/report.schema.json): the minor part grows when
 # fields are added, the major part when a field changes or goes (2.0: verdicts are the
-# decisions of docs/decisions.md, from the paired analysis of the blocks by default)
-SCHEMA_VERSION = "2.0"
+# decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
+# price_lists)
+SCHEMA_VERSION = "2.1"
 
 
 class RunInfo(Record):
@@ -274,6 +276,9 @@ class RunReport(Record):
     profiles: list[Profile] = Field(default_factory=list, description="exit profiles")
     claims: list[ClaimResult] = Field(default_factory=list, description="the study's claims "
                                       "(its seed paper's), each checked on this run")
+    price_lists: list[PriceList] = Field(default_factory=list, description="the price "
+                                         "list of each primitives case: primitive x "
+                                         "environment, ratio to the baseline, linked exits")
 
 
 class ProfilesReport(Record):

@@ -186,7 +186,9 @@ class Container(Environment):
                             else "the host's MemAvailable"),
             pair_end=cannot(f"{who}: guest-to-guest pairs join qemu guests; use qemu"),
             exit_profile=cannot(f"{who}: exit profiles need a guest whose hypervisor virtbench "
-                                "runs (qemu); a container has no exits"))
+                                "runs (qemu); a container has no exits"),
+            guest_root_io=cannot(f"{who}: a container shares the host's kernel and hardware; "
+                                 "the ioport primitives run in guests only"))
 
     # -- life cycle ----------------------------------------------------------------------
     def prepare(self) -> None:

@@ -103,7 +103,9 @@ class Gvisor(Container):
             drop_caches=can("the host's page cache only: the sentry's own file cache has no "
                             "drop_caches (its disk figures are flagged through direct_io)"),
             direct_io=cannot(f"{who}: gVisor's sentry serves file I/O through its own page "
-                             "cache and ignores O_DIRECT"))
+                             "cache and ignores O_DIRECT"),
+            guest_root_io=cannot(f"{who}: the sentry gives no I/O ports or device registers; "
+                                 "the ioport primitives run in guests only"))
 
     def _setup_network(self) -> str:
         if self.values["network"] == "none":

@@ -137,7 +137,8 @@ class Qemu(Environment):
             ssh_target=can("the guest's sshd"), pause=can("QMP stop/cont"),
             drop_caches=can("the guest's, then the host's"),
             memory_size=can(f"mem={self.values['mem']}"), pair_end=can(),
-            exit_profile=exit_profile_answer(self.accel or self.values["accel"]))
+            exit_profile=exit_profile_answer(self.accel or self.values["accel"]),
+            guest_root_io=can("root in the guest: port 0xed and the HPET of QEMU's device model"))
 
     # -- the life-cycle steps ------------------------------------------------------------
     def prepare(self) -> None:

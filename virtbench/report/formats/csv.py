@@ -33,7 +33,11 @@ def to_csv(analysis: RunReport) -> str:
     report), with its row's failed / planned trials and its verdict against its reference
     (`record` sample); then one row per further comparison of a row (`record` versus: the
     study's own reference, no sample) and per claim of the study (`record` claim: the
-    claim's first two environments, its status as the verdict)."""
+    claim's first two environments, its status as the verdict); then the price list of a
+    primitives run: one row per primitive x environment (`record` price: trimmed_mean its
+    figure, ratio its ratio to the baseline, `claim` the exits linked in its profile or why
+    it has no figure, `holds_if` its family) and one per family (`record` price_family:
+    `claim` the family's sentence)."""
     buf = io.StringIO()
     w = _writer(buf)
     w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
@@ -73,6 +77,19 @@ def to_csv(analysis: RunReport) -> str:
                     link.p_value if link else None, link.p_holm if link else None,
                     "holm" if link else None, None, link.blocks if link else None, None, None,
                     None, c.text, c.holds_if])
+    for pl in analysis.price_lists:
+        for row in pl.rows:
+            for c in row.cells:
+                exits = "; ".join(f"{e.reason} {e.count}" for e in c.exits) or (
+                    f"not measured: {c.missing}" if c.missing else None)
+                w.writerow([run, c.environment, pl.benchmark, row.metric, row.unit, 0, None,
+                            None, c.value, None, None, None, None, c.verdict, None, None,
+                            None if c.environment == pl.baseline else pl.baseline,
+                            notes.get(pl.benchmark), None, None, None, "price", None, c.ratio,
+                            *([None] * 10), exits, row.family])
+        for sentence in pl.sentences:
+            w.writerow([run, None, pl.benchmark, sentence.family] + [None] * 17
+                       + ["price_family"] + [None] * 12 + [sentence.sentence, sentence.family])
     return buf.getvalue()
 
 

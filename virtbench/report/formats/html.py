@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ... import warning_kinds
 from ...model import Comparison, Result, RunReport
-from .. import aggregates, charts, failures, fmt, matrix, profiles
+from .. import aggregates, charts, failures, fmt, matrix, pricelist, profiles
 from ..exporter import Exporter
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -225,7 +225,8 @@ def render(analysis: RunReport) -> str:
         matrix={"columns": m.columns,
                 "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
                                    for c in cells)] for name, cells in m.rows]},
-        legend=matrix.LEGEND, method_notes=fmt.method_note_lines(analysis), summary=summary,
+        legend=matrix.LEGEND, price_lists=pricelist.sections(analysis),
+        method_notes=fmt.method_note_lines(analysis), summary=summary,
         environments=environments_view(analysis), benchmarks=benchmarks,
         overhead_header=overhead_header(run.correction)
         + (list(fmt.PUBLISHED_COLUMNS) if pub else []),

@@ -3,7 +3,7 @@ the statistics."""
 from __future__ import annotations
 
 from ...model import Comparison, RunReport
-from .. import aggregates, failures, fmt, matrix, profiles
+from .. import aggregates, failures, fmt, matrix, pricelist, profiles
 from ..exporter import Exporter
 
 
@@ -24,6 +24,25 @@ def matrix_lines(analysis: RunReport) -> list[str]:
            _row(["---"] + ["---:"] * len(m.columns))]
     out += [_row([name, *(c.text for c in cells)]) for name, cells in m.rows]
     return out + ["", f"_{matrix.LEGEND}_", ""]
+
+
+def price_lines(analysis: RunReport) -> list[str]:
+    """## Price list: primitive x environment, a sentence per family, the linked exits."""
+    out = []
+    for part in pricelist.sections(analysis):
+        out += [f"## {_esc(part.title[0].upper() + part.title[1:])}", "", _row(part.header),
+                _row(["---"] + ["---:"] * (len(part.header) - 1))]
+        out += [_row(row) for row in part.rows]
+        out += [""] + [f"- {_esc(s)}" for s in part.sentences]
+        if part.missing:
+            out += ["", "Not measured:", ""] + [f"- {_esc(line)}" for line in part.missing]
+        if part.exits:
+            out += ["", "Exits linked to each primitive:", ""]
+            out += [f"- {_esc(line)}" for line in part.exits]
+        for n in part.notes:
+            out += ["", f"_{_esc(n)}._"]
+        out.append("")
+    return out
 
 
 def profile_lines(analysis: RunReport) -> list[str]:
@@ -61,6 +80,7 @@ def render(analysis: RunReport) -> str:
     out += [f"- {_esc(line.strip())}" for line in fmt.header_lines(analysis)]
     out.append("")
     out += matrix_lines(analysis)
+    out += price_lines(analysis)
     if analysis.method_notes:
         out += ["## Method notes", ""]
         out += [f"- {_esc(line)}" for line in fmt.method_note_lines(analysis)]

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ...model import Comparison, RunReport
-from .. import aggregates, failures, fmt, matrix, profiles
+from .. import aggregates, failures, fmt, matrix, pricelist, profiles
 from ..exporter import Exporter
 
 STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "differs": "cyan",
@@ -79,6 +79,30 @@ def _print_lines(console: Console, title: str, lines: list[str], style: str = "b
             console.print(f"  {line}", highlight=False, markup=False)
 
 
+def print_price_lists(analysis: RunReport, console: Console) -> None:
+    """Each price list: its table, a sentence per family, the linked exits, its notes."""
+    for part in pricelist.sections(analysis):
+        table = Table(title=escape(part.title), title_justify="left")
+        table.add_column(escape(part.header[0]))
+        for name in part.header[1:]:
+            table.add_column(escape(name), justify="right")
+        for row in part.rows:
+            table.add_row(*(escape(c) for c in row))
+        console.print(table)
+        for sentence in part.sentences:
+            console.print(f"  {sentence}", highlight=False, markup=False)
+        if part.missing:
+            console.print("  not measured:", style="bold")
+            for line in part.missing:
+                console.print(f"    {line}", highlight=False, markup=False)
+        if part.exits:
+            console.print("  exits linked to each primitive:", style="bold")
+            for line in part.exits:
+                console.print(f"    {line}", highlight=False, markup=False)
+        for note in part.notes:
+            console.print(f"  {note}", style="dim", highlight=False, markup=False)
+
+
 def print_report(analysis, console: Console) -> None:
     analysis = RunReport.of(analysis)
     for line in fmt.header_lines(analysis):
@@ -86,6 +110,7 @@ def print_report(analysis, console: Console) -> None:
     if analysis.results:
         console.print(matrix_table(analysis))
         console.print(matrix.LEGEND, style="dim", markup=False)
+    print_price_lists(analysis, console)
     _print_lines(console, "method notes (where virtbench deviates from the seed's method)",
                  fmt.method_note_lines(analysis))
     for table in _tables(analysis):
