@@ -12,6 +12,8 @@ from pathlib import Path
 import redis
 import sqlalchemy as sa
 
+from virtbench.store import Sample, Store
+
 # short enough for a test: a dead worker's unit is back within ~3 s, its lease gone in 2 s
 TEST_ENV = {"VIRTBENCH_VISIBILITY_TIMEOUT": "2", "VIRTBENCH_LEASE_TTL": "2",
             "VIRTBENCH_STORE_RETRY_S": "1"}
@@ -103,3 +105,18 @@ def wait_for(predicate, timeout: float, what: str, poll: float = 0.2):
             return value
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(poll)
+
+
+def host_run(store: Store, fleet: str, host: str, values: list[float]) -> str:
+    """A complete stored run of `values` as pi seconds on native, for `host` of `fleet`."""
+    run = store.create_run({"name": "s", "trials": len(values), "baseline": "native",
+                            "benchmarks": [{"label": "pi", "name": "pi"}]},
+                           seed=1, quick=True, version="t", host=host, fleet=fleet)
+    store.upsert_environment(run, "native", kind="native", spec="native", options={},
+                             status="up")
+    for i, v in enumerate(values):
+        store.record_trial(run, environment="native", benchmark="pi", benchmark_name="pi",
+                           params={}, trial=i, seq=i, status="ok",
+                           samples_=[Sample("seconds", v, "s", False)])
+    store.set_run_status(run, "complete")
+    return run

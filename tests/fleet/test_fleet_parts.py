@@ -9,6 +9,7 @@ import time
 import pytest
 import redis
 
+from fleetkit import host_run
 from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.errors import VirtbenchError
 from virtbench.fleet import app as fleet_app, lease
@@ -89,25 +90,11 @@ def test_host_references_compare_each_host_with_the_first():
     assert lone.label is None and "host a has no ssh" in lone.note
 
 
-def _host_run(store: Store, fleet: str, host: str, values: list[float]) -> str:
-    run = store.create_run({"name": "s", "trials": len(values), "baseline": "native",
-                            "benchmarks": [{"label": "pi", "name": "pi"}]},
-                           seed=1, quick=True, version="t", host=host, fleet=fleet)
-    store.upsert_environment(run, "native", kind="native", spec="native", options={},
-                             status="up")
-    for i, v in enumerate(values):
-        store.record_trial(run, environment="native", benchmark="pi", benchmark_name="pi",
-                           params={}, trial=i, seq=i, status="ok",
-                           samples_=[Sample("seconds", v, "s", False)])
-    store.set_run_status(run, "complete")
-    return run
-
-
 def test_fleet_view_reports_hosts_side_by_side_with_the_usual_statistics(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])
-    _host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
-    _host_run(store, fleet, "b", [2.0, 2.02, 1.98, 2.0, 2.01, 1.99])
+    host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
+    host_run(store, fleet, "b", [2.0, 2.02, 1.98, 2.0, 2.01, 1.99])
     doc = analyze_fleet(store, fleet)
     assert doc["run"]["fleet"] == fleet and doc["run"]["hosts"] == ["a", "b"]
     assert [e["label"] for e in doc["environments"]] == ["a:native", "b:native"]
@@ -139,8 +126,8 @@ def test_compare_fleet_sets_two_hosts_a_b_and_runs_carry_their_fleet(tmp_path, c
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store(url)
     fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])
-    ra = _host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
-    rb = _host_run(store, fleet, "b", [2.0, 2.02, 1.98, 2.0, 2.01, 1.99])
+    ra = host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0, 1.02, 0.98])
+    rb = host_run(store, fleet, "b", [2.0, 2.02, 1.98, 2.0, 2.01, 1.99])
     assert host_runs(store, fleet, None, None) == (ra, rb)
     assert host_runs(store, fleet, "b", "a") == (rb, ra)
     with pytest.raises(VirtbenchError, match="no run on host 'c'"):

@@ -101,13 +101,13 @@ def test_the_schema_refuses_what_the_model_does_not_make(fake_runs):
 
 
 def test_a_fleets_report_validates(tmp_path):
-    from test_fleet_parts import _host_run
+    from fleetkit import host_run
 
     from virtbench.fleet.view import analyze_fleet
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])
-    _host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0])
-    _host_run(store, fleet, "b", [2.0, 2.02, 1.98, 2.0])
+    host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0])
+    host_run(store, fleet, "b", [2.0, 2.02, 1.98, 2.0])
     doc = json.loads(report.render(analyze_fleet(store, fleet), "json"))
     assert doc["run"]["hosts"] == ["a", "b"] and errors(doc) == []
 
