@@ -358,7 +358,15 @@ class FakeOuter:
         self.image_variant = self.cpu = None
         self.ports, self.net_index = [], 0
 
+    class Agent:
+        def __init__(self, log):
+            self.log = log
+
+        def close(self):
+            self.log.append(("outer agent closed",))
+
     def start(self):
+        self.agent = self.Agent(self.log)
         self.log.append(("outer start", str(self.spec), self.image_variant, self.cpu,
                          tuple(self.ports)))
         self.alive = True
@@ -377,6 +385,8 @@ class FakeOuter:
         return self.workdir / f"port-{name}.sock"
 
     def exec(self, argv, timeout, env=None):
+        if "-m" in argv and self.report.get("state") == "interrupted":
+            raise KeyboardInterrupt
         if "-m" in argv:
             self.log.append(("inside", argv[argv.index("--spec") + 1],
                              argv[argv.index("--scratch") + 1], argv[argv.index("--port") + 1]))
@@ -459,6 +469,18 @@ def test_a_paused_outer_guest_is_not_asked_to_stop_the_inner_one(fake_outer):
     env.outer.paused = True
     env.stop()
     assert log[-1] == ("outer stop",) and not any(e[0] == "outer exec" for e in log)
+
+
+def test_ctrl_c_while_the_inner_guest_boots_lets_the_busy_outer_agent_go(fake_outer):
+    """The outer guest's agent is still running the program inside: its clean power-off
+    would wait behind it, so the agent is closed and the outer's stop ends QEMU at once."""
+    log, report = fake_outer
+    report["state"] = "interrupted"
+    env = create("nested")
+    with pytest.raises(KeyboardInterrupt):
+        env.start()
+    assert log[-2:] == [("outer agent closed",), ("outer stop",)]
+    assert env.outer is None
 
 
 def test_the_inside_module_runs_as_a_program():

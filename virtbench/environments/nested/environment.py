@@ -203,7 +203,15 @@ class Nested(Environment):
                 "--scratch", outer.scratch_device(), "--port", PORT_PREFIX + PORT,
                 "--timeout", str(max(60.0, timeout - 30)), "--log", INSIDE_LOG]
         t0 = time.monotonic()
-        report = parse_report(outer.exec(argv, timeout=timeout, env=INSIDE_ENV))
+        try:
+            report = parse_report(outer.exec(argv, timeout=timeout, env=INSIDE_ENV))
+        except BaseException:
+            # interrupted (Ctrl-C) or the agent lost while the program inside still runs:
+            # the outer guest's agent would answer a clean power-off only after it, so let
+            # it go, and the outer's stop ends its QEMU at once
+            if outer.agent is not None:
+                outer.agent.close()
+            raise
         self.inside_s = round(time.monotonic() - t0, 2)
         if report.get("state") != "ready":
             raise EnvironmentUnusable(f"{self.label}: the inner guest did not start in the "
