@@ -7,8 +7,9 @@ PVM's), the inner under KVM inside it. Then a virtbench process holding a nested
 is SIGKILLed: the outer guest's guardian removes its QEMU (and with it the inner guest), its
 namespace and its work directory.
 
-Runs on this host, not in the session's outer guest (tests/nested/conftest.py `outer`): it
-boots its own; it sorts before test_kvm_path.py, so the two outer guests do not run at once.
+Runs on this host, not in test_kvm_path.py's outer guest (tests/nested/conftest.py `outer`):
+it boots its own; that fixture is module-scoped, so test_kvm_path.py's outer guest is gone
+before this module starts and the two never run at once.
 Run with --run-nested.
 """
 from __future__ import annotations
