@@ -38,7 +38,8 @@ OPTIONS = {
                           help="host cache mode of the outer guest's disk that carries the "
                                "inner guest's scratch disk"),
     "boot_timeout": Option(600.0, convert=_timeout, in_label=False,
-                           help="seconds to wait for each layer to answer"),
+                           help="seconds for the whole start: the outer guest's agent "
+                                "gets at most 360 of them, each inner boot 30 %"),
 }
 
 # the inner guest's qemu options, as the qemu kind names them
