@@ -163,7 +163,7 @@ def test_every_kind_answers_without_io(monkeypatch):
 SPECS = ("native", "qemu", "qemu:accel=tcg", "ssh:host=h", "ssh:host=h,peer=p,user=joe",
          "libvirt:uri=qemu:///system", "libvirt:uri=test:///default,domain=d",
          "libvirt:uri=test:///default,domain=d,peer=p", "container", "container:network=bridge",
-         "gvisor", "gvisor:network=none")
+         "gvisor", "gvisor:network=none", "nested")
 
 
 def _implements(cls, method: str) -> bool:

@@ -1,6 +1,8 @@
-"""One outer guest for every nested test of the session (tests/nested/outer.py), torn down on
-every exit path: the fixture's finally, and the guest's guardian process should pytest itself
-be killed.
+"""One outer guest for the tests of a module that asks for it (tests/nested/outer.py:
+test_kvm_path.py's), torn down on every exit path: the fixture's finally at the module's end,
+and the guest's guardian process should pytest itself be killed. Module scope, not session:
+test_nested_env.py boots outer guests of its own and runs after test_kvm_path.py, so the
+two never run at once (two TCG guests of 2 vCPUs each on this machine's 2 cores).
 
 $VIRTBENCH_NESTED_KEEP=DIR keeps what the tests read in the guest (raw tool outputs, reports)
 in DIR, for tests/nested/write_fixtures.py and the docs."""
@@ -14,7 +16,7 @@ from virtbench.environments.qemu import qemu_binary
 from virtbench.errors import VirtbenchError
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def outer():
     if os.geteuid() != 0 or qemu_binary() is None:
         pytest.skip("nested tests need root and qemu-system-x86_64")

@@ -13,6 +13,7 @@ from .container import Container
 from .gvisor import Gvisor
 from .libvirt import Libvirt
 from .native import Native
+from .nested import Nested
 from .qemu import Qemu
 from .ssh import Ssh
 
@@ -28,7 +29,8 @@ class Kind(Protocol):
 
 
 KINDS: dict[str, Kind] = {entry.kind: entry
-                          for entry in (Native, Qemu, Ssh, Libvirt, Container, Gvisor)}
+                          for entry in (Native, Qemu, Ssh, Libvirt, Container, Gvisor,
+                                        Nested)}
 
 
 def create(spec: EnvSpec | str) -> Environment:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...errors import VirtbenchError
 
 AGENT_PORT = "org.virtbench.agent"
+PORT_PREFIX = "org.virtbench."     # the name of a port of `ports` in the guest
 SCRATCH_SERIAL = "vbscratch"
 
 
@@ -43,7 +44,9 @@ def build_argv(cfg: dict) -> list[str]:
     cfg keys: qemu, accel, machine, cpu, vcpus, mem, kernel, initrd, root_image, root_label,
     scratch, scratch_format, cache, aio, disk, nic, vhost (bool), mac, guest_addr, tap (or None
     for no NIC), console_log, agent_socket, agent_transport, qmp_socket, pidfile, name;
-    boot_args (optional, see kernel_cmdline).
+    boot_args (optional, see kernel_cmdline); ports (optional: {name: socket path}, more
+    virtio-serial ports beside the agent's, each `org.virtbench.<name>` in the guest, bound
+    to a unix socket QEMU listens on; virtio-serial agent transport only).
     """
     append = kernel_cmdline(cfg)
     argv = [cfg["qemu"], "-name", cfg["name"], "-nodefaults", "-no-user-config",
@@ -61,6 +64,12 @@ def build_argv(cfg: dict) -> list[str]:
                  "-device", f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}"]
     else:  # the second serial port (ttyS1): works with no virtio at all
         argv += ["-chardev", agent_chardev, "-serial", "chardev:agent0"]
+    for i, (name, path) in enumerate(sorted((cfg.get("ports") or {}).items())):
+        if cfg.get("agent_transport", "virtio-serial") != "virtio-serial":
+            raise VirtbenchError("more virtio-serial ports need agent=virtio-serial")
+        argv += ["-chardev", f"socket,id=port{i},path={path},server=on,wait=off",
+                 "-device", f"virtserialport,bus=vser0.0,chardev=port{i},"
+                            f"name={PORT_PREFIX}{name}"]
     # the root disk: the cached image, never written (snapshot=on), always virtio-blk so that
     # only the scratch disk's bus changes between environments
     argv += ["-drive", f"file={cfg['root_image']},format=raw,if=none,id=root,snapshot=on,"

@@ -57,6 +57,10 @@ class Qemu(Environment):
         self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
         self.image_variant = "guest"      # "host": the image that can host guests (QEMU, perf,
                                           # virtbench inside; guest/host_image.py)
+        self.ports: list[str] = []        # more virtio-serial ports (port_socket(name))
+        self.scratch_given: tuple[str, str] | None = None   # (device, format) to use as the
+                                          # scratch disk instead of making one (a nested
+                                          # guest's: the outer guest's own scratch disk)
         self.image: guest_image.ImageInfo | None = None
         self.work: WorkDir | None = None
         self.ns: netns.NetNS | None = None
@@ -165,7 +169,7 @@ class Qemu(Environment):
 
     def launch(self) -> None:
         """The scratch disk, the namespace, QEMU."""
-        scratch, scratch_format = make_scratch(self.values, self.work)
+        scratch, scratch_format = self.scratch_given or make_scratch(self.values, self.work)
         self._make_namespace().create()
         self.vmm = QemuProcess(self.label, self.work.path)
         self.resources.add("QEMU", self.vmm.end)
@@ -182,9 +186,14 @@ class Qemu(Environment):
             "agent_transport": self.values["agent"],
             "qmp_socket": self.vmm.qmp_socket, "pidfile": self.work.path / "qemu.pid",
             "name": f"virtbench-{self.ns.name}", "boot_args": boot_args(self.values),
+            "ports": {name: self.port_socket(name) for name in self.ports},
         }
         pid = self.vmm.launch(build_argv(cfg) + list(self.extra_argv), self.ns.exec_argv([]))
         self.work.set(qemu_pid=pid)
+
+    def port_socket(self, name: str) -> Path:
+        """The host's unix socket of the extra virtio-serial port `name` (see `ports`)."""
+        return self.work.path / f"port-{name}.sock"
 
     def _make_namespace(self) -> netns.NetNS:
         """Instance i of a group gets its own subnet, 10.213.i.0/24; listed, then made."""
@@ -283,6 +292,8 @@ class Qemu(Environment):
         return self._inside("ssh_target").ssh_target()
 
     def scratch_backing(self) -> str | None:
+        if self.scratch_given is not None:
+            return self.scratch_given[0]
         return scratch_backing(self.values, self.work)
 
     def scratch_cache_mode(self) -> str | None:
