@@ -26,7 +26,7 @@ from virtbench.environments.qemu.argv import build_argv
 from virtbench.errors import EnvironmentUnusable, VirtbenchError
 from virtbench.transport import AgentClient, ExecResult
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "nested"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nested"
 THIS_HOST = (FIX / "host-pvm-cpuinfo.txt").read_text()
 INTEL = (FIX / "intel-vmx-cpuinfo.txt").read_text()
 OUTER = (FIX / "outer-epyc-svm-cpuinfo.txt").read_text()
@@ -487,5 +487,5 @@ def test_the_inside_module_runs_as_a_program():
     """`python -m virtbench.environments.nested.inside --help` (what the outer guest runs)."""
     res = subprocess.run([sys.executable, "-m", "virtbench.environments.nested.inside", "--help"],
                          capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
     assert res.returncode == 0 and "--scratch" in res.stdout
