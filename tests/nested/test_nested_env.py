@@ -167,10 +167,12 @@ def end(proc: subprocess.Popen) -> None:
             proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_stop_removes_the_inner_guest_inside_then_the_outer_guest(work, done_when):
     """After the run (one outer guest at a time): stop() first ends the program inside, which
     powers the inner guest off and removes its QEMU, work directory and namespace in the
-    outer guest; then the outer guest goes."""
+    outer guest; then the outer guest goes. A third nested boot, so also behind --run-slow
+    (the run's own stop is checked by test_nothing_of_either_guest_is_left_after_the_run)."""
     _, env = work
     proc, lines = child(env, "stop")
     try:
