@@ -68,7 +68,7 @@ def test_knobs_are_read_back_and_released(guest_image):
     try:
         env.start()
         assert pool_size() >= 512              # 1 GiB of 2 MiB pages for the guest
-        nbd = env._manifest["nbd_pid"]
+        nbd = env.work.data["nbd_pid"]
         meta = env.metadata()
         got = meta["knobs_read"]
         assert got["hugepages"] == "on" and got["iothread"] == "on"
