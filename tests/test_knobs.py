@@ -336,3 +336,13 @@ def test_missing_nfs_server_is_named(monkeypatch):
         netdisk.check_nfs()
     with pytest.raises(EnvironmentUnusable, match="apt-get install qemu-utils"):
         netdisk.check_nbd()
+
+
+def test_host_thp_mode(tmp_path):
+    f = tmp_path / "enabled"
+    f.write_text("always [madvise] never\n")
+    assert hugepages.host_thp(f) == "madvise"
+    assert hugepages.host_thp(tmp_path / "none") is None
+    real = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if real.exists():
+        assert hugepages.host_thp(real) in ("always", "madvise", "never")
