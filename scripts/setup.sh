@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   python3 python3-venv                      # the tool itself
   build-essential libgmp-dev libmpfr-dev    # our kernels: himeno, stream, pi (static)
-  qemu-system-x86 qemu-utils                # guests
+  qemu-system-x86 qemu-utils                # guests (qemu-utils: qemu-nbd, backing=nbd)
+  nfs-ganesha nfs-ganesha-vfs rpcbind       # backing=nfs: a user-space NFS server per guest
   podman crun runc runsc                    # container and gvisor kinds (no daemon; runc:
                                             # crun 1.8 refuses a hybrid cgroup v1 host)
   linux-perf                                # KVM exit profiles (perf kvm stat, kvm:kvm_exit)
@@ -30,7 +31,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  # Installing a daemon's package (libvirtd, postgresql, redis-server) must not start it: virtbench and its tests start
+  # Installing a daemon's package (libvirtd, postgresql, redis-server, rpcbind) must not start it: virtbench and its tests start
   # their own, with their own configuration. A policy-rc.d answering 101 ("not allowed") says
   # so to invoke-rc.d and deb-systemd-invoke for the length of the install, unless one exists.
   policy=""

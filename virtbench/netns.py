@@ -103,8 +103,9 @@ class NetNS:
     """
 
     def __init__(self, name: str | None = None, host_addr: str = HOST_ADDR,
-                 guest_addr: str = GUEST_ADDR, tap: str = TAP):
+                 guest_addr: str = GUEST_ADDR, tap: str = TAP, multi_queue: bool = False):
         self.name = name or PREFIX + secrets.token_hex(3)
+        self.multi_queue = multi_queue   # a tap a multiqueue virtio-net opens once per queue
         self.host_addr = host_addr
         self.guest_addr = guest_addr
         self.tap = tap
@@ -138,7 +139,8 @@ class NetNS:
                 _ip("link", "set", adopt_tap, "netns", self.name)
                 _ip("-n", self.name, "link", "set", adopt_tap, "name", self.tap)
             else:
-                _ip("-n", self.name, "tuntap", "add", "dev", self.tap, "mode", "tap")
+                _ip("-n", self.name, "tuntap", "add", "dev", self.tap, "mode", "tap",
+                    *(["multi_queue"] if self.multi_queue else []))
             _ip("-n", self.name, "addr", "add", self.host_addr, "dev", self.tap)
             _ip("-n", self.name, "link", "set", self.tap, "up")
         except BaseException:

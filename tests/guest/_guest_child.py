@@ -28,7 +28,10 @@ def main():
     env.start()
     env.net_path()  # the remote namespace too must go
     print(json.dumps({"stage": "ready", "boot_s": env.boot_s,
-                      "extra_netns": env.work.data.get("extra_netns", [])}), flush=True)
+                      "extra_netns": env.work.data.get("extra_netns", []),
+                      "servers": {k: env.work.data[k] for k in ("nbd_pid", "nfs_pgid",
+                                                                 "hugepages_added")
+                                  if k in env.work.data}}), flush=True)
     while True:
         time.sleep(1)
 

@@ -8,8 +8,9 @@ whose write end only the virtbench process holds:
 
 When the pipe reaches EOF (the owner exited or was killed) without the owner having written
 "done", it reads MANIFEST.json (kept current by the owner) and removes everything listed:
-the QEMU process (killed) or the libvirt domain (destroyed), podman containers and
-volumes (removed), loop devices, taps, the network namespace, and the work directory
+the QEMU process (killed) or the libvirt domain (destroyed), the scratch disk's server
+(qemu-nbd, or Ganesha and its rpcbind: killed), the huge pages the guest added to the host's pool (given back), podman containers
+and volumes (removed), loop devices, taps, the network namespace, and the work directory
 (the scratch image and the root disk's snapshot overlay). `cleanup()` is also what
 a normal stop() runs, so both paths remove the same things; the sweep runs it too on the
 private directories of dead owners (a private sshd's, whose sshd it kills).
@@ -102,6 +103,61 @@ def is_our_sshd(pid: int, workdir: str, created: float | None) -> bool:
     if f"-f {workdir}/sshd_config".encode() not in b" ".join(found[1]):
         return False
     return _started_after(pid, created)
+
+
+def is_our_server(pid: int, workdir: str, created: float | None) -> bool:
+    """Is `pid` a disk server started for `workdir` (backing=nbd): the qemu-nbd binary, a
+    path in the work directory in its command line (`--socket=WORKDIR/nbd.sock`), started
+    after the manifest?"""
+    found = _exe_and_argv(pid)
+    if found is None or found[0] != "qemu-nbd":
+        return False
+    if not any(workdir.encode() + b"/" in a for a in found[1]):
+        return False
+    return _started_after(pid, created)
+
+
+NFS_SERVERS = ("ganesha.nfsd", "rpcbind")
+
+
+def kill_nfs_group(pgid: int, workdir: str, created: float | None) -> None:
+    """SIGKILL the NFS server of `workdir` (backing=nfs): the processes of process group
+    `pgid` that are Ganesha or its rpcbind, started after the manifest; and only when the
+    group's leader, if it still lives, is the Ganesha started on WORKDIR/ganesha.conf."""
+    leader = _exe_and_argv(pgid)
+    if leader is not None and not (
+            leader[0] == "ganesha.nfsd" and f"{workdir}/ganesha.conf".encode() in leader[1]):
+        return
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            if os.getpgid(pid) != pgid:
+                continue
+        except OSError:
+            continue
+        found = _exe_and_argv(pid)
+        if found is None or found[0] not in NFS_SERVERS or not _started_after(pid, created):
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+HUGEPAGES_POOL = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+
+
+def release_hugepages(added: int, pool: str = HUGEPAGES_POOL) -> None:
+    """Lower the 2 MiB huge page pool by the pages a guest added (hugepages=on)."""
+    try:
+        with open(pool) as f:
+            now = int(f.read().split()[0])
+        with open(pool, "w") as f:
+            f.write(str(max(0, now - added)))
+    except (OSError, ValueError, IndexError):
+        pass
 
 
 def kill_qemu(pid: int, workdir: str, created: float | None = None,
@@ -220,13 +276,21 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             pid = _read_pid(pidfile)
         else:
             skip("pidfile", pidfile, "not a file in the work directory")
-    for field, value in (("qemu_pid", pid), ("sshd_pid", manifest.get("sshd_pid"))):
+    for field, value in (("qemu_pid", pid), ("sshd_pid", manifest.get("sshd_pid")),
+                         ("nbd_pid", manifest.get("nbd_pid")),
+                         ("nfs_pgid", manifest.get("nfs_pgid"))):
         if value is None:
             continue
         if isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22:
             ok[field] = value                      # below PID_MAX_LIMIT
         else:
             skip(field, value, "not a process id")
+    added = manifest.get("hugepages_added")
+    if added is not None:
+        if isinstance(added, int) and not isinstance(added, bool) and 0 <= added < 2**21:
+            ok["hugepages_added"] = added          # at most 4 TiB of 2 MiB pages
+        else:
+            skip("hugepages_added", added, "not a count of huge pages")
     domain = manifest.get("libvirt_domain")
     if domain is not None:
         if isinstance(domain, dict) and isinstance(domain.get("name"), str) \
@@ -307,6 +371,12 @@ def cleanup(manifest: dict, root: str, podman: list[str] | None = None,
             problems.append(f"virsh destroy {domain['name']}: {exc}")
     if m.get("qemu_pid"):
         kill_qemu(m["qemu_pid"], m["workdir"], m["created"])
+    if m.get("nbd_pid"):     # the scratch disk's server, once its client is gone
+        kill_ours(m["nbd_pid"], m["workdir"], m["created"], is_our_server)
+    if m.get("nfs_pgid"):
+        kill_nfs_group(m["nfs_pgid"], m["workdir"], m["created"])
+    if m.get("hugepages_added"):   # after QEMU: its pages are free again
+        release_hugepages(m["hugepages_added"])
     if m.get("sshd_pid"):    # a private sshd (its keys and config in the work directory)
         kill_ours(m["sshd_pid"], m["workdir"], m["created"], is_our_sshd)
     if podman:

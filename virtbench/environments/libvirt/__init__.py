@@ -24,10 +24,16 @@ URI = Option("", help="libvirt connection URI (qemu:///system, xen:///system, "
              "vbox:///session, esx://HOST/) (required)", in_label=False)
 
 # the qemu kind's options; disk without nvme (libvirt 9 has no NVMe disk bus)
+# (not the knobs only the qemu kind's own command line sets: hugepages, iothread, queues,
+# a network-backed scratch disk)
+QEMU_ONLY = ("hugepages", "iothread", "queues")
 DEFINED_OPTIONS: dict[str, Option] = {
-    "uri": URI, **QEMU_OPTIONS,
+    "uri": URI, **{k: v for k, v in QEMU_OPTIONS.items() if k not in QEMU_ONLY},
     "disk": replace(QEMU_OPTIONS["disk"], choices=tuple(DISK_BUS),
-                    help="bus of the scratch disk (no nvme: libvirt 9 has no NVMe disk bus)")}
+                    help="bus of the scratch disk (no nvme: libvirt 9 has no NVMe disk bus)"),
+    "backing": replace(QEMU_OPTIONS["backing"], choices=("raw", "qcow2", "device"),
+                       help="scratch disk backing: raw file, qcow2 file, or a block device "
+                            "(a loop device standing in for one)")}
 EXISTING_OPTIONS: dict[str, Option] = {
     "uri": URI,
     "domain": Option("", help="an existing domain's name: measure it over SSH", in_label=False),

@@ -2,7 +2,8 @@
 
     qemu[:accel=auto|kvm|tcg,vcpus=1,mem=1G,machine=auto|q35|pc,cpu=auto,
          disk=virtio-blk|virtio-scsi|ahci|ide|nvme,cache=none|...,aio=threads|native|io_uring,
-         backing=raw|qcow2|device,nic=virtio-net|e1000|rtl8139,vhost=auto|on|off,
+         backing=raw|qcow2|device|nbd|nfs,nic=virtio-net|e1000|rtl8139,vhost=auto|on|off,
+         knobs: hugepages=off|on,iothread=off|on,queues=auto|N (docs/knobs.md),
          guest tunings: tick=,highres=,clocksource=,pmtimer=,iosched=,offloads=,
          nic_coalesce_us=,e1000_itr=,napi_tx= (tunings.py, docs/tunings.md)]
 
@@ -25,7 +26,9 @@ argv (the command line), environment (class Qemu: the life-cycle steps, wiring t
 collaborators below), vmm (QemuProcess: QEMU and its monitor), boot (scratch disk, waiting
 for the agent, power-off), guest (Guest: inside the guest), profiling (ExitProfiler), tunings
 (the guest tunings: options, kernel words, guest commands, checks) and readback (reading them
-back in the guest).
+back in the guest); knobs (reading hugepages, iothread, queues, cpu and backing back from
+QMP), hugepages (the host's 2 MiB page pool) and netdisk (the NBD and NFS servers of
+backing=nbd and backing=nfs).
 Callers reach version.qemu_version/qemu_binary and kvm_probe.kvm_probe through their modules,
 so a test fakes each by patching that module. The function kvm_probe is deliberately not
 re-exported here: it would shadow the submodule of the same name.

@@ -8,12 +8,23 @@ PORT_PREFIX = "org.virtbench."     # the name of a port of `ports` in the guest
 SCRATCH_SERIAL = "vbscratch"
 
 
-def disk_devices(disk: str, drive: str, serial: str) -> list[str]:
+SCRATCH_DEV = "vbscratchdev"     # QOM id of the scratch disk's device: /machine/peripheral/...
+NIC_DEV = "vbnic"
+IOTHREAD = "iothread0"
+MEMDEV = "mem0"
+
+
+def disk_devices(disk: str, drive: str, serial: str, iothread: bool = False,
+                 queues: int | str = "auto") -> list[str]:
+    io = f",iothread={IOTHREAD}" if iothread else ""
     if disk == "virtio-blk":
-        return ["-device", f"virtio-blk-pci,drive={drive},serial={serial}"]
+        nq = f",num-queues={queues}" if queues != "auto" else ""
+        return ["-device", f"virtio-blk-pci,drive={drive},serial={serial},id={SCRATCH_DEV}"
+                           f"{io}{nq}"]
     if disk == "virtio-scsi":
-        return ["-device", "virtio-scsi-pci,id=scsi0",
-                "-device", f"scsi-hd,drive={drive},bus=scsi0.0,serial={serial}"]
+        return ["-device", f"virtio-scsi-pci,id=scsi0{io}",
+                "-device", f"scsi-hd,drive={drive},bus=scsi0.0,serial={serial},"
+                           f"id={SCRATCH_DEV}"]
     if disk == "ahci":
         return ["-device", "ahci,id=ahci0",
                 "-device", f"ide-hd,drive={drive},bus=ahci0.0,serial={serial}"]
@@ -38,19 +49,45 @@ def kernel_cmdline(cfg: dict) -> str:
     return " ".join(words + list(cfg.get("boot_args") or ()))
 
 
+def memory_args(cfg: dict) -> tuple[str, list[str]]:
+    """(the -machine suffix, the -object) of guest RAM: huge pages (a memfd of 2 MiB
+    hugetlb pages, preallocated so a short reservation fails at start, not mid-run) or none."""
+    if not cfg.get("hugepages"):
+        return "", []
+    return (f",memory-backend={MEMDEV}",
+            ["-object", f"memory-backend-memfd,id={MEMDEV},size={cfg['mem']},hugetlb=on,"
+                        f"hugetlbsize=2M,prealloc=on"])
+
+
+def scratch_drive(cfg: dict) -> list[str]:
+    """The scratch disk's -drive: a local file or device, an NBD export on a unix socket
+    (cfg nbd_socket), or a file on an NFS server read by QEMU's libnfs client (cfg nfs_url)."""
+    common = f"if=none,id=scratch,cache={cfg['cache']}"
+    if cfg.get("nbd_socket"):
+        return ["-drive", f"driver=raw,file.driver=nbd,file.server.type=unix,"
+                          f"file.server.path={cfg['nbd_socket']},{common},discard=unmap"]
+    if cfg.get("nfs_url"):
+        return ["-drive", f"file={cfg['nfs_url']},format=raw,{common},discard=unmap"]
+    return ["-drive", f"file={cfg['scratch']},format={cfg['scratch_format']},{common},"
+                      f"aio={cfg['aio']},discard=unmap"]
+
+
 def build_argv(cfg: dict) -> list[str]:
     """The QEMU command line for one guest.
 
     cfg keys: qemu, accel, machine, cpu, vcpus, mem, kernel, initrd, root_image, root_label,
     scratch, scratch_format, cache, aio, disk, nic, vhost (bool), mac, guest_addr, tap (or None
     for no NIC), console_log, agent_socket, agent_transport, qmp_socket, pidfile, name;
-    boot_args (optional, see kernel_cmdline); ports (optional: {name: socket path}, more
-    virtio-serial ports beside the agent's, each `org.virtbench.<name>` in the guest, bound
-    to a unix socket QEMU listens on; virtio-serial agent transport only).
+    optional: boot_args (see kernel_cmdline), hugepages (bool), iothread (bool), queues
+    (int or "auto"), nbd_socket or nfs_url (the scratch disk over the network), ports
+    ({name: socket path}: more virtio-serial ports beside the agent's, each
+    `org.virtbench.<name>` in the guest, bound to a unix socket QEMU listens on; virtio-serial
+    agent transport only).
     """
     append = kernel_cmdline(cfg)
+    machine_mem, mem_object = memory_args(cfg)
     argv = [cfg["qemu"], "-name", cfg["name"], "-nodefaults", "-no-user-config",
-            "-machine", f"{cfg['machine']},accel={cfg['accel']}",
+            "-machine", f"{cfg['machine']},accel={cfg['accel']}{machine_mem}", *mem_object,
             "-cpu", cfg["cpu"], "-smp", str(cfg["vcpus"]), "-m", cfg["mem"],
             "-display", "none", "-no-reboot",
             "-kernel", str(cfg["kernel"]), "-initrd", str(cfg["initrd"]), "-append", append,
@@ -75,13 +112,24 @@ def build_argv(cfg: dict) -> list[str]:
     argv += ["-drive", f"file={cfg['root_image']},format=raw,if=none,id=root,snapshot=on,"
                        f"cache=unsafe",
              "-device", "virtio-blk-pci,drive=root,serial=vbroot"]
-    argv += ["-drive", f"file={cfg['scratch']},format={cfg['scratch_format']},if=none,"
-                       f"id=scratch,cache={cfg['cache']},aio={cfg['aio']},discard=unmap"]
-    argv += disk_devices(cfg["disk"], "scratch", SCRATCH_SERIAL)
+    if cfg.get("iothread"):
+        argv += ["-object", f"iothread,id={IOTHREAD}"]
+    argv += scratch_drive(cfg)
+    queues = cfg.get("queues", "auto")
+    argv += disk_devices(cfg["disk"], "scratch", SCRATCH_SERIAL, bool(cfg.get("iothread")),
+                         queues)
     if cfg.get("tap"):
         netdev = f"tap,id=net0,ifname={cfg['tap']},script=no,downscript=no"
+        device = f"{NIC_DEVICE[cfg['nic']]},netdev=net0,mac={cfg['mac']},id={NIC_DEV}"
         if cfg["nic"] == "virtio-net":
+            if queues != "auto" and queues > 1:   # a multi_queue tap (net_queues below)
+                netdev += f",queues={queues}"
+                device += f",mq=on,vectors={2 * queues + 2}"
             netdev += ",vhost=" + ("on" if cfg.get("vhost") else "off")
-        argv += ["-netdev", netdev,
-                 "-device", f"{NIC_DEVICE[cfg['nic']]},netdev=net0,mac={cfg['mac']}"]
+        argv += ["-netdev", netdev, "-device", device]
     return argv
+
+
+def net_queues(nic: str, queues: int | str) -> int:
+    """Queues of the guest NIC's tap: more than one needs a tap made with multi_queue."""
+    return queues if nic == "virtio-net" and queues != "auto" else 1

@@ -14,6 +14,9 @@ from ...guest.watch import WorkDir
 from ...transport import SocketAgent
 
 
+NFS_EXPORT = "nfs"                # the directory backing=nfs exports (netdisk.py)
+
+
 class GuestBootError(EnvironmentUnusable):
     """The guest never answered; `console_log` is the kept serial console."""
 
@@ -23,7 +26,7 @@ class GuestBootError(EnvironmentUnusable):
 
 
 def make_scratch(values: dict, work: WorkDir) -> tuple[str, str]:
-    """The scratch disk (scratch=SIZE, backing=raw|qcow2|device) in the work directory:
+    """The scratch disk (scratch=SIZE, backing=raw|qcow2|device|nbd|nfs) in the work directory:
     (its path or loop device, its format). A loop device is listed in the manifest."""
     size, backing = values["scratch"], values["backing"]
     if backing == "qcow2":
@@ -34,8 +37,11 @@ def make_scratch(values: dict, work: WorkDir) -> tuple[str, str]:
             raise EnvironmentUnusable(f"qemu-img create failed: {proc.stderr.strip()}")
         return str(path), "qcow2"
     path = work.path / "scratch.raw"
+    if backing == "nfs":          # alone in the directory the NFS server exports
+        path = work.path / NFS_EXPORT / "scratch.raw"
+        path.parent.mkdir(mode=0o700)
     subprocess.run(["truncate", "-s", size, str(path)], check=True, timeout=30)
-    if backing == "raw":
+    if backing != "device":       # raw, or the raw file a server exports (nbd, nfs)
         return str(path), "raw"
     proc = subprocess.run(["losetup", "--find", "--show", str(path)],
                           capture_output=True, text=True, timeout=30)
@@ -53,6 +59,8 @@ def scratch_backing(values: dict, work: WorkDir | None) -> str | None:
     if values["backing"] == "device":
         loops = work.data.get("loops") or []
         return loops[-1] if loops else None
+    if values["backing"] == "nfs":      # the file the NFS server exports
+        return str(work.path / NFS_EXPORT / "scratch.raw")
     name = "scratch.qcow2" if values["backing"] == "qcow2" else "scratch.raw"
     return str(work.path / name)
 

@@ -26,11 +26,11 @@ from ...guest import image as guest_image
 from ...guest.watch import WorkDir
 from ...netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
-from . import kvm_probe, version
-from .argv import build_argv
+from . import hugepages, knobs, kvm_probe, netdisk, version
+from .argv import build_argv, net_queues
 from .boot import make_scratch, power_off, scratch_backing, wait_for_agent
 from .guest import GUEST_KERNEL_DIR, Guest, guest_kernel_release
-from .options import OPTIONS, check_combination, resolve_machine, size_bytes
+from .options import OPTIONS, check_combination, check_knobs, resolve_machine, size_bytes
 from .process import sweep_stale
 from .profiling import ExitProfiler, exit_profile_answer
 from .tunings import boot_args, check_tunings
@@ -51,6 +51,7 @@ class Qemu(Environment):
         self.machine = resolve_machine(self.values["disk"], self.values["machine"])
         check_combination(self.values["cache"], self.values["aio"])
         check_tunings(self.values, self.kind)
+        check_knobs(self.values)
         self.cpu = self.values["cpu"]
         self.vhost = False
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
@@ -69,6 +70,7 @@ class Qemu(Environment):
         self.profiler: ExitProfiler | None = None
         self.guest_uptime_at_ready: float | None = None
         self._profiler_held = None
+        self.knobs_read: dict = {}        # QMP's and the guest's read-back of the knobs
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -120,6 +122,12 @@ class Qemu(Environment):
                 self.notes.append(f"TCG, not KVM: {kvm.reason}")
         if self.cpu == "auto":
             self.cpu = "host" if self.accel == "kvm" else "max"
+        if self.values.get("hugepages") == "on":
+            hugepages.check(size_bytes(self.values["mem"]))
+        if self.values["backing"] == "nbd":
+            netdisk.check_nbd()
+        if self.values["backing"] == "nfs":
+            netdisk.check_nfs()
         vh = self.values["vhost"]
         has_vhost = os.path.exists("/dev/vhost-net")
         if self.values["nic"] != "virtio-net":
@@ -168,9 +176,11 @@ class Qemu(Environment):
             work.remove()      # QEMU if still there, loops, namespaces, dirs; the guardian
 
     def launch(self) -> None:
-        """The scratch disk, the namespace, QEMU."""
+        """The scratch disk, the huge pages, the namespace, the disk's server, QEMU."""
         scratch, scratch_format = self.scratch_given or make_scratch(self.values, self.work)
+        self._reserve_hugepages()
         self._make_namespace().create()
+        served = self._serve_scratch(scratch)     # in the namespace (nfs), before QEMU
         self.vmm = QemuProcess(self.label, self.work.path)
         self.resources.add("QEMU", self.vmm.end)
         cfg = {
@@ -187,6 +197,9 @@ class Qemu(Environment):
             "qmp_socket": self.vmm.qmp_socket, "pidfile": self.work.path / "qemu.pid",
             "name": f"virtbench-{self.ns.name}", "boot_args": boot_args(self.values),
             "ports": {name: self.port_socket(name) for name in self.ports},
+            "hugepages": self.values["hugepages"] == "on",
+            "iothread": self.values["iothread"] == "on", "queues": self.values["queues"],
+            **served,
         }
         pid = self.vmm.launch(build_argv(cfg) + list(self.extra_argv), self.ns.exec_argv([]))
         self.work.set(qemu_pid=pid)
@@ -195,10 +208,36 @@ class Qemu(Environment):
         """The host's unix socket of the extra virtio-serial port `name` (see `ports`)."""
         return self.work.path / f"port-{name}.sock"
 
+    def _reserve_hugepages(self) -> None:
+        """hugepages=on: the pages the pool lacks, listed in the manifest, given back at
+        stop (after QEMU: released in reverse)."""
+        if self.values["hugepages"] != "on":
+            return
+        added = hugepages.reserve(size_bytes(self.values["mem"]))
+        self.work.set(hugepages_added=added)
+
+        def release():
+            hugepages.release(added)
+            self._unlist("hugepages_added")
+        self.resources.add("the huge pages", release)
+
+    def _unlist(self, field: str) -> None:
+        """A manifest field whose thing is gone (not again by the work directory's cleanup)."""
+        if self.work is not None and field in self.work.data:
+            del self.work.data[field]
+            self.work.save()
+
+    def _serve_scratch(self, scratch: str) -> dict:
+        """backing=nbd|nfs: the scratch disk's server (netdisk.serve); the -drive keys."""
+        return netdisk.serve(self.values, scratch, self.work, self.ns.exec_argv([]),
+                             self.resources, self._unlist)
+
     def _make_namespace(self) -> netns.NetNS:
         """Instance i of a group gets its own subnet, 10.213.i.0/24; listed, then made."""
         i = self.net_index
-        self.ns = netns.NetNS(host_addr=f"10.213.{i}.1/24", guest_addr=f"10.213.{i}.2/24")
+        self.ns = netns.NetNS(host_addr=f"10.213.{i}.1/24", guest_addr=f"10.213.{i}.2/24",
+                              multi_queue=net_queues(self.values["nic"],
+                                                     self.values.get("queues", "auto")) > 1)
         self.work.set(netns=self.ns.name)
         self.resources.add("the network namespace", self._delete_namespace)
         return self.ns
@@ -214,10 +253,13 @@ class Qemu(Environment):
             self.vmm, self.work.path / "agent.sock", self.label, self.values["boot_timeout"])
         self._hold_guest(agent)
         self.vmm.connect()
+        qmp = getattr(self.vmm, "qmp", None)    # (a libvirt domain's VMM has none)
+        if qmp is not None:
+            self.knobs_read = knobs.read_from(qmp, self.values)
         note = self.guest.stage_kernels()
         if note:
             self.notes.append(note)
-        self.guest.apply_tunings()
+        self.guest.apply_tunings(self.knobs_read if qmp is not None else None)
 
     def _hold_guest(self, agent) -> None:
         """The agent is this environment's; stop() powers the guest off through it first."""
@@ -353,6 +395,10 @@ class Qemu(Environment):
             "kernels_stage_s": guest.stage_s if guest else None,
             "qemu_argv": list(self.vmm.argv) if self.vmm is not None else [],
             "tunings": dict(guest.tunings_read) if guest else {},
+            "hugepages": self.values.get("hugepages", "off"),
+            "iothread": self.values.get("iothread", "off"),
+            "queues": self.values.get("queues", "auto"), "knobs_read": dict(self.knobs_read),
+            "host_thp": hugepages.host_thp(),
         }
         if guest is not None:
             meta.update(guest.facts())

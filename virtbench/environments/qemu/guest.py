@@ -15,7 +15,7 @@ from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath, SshTarget
 from ...transport import ExecResult
 from ..base import drop_page_cache
-from . import readback
+from . import knobs, readback
 from .argv import SCRATCH_SERIAL
 from .tunings import mismatches, requested, runtime_commands
 
@@ -178,11 +178,13 @@ class Guest:
         nic = self.guest_nic()
         return self._driver_chain(f"/sys/class/net/{nic}/device") if nic else []
 
-    def apply_tunings(self) -> None:
+    def apply_tunings(self, knobs_read: dict | None = None) -> None:
         """Apply the tunings that take effect after boot (I/O scheduler, NIC offloads and
         coalescing), then read every tuning back in the guest into `tunings_read`. A
         requested tuning the guest does not report as asked fails the start, one line
-        naming each such tuning and what the guest reports."""
+        naming each such tuning and what the guest reports. `knobs_read` (the qemu kind's
+        QMP read-back of its knobs) gets the guest's queue counts, and a knob that did not
+        take fails the start the same way."""
         want = requested(self.values)
         block = nic = None
         try:
@@ -205,6 +207,11 @@ class Guest:
             why["clocksource"] = "available: " + (
                 readback.available_clocksources(res.stdout) or "none listed")
         bad = mismatches(want, self.tunings_read, why)
+        if knobs_read is not None:
+            res = self.exec(["sh", "-c", knobs.GUEST_SCRIPT, "sh", block or "", nic or ""],
+                            timeout=30)
+            knobs_read.update(knobs.parse_guest_queues(res.stdout))
+            bad += knobs.mismatches(self.values, knobs_read)
         if bad:
             raise EnvironmentUnusable(f"{self.label}: " + "; ".join(bad))
 

@@ -9,6 +9,7 @@ from .tunings import TUNINGS
 
 DISKS = ("virtio-blk", "virtio-scsi", "ahci", "ide", "nvme")
 NICS = ("virtio-net", "e1000", "rtl8139")
+BACKINGS = ("raw", "qcow2", "device", "nbd", "nfs")
 CACHES = ("none", "writeback", "writethrough", "directsync", "unsafe")
 
 
@@ -31,6 +32,10 @@ def _vcpus(text: str) -> int:
     return n
 
 
+def _queues(text: str) -> int | str:
+    return "auto" if text == "auto" else _vcpus(text)
+
+
 def _timeout(text: str) -> float:
     v = float(text)
     if v <= 0:
@@ -46,6 +51,25 @@ def resolve_machine(disk: str, machine: str) -> str:
         raise VirtbenchError("environment qemu: disk=ide needs machine=pc (q35 has no IDE "
                              "controller); drop machine= or write machine=pc")
     return machine
+
+
+def check_knobs(values: dict) -> None:
+    """The knobs' combinations that cannot work, as one line naming the option and the fix."""
+    disk, nic = values["disk"], values["nic"]
+    if values.get("iothread") == "on" and disk not in ("virtio-blk", "virtio-scsi"):
+        raise VirtbenchError(f"environment qemu: iothread=on works only with disk=virtio-blk "
+                             f"or disk=virtio-scsi, not disk={disk}")
+    q = values.get("queues", "auto")
+    if q != "auto":
+        if disk != "virtio-blk" and nic != "virtio-net":
+            raise VirtbenchError(f"environment qemu: queues={q} needs disk=virtio-blk or "
+                                 f"nic=virtio-net (multiqueue devices)")
+        if q > values["vcpus"]:
+            raise VirtbenchError(f"environment qemu: queues={q} is more than vcpus="
+                                 f"{values['vcpus']}; write vcpus={q} too, or fewer queues")
+    if values["backing"] in ("nbd", "nfs") and values["aio"] != "threads":
+        raise VirtbenchError(f"environment qemu: aio={values['aio']} is for local files; "
+                             f"backing={values['backing']} takes aio=threads (the default)")
 
 
 def check_combination(cache: str, aio: str) -> None:
@@ -66,9 +90,11 @@ OPTIONS = {
     "cache": Option("none", choices=CACHES, help="host cache mode of the scratch disk"),
     "aio": Option("threads", choices=("threads", "native", "io_uring"),
                   help="host I/O engine of the scratch disk"),
-    "backing": Option("raw", choices=("raw", "qcow2", "device"),
-                      help="scratch disk backing: raw file, qcow2 file, or a block device "
-                           "(a loop device standing in for one)"),
+    "backing": Option("raw", choices=BACKINGS,
+                      help="scratch disk backing: raw file, qcow2 file, a block device "
+                           "(a loop device standing in for one), nbd (qemu-nbd serving the "
+                           "raw file on a unix socket) or nfs (the raw file on a user-space "
+                           "NFS server, read by QEMU's libnfs client)"),
     "nic": Option("virtio-net", choices=NICS, help="NIC model"),
     "vhost": Option("auto", choices=("auto", "on", "off"),
                     help="vhost-net for virtio-net; auto = on when /dev/vhost-net exists"),
@@ -77,6 +103,16 @@ OPTIONS = {
                     help="agent transport: a virtio-serial port, or the 2nd serial port"),
     "boot_timeout": Option(180.0, convert=_timeout, in_label=False,
                            help="seconds to wait for the guest agent"),
+    "hugepages": Option("off", choices=("off", "on"),
+                        help="guest RAM from a memfd of 2 MiB huge pages (hugetlb), reserved "
+                             "for the run and released after it"),
+    "iothread": Option("off", choices=("off", "on"),
+                       help="the scratch disk's I/O in an iothread of its own "
+                            "(virtio-blk, virtio-scsi)"),
+    "queues": Option("auto", convert=_queues,
+                     help="queues of the virtio-blk scratch disk and of virtio-net "
+                          "(multiqueue, at most vcpus); auto = QEMU's default (virtio-blk: "
+                          "one per vCPU, virtio-net: one)"),
     **TUNINGS,    # guest tunings (tunings.py): applied at boot or before the first trial
 }
 
