@@ -18,7 +18,7 @@ from virtbench.environments.qemu.argv import build_argv, net_queues
 from virtbench.errors import EnvironmentUnusable, VirtbenchError
 from virtbench.guest import guardian
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "knobs"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "knobs"
 
 
 def cfg(**over):
@@ -321,7 +321,7 @@ def test_hugepages_beyond_memory_is_one_line_exit_2_and_nothing_written(tmp_path
          "qemu:accel=tcg,hugepages=on,mem=100000G", "--bench", "pi", "--quick",
          "--store", f"sqlite:///{store}", "--no-progress"],
         capture_output=True, text=True, timeout=120,
-        cwd=str(Path(__file__).resolve().parents[1]))
+        cwd=str(Path(__file__).resolve().parents[2]))
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "hugepages=on needs 51200000 free 2 MiB pages" in lines[0]
