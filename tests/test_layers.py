@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.guest", "virtbench.sshd", "virtbench.sshsession", "virtbench.fingerprint",
         "virtbench.hypervisor", "virtbench.pinning", "virtbench.targets",
         "virtbench.profile", "virtbench.capabilities", "virtbench.hostexec",
-        "virtbench.workroot", "virtbench.meminfo")),
+        "virtbench.workroot", "virtbench.meminfo", "virtbench.vmlife")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",

@@ -55,6 +55,11 @@ class Capabilities:
     pair_end: Answer         # can be one end of such a pair (its host side is virtbench's)
     exit_profile: Answer     # a profiled trial says why (--profile exits): how = kvm | tcg
     direct_io: Answer        # O_DIRECT reaches the storage under test (not a sandbox's cache)
+    # the life cycle's costs (benchmarks boot, footprint, snapshot, migrate; docs/lifecycle.md)
+    boot_phases: Answer      # a fresh copy of it can be started and its start cut into phases
+    footprint: Answer        # the host memory it takes (its VMM's or sandbox's processes)
+    snapshot: Answer         # a running copy saved to a file and restored
+    migrate: Answer          # a running copy live-migrated to a second VMM on this host
 
     @classmethod
     def none(cls, who: str) -> "Capabilities":
@@ -76,6 +81,13 @@ class Capabilities:
             # not an offer but a property of the I/O path: every kernel honours O_DIRECT
             # unless a kind says otherwise (gVisor's sentry does not)
             direct_io=can("O_DIRECT is honoured by the kernel under the scratch directory"),
+            boot_phases=cannot(f"{who}: boot phases need an environment virtbench starts "
+                               "itself (qemu, container, gvisor)"),
+            footprint=cannot(f"{who}: its host memory is not virtbench's to read (it runs "
+                             "no VMM or sandbox process here); use qemu, libvirt (a domain "
+                             "virtbench defines), container or gvisor"),
+            snapshot=cannot(f"{who}: snapshot and restore need a VMM virtbench runs (qemu)"),
+            migrate=cannot(f"{who}: live migration needs a VMM virtbench runs (qemu)"),
         )
 
     def with_(self, **answers: Answer) -> "Capabilities":

@@ -159,6 +159,15 @@ _KINDS = (
                 "off by that much; larger sizes make it smaller", "instances",
                 "How well the instances' clocks are known against the host's, against how "
                 "short the measured interval is."),
+    # -- the life cycle's costs (benchmarks boot, snapshot, migrate; virtbench density) ------
+    WarningKind("boot_phase_mismatch", WARNING,
+                "the phases sum to {sum} s against a total of {total} s ({pct} %): the "
+                "guest's clock and the host's disagree over the boot by more than 1 %; read "
+                "the phases on the guest's clock with care", "benchmark boot",
+                "A boot's guest-side phases are on the guest kernel's clock, the others on the "
+                "host's (docs/lifecycle.md); their sum misses the total by the guest clock's "
+                "drift over the boot. More than 1 % says the guest's clock ran at another "
+                "rate than the host's."),
 )
 
 CATALOGUE: dict[str, WarningKind] = {k.code: k for k in _KINDS}

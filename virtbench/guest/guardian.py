@@ -227,6 +227,12 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             ok[field] = value                      # below PID_MAX_LIMIT
         else:
             skip(field, value, "not a process id")
+    # second QEMUs of the same guest (a restore, a migration's destination)
+    for value in _listed(manifest.get("qemu_pids")):
+        if isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22:
+            ok.setdefault("qemu_pids", []).append(value)
+        else:
+            skip("qemu_pids", value, "not a process id")
     domain = manifest.get("libvirt_domain")
     if domain is not None:
         if isinstance(domain, dict) and isinstance(domain.get("name"), str) \
@@ -305,8 +311,9 @@ def cleanup(manifest: dict, root: str, podman: list[str] | None = None,
                            capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
             problems.append(f"virsh destroy {domain['name']}: {exc}")
-    if m.get("qemu_pid"):
-        kill_qemu(m["qemu_pid"], m["workdir"], m["created"])
+    for pid in [m.get("qemu_pid"), *(m.get("qemu_pids") or [])]:
+        if pid:
+            kill_qemu(pid, m["workdir"], m["created"])
     if m.get("sshd_pid"):    # a private sshd (its keys and config in the work directory)
         kill_ours(m["sshd_pid"], m["workdir"], m["created"], is_our_sshd)
     if podman:

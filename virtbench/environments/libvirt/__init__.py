@@ -23,11 +23,15 @@ from .existing import SSH_KEYS, ExistingDomain
 URI = Option("", help="libvirt connection URI (qemu:///system, xen:///system, "
              "vbox:///session, esx://HOST/) (required)", in_label=False)
 
-# the qemu kind's options; disk without nvme (libvirt 9 has no NVMe disk bus)
+# the qemu kind's options; disk without nvme (libvirt 9 has no NVMe disk bus), machine
+# without microvm (its domain XML is not what virtbench writes)
 DEFINED_OPTIONS: dict[str, Option] = {
     "uri": URI, **QEMU_OPTIONS,
     "disk": replace(QEMU_OPTIONS["disk"], choices=tuple(DISK_BUS),
-                    help="bus of the scratch disk (no nvme: libvirt 9 has no NVMe disk bus)")}
+                    help="bus of the scratch disk (no nvme: libvirt 9 has no NVMe disk bus)"),
+    "machine": replace(QEMU_OPTIONS["machine"], choices=("auto", "q35", "pc"),
+                       help="machine type; auto = q35, or pc when disk=ide (microvm: use "
+                            "qemu:machine=microvm)")}
 EXISTING_OPTIONS: dict[str, Option] = {
     "uri": URI,
     "domain": Option("", help="an existing domain's name: measure it over SSH", in_label=False),
