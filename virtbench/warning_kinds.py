@@ -168,6 +168,12 @@ _KINDS = (
                 "host's (docs/lifecycle.md); their sum misses the total by the guest clock's "
                 "drift over the boot. More than 1 % says the guest's clock ran at another "
                 "rate than the host's."),
+    WarningKind("restore_broken", WARNING,
+                "after a restore at mem={mem}, the guest's {what} did not work (clock rate "
+                "{rate}, ping: {ping})", "benchmark snapshot",
+                "A guest restored from its saved state answered its agent, but its clock did "
+                "not keep time (its rate over a second off by more than 5 %) or it could not "
+                "ping the host side of its network: the restore is not a working guest."),
 )
 
 CATALOGUE: dict[str, WarningKind] = {k.code: k for k in _KINDS}

@@ -17,7 +17,7 @@ _CLASSES = (
     + (network.Tcp, network.GuestToGuestTcp, network.Udp, network.RequestResponse, network.PingHops)
     + (transfer.Scp,)
     + (application.Blast,)
-    + (lifecycle.Boot, lifecycle.Footprint)
+    + (lifecycle.Boot, lifecycle.Footprint, lifecycle.Snapshot, lifecycle.Migrate)
 )
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in (cls() for cls in _CLASSES)}
 

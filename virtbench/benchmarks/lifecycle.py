@@ -8,6 +8,8 @@ into the trial's detail, where the report's lifecycle section reads it (docs/lif
 """
 from __future__ import annotations
 
+import re
+
 from ..errors import AgentError, VirtbenchError
 from ..outcome import Metric, TrialOutcome
 from .base import Benchmark
@@ -96,4 +98,97 @@ class Footprint(_Lifecycle):
         out.detail = {"footprint": {**fp.detail, "tcg_buffer_mib": fp.tcg_buffer / 2**20,
                                     "swap_mib": fp.swap / 2**20,
                                     "anon_huge_mib": fp.anon_huge / 2**20}}
+        return out
+
+
+def _check_mem(name: str, params: dict) -> None:
+    if params["mem"] and not re.fullmatch(r"\d+[MG]", params["mem"]):
+        raise VirtbenchError(f"benchmark {name}: mem={params['mem']} is not a size; write "
+                             "e.g. mem=512M or mem=2G (empty: the environment's own)")
+
+
+class Snapshot(_Lifecycle):
+    name = "snapshot"
+    description = ("save a running guest's state to a file and restore it until its agent "
+                   "answers (a twin at memory size mem), then check its clock and network")
+    metrics = (
+        Metric("save_s", "s", False, "stop to the state written (QMP migrate to a file)"),
+        Metric("save_mib", "MiB", False, "size of the state file"),
+        Metric("save_s_per_gib", "s/GiB", False, "save_s per GiB of guest RAM"),
+        Metric("restore_load_s", "s", False, "a new VMM started to its state loaded"),
+        Metric("restore_s", "s", False, "a new VMM started to the restored guest's agent "
+               "answering"),
+        Metric("restore_s_per_gib", "s/GiB", False, "restore_s per GiB of guest RAM"),
+        Metric("clock_lag_s", "s", False, "how far the restored guest's wall clock fell "
+               "behind the host's over the save and restore"),
+    )
+    needs = ("snapshot",)
+    defaults = {"mem": "", "fill_mib": 64}
+    quick = {"fill_mib": 16}
+
+    def check(self, params):
+        _check_mem(self.name, params)
+        if not 0 <= params["fill_mib"] <= 65536:
+            raise VirtbenchError("benchmark snapshot: fill_mib from 0 to 65536")
+
+    def measure(self, env, params) -> TrialOutcome:
+        got = env.snapshot_cycle(params)
+        out = TrialOutcome(values=got["values"], wall_s=got["values"].get("save_s"))
+        out.detail = {"snapshot": got["detail"]}
+        d = got["detail"]
+        if not d.get("clock_ok") or not d.get("net_ok"):
+            out.warnings.append(("restore_broken", (
+                f"after a restore at mem={d.get('mem')}, the guest's "
+                + " and ".join(w for w, ok in (("clock", d.get("clock_ok")),
+                                               ("network", d.get("net_ok"))) if not ok)
+                + f" did not work (clock rate {d.get('clock_rate')}, ping: {d.get('net')})")))
+        return out
+
+
+class Migrate(_Lifecycle):
+    name = "migrate"
+    description = ("live migration of a running guest to a second VMM on this host under a "
+                   "memory-dirtying workload: QEMU's total time and downtime, the downtime "
+                   "the guest's ticker shows and the work it lost")
+    metrics = (
+        Metric("total_s", "s", False, "migration start to its end (QEMU's total-time)"),
+        Metric("downtime_s", "s", False, "the guest stopped, as QEMU reports it"),
+        Metric("downtime_guest_s", "s", False, "the largest gap in the guest ticker's lines "
+               "as the host received them"),
+        Metric("work_lost_s", "s", False, "the workload's pages not written during the "
+               "migration, in seconds of its rate before it (PerfKitBenchmarker's "
+               "disruption)"),
+        Metric("setup_s", "s", False, "QEMU's setup time"),
+        Metric("transferred_mib", "MiB", False, "bytes of RAM sent"),
+        Metric("dirty_rate_mib_s", "MiB/s", False, "the dirty rate QEMU measured"),
+    )
+    needs = ("migrate",)
+    defaults = {"mem": "", "dirty_mb_s": 32, "buffer_mib": 128, "tick_ms": 2,
+                "bandwidth_mib_s": 0, "downtime_ms": 0, "mode": "precopy",
+                "before_s": 3.0, "after_s": 2.0, "max_s": 120.0}
+    quick = {"buffer_mib": 64, "before_s": 2.0, "after_s": 1.0}
+
+    def check(self, params):
+        _check_mem(self.name, params)
+        if params["mode"] not in ("precopy", "postcopy"):
+            raise VirtbenchError("benchmark migrate: mode=precopy or mode=postcopy")
+        for key, low, high in (("dirty_mb_s", 0, 100000), ("buffer_mib", 1, 65536),
+                               ("tick_ms", 1, 1000), ("bandwidth_mib_s", 0, 100000),
+                               ("downtime_ms", 0, 600000)):
+            if not low <= params[key] <= high:
+                raise VirtbenchError(f"benchmark migrate: {key} from {low} to {high}")
+        for key in ("before_s", "after_s", "max_s"):
+            if not 0 < params[key] <= 3600:
+                raise VirtbenchError(f"benchmark migrate: {key} above 0, at most 3600")
+
+    def measure(self, env, params) -> TrialOutcome:
+        got = env.migrate_cycle(params)
+        d = got["detail"]
+        if not d.get("converged"):
+            return TrialOutcome(error=(
+                f"the migration did not converge in {params['max_s']:g} s (status "
+                f"{d.get('status')}); raise bandwidth_mib_s or downtime_ms, lower "
+                "dirty_mb_s, or use mode=postcopy"), detail={"migrate": d})
+        out = TrialOutcome(values=got["values"], wall_s=got["values"].get("total_s"))
+        out.detail = {"migrate": d}
         return out
