@@ -174,6 +174,13 @@ _KINDS = (
                 "A guest restored from its saved state answered its agent, but its clock did "
                 "not keep time (its rate over a second off by more than 5 %) or it could not "
                 "ping the host side of its network: the restore is not a working guest."),
+    WarningKind("ticker_below_rate", WARNING,
+                "before the migration the guest's workload wrote {share} of the {rate} MB/s "
+                "asked: the guest cannot keep that rate here, so the work lost is against the "
+                "rate it did keep; lower dirty_mb_s", "benchmark migrate",
+                "The migration's memory-dirtying workload is paced; when the guest cannot keep "
+                "its pace even before the migration, its own slack and the migration's cost "
+                "mix in the work lost."),
 )
 
 CATALOGUE: dict[str, WarningKind] = {k.code: k for k in _KINDS}

@@ -26,7 +26,7 @@ from ...guest import image as guest_image
 from ...guest.watch import WorkDir
 from ...netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
-from . import kvm_probe, version
+from . import kvm_probe, microvm, version
 from .argv import build_argv
 from .boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
 from .guest import GUEST_KERNEL_DIR, Guest, guest_kernel_release
@@ -191,7 +191,8 @@ class Qemu(Environment):
             "agent_transport": self.values["agent"],
             "qmp_socket": self.vmm.qmp_socket, "pidfile": self.work.path / "qemu.pid",
             "name": f"virtbench-{self.ns.name}",
-            "boot_args": boot_args(self.values) + list(self.extra_boot_args),
+            "boot_args": boot_args(self.values) + microvm.boot_args(self.machine, self.accel)
+            + list(self.extra_boot_args),
         }
         if self.shared_root:
             cfg.update(root_image=make_root_overlay(self.image.path, self.work),
