@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.runner", "virtbench.lifecycle",
+        "virtbench.density",
         "virtbench.warmup", "virtbench.analysis", "virtbench.report",
         "virtbench.exitprofiles", "virtbench.fleet")),
     ("cli", ("virtbench.cli", "virtbench.__main__")),

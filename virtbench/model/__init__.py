@@ -4,6 +4,7 @@ run.py       a run's report: run, benchmarks, environments, results (with the co
              against their reference), trials, warnings, method notes, published figures
 profile.py   exit profiles
 compare.py   two runs side by side
+density.py   a density sweep: curves, knees, stop reasons
 base.py      the base record (reads as a mapping too)
 
 The JSON report is `model_dump()` of these; its JSON Schema is generated from them

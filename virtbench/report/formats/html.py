@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ... import warning_kinds
 from ...model import Comparison, Result, RunReport
-from .. import aggregates, charts, failures, fmt, matrix, profiles
+from ...model.density import DensityReport
+from .. import aggregates, charts, density, failures, fmt, matrix, profiles
 from ..exporter import Exporter
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -250,6 +251,21 @@ def render_compare(comparison: Comparison) -> str:
         differences=fmt.difference_lines(comparison))
 
 
+# -- a density sweep ---------------------------------------------------------------------------
+def render_density(report: DensityReport) -> str:
+    refs = {c.benchmark: c for c in report.curves if c.reference}
+    chart_specs, rows = [], []
+    for c in report.curves:
+        if not c.reference:
+            cid = f"chart-{len(chart_specs)}"
+            chart_specs.append((cid, density.curve_figure(c, refs.get(c.benchmark),
+                                                          report.rule.per_guest_floor)))
+        rows += [density.step_row(c, s) for s in c.steps]
+    return _page("density.html.j2", f"virtbench density {report.environment}", chart_specs,
+                 environment=report.environment, summary=density.summary_lines(report),
+                 charts=[cid for cid, _ in chart_specs], header=density.STEP_HEADER, rows=rows)
+
+
 class HtmlExporter(Exporter):
     def render(self, report: RunReport) -> str:
         return render(report)
@@ -259,3 +275,6 @@ class HtmlExporter(Exporter):
 
     def render_compare(self, comparison: Comparison) -> str:
         return render_compare(comparison)
+
+    def render_density(self, report: DensityReport) -> str:
+        return render_density(report)
