@@ -227,3 +227,26 @@ def test_microvm_under_tcg_is_told_its_tsc_and_keeps_it(tmp_path):
     # the captured microvm boot kept the TSC (no watchdog switch to jiffies)
     kmsg = load("boot-microvm.json")["kmsg"]
     assert "tsc=reliable" in kmsg and "Marking TSC unstable" not in kmsg
+
+
+# -- the report ---------------------------------------------------------------------------
+def test_boot_phases_stacked_in_the_html_report():
+    """On the JSON report of a real run (virtbench run --env qemu:machine=pc --env
+    qemu:machine=microvm --env container --env gvisor --bench boot --bench footprint
+    --trials 3, this host, TCG)."""
+    from virtbench import report as reports
+    from virtbench.model import RunReport
+    from virtbench.report import charts
+    from virtbench.vmlife.phases import ORDER
+    run = RunReport.of(load("report-boot-footprint.json"))
+    boot = [r for r in run.results if r.benchmark == "boot"]
+    fig = charts.phase_figure(boot, ORDER, "boot")
+    assert [d["name"] for d in fig["data"]] == ["vmm", "firmware", "kernel", "initramfs",
+                                                "init", "runtime", "sandbox", "agent"]
+    kernel = next(d for d in fig["data"] if d["name"] == "kernel")
+    pc = next(r for r in boot if r.metric == "kernel_s" and "machine=pc" in r.environment)
+    assert kernel["x"][0] == pc.trimmed_mean and fig["layout"]["barmode"] == "stack"
+    assert charts.phase_figure([r for r in run.results if r.benchmark == "footprint"],
+                               ORDER, "x") is None
+    html = reports.render(run, "html")
+    assert html.count("boot: phases, stacked") == 1

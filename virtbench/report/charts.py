@@ -134,3 +134,25 @@ def function_figure(entry: Profile, title: str) -> dict:
                        "xaxis": {"title": {"text": "share of exits (%)"}},
                        "margin": {"l": 260, "r": 20, "t": 40, "b": 40},
                        "height": 60 + 24 * max(len(rows), 1)}}
+
+
+def phase_figure(rows: list[Result], order: tuple[str, ...], title: str) -> dict | None:
+    """A boot cut into phases: per environment one horizontal bar, its phases' trimmed means
+    stacked in boot order (docs/lifecycle.md); None when the rows have no phase."""
+    envs = list(dict.fromkeys(r.environment for r in rows))
+    means = {(r.environment, r.metric_id.base or r.metric): r.trimmed_mean for r in rows
+             if r.metric_id.scope in ("single", "aggregate")}
+    phases = [p for p in order if any((e, p) in means for e in envs)]
+    if not phases:
+        return None
+    data = [{"type": "bar", "orientation": "h", "name": p.removesuffix("_s"),
+             "y": [wrap_label(e, 40) for e in envs], "x": [means.get((e, p), 0) for e in envs],
+             "hovertemplate": f"{escape(p)}: %{{x:.3f}} s<extra></extra>"} for p in phases]
+    layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
+              "barmode": "stack", "height": 140 + 44 * len(envs),
+              "margin": {"l": 20, "r": 20, "t": 44, "b": 40},
+              "xaxis": {"title": {"text": "seconds (trimmed means), VMM start to agent"}},
+              "yaxis": {"automargin": True, "autorange": "reversed"},
+              "legend": {"orientation": "h"},
+              "font": {"family": "system-ui, sans-serif", "size": 11}}
+    return {"data": data, "layout": layout}

@@ -19,6 +19,7 @@ from pathlib import Path
 from ... import warning_kinds
 from ...model import Comparison, Result, RunReport
 from ...model.density import DensityReport
+from ...vmlife.phases import ORDER as PHASE_ORDER
 from .. import aggregates, charts, density, failures, fmt, matrix, profiles
 from ..exporter import Exporter
 
@@ -187,6 +188,11 @@ def render(analysis: RunReport) -> str:
     for bench, rows in groupby(analysis.results, key=lambda r: r.benchmark):
         rows = list(rows)
         metric_charts = []
+        phase_chart = charts.phase_figure(rows, PHASE_ORDER, f"{bench}: phases, stacked")
+        if phase_chart is not None:
+            cid = f"chart-{len(chart_specs)}"
+            chart_specs.append((cid, phase_chart))
+            metric_charts.append({"id": cid, "metric": "phases"})
         for metric, mrows in groupby(rows, key=lambda r: r.metric):
             mrows = list(mrows)
             cid = f"chart-{len(chart_specs)}"
