@@ -17,7 +17,7 @@ from .profiles import profile_entries
 from .published import attach_published
 from .references import References
 from .trials import (REPORT_TAIL_CHARS, aggregate_methods, failed_trial_evidence,  # noqa: F401
-                     failure_line, failure_warnings, trial_counts)
+                     failure_line, failure_warnings, migration_timelines, trial_counts)
 
 from ..defaults import ALPHA as DEFAULT_ALPHA
 
@@ -203,7 +203,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         warnings=warnings,
         method_notes=[MethodNote(benchmark=b, note=n) for b, n in notes.items()],
         published_only=published_only,
-        profiles=profile_entries(store.profiles(run_id), results))
+        profiles=profile_entries(store.profiles(run_id), results),
+        migrations=migration_timelines(trials, samples))
 
 
 def environment_note(study: dict, env: dict) -> str | None:

@@ -193,6 +193,14 @@ def render(analysis: RunReport) -> str:
             cid = f"chart-{len(chart_specs)}"
             chart_specs.append((cid, phase_chart))
             metric_charts.append({"id": cid, "metric": "phases"})
+        seen_envs = set()
+        for mig in analysis.migrations:     # one timeline per environment: its first trial
+            if mig.benchmark == bench and mig.environment not in seen_envs:
+                seen_envs.add(mig.environment)
+                cid = f"chart-{len(chart_specs)}"
+                chart_specs.append((cid, charts.migration_figure(
+                    mig, f"{mig.environment} · {bench}: timeline of trial {mig.trial}")))
+                metric_charts.append({"id": cid, "metric": "timeline"})
         for metric, mrows in groupby(rows, key=lambda r: r.metric):
             mrows = list(mrows)
             cid = f"chart-{len(chart_specs)}"
