@@ -1,4 +1,5 @@
-"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, density, worker, fleet."""
+"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, density,
+worker, fleet."""
 from __future__ import annotations
 
 import argparse
