@@ -212,3 +212,26 @@ def test_density_report_in_json_html_and_table(monkeypatch):
     buf = StringIO()
     print_density(got, Console(file=buf, width=200))
     assert "knee at 2 guest(s), stop qos" in buf.getvalue() and "2 (knee)" in buf.getvalue()
+
+
+def test_a_real_qemu_sweep_judged_again_gives_its_knees():
+    """The report of a real sweep of TCG guests (fixtures/density/README.md): judging its
+    steps again gives the knees and stops it wrote, and the floor is what stopped it."""
+    got = DensityReport.of(json.loads((FIX / "qemu-cyclepi-stream.json").read_text()))
+    judged = {c.benchmark: c for c in got.curves if not c.reference}
+    assert set(judged) == {"cyclepi", "stream"}
+    for curve in got.curves:
+        again = curve.model_copy(deep=True)
+        again.knee = again.stop_reason = None
+        sw.judge_curve(again, dens.Rule(got.rule.per_guest_floor, got.rule.min_gain))
+        if not curve.reference:
+            assert (again.knee, again.stop_reason) == (curve.knee, curve.stop_reason)
+    cyc = judged["cyclepi"]
+    assert (cyc.knee, cyc.stop_reason) == (2, "qos")
+    assert cyc.steps[2].slowest_share < 0.5 <= cyc.steps[1].slowest_share
+    assert cyc.steps[1].aggregate.mean > 1.05 * cyc.steps[0].aggregate.mean
+    assert judged["stream"].knee == 1
+    # the reference curves ran at the same counts
+    refs = [c for c in got.curves if c.reference]
+    assert {c.benchmark for c in refs} == {"cyclepi", "stream"}
+    assert all([s.count for s in c.steps] == [1, 2, 3] for c in refs)

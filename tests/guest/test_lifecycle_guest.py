@@ -93,5 +93,5 @@ def test_density_of_qemu_guests(capsys, tmp_path, store_url):
                  "--trials", "2", "--quick", "--no-progress", "--format", "html",
                  "-o", str(out)]) == 0
     html = out.read_text()
-    assert "knee:" in html and "QoS floor" in html and "native (reference)" in html
+    assert "knee:" in html and "QoS floor" in html and "native aggregate (reference" in html
     assert not [n for n in netns.list_namespaces() if n.startswith("virtbench")]

@@ -45,7 +45,8 @@ def summary_lines(report: DensityReport) -> list[str]:
 
 def curve_figure(curve: DensityCurve, reference: DensityCurve | None, floor: float) -> dict:
     """Aggregate and slowest guest against the count; the floor (floor x one guest's)
-    dotted; the knee marked; the reference curve grey."""
+    dotted; the knee marked; the reference curve grey, on its own axis (a TCG guest and
+    the native processes differ by orders of magnitude)."""
     counts = [s.count for s in curve.steps]
 
     def err(steps, attr):
@@ -62,10 +63,12 @@ def curve_figure(curve: DensityCurve, reference: DensityCurve | None, floor: flo
              "y": [min(g.mean for g in s.per_guest) for s in curve.steps],
              "error_y": err(curve.steps, "slowest")}]
     if reference and reference.steps:
-        data.append({"type": "scatter", "mode": "lines+markers", "name": "native (reference)",
+        data.append({"type": "scatter", "mode": "lines+markers",
+                     "name": "native aggregate (reference, right axis)", "yaxis": "y2",
                      "x": [s.count for s in reference.steps],
                      "y": [s.aggregate.mean for s in reference.steps],
-                     "line": {"color": REF_COLOR, "dash": "dash"}})
+                     "line": {"color": REF_COLOR, "dash": "dash"},
+                     "marker": {"color": REF_COLOR}})
     shapes, notes = [], []
     if curve.steps:
         single = min(g.mean for g in curve.steps[0].per_guest)
@@ -84,9 +87,12 @@ def curve_figure(curve: DensityCurve, reference: DensityCurve | None, floor: flo
     layout = {"title": {"text": f"{curve.environment} · {curve.benchmark} · {curve.metric} "
                                 f"({curve.unit}, higher is better)", "font": {"size": 13},
                         "x": 0.02, "xanchor": "left"},
-              "height": 360, "margin": {"l": 60, "r": 20, "t": 56, "b": 44},
+              "height": 400, "margin": {"l": 60, "r": 60, "t": 56, "b": 44},
               "xaxis": {"title": {"text": "guests at once"}, "dtick": 1},
               "yaxis": {"title": {"text": curve.unit}, "rangemode": "tozero"},
+              "yaxis2": {"title": {"text": f"native, {curve.unit}"}, "overlaying": "y",
+                         "side": "right", "rangemode": "tozero", "showgrid": False},
+              "legend": {"orientation": "h", "y": -0.25},
               "shapes": shapes, "annotations": notes,
               "font": {"family": "system-ui, sans-serif", "size": 11}}
     return {"data": data, "layout": layout}
