@@ -157,6 +157,19 @@ def test_the_sweep_stops_at_its_max_memory_and_time(monkeypatch):
     assert got.stop_reason == "time" and got.curves == []
 
 
+def test_a_failed_step_keeps_the_steps_before(monkeypatch):
+    replay = Replay(monkeypatch)
+
+    def step(study):
+        if len(replay.studies) == 2:
+            raise VirtbenchError("environment qemu: the guest did not boot")
+        return replay(study)
+    got = sw.Sweep("native", ["cyclepi"], 8, run_step=step, available=lambda: 2**40).run()
+    assert got.stop_reason == "failed" and "step 3: environment qemu" in got.failure
+    assert [s.count for s in got.curves[0].steps] == [1, 2]
+    assert got.curves[0].stop_reason == "failed" and got.curves[0].knee == 2
+
+
 def test_a_reference_curve_runs_beside_and_is_not_judged(monkeypatch):
     s = sw.Sweep("container", ["cyclepi"], 3, run_step=Replay(monkeypatch),
                  available=lambda: None)

@@ -173,7 +173,11 @@ class Sweep:
                 reason = "memory"
                 break
             study = self._study(count)
-            run_id = self._run_step(study)
+            try:
+                run_id = self._run_step(study)
+            except VirtbenchError as exc:       # the steps before keep their figures
+                reason, report.failure = "failed", f"step {count}: {exc}"
+                break
             step_report = analyze_run(self.store, run_id)
             got_any = False
             for env in step_report.environments:
@@ -190,7 +194,8 @@ class Sweep:
                         unit=unit_of(name, metric), reference=ref))
                     curve.steps.append(step)
             if not got_any:
-                reason = "failed"
+                reason, report.failure = "failed", (f"step {count} (run {run_id}): no trial "
+                                                    "of the environment gave a sample")
                 break
             for curve in curves.values():
                 judge_curve(curve, self.rule)

@@ -79,6 +79,8 @@ class DensityReport(Record):
     quick: bool = Field(False, description="quick benchmark sizes")
     rule: DensityRule = Field(default_factory=DensityRule, description="the QoS rule")
     stop_reason: StopReason | None = Field(None, description="why the sweep as a whole ended")
+    failure: str | None = Field(None, description="the step that failed and why (stop "
+                                                  "reason failed)")
     started: str | None = Field(None, description="when it started (ISO 8601, UTC)")
     finished: str | None = Field(None, description="when it ended")
     curves: list[DensityCurve] = Field(default_factory=list, description="per benchmark (and "

@@ -35,7 +35,8 @@ def summary_lines(report: DensityReport) -> list[str]:
            f"guests, {report.trials} trial(s) per step{' (quick sizes)' if report.quick else ''}",
            f"QoS rule: every guest at least {report.rule.per_guest_floor:.0%} of one guest "
            f"alone; each step adds at least {report.rule.min_gain:.0%} to the aggregate",
-           f"the sweep ended: {report.stop_reason or 'every curve stopped'}"]
+           f"the sweep ended: {report.stop_reason or 'every curve stopped'}"
+           + (f" ({report.failure})" if report.failure else "")]
     for c in report.curves:
         if not c.reference:
             out.append(f"{c.benchmark} ({c.metric}): knee at {c.knee} guest(s), stop "
