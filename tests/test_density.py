@@ -110,6 +110,27 @@ def test_the_real_sweep_knee_and_stop():
     assert 0 < curve.steps[2].fairness < 1
 
 
+def test_memory_of_a_step_from_its_real_footprint_rows():
+    """Reports of a real container sweep's steps 1 and 3 (fixtures/density/README.md)."""
+    def rep(n):
+        return RunReport.of(json.loads((FIX / f"container-cyclepi-x{n}.json").read_text()))
+    one, three = rep(1), rep(3)
+    label1, label3 = one.environments[0].label, three.environments[0].label
+    pss1, over1 = sw.memory_of(one, label1, 1)
+    row = next(r for r in one.results if r.environment == label1 and r.metric == "pss_mib")
+    assert pss1 == row.trimmed_mean and 0 < over1 < pss1
+    pss3, over3 = sw.memory_of(three, label3, 3)
+    each = [r.trimmed_mean for r in three.results if r.environment == label3
+            and r.metric_id.base == "pss_mib" and r.metric_id.scope == "instance"]
+    assert len(each) == 3 and pss3 == pytest.approx(sum(each))
+    assert 2 * pss1 < pss3 < 4 * pss1                 # three containers, each about one
+    # the native reference has no footprint; a wrong count finds nothing
+    assert sw.memory_of(three, "native/x3", 3) == (None, None)
+    assert sw.memory_of(three, label3, 2) == (None, None)
+    s = sw.step_of(three, label3, three.benchmarks[0].label, "seconds", 3)
+    assert s is not None and len(s.per_guest) == 3
+
+
 # -- the sweep's loop, on the real reports ----------------------------------------------
 class Replay:
     """Steps answered by the real reports (the runner and the store faked)."""
@@ -173,8 +194,13 @@ def test_a_failed_step_keeps_the_steps_before(monkeypatch):
 def test_a_reference_curve_runs_beside_and_is_not_judged(monkeypatch):
     s = sw.Sweep("container", ["cyclepi"], 3, run_step=Replay(monkeypatch),
                  available=lambda: None)
-    assert [e.spec for e in s._study(3).environments] == ["container:instances=3",
-                                                          "native:instances=3"]
+    study = s._study(3)
+    assert [e.spec for e in study.environments] == ["container:instances=3",
+                                                    "native:instances=3"]
+    # a container's host memory is read at each step too (benchmark footprint)
+    assert [c.name for c in study.benchmarks] == ["cyclepi", "footprint"]
+    assert [c.name for c in sw.Sweep("native", ["cyclepi"], 2)._study(1).benchmarks] == \
+        ["cyclepi"]
 
 
 def test_bad_input_is_one_line():

@@ -73,6 +73,19 @@ def step_of(report: RunReport, env_label: str, case: str, metric: str, count: in
                        per_guest=[Throughput(**vars(g)) for g in guests])
 
 
+def memory_of(report: RunReport, env_label: str, count: int) -> tuple[float | None, ...]:
+    """(PSS, VMM overhead) of all the step's guests together, MiB: the sum of each guest's
+    footprint (trimmed means of its rows; one guest: its one row); None where the step has
+    none (pure)."""
+    out = []
+    for metric in ("pss_mib", "overhead_mib"):
+        scope = "single" if count == 1 else "instance"
+        rows = [r for r in report.results if r.environment == env_label and r.n > 0
+                and r.metric_id.base == metric and r.metric_id.scope == scope]
+        out.append(sum(r.trimmed_mean for r in rows) if len(rows) == count else None)
+    return tuple(out)
+
+
 def as_step(step: DensityStep) -> dens.Step:
     def fig(t: Throughput) -> dens.Figure:
         return dens.Figure(t.mean, t.ci_low, t.ci_high, t.n)
@@ -132,14 +145,18 @@ class Sweep:
         self.store, self.console, self.show_progress = store, console, show_progress
         self._run_step = run_step or self._runner_step
         self._available = available or (lambda: meminfo.available(meminfo.host_text() or ""))
-        environments.create(spec)            # bad options fail here, before anything runs
+        made = environments.create(spec)     # bad options fail here, before anything runs
+        # each step also takes the guests' host memory (benchmark footprint) where it can
+        self.footprint = bool(made.capabilities().footprint) and \
+            not any(parse_bench_spec(t)[0] == "footprint" for t in benches)
 
     # -- one step ------------------------------------------------------------------------
     def _study(self, count: int):
         envs = [with_instances(self.spec, count)]
         if self.reference:
             envs.append(with_instances(REFERENCE_KIND, count))
-        return with_flags(None, envs=envs, benches=self.benches, trials=self.trials,
+        benches = self.benches + (["footprint"] if self.footprint else [])
+        return with_flags(None, envs=envs, benches=benches, trials=self.trials,
                           quick=self.quick)
 
     def _runner_step(self, study) -> str:
@@ -189,6 +206,7 @@ class Sweep:
                         continue
                     got_any = got_any or not ref
                     step.host_available_mib = avail_mib
+                    step.pss_mib, step.overhead_mib = memory_of(step_report, env.label, count)
                     curve = curves.setdefault((base_spec, case_label), DensityCurve(
                         environment=base_spec, benchmark=case_label, metric=metric,
                         unit=unit_of(name, metric), reference=ref))

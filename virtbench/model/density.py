@@ -38,6 +38,11 @@ class DensityStep(Record):
     fairness: float | None = Field(None, description="Jain's index of the guests' throughputs")
     host_available_mib: float | None = Field(None, description="the host's MemAvailable "
                                                                "before the step")
+    pss_mib: float | None = Field(None, description="host memory of all its guests "
+                                                    "together: their PSS (benchmark "
+                                                    "footprint), MiB")
+    overhead_mib: float | None = Field(None, description="their VMMs' own memory together "
+                                                         "(PSS minus guest RAM), MiB")
 
 
 class DensityCurve(Record):

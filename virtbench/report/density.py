@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..model.density import DensityCurve, DensityReport, DensityStep
 
 STEP_HEADER = ["environment", "benchmark", "guests", "aggregate", "95 % CI", "per guest",
-               "slowest / one guest", "fairness", "run"]
+               "slowest / one guest", "fairness", "host memory (PSS)", "run"]
 KNEE_COLOR, FLOOR_COLOR, REF_COLOR = "#b91c1c", "#6b7280", "#9ca3af"
 
 
@@ -27,7 +27,8 @@ def step_row(curve: DensityCurve, s: DensityStep) -> list[str]:
             f"{s.count}{knee}", f"{num(s.aggregate.mean)} {curve.unit}",
             ci(s.aggregate.ci_low, s.aggregate.ci_high), guests,
             "—" if s.slowest_share is None else f"{s.slowest_share:.0%}",
-            "—" if s.fairness is None else f"{s.fairness:.3f}", s.run_id]
+            "—" if s.fairness is None else f"{s.fairness:.3f}",
+            "—" if s.pss_mib is None else f"{s.pss_mib:,.0f} MiB", s.run_id]
 
 
 def summary_lines(report: DensityReport) -> list[str]:
