@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from virtbench import netns
+from virtbench import workroot
 from virtbench.cli import main
 
 pytestmark = pytest.mark.slow
@@ -27,6 +27,14 @@ def values(report: dict, env_prefix: str, bench: str) -> dict[str, list[float]]:
             if r["environment"].startswith(env_prefix) and r["benchmark"].startswith(bench)}
 
 
+def work_entries() -> set[str]:
+    """What is in the work root: every twin, state file and tick socket goes in a directory
+    of its own there, removed after (namespaces are not compared: other work on the host
+    makes and removes its own)."""
+    root = workroot.root()
+    return {p.name for p in root.iterdir()} if root.is_dir() else set()
+
+
 def kinds(report: dict) -> set[str]:
     return {w["kind"] for w in report["warnings"]}
 
@@ -40,7 +48,7 @@ def kinds(report: dict) -> set[str]:
 ])
 def test_boot_phases_sum_to_the_total_and_footprint(spec, prefix, phases, capsys, tmp_path,
                                                     store_url):
-    before = set(netns.list_namespaces())
+    before = work_entries()
     report = run_json(capsys, tmp_path, "--env", spec, "--bench", "boot", "--bench",
                       "footprint", "--trials", "1")
     boot = values(report, prefix, "boot")
@@ -52,10 +60,11 @@ def test_boot_phases_sum_to_the_total_and_footprint(spec, prefix, phases, capsys
     assert fp["overhead_mib"][0] == pytest.approx(fp["pss_mib"][0] - fp["guest_resident_mib"][0],
                                                   rel=0.05)
     assert 0 < fp["uss_mib"][0] <= fp["rss_mib"][0]
-    assert set(netns.list_namespaces()) <= before
+    assert work_entries() <= before
 
 
 def test_snapshot_at_two_sizes_restores_a_working_guest(capsys, tmp_path, store_url):
+    before = work_entries()
     report = run_json(capsys, tmp_path, "--env", "qemu", "--bench", "snapshot:mem=256M",
                       "--bench", "snapshot:mem=512M", "--trials", "1", "--quick")
     small, large = (values(report, "qemu", f"snapshot[mem={m}") for m in ("256M", "512M"))
@@ -63,6 +72,7 @@ def test_snapshot_at_two_sizes_restores_a_working_guest(capsys, tmp_path, store_
         assert v["save_s"][0] > 0 and v["restore_s"][0] >= v["restore_load_s"][0] > 0
     assert large["save_mib"][0] > small["save_mib"][0] * 0.9
     assert "restore_broken" not in kinds(report)
+    assert work_entries() <= before
 
 
 def test_live_migration_under_a_ticker(capsys, tmp_path, store_url):
@@ -94,4 +104,4 @@ def test_density_of_qemu_guests(capsys, tmp_path, store_url):
                  "-o", str(out)]) == 0
     html = out.read_text()
     assert "knee:" in html and "QoS floor" in html and "native aggregate (reference" in html
-    assert not [n for n in netns.list_namespaces() if n.startswith("virtbench")]
+    assert " MiB</td>" in html                 # each step's guests' host memory (PSS)
