@@ -34,11 +34,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.guest", "virtbench.sshd", "virtbench.sshsession", "virtbench.fingerprint",
         "virtbench.hypervisor", "virtbench.pinning", "virtbench.targets",
         "virtbench.profile", "virtbench.capabilities", "virtbench.hostexec",
-        "virtbench.workroot", "virtbench.meminfo")),
+        "virtbench.workroot", "virtbench.meminfo", "virtbench.vmlife")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
         "virtbench.study", "virtbench.study_schema", "virtbench.study_claims",
-        "virtbench.runner", "virtbench.lifecycle",
+        "virtbench.runner", "virtbench.lifecycle", "virtbench.density",
         "virtbench.warmup", "virtbench.analysis", "virtbench.report",
         "virtbench.exitprofiles", "virtbench.fleet")),
     ("cli", ("virtbench.cli", "virtbench.__main__")),

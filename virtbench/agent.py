@@ -20,7 +20,10 @@ at most once per STREAM_EVERY_S and at most STREAM_CHUNK bytes of each stream pe
 (the newest; "skipped" counts what was left out): {"id": .., "event": "output", "stdout": "..",
 "stderr": "..", "skipped": {"stdout": n, "stderr": n}}. The reply still carries the whole
 output; the events are what the host keeps of a command whose agent is lost before it answers.
-A ping reply carries "mono": the agent's CLOCK_MONOTONIC (time.monotonic()) when it answered.
+A ping reply carries "mono": the agent's CLOCK_MONOTONIC (time.monotonic()) when it answered;
+"started_mono": when this program's first line ran, and "exec_mono": when its process was
+exec'd (its start time in /proc, clock ticks since boot, against CLOCK_BOOTTIME: to within a
+tick), both on the same clock (null where the system cannot say): a start's phases.
 
 Transports: --stdio (a subprocess of the host), --port PATH (a virtio-serial port such as
 /dev/virtio-ports/org.virtbench.agent), --serial PATH (a tty, put in raw mode).
@@ -40,6 +43,7 @@ import sys
 import threading
 import time
 
+STARTED_MONO = time.monotonic()
 AGENT_VERSION = 1
 MAX_OUTPUT = 32 * 1024 * 1024  # bytes of stdout/stderr returned per stream
 STREAM_EVERY_S = 1.0           # "stream": at most one output event a second...
@@ -243,7 +247,22 @@ def do_get(req):
 def do_ping(_req):
     return {"ok": True, "agent_version": AGENT_VERSION, "hostname": socket.gethostname(),
             "python": platform.python_version(), "pid": os.getpid(),
-            "uptime_s": _uptime(), "mono": time.monotonic()}
+            "uptime_s": _uptime(), "mono": time.monotonic(), "started_mono": STARTED_MONO,
+            "exec_mono": EXEC_MONO}
+
+
+def _exec_mono():
+    """This process's exec moment on time.monotonic()'s clock, or None."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+        return time.monotonic() - age
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+EXEC_MONO = _exec_mono()
 
 
 def _uptime():

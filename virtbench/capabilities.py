@@ -57,6 +57,11 @@ class Capabilities:
     direct_io: Answer        # O_DIRECT reaches the storage under test (not a sandbox's cache)
     guest_root_io: Answer    # root in a guest of a device model: an I/O port write and an MMIO
                              # read reach emulated devices, never real hardware (primitives)
+    # the life cycle's costs (benchmarks boot, footprint, snapshot, migrate; docs/lifecycle.md)
+    boot_phases: Answer      # a fresh copy of it can be started and its start cut into phases
+    footprint: Answer        # the host memory it takes (its VMM's or sandbox's processes)
+    snapshot: Answer         # a running copy saved to a file and restored
+    migrate: Answer          # a running copy live-migrated to a second VMM on this host
 
     @classmethod
     def none(cls, who: str) -> "Capabilities":
@@ -81,6 +86,13 @@ class Capabilities:
             guest_root_io=cannot(f"{who}: the ioport primitives write an I/O port and read a "
                                  "device register, which only root in a guest virtbench boots "
                                  "may do (there they reach an emulated device)"),
+            boot_phases=cannot(f"{who}: boot phases need an environment virtbench starts "
+                               "itself (qemu, container, gvisor)"),
+            footprint=cannot(f"{who}: its host memory is not virtbench's to read (it runs "
+                             "no VMM or sandbox process here); use qemu, libvirt (a domain "
+                             "virtbench defines), container or gvisor"),
+            snapshot=cannot(f"{who}: snapshot and restore need a VMM virtbench runs (qemu)"),
+            migrate=cannot(f"{who}: live migration needs a VMM virtbench runs (qemu)"),
         )
 
     def with_(self, **answers: Answer) -> "Capabilities":

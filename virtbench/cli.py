@@ -1,4 +1,5 @@
-"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, worker, fleet."""
+"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, density,
+worker, fleet."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ from rich.table import Table
 # Only what building the parser needs is imported here; each command imports what it uses
 # when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
 # (scipy), the environments or the runner.
-from . import __version__, report
+from . import __version__, density, report
 from .errors import VirtbenchError
 from .fleet import commands as fleet_commands
 
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(for labels holding '=' either way); one per --pair")
     cmp.add_argument("--store", metavar="URL")
     fleet_commands.add_parsers(sub, add_study_flags)
+    density.add_parser(sub)
     return p
 
 
@@ -337,6 +339,16 @@ def cmd_compare(args, out: Console) -> int:
     return EXIT_OK
 
 
+def cmd_density(args, out: Console, err: Console) -> int:
+    result = density.cmd_density(args, out, err)
+    if args.format == "table" and not args.output:
+        from .report.formats.table import print_density
+        print_density(result, out)
+    else:
+        _emit(report.render_density(result, args.format), args.output, out)
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -348,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
                 "report": cmd_report, "compare": cmd_compare,
+                "density": lambda a, o: cmd_density(a, o, err),
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}
     try:

@@ -196,6 +196,28 @@ _KINDS = (
                 "off by that much; larger sizes make it smaller", "instances",
                 "How well the instances' clocks are known against the host's, against how "
                 "short the measured interval is."),
+    # -- the life cycle's costs (benchmarks boot, snapshot, migrate; virtbench density) ------
+    WarningKind("boot_phase_mismatch", WARNING,
+                "the phases sum to {sum} s against a total of {total} s ({pct} %): the "
+                "guest's clock and the host's disagree over the boot by more than 1 %; read "
+                "the phases on the guest's clock with care", "benchmark boot",
+                "A boot's guest-side phases are on the guest kernel's clock, the others on the "
+                "host's (docs/lifecycle.md); their sum misses the total by the guest clock's "
+                "drift over the boot. More than 1 % says the guest's clock ran at another "
+                "rate than the host's."),
+    WarningKind("restore_broken", WARNING,
+                "after a restore at mem={mem}, the guest's {what} did not work (clock rate "
+                "{rate}, ping: {ping})", "benchmark snapshot",
+                "A guest restored from its saved state answered its agent, but its clock did "
+                "not keep time (its rate over a second off by more than 5 %) or it could not "
+                "ping the host side of its network: the restore is not a working guest."),
+    WarningKind("ticker_below_rate", WARNING,
+                "before the migration the guest's workload wrote {share} of the {rate} MB/s "
+                "asked: the guest cannot keep that rate here, so the work lost is against the "
+                "rate it did keep; lower dirty_mb_s", "benchmark migrate",
+                "The migration's memory-dirtying workload is paced; when the guest cannot keep "
+                "its pace even before the migration, its own slack and the migration's cost "
+                "mix in the work lost."),
 )
 
 CATALOGUE: dict[str, WarningKind] = {k.code: k for k in _KINDS}

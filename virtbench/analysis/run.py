@@ -22,7 +22,7 @@ from .published import attach_published
 from .references import References
 from .rows import disturbed_trials, rows_of
 from .trials import (REPORT_TAIL_CHARS, aggregate_methods, failed_trial_evidence,  # noqa: F401
-                     failure_line, failure_warnings, trial_counts)
+                     failure_line, failure_warnings, migration_timelines, trial_counts)
 
 from ..defaults import ALPHA as DEFAULT_ALPHA
 
@@ -266,7 +266,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
         profiles=profiles,
         claims=claims,
         price_lists=price_lists(cases, [e["label"] for e in envs], chosen, results, profiles,
-                                warnings))
+                                warnings),
+        migrations=migration_timelines(trials, samples))
 
 
 def _compare(row, ref_row, label, metric, basis, mode, threshold, alpha, run_id, key,

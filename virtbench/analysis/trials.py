@@ -91,3 +91,25 @@ def failed_trial_evidence(trials: list[dict], samples: list[dict]) -> list[Faile
             stderr_tail=(t.get("stderr") or "")[-REPORT_TAIL_CHARS:],
             stdout_bytes=detail.get("stdout_bytes"), stderr_bytes=detail.get("stderr_bytes")))
     return out
+
+
+def migration_timelines(trials: list[dict], samples: list[dict]) -> list:
+    """Each successful migrate trial's timeline from its detail and its samples (benchmark
+    migrate), in run order (pure)."""
+    from ..model.run import MigrationTimeline
+    values: dict[tuple, dict[str, float]] = defaultdict(dict)
+    for s in samples:
+        values[(s["environment"], s["benchmark"], s["trial"])][s["metric"]] = s["value"]
+    out = []
+    for t in trials:
+        d = (t.get("detail") or {}).get("migrate") if t.get("status") == "ok" else None
+        if not isinstance(d, dict) or not d.get("converged") or not d.get("timeline"):
+            continue
+        qemu = d.get("qemu") or {}
+        v = values[(t["environment"], t["benchmark"], t["trial"])]
+        out.append(MigrationTimeline(
+            environment=t["environment"], benchmark=t["benchmark"], trial=t["trial"] + 1,
+            total_s=qemu.get("total_s"), downtime_s=qemu.get("downtime_s"),
+            downtime_guest_s=v.get("downtime_guest_s"), gap_at_s=d.get("gap_at_s"),
+            work_lost_s=v.get("work_lost_s"), points=d["timeline"]))
+    return out

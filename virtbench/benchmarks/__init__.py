@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..errors import VirtbenchError
 from .base import Benchmark, Metric, ParseError, TrialOutcome
-from . import application, cpu, disk, memory, network, primitives, transfer
+from . import application, cpu, disk, lifecycle, memory, network, primitives, transfer
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -18,6 +18,7 @@ _CLASSES = (
     + (network.Tcp, network.GuestToGuestTcp, network.Udp, network.RequestResponse, network.PingHops)
     + (transfer.Scp,)
     + (application.Blast,)
+    + (lifecycle.Boot, lifecycle.Footprint, lifecycle.Snapshot, lifecycle.Migrate)
 )
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in (cls() for cls in _CLASSES)}
 

@@ -50,6 +50,10 @@ ABILITIES: dict[str, tuple[str, ...]] = {
     "drop_caches": ("drop_caches",),
     "memory_size": ("memory_bytes",),
     "exit_profile": ("profiled_trial",),
+    "boot_phases": ("measure_boot",),
+    "footprint": ("footprint",),
+    "snapshot": ("snapshot_cycle",),
+    "migrate": ("migrate_cycle",),
 }
 
 STEPS: tuple[str, ...] = ("prepare", "start", "ready")
@@ -312,6 +316,26 @@ class Environment(ABC):
         """One extra trial of `bench`, profiled, never a measured one: (TrialOutcome, Profile).
         Only where capabilities().exit_profile says it can."""
         raise self._cannot("exit_profile")
+
+    # -- the life cycle's costs (benchmarks boot, footprint, snapshot, migrate) ------------
+    def measure_boot(self):
+        """Start a fresh copy of this environment, cut its start into phases
+        (vmlife.phases.Phases), stop it. Only where capabilities().boot_phases can."""
+        raise self._cannot("boot_phases")
+
+    def footprint(self):
+        """The host memory this running environment takes (vmlife.footprint.Footprint)."""
+        raise self._cannot("footprint")
+
+    def snapshot_cycle(self, params: dict) -> dict:
+        """Save a running copy of this environment to a file and restore it: the figures
+        and what the restored copy could still do (vmlife.snapshot)."""
+        raise self._cannot("snapshot")
+
+    def migrate_cycle(self, params: dict) -> dict:
+        """Live-migrate a running copy of this environment to a second VMM on this host
+        under a memory-dirtying workload (vmlife.migration)."""
+        raise self._cannot("migrate")
 
     def end_profiling(self) -> None:
         """Let go of what profiling needed (a profiling twin of a guest); idempotent."""

@@ -291,6 +291,12 @@ def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
             ok["hugepages_added"] = added          # at most 4 TiB of 2 MiB pages
         else:
             skip("hugepages_added", added, "not a count of huge pages")
+    # second QEMUs of the same guest (a restore, a migration's destination)
+    for value in _listed(manifest.get("qemu_pids")):
+        if isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22:
+            ok.setdefault("qemu_pids", []).append(value)
+        else:
+            skip("qemu_pids", value, "not a process id")
     domain = manifest.get("libvirt_domain")
     if domain is not None:
         if isinstance(domain, dict) and isinstance(domain.get("name"), str) \
@@ -369,8 +375,9 @@ def cleanup(manifest: dict, root: str, podman: list[str] | None = None,
                            capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
             problems.append(f"virsh destroy {domain['name']}: {exc}")
-    if m.get("qemu_pid"):
-        kill_qemu(m["qemu_pid"], m["workdir"], m["created"])
+    for pid in [m.get("qemu_pid"), *(m.get("qemu_pids") or [])]:
+        if pid:
+            kill_qemu(pid, m["workdir"], m["created"])
     if m.get("nbd_pid"):     # the scratch disk's server, once its client is gone
         kill_ours(m["nbd_pid"], m["workdir"], m["created"], is_our_server)
     if m.get("nfs_pgid"):

@@ -47,9 +47,10 @@ PACKAGES = (
 )
 
 # Drivers the initramfs loads (with their dependencies from modules.dep) so that the root
-# disk is found on any bus, plus the NIC drivers (the real root runs no udev coldplug).
+# disk is found on any bus (virtio_mmio: machine=microvm's transport), plus the NIC drivers
+# (the real root runs no udev coldplug).
 INITRAMFS_MODULES = (
-    "virtio_pci", "virtio_blk", "virtio_scsi", "virtio_console", "virtio_net",
+    "virtio_pci", "virtio_mmio", "virtio_blk", "virtio_scsi", "virtio_console", "virtio_net",
     "ahci", "ata_piix", "ata_generic", "sd_mod", "nvme", "crc32c_generic", "ext4",
     "e1000", "8139cp", "8139too",
 )
@@ -307,7 +308,7 @@ def _install_guest_files(tree: Path) -> None:
     vb = tree / "opt/virtbench"
     (vb / "sbin").mkdir(parents=True, exist_ok=True)
     shutil.copy2(AGENT_SOURCE, vb / "agent.py")
-    for name in ("rc", "agent-svc"):
+    for name in ("rc", "agent-svc", "phase-mark"):
         shutil.copy2(FILES / name, vb / name)
         os.chmod(vb / name, 0o755)
     init = vb / "sbin/init"

@@ -7,6 +7,7 @@ claims.py    the study's claims, checked
 profile.py   exit profiles
 pricelist.py the primitives' price list
 compare.py   two runs side by side
+density.py   a density sweep: curves, knees, stop reasons
 base.py      the base record (reads as a mapping too)
 
 The JSON report is `model_dump()` of these; its JSON Schema is generated from them

@@ -30,7 +30,7 @@ class HostRun(Record):
 # fields are added, the major part when a field changes or goes (2.0: verdicts are the
 # decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
 # price_lists)
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 
 
 class RunInfo(Record):
@@ -253,6 +253,25 @@ class PublishedFigure(Record):
     unmeasured: str | None = Field(None, description="why virtbench cannot measure it here")
 
 
+class MigrationTimeline(Record):
+    """One live migration as its guest's workload felt it (benchmark migrate; docs/lifecycle.md)."""
+
+    environment: str = Field("", description="the environment's label")
+    benchmark: str = Field("", description="the benchmark case's label")
+    trial: int = Field(0, description="the trial's number (from 1)")
+    total_s: float | None = Field(None, description="QEMU's total time, s")
+    downtime_s: float | None = Field(None, description="QEMU's downtime, s")
+    downtime_guest_s: float | None = Field(None, description="the largest gap between the "
+                                           "guest ticker's lines in the migration's window, s")
+    gap_at_s: float | None = Field(None, description="where that gap ended, s from the "
+                                                     "migration's start")
+    work_lost_s: float | None = Field(None, description="the workload's pages not written, "
+                                                        "in seconds of its rate before")
+    points: list[list[float]] = Field(default_factory=list, description="(s from the "
+                                      "migration's start, pages written so far) as the host "
+                                      "received the ticker's lines, at most 400")
+
+
 class RunReport(Record):
     """`virtbench report --format json`: a run (or a fleet's runs, as one)."""
 
@@ -279,6 +298,9 @@ class RunReport(Record):
     price_lists: list[PriceList] = Field(default_factory=list, description="the price "
                                          "list of each primitives case: primitive x "
                                          "environment, ratio to the baseline, linked exits")
+    migrations: list[MigrationTimeline] = Field(default_factory=list, description="each "
+                                                "live migration's timeline (benchmark "
+                                                "migrate)")
 
 
 class ProfilesReport(Record):

@@ -5,7 +5,8 @@
 
 tests/model/test_report_schema.py fails when either differs from what the model generates.
 The schema's root is the run report (`virtbench report --format json`); `$defs` holds the
-others: ProfilesReport (`report --profile`) and Comparison (`virtbench compare`).
+others: ProfilesReport (`report --profile`), Comparison (`virtbench compare`) and
+DensityReport (`virtbench density`).
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import json
 from pydantic.json_schema import models_json_schema
 
 from .compare import Comparison
+from .density import DensityReport
 from .run import SCHEMA_VERSION, ProfilesReport, RunReport
 
-TOP = (RunReport, ProfilesReport, Comparison)
+TOP = (RunReport, ProfilesReport, Comparison, DensityReport)
 
 
 def report_schema() -> dict:
@@ -27,7 +29,8 @@ def report_schema() -> dict:
             "title": "virtbench report",
             "description": "virtbench report --format json (the root); $defs/ProfilesReport: "
                            "report --profile --format json; $defs/Comparison: virtbench "
-                           "compare --format json. Generated from virtbench/model: "
+                           "compare --format json; $defs/DensityReport: virtbench "
+                           "density --format json. Generated from virtbench/model: "
                            "python -m virtbench.model --schema",
             "version": SCHEMA_VERSION,
             "$ref": "#/$defs/RunReport",
@@ -65,7 +68,8 @@ def doc_text() -> str:
            "[report.schema.json](report.schema.json). Generated from `virtbench/model` by "
            "`python -m virtbench.model --doc`: edit the model's descriptions, not this page.",
            "", "`virtbench report --format json` writes a RunReport; `report --profile "
-           "--format json` a ProfilesReport; `virtbench compare --format json` a Comparison. "
+           "--format json` a ProfilesReport; `virtbench compare --format json` a Comparison; "
+           "`virtbench density --format json` a DensityReport. "
            "Every field is always written (null when it has no value).", ""]
     for name, definition in schema["$defs"].items():
         out += [f"## {name}", "", definition.get("description", "").strip(), "",

@@ -28,4 +28,10 @@ def render_compare(comparison, fmt: str) -> str:
     return load(fmt).render_compare(Comparison.of(comparison))
 
 
-__all__ = ["FORMATS", "load", "render", "render_profiles", "render_compare"]
+def render_density(report, fmt: str) -> str:
+    """A density sweep (`virtbench density`)."""
+    from ..model.density import DensityReport
+    return load(fmt).render_density(DensityReport.of(report))
+
+
+__all__ = ["FORMATS", "load", "render", "render_profiles", "render_compare", "render_density"]

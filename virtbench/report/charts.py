@@ -5,6 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from ..model import CompareRow, Profile, Result
+from ..model.run import MigrationTimeline
 from . import fmt, profiles
 
 BASELINE_COLOR = "#6b7280"
@@ -135,3 +136,57 @@ def function_figure(entry: Profile, title: str) -> dict:
                        "xaxis": {"title": {"text": "share of exits (%)"}},
                        "margin": {"l": 260, "r": 20, "t": 40, "b": 40},
                        "height": 60 + 24 * max(len(rows), 1)}}
+
+
+def phase_figure(rows: list[Result], order: tuple[str, ...], title: str) -> dict | None:
+    """A boot cut into phases: per environment one horizontal bar, its phases' trimmed means
+    stacked in boot order (docs/lifecycle.md); None when the rows have no phase."""
+    envs = list(dict.fromkeys(r.environment for r in rows))
+    means = {(r.environment, r.metric_id.base or r.metric): r.trimmed_mean for r in rows
+             if r.metric_id.scope in ("single", "aggregate")}
+    phases = [p for p in order if any((e, p) in means for e in envs)]
+    if not phases:
+        return None
+    data = [{"type": "bar", "orientation": "h", "name": p.removesuffix("_s"),
+             "y": [wrap_label(e, 40) for e in envs], "x": [means.get((e, p), 0) for e in envs],
+             "hovertemplate": f"{escape(p)}: %{{x:.3f}} s<extra></extra>"} for p in phases]
+    layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
+              "barmode": "stack", "height": 140 + 44 * len(envs),
+              "margin": {"l": 20, "r": 20, "t": 44, "b": 40},
+              "xaxis": {"title": {"text": "seconds (trimmed means), VMM start to agent"}},
+              "yaxis": {"automargin": True, "autorange": "reversed"},
+              "legend": {"orientation": "h"},
+              "font": {"family": "system-ui, sans-serif", "size": 11}}
+    return {"data": data, "layout": layout}
+
+
+def migration_figure(m: MigrationTimeline, title: str) -> dict:
+    """A live migration's timeline: the guest workload's pages written against seconds from
+    the migration's start (as the host received its ticker's lines); the migration shaded
+    (QEMU's total time); the largest gap the guest saw, its downtime, in red."""
+    data = [{"type": "scatter", "mode": "lines", "name": "pages written",
+             "x": [p[0] for p in m.points], "y": [p[1] for p in m.points],
+             "line": {"color": PASS_COLOR, "width": 1.5}}]
+    shapes, notes = [], []
+    if m.total_s:
+        shapes.append({"type": "rect", "yref": "paper", "y0": 0, "y1": 1, "x0": 0,
+                       "x1": m.total_s, "fillcolor": BASELINE_COLOR, "opacity": 0.15,
+                       "line": {"width": 0}})
+        notes.append({"yref": "paper", "y": 1, "x": m.total_s / 2, "showarrow": False,
+                      "yanchor": "bottom", "font": {"size": 10},
+                      "text": f"migration: {m.total_s:.2f} s (QEMU's downtime "
+                              f"{fmt.value(m.downtime_s)} s)"})
+    if m.gap_at_s is not None and m.downtime_guest_s:
+        shapes.append({"type": "rect", "yref": "paper", "y0": 0, "y1": 1,
+                       "x0": m.gap_at_s - m.downtime_guest_s, "x1": m.gap_at_s,
+                       "fillcolor": FAIL_COLOR, "opacity": 0.35, "line": {"width": 0}})
+        notes.append({"yref": "paper", "y": 0.02, "x": m.gap_at_s, "showarrow": False,
+                      "xanchor": "left", "font": {"size": 10, "color": FAIL_COLOR},
+                      "text": f" guest-observed downtime {m.downtime_guest_s:.3f} s"})
+    layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
+              "height": 320, "margin": {"l": 60, "r": 20, "t": 56, "b": 44},
+              "xaxis": {"title": {"text": "seconds from the migration's start (host clock)"}},
+              "yaxis": {"title": {"text": "pages written by the guest"}},
+              "shapes": shapes, "annotations": notes, "showlegend": False,
+              "font": {"family": "system-ui, sans-serif", "size": 11}}
+    return {"data": data, "layout": layout}

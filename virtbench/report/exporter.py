@@ -5,6 +5,7 @@ store or the analysis' dicts.
     render(report)           a run                  `virtbench report --format NAME`
     render_profiles(report)  a run's exit profiles  `virtbench report --profile --format NAME`
     render_compare(cmp)      two runs side by side  `virtbench compare --format NAME`
+    render_density(report)   a density sweep        `virtbench density --format NAME`
 
 `render` is required; a format that has no form for profiles or comparisons says so in one
 line (exit 2) rather than write something else.
@@ -18,6 +19,7 @@ from ..errors import VirtbenchError
 
 if TYPE_CHECKING:
     from ..model import Comparison, RunReport
+    from ..model.density import DensityReport
 
 
 class Exporter(ABC):
@@ -36,3 +38,8 @@ class Exporter(ABC):
         """Two runs side by side."""
         raise VirtbenchError(f"format {self.name} has no form for a comparison; use "
                              "--format table, markdown, json, csv or html")
+
+    def render_density(self, report: "DensityReport") -> str:
+        """A density sweep's curves, knees and stop reasons."""
+        raise VirtbenchError(f"format {self.name} has no form for a density sweep; use "
+                             "--format table, json or html")

@@ -109,6 +109,7 @@ class Container(Environment):
         "storage": Option("overlay", choices=STORAGES, help="where the scratch directory lives"),
     }
     start_timeout = 60.0     # podman run to the agent's first answer
+    memory_file: str | None = None   # a sandbox's memory file (its guest memory), if any
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -188,7 +189,9 @@ class Container(Environment):
             exit_profile=cannot(f"{who}: exit profiles need a guest whose hypervisor virtbench "
                                 "runs (qemu); a container has no exits"),
             guest_root_io=cannot(f"{who}: a container shares the host's kernel and hardware; "
-                                 "the ioport primitives run in guests only"))
+                                 "the ioport primitives run in guests only"),
+            boot_phases=can("a twin: podman run, its first process's exec, its agent"),
+            footprint=can("conmon and every process below it (smaps_rollup)"))
 
     # -- life cycle ----------------------------------------------------------------------
     def prepare(self) -> None:
@@ -325,6 +328,14 @@ class Container(Environment):
     # -- what benchmarks use -------------------------------------------------------------
     def kernel_path(self, name: str) -> str:
         return f"{podman.KERNELS_IN}/{name}"
+
+    def measure_boot(self):
+        from .lifecycle import measure_boot
+        return measure_boot(self)
+
+    def footprint(self):
+        from .lifecycle import footprint
+        return footprint(self)
 
     def scratch_dir(self) -> str:
         if self.values["storage"] == "overlay":

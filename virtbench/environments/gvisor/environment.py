@@ -32,6 +32,7 @@ class Gvisor(Container):
         "storage": Option("overlay", choices=STORAGES, help="where the scratch directory lives"),
     }
     start_timeout = 120.0
+    memory_file = "runsc-memory"     # the sentry's memfd: the sandbox's application memory
 
     def __init__(self, spec):
         super().__init__(spec)

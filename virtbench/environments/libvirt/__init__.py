@@ -23,9 +23,9 @@ from .existing import SSH_KEYS, ExistingDomain
 URI = Option("", help="libvirt connection URI (qemu:///system, xen:///system, "
              "vbox:///session, esx://HOST/) (required)", in_label=False)
 
-# the qemu kind's options; disk without nvme (libvirt 9 has no NVMe disk bus)
-# (not the knobs only the qemu kind's own command line sets: hugepages, iothread, queues,
-# a network-backed scratch disk)
+# the qemu kind's options; disk without nvme (libvirt 9 has no NVMe disk bus), machine
+# without microvm (its domain XML is not what virtbench writes); not the knobs only the qemu
+# kind's own command line sets (hugepages, iothread, queues, a network-backed scratch disk)
 QEMU_ONLY = ("hugepages", "iothread", "queues")
 DEFINED_OPTIONS: dict[str, Option] = {
     "uri": URI, **{k: v for k, v in QEMU_OPTIONS.items() if k not in QEMU_ONLY},
@@ -33,7 +33,10 @@ DEFINED_OPTIONS: dict[str, Option] = {
                     help="bus of the scratch disk (no nvme: libvirt 9 has no NVMe disk bus)"),
     "backing": replace(QEMU_OPTIONS["backing"], choices=("raw", "qcow2", "device"),
                        help="scratch disk backing: raw file, qcow2 file, or a block device "
-                            "(a loop device standing in for one)")}
+                            "(a loop device standing in for one)"),
+    "machine": replace(QEMU_OPTIONS["machine"], choices=("auto", "q35", "pc"),
+                       help="machine type; auto = q35, or pc when disk=ide (microvm: use "
+                            "qemu:machine=microvm)")}
 EXISTING_OPTIONS: dict[str, Option] = {
     "uri": URI,
     "domain": Option("", help="an existing domain's name: measure it over SSH", in_label=False),

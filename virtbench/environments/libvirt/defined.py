@@ -39,13 +39,26 @@ class DefinedDomain(Qemu):
         self.domain_xml: str | None = None
 
     def capabilities(self):
-        """The qemu kind's, except exit profiles: libvirtd, not virtbench, starts its QEMU."""
-        return super().capabilities().with_(exit_profile=cannot(
-            "libvirt: exit profiles of a domain libvirtd starts are not supported yet; "
-            "profile the same guest as qemu:... (same options)"))
+        """The qemu kind's, except what needs QEMU's arguments or a twin of its own:
+        libvirtd, not virtbench, starts its QEMU. Its footprint is read as qemu's."""
+        return super().capabilities().with_(
+            exit_profile=cannot("libvirt: exit profiles of a domain libvirtd starts are not "
+                                "supported yet; profile the same guest as qemu:... (same "
+                                "options)"),
+            boot_phases=cannot("libvirt: the boot timer is QEMU arguments virtbench passes "
+                               "itself; measure the same guest's boot as qemu:... (same "
+                               "options)"),
+            snapshot=cannot("libvirt: save and restore of a domain virtbench defines are "
+                            "not supported yet (its tap is adopted into a namespace a "
+                            "restored domain cannot find); measure it as qemu:..."),
+            migrate=cannot("libvirt: a migration needs a second libvirtd (libvirt refuses "
+                           "one to the same host); measure it as qemu:..."))
 
-    # the base's refusal, in the record's words (Qemu's would boot a twin of a domain)
+    # the base's refusals, in the record's words (Qemu's would boot a twin of a domain)
     profiled_trial = Environment.profiled_trial
+    measure_boot = Environment.measure_boot
+    snapshot_cycle = Environment.snapshot_cycle
+    migrate_cycle = Environment.migrate_cycle
 
     def resolve(self) -> None:
         if self.conn is None:

@@ -45,6 +45,22 @@ class DomainVmm:
     def pid(self) -> int | None:
         return None
 
+    def process_id(self) -> int | None:
+        """libvirtd's QEMU for this domain: the process its vCPU threads belong to."""
+        try:
+            tids = self.vcpu_threads()
+        except (binding().libvirtError, ImportError, KeyError, ValueError):
+            return None
+        for tid in tids:
+            try:
+                status = Path(f"/proc/{tid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("Tgid:"):
+                    return int(line.split()[1])
+        return None
+
     def running(self) -> bool:
         if self.dom is None:
             return False

@@ -14,15 +14,23 @@ IOTHREAD = "iothread0"
 MEMDEV = "mem0"
 
 
+def virtio(device: str, machine: str) -> str:
+    """A virtio device's model on `machine`: the PCI one (virtio-blk-pci), or on microvm,
+    which has no PCI, the virtio-mmio one (virtio-blk-device)."""
+    if machine == "microvm" and device.endswith("-pci"):
+        return device[:-len("-pci")] + "-device"
+    return device
+
+
 def disk_devices(disk: str, drive: str, serial: str, iothread: bool = False,
-                 queues: int | str = "auto") -> list[str]:
+                 queues: int | str = "auto", machine: str = "q35") -> list[str]:
     io = f",iothread={IOTHREAD}" if iothread else ""
     if disk == "virtio-blk":
         nq = f",num-queues={queues}" if queues != "auto" else ""
-        return ["-device", f"virtio-blk-pci,drive={drive},serial={serial},id={SCRATCH_DEV}"
-                           f"{io}{nq}"]
+        return ["-device", f"{virtio('virtio-blk-pci', machine)},drive={drive},serial={serial},"
+                           f"id={SCRATCH_DEV}{io}{nq}"]
     if disk == "virtio-scsi":
-        return ["-device", f"virtio-scsi-pci,id=scsi0{io}",
+        return ["-device", f"{virtio('virtio-scsi-pci', machine)},id=scsi0{io}",
                 "-device", f"scsi-hd,drive={drive},bus=scsi0.0,serial={serial},"
                            f"id={SCRATCH_DEV}"]
     if disk == "ahci":
@@ -82,9 +90,11 @@ def build_argv(cfg: dict) -> list[str]:
     (int or "auto"), nbd_socket or nfs_url (the scratch disk over the network), ports
     ({name: socket path}: more virtio-serial ports beside the agent's, each
     `org.virtbench.<name>` in the guest, bound to a unix socket QEMU listens on; virtio-serial
-    agent transport only).
+    agent transport only), root_format and root_snapshot (raw and True: the cached image
+    never written).
     """
     append = kernel_cmdline(cfg)
+    machine = cfg["machine"]
     machine_mem, mem_object = memory_args(cfg)
     argv = [cfg["qemu"], "-name", cfg["name"], "-nodefaults", "-no-user-config",
             "-machine", f"{cfg['machine']},accel={cfg['accel']}{machine_mem}", *mem_object,
@@ -97,7 +107,7 @@ def build_argv(cfg: dict) -> list[str]:
     agent_chardev = f"socket,id=agent0,path={cfg['agent_socket']},server=on,wait=off"
     if cfg.get("agent_transport", "virtio-serial") == "virtio-serial":
         argv += ["-chardev", agent_chardev,
-                 "-device", "virtio-serial-pci,id=vser0",
+                 "-device", f"{virtio('virtio-serial-pci', machine)},id=vser0",
                  "-device", f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}"]
     else:  # the second serial port (ttyS1): works with no virtio at all
         argv += ["-chardev", agent_chardev, "-serial", "chardev:agent0"]
@@ -109,18 +119,22 @@ def build_argv(cfg: dict) -> list[str]:
                             f"name={PORT_PREFIX}{name}"]
     # the root disk: the cached image, never written (snapshot=on), always virtio-blk so that
     # only the scratch disk's bus changes between environments
-    argv += ["-drive", f"file={cfg['root_image']},format=raw,if=none,id=root,snapshot=on,"
-                       f"cache=unsafe",
-             "-device", "virtio-blk-pci,drive=root,serial=vbroot"]
+    # (root_format=qcow2, root_snapshot=False: an overlay file of its own instead, which a
+    # second QEMU can open: a restore or a migration's destination)
+    snapshot = ",snapshot=on" if cfg.get("root_snapshot", True) else ""
+    argv += ["-drive", f"file={cfg['root_image']},format={cfg.get('root_format', 'raw')},"
+                       f"if=none,id=root{snapshot},cache=unsafe",
+             "-device", f"{virtio('virtio-blk-pci', machine)},drive=root,serial=vbroot"]
     if cfg.get("iothread"):
         argv += ["-object", f"iothread,id={IOTHREAD}"]
     argv += scratch_drive(cfg)
     queues = cfg.get("queues", "auto")
     argv += disk_devices(cfg["disk"], "scratch", SCRATCH_SERIAL, bool(cfg.get("iothread")),
-                         queues)
+                         queues, machine)
     if cfg.get("tap"):
         netdev = f"tap,id=net0,ifname={cfg['tap']},script=no,downscript=no"
-        device = f"{NIC_DEVICE[cfg['nic']]},netdev=net0,mac={cfg['mac']},id={NIC_DEV}"
+        device = (f"{virtio(NIC_DEVICE[cfg['nic']], machine)},netdev=net0,mac={cfg['mac']},"
+                  f"id={NIC_DEV}")
         if cfg["nic"] == "virtio-net":
             if queues != "auto" and queues > 1:   # a multi_queue tap (net_queues below)
                 netdev += f",queues={queues}"

@@ -52,6 +52,20 @@ def make_scratch(values: dict, work: WorkDir) -> tuple[str, str]:
     return loop, "raw"
 
 
+def make_root_overlay(image: Path, work: WorkDir) -> Path:
+    """A qcow2 overlay of the cached image in the work directory: the guest writes there,
+    never to the image (as snapshot=on), and a second QEMU of the same guest (a restore, a
+    migration's destination) opens the same file."""
+    overlay = work.path / "root.qcow2"
+    proc = subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw",
+                           "-b", str(image), str(overlay)],
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise EnvironmentUnusable(f"qemu-img create (root overlay) failed: "
+                                  f"{proc.stderr.strip()}")
+    return overlay
+
+
 def scratch_backing(values: dict, work: WorkDir | None) -> str | None:
     """The host file (raw or qcow2 image) or loop device behind the scratch disk."""
     if work is None:

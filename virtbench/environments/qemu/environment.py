@@ -26,11 +26,12 @@ from ...guest import image as guest_image
 from ...guest.watch import WorkDir
 from ...netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
-from . import hugepages, knobs, kvm_probe, netdisk, version
+from . import hugepages, knobs, kvm_probe, microvm, netdisk, version
 from .argv import build_argv, net_queues
-from .boot import make_scratch, power_off, scratch_backing, wait_for_agent
+from .boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
 from .guest import GUEST_KERNEL_DIR, Guest, guest_kernel_release
-from .options import OPTIONS, check_combination, check_knobs, resolve_machine, size_bytes
+from .options import (OPTIONS, check_combination, check_knobs, check_machine, resolve_machine,
+                      size_bytes)
 from .process import sweep_stale
 from .profiling import ExitProfiler, exit_profile_answer
 from .tunings import boot_args, check_tunings
@@ -50,12 +51,17 @@ class Qemu(Environment):
         self.accel_reason = ""
         self.machine = resolve_machine(self.values["disk"], self.values["machine"])
         check_combination(self.values["cache"], self.values["aio"])
+        check_machine(self.values)
         check_tunings(self.values, self.kind)
         check_knobs(self.values)
         self.cpu = self.values["cpu"]
         self.vhost = False
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
         self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
+        self.extra_boot_args: list[str] = []   # more kernel command-line words (a boot timer)
+        self.shared_root = False          # the root disk an overlay file a second QEMU can
+                                          # open (a restore, a migration's destination)
+        self.launch_cfg: dict | None = None   # the configuration QEMU was started with
         self.image_variant = "guest"      # "host": the image that can host guests (QEMU, perf,
                                           # virtbench inside; guest/host_image.py)
         self.ports: list[str] = []        # more virtio-serial ports (port_socket(name))
@@ -150,7 +156,12 @@ class Qemu(Environment):
             drop_caches=can("the guest's, then the host's"),
             memory_size=can(f"mem={self.values['mem']}"), pair_end=can(),
             exit_profile=exit_profile_answer(self.accel or self.values["accel"]),
-            guest_root_io=can("root in the guest: port 0xed and the HPET of QEMU's device model"))
+            guest_root_io=can("root in the guest: port 0xed and the HPET of QEMU's device model"),
+            boot_phases=can("a twin booted with a boot-timer port (isa-debugcon) and the "
+                            "guest's kernel log"),
+            footprint=can("the QEMU process's smaps; its guest RAM by size"),
+            snapshot=can("QMP stop + migrate to a file; a new QEMU -incoming from it"),
+            migrate=can("QMP migrate between two QEMUs on this host over a unix socket"))
 
     # -- the life-cycle steps ------------------------------------------------------------
     def prepare(self) -> None:
@@ -195,12 +206,18 @@ class Qemu(Environment):
             "console_log": self.vmm.console_log, "agent_socket": self.work.path / "agent.sock",
             "agent_transport": self.values["agent"],
             "qmp_socket": self.vmm.qmp_socket, "pidfile": self.work.path / "qemu.pid",
-            "name": f"virtbench-{self.ns.name}", "boot_args": boot_args(self.values),
+            "name": f"virtbench-{self.ns.name}",
+            "boot_args": boot_args(self.values) + microvm.boot_args(self.machine, self.accel)
+            + list(self.extra_boot_args),
             "ports": {name: self.port_socket(name) for name in self.ports},
             "hugepages": self.values["hugepages"] == "on",
             "iothread": self.values["iothread"] == "on", "queues": self.values["queues"],
             **served,
         }
+        if self.shared_root:
+            cfg.update(root_image=make_root_overlay(self.image.path, self.work),
+                       root_format="qcow2", root_snapshot=False)
+        self.launch_cfg = cfg
         pid = self.vmm.launch(build_argv(cfg) + list(self.extra_argv), self.ns.exec_argv([]))
         self.work.set(qemu_pid=pid)
 
@@ -356,10 +373,14 @@ class Qemu(Environment):
             self._profiler_held = self.resources.add("the exit profiler", self._end_profiler)
         return self.profiler
 
-    def _make_twin(self, extra_argv: list[str]) -> "Qemu":
-        twin = type(self)(self.spec)
+    def _make_twin(self, extra_argv: list[str], **options: str) -> "Qemu":
+        """A fresh guest of this one's spec (with `options` changed), not started."""
+        spec = self.spec if not options else type(self.spec)(
+            self.spec.kind, {**self.spec.options, **options})
+        twin = type(self)(spec)
         twin.net_index = self.net_index
         twin.extra_argv = extra_argv
+        twin.image_variant = self.image_variant
         return twin
 
     def _end_profiler(self) -> None:
@@ -374,6 +395,26 @@ class Qemu(Environment):
     def end_profiling(self) -> None:
         if self._profiler_held is not None:
             self._profiler_held.release()       # a profiling twin goes before its guest
+
+    # -- the life cycle's costs (vmlife/; each on a twin but footprint) --------------------
+    def measure_boot(self):
+        from .boottimer import measure_boot
+        return measure_boot(self, self._make_twin)
+
+    def footprint(self):
+        from ...vmlife.footprint import vmm_footprint
+        pid = self.vmm.process_id() if self.vmm is not None else None
+        if pid is None:
+            raise VirtbenchError(f"{self.label}: footprint() before start()")
+        return vmm_footprint(pid, size_bytes(self.values["mem"]))
+
+    def snapshot_cycle(self, params: dict) -> dict:
+        from .snapshot import snapshot_cycle
+        return snapshot_cycle(self, params, self._make_twin)
+
+    def migrate_cycle(self, params: dict) -> dict:
+        from .migrate import migrate_cycle
+        return migrate_cycle(self, params, self._make_twin)
 
     # -- metadata ------------------------------------------------------------------------
     def metadata(self) -> dict:

@@ -45,6 +45,9 @@ def _timeout(text: str) -> float:
 
 def resolve_machine(disk: str, machine: str) -> str:
     """The machine type: IDE needs pc (on q35 `if=ide` would silently be AHCI)."""
+    if machine == "microvm" and disk != "virtio-blk":
+        raise VirtbenchError(f"environment qemu: machine=microvm has no {disk} (its devices "
+                             "are virtio-mmio); drop disk= or write disk=virtio-blk")
     if machine == "auto":
         return "pc" if disk == "ide" else "q35"
     if disk == "ide" and machine != "pc":
@@ -72,6 +75,22 @@ def check_knobs(values: dict) -> None:
                              f"backing={values['backing']} takes aio=threads (the default)")
 
 
+def check_machine(values: dict) -> None:
+    """microvm (QEMU's minimal machine: no PCI, virtio-mmio devices found through ACPI) has
+    virtio devices only: a virtio NIC and the agent on a virtio-serial port."""
+    if values.get("machine") != "microvm":
+        return
+    if values.get("nic") != "virtio-net":
+        raise VirtbenchError(f"environment qemu: machine=microvm has no {values.get('nic')} "
+                             "(its devices are virtio-mmio); drop nic= or write nic=virtio-net")
+    if values.get("agent", "virtio-serial") != "virtio-serial":
+        raise VirtbenchError("environment qemu: machine=microvm has one serial port (the "
+                             "console); drop agent=serial")
+    if values.get("pmtimer", "on") != "on":
+        raise VirtbenchError("environment qemu: pmtimer=off is a pc/q35 option; microvm has "
+                             "no ACPI PM timer to turn off")
+
+
 def check_combination(cache: str, aio: str) -> None:
     if aio == "native" and cache not in ("none", "directsync"):
         raise VirtbenchError(f"environment qemu: aio=native needs cache=none or cache=directsync "
@@ -83,8 +102,9 @@ OPTIONS = {
                     help="accelerator; auto = kvm when a probe boot works, else tcg"),
     "vcpus": Option(1, convert=_vcpus, help="virtual CPUs"),
     "mem": Option("1G", convert=_size, help="guest memory, e.g. 1G or 512M"),
-    "machine": Option("auto", choices=("auto", "q35", "pc"),
-                      help="machine type; auto = q35, or pc when disk=ide"),
+    "machine": Option("auto", choices=("auto", "q35", "pc", "microvm"),
+                      help="machine type; auto = q35, or pc when disk=ide; microvm: QEMU's "
+                           "minimal machine (virtio-mmio devices only)"),
     "cpu": Option("auto", help="CPU model; auto = host under kvm, max under tcg"),
     "disk": Option("virtio-blk", choices=DISKS, help="bus of the scratch disk"),
     "cache": Option("none", choices=CACHES, help="host cache mode of the scratch disk"),

@@ -1,6 +1,8 @@
-"""A minimal QMP client (pause, resume, quit, query-cpus-fast)."""
+"""A minimal QMP client (pause, resume, quit, query-cpus-fast; a file descriptor passed
+with getfd for a migration to or from a file)."""
 from __future__ import annotations
 
+import array
 import json
 import socket
 from pathlib import Path
@@ -25,11 +27,17 @@ class Qmp:
             raise AgentError("QMP connection closed")
         return json.loads(line)
 
-    def command(self, name: str, **args) -> dict:
+    def command(self, name: str, fd: int | None = None, **args) -> dict:
+        """Run `name`; `fd`: a file descriptor sent with it (SCM_RIGHTS: getfd takes it)."""
         msg = {"execute": name}
         if args:
             msg["arguments"] = args
-        self.file.write((json.dumps(msg) + "\n").encode())
+        data = (json.dumps(msg) + "\n").encode()
+        if fd is None:
+            self.file.write(data)
+        else:
+            self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                        array.array("i", [fd]))])
         while True:
             reply = self._read()
             if "return" in reply:

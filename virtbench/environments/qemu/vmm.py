@@ -63,6 +63,10 @@ class QemuProcess:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
 
+    def process_id(self) -> int | None:
+        """The QEMU process's id (its memory is the guest's footprint)."""
+        return self.pid if self.running() else None
+
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 

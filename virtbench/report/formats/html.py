@@ -18,7 +18,9 @@ from pathlib import Path
 
 from ... import warning_kinds
 from ...model import Comparison, Result, RunReport
-from .. import aggregates, charts, failures, fmt, matrix, pricelist, profiles
+from ...model.density import DensityReport
+from ...vmlife.phases import ORDER as PHASE_ORDER
+from .. import aggregates, charts, density, failures, fmt, matrix, pricelist, profiles
 from ..exporter import Exporter
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -198,6 +200,19 @@ def render(analysis: RunReport) -> str:
     for bench, rows in groupby(analysis.results, key=lambda r: r.benchmark):
         rows = list(rows)
         metric_charts = []
+        phase_chart = charts.phase_figure(rows, PHASE_ORDER, f"{bench}: phases, stacked")
+        if phase_chart is not None:
+            cid = f"chart-{len(chart_specs)}"
+            chart_specs.append((cid, phase_chart))
+            metric_charts.append({"id": cid, "metric": "phases"})
+        seen_envs = set()
+        for mig in analysis.migrations:     # one timeline per environment: its first trial
+            if mig.benchmark == bench and mig.environment not in seen_envs:
+                seen_envs.add(mig.environment)
+                cid = f"chart-{len(chart_specs)}"
+                chart_specs.append((cid, charts.migration_figure(
+                    mig, f"{mig.environment} · {bench}: timeline of trial {mig.trial}")))
+                metric_charts.append({"id": cid, "metric": "timeline"})
         for metric, mrows in groupby(rows, key=lambda r: r.metric):
             mrows = list(mrows)
             cid = f"chart-{len(chart_specs)}"
@@ -272,6 +287,21 @@ def render_compare(comparison: Comparison) -> str:
         differences=fmt.difference_lines(comparison))
 
 
+# -- a density sweep ---------------------------------------------------------------------------
+def render_density(report: DensityReport) -> str:
+    refs = {c.benchmark: c for c in report.curves if c.reference}
+    chart_specs, rows = [], []
+    for c in report.curves:
+        if not c.reference:
+            cid = f"chart-{len(chart_specs)}"
+            chart_specs.append((cid, density.curve_figure(c, refs.get(c.benchmark),
+                                                          report.rule.per_guest_floor)))
+        rows += [density.step_row(c, s) for s in c.steps]
+    return _page("density.html.j2", f"virtbench density {report.environment}", chart_specs,
+                 environment=report.environment, summary=density.summary_lines(report),
+                 charts=[cid for cid, _ in chart_specs], header=density.STEP_HEADER, rows=rows)
+
+
 class HtmlExporter(Exporter):
     def render(self, report: RunReport) -> str:
         return render(report)
@@ -281,3 +311,6 @@ class HtmlExporter(Exporter):
 
     def render_compare(self, comparison: Comparison) -> str:
         return render_compare(comparison)
+
+    def render_density(self, report: DensityReport) -> str:
+        return render_density(report)

@@ -23,3 +23,6 @@ class JsonExporter(Exporter):
 
     def render_compare(self, comparison: Comparison) -> str:
         return to_json(comparison)
+
+    def render_density(self, report) -> str:
+        return to_json(report)

@@ -223,3 +223,17 @@ class TableExporter(Exporter):
 
     def render_compare(self, comparison: Comparison) -> str:
         return render_compare_text(comparison)
+
+
+def print_density(report, out: Console) -> None:
+    """A density sweep: its settings and stop, then its steps."""
+    from .. import density
+    for line in density.summary_lines(report):
+        out.print(escape(line), highlight=False)
+    table = Table(title="density", title_justify="left")
+    for i, col in enumerate(density.STEP_HEADER):
+        table.add_column(escape(col), justify="right" if i >= 2 else "left")
+    for c in report.curves:
+        for s in c.steps:
+            table.add_row(*(escape(x) for x in density.step_row(c, s)))
+    out.print(table)
