@@ -17,7 +17,7 @@ from virtbench.vmlife import migration as mig
 from virtbench.vmlife.phases import (PhaseError, container_phases, guest_phases,
                                      marker_offsets, parse_kmsg)
 
-FIX = Path(__file__).parent / "fixtures" / "lifecycle"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "lifecycle"
 
 
 def load(name: str) -> dict:
