@@ -111,6 +111,8 @@ class Lifecycle:
         self.up.add(label)
         self.boot[label] = self.store.record_boot(self.run_id, label, reason, boot_s=boot_s)
         meta = dict(meta)
+        if env.name:
+            meta["name"] = env.name                # name=: one of two alike environments
         if env.stands_for:
             meta["stands_for"] = env.stands_for    # a user's target measured as a study's env
         meta["pinning"] = {"mode": self.pin, "host_cpus": list(self.cpus), "benchmarks": {}}

@@ -164,8 +164,9 @@ class Runner:
         run_id = self.store.create_run(study.to_dict(), seed=study.seed, quick=study.quick,
                                        version=__version__, host=self.host, fleet=self.fleet)
         for label, env in prepared.envs.items():
+            options = {**env.values, **({"name": env.name} if env.name else {})}
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),
-                                          options=jsonable(env.values), status="planned")
+                                          options=jsonable(options), status="planned")
         for spec, why in prepared.skipped:
             self.store.add_warning(run_id, "environment_skipped", f"{spec}: {why}", environment=spec)
         for env, case, why in prepared.skipped_cases:

@@ -68,6 +68,7 @@ class InstanceGroup(Environment):
         self.step_s = {}
         self._instances_held = None
         self.kind = members[0].kind
+        self.name = members[0].name      # in the members' label, which the group's extends
         self._pair: PairPath | None = None
         self.together = Together()       # start lead and slots per benchmark, learnt
         for i, m in enumerate(members):
