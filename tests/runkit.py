@@ -22,6 +22,9 @@ class OneStudy:
     pin: str = "off"
     name: str = "test"
     cases: tuple = ()            # (label, benchmark name) pairs, for a report of the run
+    min_section_s: float = 0.0   # no calibration runs unless a test asks for them
+    adaptive: bool = False
+    duet: bool = False
 
     def to_dict(self):
         d = {"name": self.name}

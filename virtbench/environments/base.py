@@ -227,6 +227,16 @@ class Environment(ABC):
         """Undo pause()."""
         raise self._cannot("pause")
 
+    def vcpu_threads(self) -> list[int]:
+        """Host thread ids of this environment's vCPUs (a guest's); [] where there are none
+        (native, containers, machines reached over SSH)."""
+        return []
+
+    @property
+    def instance_count(self) -> int:
+        """How many copies of a benchmark one trial runs at once (a group's instances)."""
+        return 1
+
     def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """What pinning pins for a trial of `bench`: (thread or process id, host CPUs it
         needs; 0 = any CPU) pairs; None where this kind cannot be pinned."""

@@ -95,6 +95,10 @@ class InstanceGroup(Environment):
     def label(self) -> str:
         return f"{self.members[0].label}/x{len(self.members)}"
 
+    @property
+    def instance_count(self) -> int:
+        return len(self.members)
+
     def capabilities(self) -> Capabilities:
         """What every instance can (they are alike), and pairing: exactly two instances
         whose network paths virtbench can join."""
@@ -163,7 +167,7 @@ class InstanceGroup(Environment):
 
     def vcpu_threads(self) -> list[int]:
         """Every instance's vCPU thread ids, instance by instance."""
-        return [t for m in self.members for t in getattr(m, "vcpu_threads", list)()]
+        return [t for m in self.members for t in m.vcpu_threads()]
 
     def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """Every instance's targets at once: they run together, so their CPUs must differ."""
