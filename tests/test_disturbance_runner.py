@@ -101,7 +101,9 @@ def test_steal_read_from_the_host_s_proc_stat_disturbs_the_trial(tmp_path, proc)
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     out = io.StringIO()
     guest = Guest("g", proc, {2: (21, 0.95)})           # 21 of 63 ticks stolen: 33 %
-    prepared = Prepared(OneStudy(trials=3), {"g": guest}, {"kernel": (Kernel(), {})}, None)
+    study = OneStudy(trials=3)
+    study.steal_limit_pct = 10.0
+    prepared = Prepared(study, {"g": guest}, {"kernel": (Kernel(), {})}, None)
     run = Runner(store, console=Console(file=out, width=300), show_progress=False).start(prepared)
     marked = _marked(store, run.run_id)
     assert list(marked) == [("g", 1)]
@@ -133,6 +135,7 @@ class Adaptive(OneStudy):
     def __init__(self):
         super().__init__(trials=6)
         self.adaptive, self.min_trials, self.max_trials, self.budget_s = True, 6, 12, None
+        self.steal_limit_pct = 10.0          # judged on the fake /proc
 
     def to_dict(self):
         return {**super().to_dict(), "adaptive": True, "min_trials": 6, "max_trials": 12,
