@@ -29,7 +29,7 @@ blocks no other run of the same method used.
 3. The same rates from 4,000 simulated runs with this host's noise (stats.simulate's
    NoiseModel with the CV and the within-block correlation measured in step 1, normal tails).
 
-    .venv/bin/python bench/precision.py                    # 50 minutes, the README's figures
+    .venv/bin/python bench/precision.py --budget 30m       # the README's figures (default 50m)
     .venv/bin/python bench/precision.py --budget 3m --bench pi    # a smoke check
 """
 from __future__ import annotations
