@@ -1,132 +1,360 @@
 #!/usr/bin/env python3
-"""How precise are virtbench's figures on this machine, and what can its test see?
+"""How often does virtbench cry wolf on this host, and how often does it see a real change?
 
-1. Runs our stream, himeno and pi kernels natively, `--trials` times each (interleaved, so
-   drift lands on all of them), at the quick sizes by default (--full: the seed's sizes),
-   straight from the benchmark classes (the argv they build, the parser they use).
-2. Prints per metric:
-   - CV: sample standard deviation / mean over the trials;
-   - A/A false alarms: `--repeats` times, the measured samples are split at random into two
-     halves (6 vs 6 with 12 trials) and the two halves compared with virtbench's test (the
-     permutation test of the trimmed means); an alarm is p < alpha. Nothing differs between
-     the halves, so every alarm is a false one; expect about alpha x repeats;
-   - detection of an injected 5 % and 10 % slowdown: the same random splits, one half's
-     real samples made 5 % / 10 % worse (throughput x 0.95, time x 1.05); detected = p < alpha
-     and the change is in the slowed direction.
-   Resampling the measured samples (rather than measuring 20 x 2 fresh sets) keeps it to a
-   few minutes; it is the real trial-to-trial noise of this host, but the repeats share
-   samples, so they are not independent: read x/20 as a rate, not as 20 experiments.
+Measured with independent runs, never by re-splitting one sample set: every figure comes from
+blocks no other run of the same method used.
 
-    .venv/bin/python bench/precision.py                     # 12 trials, 20 repeats, quick sizes
-    .venv/bin/python bench/precision.py --trials 24 --repeats 50 --alpha 0.01
-    .venv/bin/python bench/precision.py --bench pi --trials 6 --repeats 5   # a smoke check
+1. Real virtbench runs, through the Runner (its randomised blocks, calibrated repetitions of
+   short sections, disturbed-trial marks), natively, of our quick kernels (pi, stream,
+   himeno at --quick sizes), on a private store, bounded in time (--budget):
+   - sequential: four native environments in randomised blocks: `native` (the reference),
+     `native/twin` (the same: an A/A comparison), `native/slow5` and `native/slow10`, whose
+     kernels run with VIRTBENCH_INJECT_SLOWDOWN=0.05 / 0.10 in their environment: our
+     kernels then lengthen every measured section by that fraction of the CPU time its work
+     took (kernels/common.h), a known 5 % and 10 % slowdown (tests/kernels/test_inject.py);
+   - duet: the same three comparisons, each its own run in duet mode (the pair measured at
+     once on the two CPUs, virtbench/duet.py).
+2. Each run's blocks are cut into consecutive, disjoint stretches, each one independent run
+   of a method, per (comparison, metric) row, disturbed trials left out as the analysis
+   does:
+   - unpaired 12: 12 blocks, trimmed means, permutation p (stats.decision.decide_unpaired);
+   - paired 12: the same 12 blocks as pairs, sign-flip p (stats.decision.decide_paired);
+   - adaptive: from the stretch's start, the runner's stopping rule (stats.sequential: stop
+     when decided, at most --within blocks), anytime-valid p where it stopped; the next run
+     starts after it (the rule looks at one row's blocks only, so this is the run the
+     runner's loop makes of that row);
+   - duet 12 / duet adaptive: the same on the duet runs' blocks.
+   A/A: a false alarm is p < alpha (a difference claimed). 5 % / 10 %: detected is p < alpha
+   with the estimate on the slow side. "blocks" is what a run of the method spends.
+3. The same rates from 4,000 simulated runs with this host's noise (stats.simulate's
+   NoiseModel with the CV and the within-block correlation measured in step 1, normal tails).
+
+    .venv/bin/python bench/precision.py --budget 30m       # the README's figures (default 50m)
+    .venv/bin/python bench/precision.py --budget 3m --bench pi    # a smoke check
 """
 from __future__ import annotations
 
 import argparse
-import subprocess
+import contextlib
+import io
+import signal
 import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from math import exp, log, sqrt
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from virtbench import kernels, stats  # noqa: E402
-from virtbench.benchmarks.cpu import Himeno, Pi  # noqa: E402
-from virtbench.benchmarks.memory import Stream  # noqa: E402
+from rich.console import Console  # noqa: E402
 
-BENCHES = {"stream": Stream, "himeno": Himeno, "pi": Pi}
-SLOWDOWNS = (0.05, 0.10)
+from virtbench import benchmarks  # noqa: E402
+from virtbench.environments.native import Native  # noqa: E402
+from virtbench.environments.spec import EnvSpec  # noqa: E402
+from virtbench.runner import Prepared, Runner  # noqa: E402
+from virtbench.stats import decision, paired, sequential, simulate  # noqa: E402
+from virtbench.stats.simulate import NoiseModel, draw  # noqa: E402
+from virtbench.store import Store  # noqa: E402
+from virtbench.study import BenchmarkCase, EnvironmentEntry, Study  # noqa: E402
+from virtbench.study_schema import duration_s  # noqa: E402
 
-
-class HostKernels:
-    """Just what the benchmarks' argv needs: where a kernel binary is."""
-
-    def __init__(self, directory: Path):
-        self.directory = directory
-
-    def kernel_path(self, name: str) -> str:
-        return str(self.directory / name)
-
-
-def measure(names: list[str], trials: int, full: bool, out=sys.stderr) -> dict[str, dict]:
-    """{metric label: {"hib": bool, "samples": [...]}} from `trials` interleaved runs."""
-    env = HostKernels(kernels.build())
-    plans = {n: (BENCHES[n](), BENCHES[n]().params(quick=not full)) for n in names}
-    found: dict[str, dict] = {}
-    for t in range(trials):
-        for name, (bench, params) in plans.items():
-            argv = bench.argv(params, env)
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=bench.timeout(params))
-            if proc.returncode != 0:
-                raise SystemExit(f"{name}: {' '.join(argv)} failed: {proc.stderr.strip()[-300:]}")
-            for metric, value in bench.parse(proc.stdout).items():
-                m = next(x for x in bench.metrics if x.name == metric)
-                found.setdefault(f"{name}.{metric}", {"hib": m.higher_is_better, "samples": []})
-                found[f"{name}.{metric}"]["samples"].append(value)
-        print(f"  trial {t + 1}/{trials} done", file=out, flush=True)
-    return found
+REF = "native"
+COMPARISONS = {"twin": 0.0, "slow5": 0.05, "slow10": 0.10}     # name -> injected slowdown
+METHODS = ("unpaired 12", "paired 12", "adaptive", "duet 12", "duet adaptive")
+FIXED = 12
 
 
-def slowed(samples: np.ndarray, fraction: float, hib: bool) -> np.ndarray:
-    """The same samples made `fraction` worse on the metric's own scale."""
-    return samples * (1 - fraction) if hib else samples * (1 + fraction)
+class Injected(Native):
+    """`native:name=NAME` whose commands run with VIRTBENCH_INJECT_SLOWDOWN=fraction."""
+
+    def __init__(self, name: str, fraction: float):
+        super().__init__(EnvSpec("native", {"name": name}))
+        self.fraction = fraction
+
+    def exec(self, argv, timeout, env=None):
+        extra = {"VIRTBENCH_INJECT_SLOWDOWN": f"{self.fraction:g}"} if self.fraction else {}
+        return super().exec(argv, timeout, {**(env or {}), **extra})
 
 
-def alarms(samples, hib: bool, repeats: int, alpha: float, seed: int = 0) -> dict[str, int]:
-    """Counts over `repeats` random half/half splits of the samples: A/A p < alpha, and
-    detections of each injected slowdown (p < alpha, in the slowed direction)."""
-    a = np.asarray(samples, dtype=float)
-    rng = np.random.default_rng(seed)
-    half = a.size // 2
-    counts = {"aa": 0, **{f"slow{int(f * 100)}": 0 for f in SLOWDOWNS}}
-    for r in range(repeats):
-        idx = rng.permutation(a.size)
-        x, y = a[idx[:half]], a[idx[half:2 * half]]
-        p = stats.permutation_p_value(x, y, seed=r)
-        counts["aa"] += p is not None and p < alpha
-        for f in SLOWDOWNS:
-            z = slowed(y, f, hib)
-            p = stats.permutation_p_value(z, x, seed=r)
-            worse = (stats.trimmed_mean(z) < stats.trimmed_mean(x)) == hib
-            counts[f"slow{int(f * 100)}"] += p is not None and p < alpha and worse
-    return counts
+# -- measuring: real runs ---------------------------------------------------------------------
+@contextlib.contextmanager
+def alarm(seconds: float):
+    """KeyboardInterrupt after `seconds`: the runner then ends the run cleanly (stored trials
+    kept, environments stopped); a block it was in the middle of is left incomplete."""
+    def ring(signum, frame):
+        raise KeyboardInterrupt("budget")
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, max(1.0, seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
-def table(found: dict[str, dict], repeats: int, alpha: float) -> list[str]:
-    head = (f"{'metric':<22} {'n':>3} {'CV %':>6} {'A/A alarms':>11} "
-            + " ".join(f"{f'{int(f * 100)} % detected':>14}" for f in SLOWDOWNS))
-    lines = [head, "-" * len(head)]
-    for label, d in found.items():
-        cv = stats.cv(d["samples"])
-        c = alarms(d["samples"], d["hib"], repeats, alpha)
-        lines.append(f"{label:<22} {len(d['samples']):>3} {cv * 100 if cv is not None else float('nan'):>6.2f} "
-                     f"{c['aa']:>4}/{repeats:<6} "
-                     + " ".join(f"{c[f'slow{int(f * 100)}']:>7}/{repeats:<6}" for f in SLOWDOWNS))
-    half = len(next(iter(found.values()))["samples"]) // 2
-    lines.append(f"alarm: permutation test of trimmed means, p < {alpha:g}, on random "
-                 f"{half} vs {half} splits of the measured trials")
-    if not stats.can_reach(half, half, alpha):
-        lines.append(f"note: {half} vs {half} can never reach p < {alpha:g} (smallest p "
-                     f"{stats.min_p_value(half, half):.3g}); use --trials "
-                     f"{2 * stats.trials_to_reach(alpha)} or more")
+def measure(store: Store, comparisons: list[str], benches: list[str], seconds: float,
+            duet: bool, seed: int, min_section: float) -> str:
+    """One real virtbench run of `native` and the comparisons' environments for about
+    `seconds`; returns its id."""
+    envs = {REF: Native(EnvSpec("native"))}
+    for name in comparisons:
+        env = Injected(name, COMPARISONS[name])
+        envs[env.label] = env
+    study = Study(name="precision" + ("-duet" if duet else ""),
+                  environments=[EnvironmentEntry(str(e.spec)) for e in envs.values()],
+                  benchmarks=[BenchmarkCase(b) for b in benches], trials=10_000, seed=seed,
+                  quick=True, baseline=REF, duet=duet, min_section_s=min_section)
+    cases = {}
+    for case in study.benchmarks:
+        bench = benchmarks.get(case.name)
+        cases[case.label] = (bench, bench.params(case.params, quick=True))
+    prepared = Prepared(study, envs, cases, REF)
+    runner = Runner(store, console=Console(file=io.StringIO()), show_progress=False)
+    with alarm(seconds):
+        outcome = runner.start(prepared)
+    return outcome.run_id
+
+
+@dataclass
+class Rows:
+    """(comparison, metric) -> ({block: env value}, {block: reference value}, hib)."""
+    rows: dict = field(default_factory=dict)
+    disturbed: int = 0
+    trials: int = 0
+
+
+def read_rows(store: Store, run_id: str) -> Rows:
+    """The run's complete pairs per (comparison, metric), disturbed trials left out."""
+    out = Rows()
+    skip = set()
+    for t in store.trials(run_id):
+        out.trials += 1
+        if (t.get("detail") or {}).get("disturbed"):
+            skip.add((t["environment"], t["benchmark"], t["trial"]))
+    out.disturbed = len(skip)
+    values: dict = {}
+    hib = {}
+    for s in store.samples(run_id):
+        if (s["environment"], s["benchmark"], s["trial"]) in skip:
+            continue
+        metric = f"{s['benchmark']}.{s['metric']}"
+        values.setdefault((s["environment"], metric), {})[s["trial"]] = s["value"]
+        hib[metric] = bool(s["higher_is_better"])
+    for (env, metric), mine in values.items():
+        if env == REF or (REF, metric) not in values:
+            continue
+        out.rows[(env.split("/")[-1], metric)] = (mine, values[(REF, metric)], hib[metric])
+    return out
+
+
+# -- analysing: independent stretches ---------------------------------------------------------
+@dataclass
+class Tally:
+    runs: int = 0
+    hits: int = 0          # A/A: significant either way; slowdowns: significant and slower
+    blocks: int = 0
+
+    def add(self, hit: bool, blocks: int) -> None:
+        self.runs += 1
+        self.hits += bool(hit)
+        self.blocks += blocks
+
+    def text(self) -> str:
+        return f"{self.hits}/{self.runs}" if self.runs else "-"
+
+
+def slower(log_ratio: float, hib: bool) -> bool:
+    """Is a mean log ratio (env / reference) on the slow side of the metric?"""
+    return log_ratio < 0 if hib else log_ratio > 0
+
+
+def fixed_runs(env: dict, ref: dict, hib: bool, aa: bool, alpha: float,
+               n: int = FIXED) -> tuple[Tally, Tally]:
+    """Unpaired and paired decisions on consecutive disjoint n-block stretches."""
+    common = sorted(set(env) & set(ref))
+    unpaired, pair = Tally(), Tally()
+    for k in range(len(common) // n):
+        blocks = common[k * n:(k + 1) * n]
+        e, r = {b: env[b] for b in blocks}, {b: ref[b] for b in blocks}
+        u = decision.decide_unpaired(list(e.values()), list(r.values()), hib, alpha=alpha,
+                                     seed=k)
+        p = decision.decide_paired(e, r, hib, alpha=alpha, seed=k)
+        for tally, d in ((unpaired, u), (pair, p)):
+            sig = d.p_value is not None and d.p_value < alpha
+            hit = sig if aa else sig and slower(log(d.estimate), hib)
+            tally.add(hit, n)
+    return unpaired, pair
+
+
+def adaptive_runs(env: dict, ref: dict, hib: bool, aa: bool, alpha: float,
+                  within: int) -> Tally:
+    """The runner's stopping rule from the start of each stretch; a stretch the data end
+    before it stops is left out."""
+    d = paired.log_ratios(env, ref).d
+    tally = Tally()
+    start, low = 0, sequential.DEFAULT_MIN_BLOCKS
+    while start + low <= len(d):
+        part = d[start:start + within]
+        seq = sequential.sequences(part, alpha)
+        stop = sequential.stop_codes(seq, 10.0)[low - 1:] != 0
+        if stop.any():
+            n = int(stop.argmax()) + low
+        elif len(part) == within:
+            n = within
+        else:
+            break
+        p = float(sequential.anytime_p(part[:n], alpha)[-1])
+        sig = p < alpha
+        tally.add(sig if aa else sig and slower(float(part[:n].mean()), hib), n)
+        start += n
+    return tally
+
+
+def noise(env: dict, ref: dict) -> tuple[float, float, int]:
+    """(CV of a member, correlation of the pair's logs, blocks) of an A/A row."""
+    common = sorted(set(env) & set(ref))
+    le = np.log([env[b] for b in common])
+    lr = np.log([ref[b] for b in common])
+    sigma = sqrt((np.var(le, ddof=1) + np.var(lr, ddof=1)) / 2)
+    rho = float(np.corrcoef(le, lr)[0, 1]) if len(common) > 2 else 0.0
+    return sqrt(exp(sigma ** 2) - 1), max(0.0, rho), len(common)
+
+
+def simulated(cv: float, rho: float, alpha: float, within: int, runs: int = 4000,
+              seed: int = 0) -> dict[str, float]:
+    """The methods' rates in runs simulated with this noise (significance as measured)."""
+    model = NoiseModel(cv=cv, rho=rho)
+    out = {}
+    for i, (name, f) in enumerate(COMPARISONS.items()):
+        e, r, _ = draw(model, runs, max(within, FIXED), 1 + f, seed + i)
+        d = np.log(e) - np.log(r)
+        fixed = d[:, :FIXED]
+        p = paired.sign_flip_p(fixed, seed)
+        slow = fixed.mean(axis=1) > 0
+        out[f"{name} paired 12"] = float(np.mean((p < alpha) & (slow | (not f))))
+        part = d[:, :within]
+        a = simulate.adaptive(part, alpha)
+        at = a.stopped_at - 1
+        p_at = sequential.anytime_p(part, alpha)[np.arange(runs), at]
+        mean_at = (np.cumsum(part, axis=1) / np.arange(1, within + 1))[np.arange(runs), at]
+        out[f"{name} adaptive"] = float(np.mean((p_at < alpha) & ((mean_at > 0) | (not f))))
+        out[f"{name} adaptive blocks"] = float(a.stopped_at.mean())
+    return out
+
+
+# -- the report -------------------------------------------------------------------------------
+def analyse(seq: Rows, duet: dict[str, Rows], alpha: float, within: int):
+    metrics = sorted({m for _, m in seq.rows} | {m for r in duet.values() for _, m in r.rows})
+    table: dict[tuple[str, str, str], Tally] = {}
+    for metric in metrics:
+        for name in COMPARISONS:
+            aa = not COMPARISONS[name]
+            if (name, metric) in seq.rows:
+                env, ref, hib = seq.rows[(name, metric)]
+                table[(metric, "unpaired 12", name)], table[(metric, "paired 12", name)] = \
+                    fixed_runs(env, ref, hib, aa, alpha)
+                table[(metric, "adaptive", name)] = adaptive_runs(env, ref, hib, aa, alpha, within)
+            rows = duet.get(name)
+            if rows is not None and (name, metric) in rows.rows:
+                env, ref, hib = rows.rows[(name, metric)]
+                table[(metric, "duet 12", name)] = fixed_runs(env, ref, hib, aa, alpha)[1]
+                table[(metric, "duet adaptive", name)] = adaptive_runs(env, ref, hib, aa,
+                                                                       alpha, within)
+    return metrics, table
+
+
+def report(seq: Rows, duet: dict[str, Rows], alpha: float, within: int,
+           sim_runs: int) -> list[str]:
+    metrics, table = analyse(seq, duet, alpha, within)
+    lines = ["| metric | method | CV % | rho | A/A false alarms | 5 % detected | "
+             "10 % detected | blocks per run |", "|---|---|---|---|---|---|---|---|"]
+    totals: dict[tuple[str, str], Tally] = {}
+    for metric in metrics:
+        for method in METHODS:
+            src = duet.get("twin") if method.startswith("duet") else seq
+            cells = [table.get((metric, method, name), Tally()) for name in COMPARISONS]
+            if not any(c.runs for c in cells):
+                continue
+            cv = rho = float("nan")
+            if src is not None and ("twin", metric) in src.rows:
+                cv, rho, _ = noise(*src.rows[("twin", metric)][:2])
+            spent = [c.blocks / c.runs for c in cells if c.runs]
+            lines.append(f"| {metric} | {method} | {cv * 100:.1f} | {rho:.2f} | "
+                         + " | ".join(c.text() for c in cells)
+                         + f" | {np.mean(spent):.1f} |")
+            for name, c in zip(COMPARISONS, cells):
+                t = totals.setdefault((method, name), Tally())
+                t.runs, t.hits, t.blocks = t.runs + c.runs, t.hits + c.hits, t.blocks + c.blocks
+    lines += ["", "| all metrics | A/A false alarms | 5 % detected | 10 % detected | "
+              "blocks per run |", "|---|---|---|---|---|"]
+    for method in METHODS:
+        cells = [totals.get((method, name), Tally()) for name in COMPARISONS]
+        if any(c.runs for c in cells):
+            spent = sum(c.blocks for c in cells) / max(1, sum(c.runs for c in cells))
+            lines.append(f"| {method} | " + " | ".join(
+                f"{c.text()} ({c.hits / c.runs:.0%})" if c.runs else "-" for c in cells)
+                + f" | {spent:.1f} |")
+    lines += ["", f"Simulated with this host's noise ({sim_runs} runs each, normal tails, "
+              f"adaptive at most {within} blocks):", "",
+              "| metric | blocks from | CV % | rho | A/A paired 12 | A/A adaptive | "
+              "5 % paired 12 | 5 % adaptive | 10 % paired 12 | 10 % adaptive | "
+              "adaptive blocks (A/A, 5 %) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for metric in metrics:
+        for label, src in (("sequential", seq), ("duet", duet.get("twin"))):
+            if src is None or ("twin", metric) not in src.rows:
+                continue
+            cv, rho, n = noise(*src.rows[("twin", metric)][:2])
+            if n < 6:
+                continue
+            s = simulated(cv, rho, alpha, within, sim_runs)
+            lines.append(
+                f"| {metric} | {label} ({n}) | {cv * 100:.1f} | {rho:.2f} | "
+                f"{s['twin paired 12']:.3f} | {s['twin adaptive']:.3f} | "
+                f"{s['slow5 paired 12']:.3f} | {s['slow5 adaptive']:.3f} | "
+                f"{s['slow10 paired 12']:.3f} | {s['slow10 adaptive']:.3f} | "
+                f"{s['twin adaptive blocks']:.1f}, {s['slow5 adaptive blocks']:.1f} |")
     return lines
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trials", type=int, default=12, help="native trials per kernel (default 12)")
-    ap.add_argument("--repeats", type=int, default=20, help="A/A and injected repeats (default 20)")
-    ap.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    ap.add_argument("--bench", action="append", choices=sorted(BENCHES),
-                    help="only this kernel (repeatable; default: stream, himeno and pi)")
-    ap.add_argument("--full", action="store_true", help="the seed's sizes instead of quick ones")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--budget", default="50m", help="wall-clock time of all runs (default 50m)")
+    ap.add_argument("--duet-share", type=float, default=0.45,
+                    help="share of the budget for the three duet runs (default 0.45)")
+    ap.add_argument("--bench", action="append", choices=("pi", "stream", "himeno"),
+                    help="only this kernel (repeatable; default: all three)")
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--within", type=int, default=30,
+                    help="adaptive runs stop by this many blocks (default 30)")
+    ap.add_argument("--min-section", type=float, default=0.5,
+                    help="the runs' minimum measured section in s (default 0.5)")
+    ap.add_argument("--simulate", type=int, default=4000, help="simulated runs (default 4000)")
+    ap.add_argument("--seed", type=int, default=21)
+    ap.add_argument("--store", help="keep the runs in this store (default: a temporary one)")
     args = ap.parse_args(argv)
-    if args.trials < 4 or args.repeats < 1 or not 0 < args.alpha < 0.5:
-        ap.error("--trials must be at least 4, --repeats at least 1, 0 < --alpha < 0.5")
-    found = measure(args.bench or ["stream", "himeno", "pi"], args.trials, args.full)
-    print("\n".join(table(found, args.repeats, args.alpha)))
+    budget = duration_s(args.budget, "--budget")
+    benches = args.bench or ["pi", "stream", "himeno"]
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="vb-precision-") as tmp:
+        store = Store(args.store or f"sqlite:///{tmp}/precision.db")
+        seq_id = measure(store, list(COMPARISONS), benches, budget * (1 - args.duet_share),
+                         False, args.seed, args.min_section)
+        seq = read_rows(store, seq_id)
+        duet = {}
+        for i, name in enumerate(COMPARISONS):
+            left = budget - (time.monotonic() - t0)
+            run_id = measure(store, [name], benches, left / (len(COMPARISONS) - i), True,
+                             args.seed + i + 1, args.min_section)
+            duet[name] = read_rows(store, run_id)
+    print(f"# bench/precision.py: {time.monotonic() - t0:.0f} s; sequential run: "
+          f"{seq.trials} trials ({seq.disturbed} disturbed); duet runs: "
+          + ", ".join(f"{n} {r.trials} ({r.disturbed} disturbed)" for n, r in duet.items())
+          + f"; alpha {args.alpha:g}\n")
+    print("\n".join(report(seq, duet, args.alpha, args.within, args.simulate)))
     return 0
 
 

@@ -91,6 +91,49 @@ static inline double wait_until(double t)
     return now > t ? now - t : 0.0;
 }
 
+/* Seconds of CPU time this thread has used. */
+static inline double thread_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Test hook of bench/precision.py: VIRTBENCH_INJECT_SLOWDOWN=F (0 < F <= 1) makes each
+ * measured section last about 1 + F times as long, a known slowdown to detect: once the
+ * section's work is done, and before its end is stamped, the thread keeps its CPU busy for F
+ * times the CPU time that work took (so a trial disturbed during the work is disturbed in
+ * proportion).  Unset, or not a number in (0, 1]: nothing happens.  The kernel says so on
+ * stderr when it is set. */
+static inline double inject_fraction(void)
+{
+    static int known = 0;
+    static double fraction = 0.0;
+    if (!known) {
+        double v;
+        known = 1;
+        if (parse_pos_double(getenv("VIRTBENCH_INJECT_SLOWDOWN"), 1.0, &v) == 0) {
+            fraction = v;
+            fprintf(stderr, "VIRTBENCH_INJECT_SLOWDOWN=%g: every measured section is made "
+                    "%g %% longer (a test hook)\n", v, v * 100.0);
+        }
+    }
+    return fraction;
+}
+
+/* End of a measured section that began when this thread's CPU time was `cpu0`. */
+static inline void inject_slowdown(double cpu0)
+{
+    double f = inject_fraction();
+    if (f <= 0.0)
+        return;
+    double now = thread_seconds();
+    double until = now + f * (now - cpu0);
+    volatile unsigned long spin = 0;
+    while (thread_seconds() < until)
+        spin++;
+}
+
 /* The JSON fields of --start-at: "start_at":T,"late_s":L (null, null without it). */
 static inline void print_start_at(double start_at, double late)
 {

@@ -466,8 +466,11 @@ int main(int argc, char **argv)
     }
 
     double late = start_at > 0.0 ? wait_until(start_at) : 0.0;
+    inject_fraction();                 /* read (and said) before the section */
+    double c0 = thread_seconds();
     double t0 = mono_seconds();
     float gosa = jacobi(&F, iterations);
+    inject_slowdown(c0);
     double t1 = mono_seconds();
     double seconds = t1 - t0;
     if (seconds <= 0.0)

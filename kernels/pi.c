@@ -201,8 +201,11 @@ int main(int argc, char **argv)
     mpf_t pi;
     mpf_init2(pi, bits);
     double late = start_at > 0.0 ? wait_until(start_at) : 0.0;
+    inject_fraction();                 /* read (and said) before the section */
+    double c0 = thread_seconds();
     double t0 = mono_seconds();
     int iterations = gauss_legendre(pi, bits, 1);
+    inject_slowdown(c0);
     double t1 = mono_seconds();
     double seconds = t1 - t0;
     fprintf(stderr, "pi: Gauss-Legendre: %d iterations in %.6f s\n", iterations, seconds);

@@ -22,6 +22,12 @@ class OneStudy:
     pin: str = "off"
     name: str = "test"
     cases: tuple = ()            # (label, benchmark name) pairs, for a report of the run
+    min_section_s: float = 0.0   # no calibration runs unless a test asks for them
+    adaptive: bool = False
+    duet: bool = False
+    # the real host's steal (up to 20 % on this shared VM) must not mark a test's trials
+    # disturbed: tests that judge steal set it (tests/test_disturbance_runner.py)
+    steal_limit_pct: float = 100.0
 
     def to_dict(self):
         d = {"name": self.name}

@@ -28,7 +28,13 @@ def run_cli(capsys, *argv):
     (["run", "--bench", "himeno", "--trials", "0"], "trials must be at least 1"),
     (["run", "/nonexistent/study.toml"], "no such file"),
     (["run"], "nothing to run"),
-    (["run", "--trials", "many"], "invalid int value"),
+    (["run", "--trials", "many"], "'many' is not a number of trials or auto"),
+    (["run", "--bench", "pi", "--trials", "auto", "--budget", "soon"],
+     "--budget 'soon' is not a duration; write e.g. 15m"),
+    (["run", "--bench", "pi", "--budget", "15m"], "a budget bounds adaptive trials"),
+    (["run", "--bench", "pi", "--trials", "auto", "--min-trials", "9", "--max-trials", "8"],
+     "max_trials 8 is below min_trials 9"),
+    (["run", "--bench", "pi", "--min-section", "-1"], "--min-section -1: give 0 (off) to 3600"),
     (["report", "--format", "pdf"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_stored(capsys, store_url, argv, words):
@@ -192,3 +198,21 @@ def test_resume_retry_failed_runs_the_failed_trials_again(capsys, store_url, tmp
     assert sorted(s["value"] for s in store.samples(run_id)) == [4.0, 5.0, 6.0, 7.0, 8.0]
     old = store.superseded_trials(run_id)
     assert [(o["trial"], o["status"]) for o in old] == [(0, "failed"), (1, "failed")]
+
+
+def test_a_dry_run_of_adaptive_trials_says_its_bounds(capsys):
+    code, out, err = run_cli(capsys, "run", "--env", "native", "--env", "native:name=twin",
+                             "--bench", "pi", "--trials", "auto", "--budget", "15m", "--dry-run")
+    assert code == 0, err
+    assert "trials auto: 6 blocks first, then blocks for the undecided cases until decided, " \
+           "60 usable blocks per case or 15 min in all" in out
+    assert "environment native/twin  (native:name=twin)" in out
+
+
+def test_adaptive_trials_and_duet_need_a_reference(capsys):
+    code, _, err = run_cli(capsys, "run", "--env", "qemu", "--bench", "pi", "--trials", "auto",
+                           "--dry-run")
+    assert code == 2 and "trials = \"auto\" decides each environment against its reference" in err
+    code, _, err = run_cli(capsys, "run", "--env", "native", "--bench", "pi", "--duet",
+                           "--dry-run")
+    assert code == 2 and "give exactly two environments, one of them the baseline, not 1" in err

@@ -91,9 +91,12 @@ def test_a_failed_trial_is_stored_with_its_partial_values_exit_and_output_tail(s
     evidence = [s for s in store.samples(out.run_id, include_failed=True)
                 if s["status"] == "failed"]
     assert [(s["metric"], s["value"]) for s in evidence] == [("rate", 0.5)]
-    # a successful trial keeps its whole output and no detail
+    # a successful trial keeps its whole output: no size of a cut one in its detail (which
+    # says how it was measured: its repetitions and the host's load)
     ok = [t for t in trials if t["status"] == "ok"]
-    assert ok[0]["stdout"] == "1\n" and ok[0]["detail"] is None
+    assert ok[0]["stdout"] == "1\n"
+    assert not {"stdout_bytes", "stderr_bytes"} & set(ok[0]["detail"])
+    assert ok[0]["detail"]["repetitions"] == 1 and "load" in ok[0]["detail"]
 
 
 def test_evidence_never_enters_the_statistics(store_url):

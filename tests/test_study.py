@@ -37,7 +37,7 @@ name = "pi"
     ("[[environment]]\nspec = 'native'\nimage = 'x'", "environment[1] (native): unknown key 'image'"),
     ("[[environment]]\nnote = 'x'", "environment[1]: needs spec"),
     ("[[benchmark]]\nparams = {}", "benchmark[1]: needs name"),
-    ("trials = 'many'", "trials must be an integer, not 'many'"),
+    ("trials = 'many'", "trials must be an integer or \"auto\", not 'many'"),
     ("[[benchmark]]\nname = 'stream'\nparams = 3", "benchmark[1] (stream): params must be a table"),
 ])
 def test_malformed_study_files_name_the_problem(tmp_path, text, words):

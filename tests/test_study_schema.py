@@ -36,7 +36,12 @@ def clean_dirs(tmp_path, monkeypatch, store_url):
      "benchmark[1] (stream): params: benchmark stream: unknown parameter procesess; "
      "valid parameters: elements, passes, processes"),
     # wrong types
-    ('trials = "many"\n', "trials must be an integer, not 'many'; write trials = 12"),
+    ('trials = "many"\n', "trials must be an integer or \"auto\", not 'many'; write trials = 12"),
+    ('budget = "a while"\ntrials = "auto"\n', "budget 'a while' is not a duration; write e.g. 15m"),
+    ('trials = "auto"\nmin_trials = 10\nmax_trials = 8\n', "max_trials 8 is below min_trials 10"),
+    ('min_trials = 1\n', "min_trials must be greater than or equal to 2"),
+    ('min_section = -1\n', "min_section must be greater than or equal to 0"),
+    ('duet = "yes"\n', "duet must be true or false"),
     ('trials = 12.5\n', "trials must be an integer"),
     ('trials = true\n', "trials must be an integer"),
     ('[[benchmark]]\nname = "pi"\nparams = { k = "17" }\n',
@@ -134,3 +139,33 @@ def test_a_run_stores_alpha_and_method_notes_in_its_metadata(tmp_path, capsys, s
     run = Store(store_url).get_run()
     assert run["study"]["alpha"] == 0.02
     assert run["study"]["method_notes"] == {"pi[k=6]": "GMP, not SuperPI"}
+
+
+def test_trials_auto_and_its_bounds(tmp_path):
+    s = study.load(write(tmp_path, 'trials = "auto"\nmin_trials = 8\nmax_trials = 40\n'
+                                   'budget = "1h30m"\nmin_section = 0.25\nduet = true\n'
+                                   'steal_limit = 5\ncpu_share_limit = 0.6\n'
+                                   '[[benchmark]]\nname = "pi"\n' + ENV))
+    assert (s.adaptive, s.trials, s.min_trials, s.max_trials) == (True, 8, 8, 40)
+    assert s.budget_s == 5400 and s.min_section_s == 0.25 and s.duet
+    assert (s.steal_limit_pct, s.cpu_share_limit) == (5.0, 0.6)
+    assert s.trials_text == "auto (8..40, budget 90m)"
+    again = study.Study.from_dict(s.to_dict())          # what --resume reads back
+    assert (again.adaptive, again.budget_s, again.duet) == (True, 5400, True)
+    plain = study.load(write(tmp_path, '[[benchmark]]\nname = "pi"\n' + ENV))
+    assert (plain.adaptive, plain.trials, plain.min_section_s, plain.duet) == (False, 12, 0.5, False)
+    assert (plain.steal_limit_pct, plain.cpu_share_limit) == (10.0, 0.7)
+
+
+@pytest.mark.parametrize("text, seconds", [("15m", 900), ("90s", 90), ("1h30m", 5400),
+                                           ("1.5h", 5400), ("600", 600)])
+def test_budgets_are_durations(text, seconds):
+    assert study_schema.duration_s(text) == seconds
+
+
+def test_flags_make_a_study_adaptive_and_quick_does_not_cap_it():
+    s = study.with_flags(None, benches=["pi"], trials="auto", quick=True, budget="15m",
+                         max_trials=30)
+    assert (s.adaptive, s.trials, s.max_trials, s.budget_s) == (True, 6, 30, 900)
+    fixed = study.with_flags(None, benches=["pi"], quick=True)
+    assert not fixed.adaptive and fixed.trials == study.QUICK_TRIALS

@@ -27,6 +27,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
 
 
+def _trials(text: str):
+    """--trials N or --trials auto."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of trials or auto") from None
+
+
 def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     """The flags that shape a study (run and fleet run take the same; fleet run has no
     dry run: `virtbench run --dry-run` shows the plan each host runs)."""
@@ -36,7 +46,22 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
                      help="benchmark to run, with parameters as in a study's params "
                           "(e.g. tcp:direction=receive,streams=10); repeat for several "
                           "(overrides the study's)")
-    run.add_argument("--trials", type=int, help="trials per benchmark and environment (default 12)")
+    run.add_argument("--trials", type=_trials, metavar="N|auto",
+                     help="trials (blocks) per benchmark and environment (default 12); auto: "
+                          "blocks until every verdict is decided (--min-trials, --max-trials, "
+                          "--budget bound it)")
+    run.add_argument("--min-trials", type=int, metavar="N",
+                     help="with --trials auto: blocks every case gets first (default 6)")
+    run.add_argument("--max-trials", type=int, metavar="N",
+                     help="with --trials auto: usable blocks at most per case (default 60)")
+    run.add_argument("--budget", metavar="DURATION",
+                     help="with --trials auto: wall-clock bound of the run, e.g. 15m, 1h30m")
+    run.add_argument("--min-section", type=float, metavar="SECONDS",
+                     help="a kernel's measured section shorter than this is repeated inside "
+                          "each trial until reached (default 0.5; 0: off)")
+    run.add_argument("--duet", action="store_true",
+                     help="measure each environment at the same time as its baseline, on "
+                          "disjoint CPUs (two environments only; see docs/decisions.md)")
     run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
     run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
     run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
@@ -189,9 +214,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
             args.resume, retry_failed=args.retry_failed)
     else:
         study = study_mod.load(args.study) if args.study else None
-        study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
-                                     baseline=args.baseline, seed=args.seed, quick=args.quick,
-                                     profile=args.profile, analysis=args.analysis)
+        study = study_mod.with_flags(study, **study_mod.flag_values(args))
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
@@ -234,6 +257,10 @@ def _print_plan(prepared, out: Console) -> int:
     total = warmup.planned_trials(s, len(prepared.envs), len(prepared.cases),
                                   len(prepared.skipped_cases))
     n_skip = len(prepared.skipped_cases)
+    if s.adaptive:
+        say(f"trials auto: {s.min_trials} blocks first, then blocks for the undecided cases "
+            f"until decided, {s.max_trials} usable blocks per case"
+            + (f" or {s.budget_s / 60:g} min in all" if s.budget_s else ""))
     say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
         f"environment(s) x {len(prepared.cases)} benchmark(s)"
         + (f" - {n_skip} skipped case(s)" if n_skip else "") + f" = {total} trials"

@@ -42,13 +42,14 @@ class Lifecycle:
         self.warned: set[tuple] = set()
 
     # -- per trial -----------------------------------------------------------------------
-    def ready(self, env: Environment, bench=None, params: dict | None = None) -> str | None:
-        """Start `env` if needed, pause the others, resume it, pin it. None, or why its
-        trial fails."""
+    def ready(self, env: Environment, bench=None, params: dict | None = None,
+              keep: tuple[Environment, ...] = ()) -> str | None:
+        """Start `env` if needed, pause the others (but those in `keep`), resume it, pin it.
+        None, or why its trial fails."""
         label = env.label
         why = self.dead.get(label) or self._ensure_up(env)
         if why is None:
-            why = self._focus(env)
+            why = self._focus(env, {e.label for e in keep})
         if why is None and bench is not None:
             self._pin(env, bench, params or {})
         return why
@@ -111,6 +112,8 @@ class Lifecycle:
         self.up.add(label)
         self.boot[label] = self.store.record_boot(self.run_id, label, reason, boot_s=boot_s)
         meta = dict(meta)
+        if env.name:
+            meta["name"] = env.name                # name=: one of two alike environments
         if env.stands_for:
             meta["stands_for"] = env.stands_for    # a user's target measured as a study's env
         meta["pinning"] = {"mode": self.pin, "host_cpus": list(self.cpus), "benchmarks": {}}
@@ -123,13 +126,14 @@ class Lifecycle:
         return None
 
     # -- who has the machine -------------------------------------------------------------
-    def _focus(self, env: Environment) -> str | None:
+    def _focus(self, env: Environment, keep: set[str] = frozenset()) -> str | None:
         """Pause every other running environment that can be paused (its capabilities say;
-        native and ssh targets keep running), resume `env`. A failure to pause or resume
-        fails that environment (its remaining trials), never the run."""
+        native and ssh targets keep running) but those in `keep`, resume `env`. A failure to
+        pause or resume fails that environment (its remaining trials), never the run."""
         for label in sorted(self.up):
             other = self.envs[label]
-            if other is env or label in self.paused or not other.capabilities().pause:
+            if other is env or label in keep or label in self.paused \
+                    or not other.capabilities().pause:
                 continue
             try:
                 other.pause()
@@ -158,6 +162,39 @@ class Lifecycle:
         self.console.print(f"[red]{escape(self.dead[label])}[/]")
 
     # -- pinning -------------------------------------------------------------------------
+    def pin_apart(self, envs: list[Environment], bench, params: dict) -> list[list[int]] | None:
+        """Duet mode: pin `envs` at once onto disjoint CPUs, the first CPUs to the first
+        environment (all the host's CPUs may be used). Each environment's CPUs, or None
+        (pinning off, a kind that cannot be pinned, too few CPUs: left as they are)."""
+        if self.pin == "off":
+            return None
+        targets, owner = [], []
+        for env in envs:
+            try:
+                mine = env.pin_targets(bench, params)
+            except (AgentError, OSError):
+                mine = None
+            if not mine or not any(n > 0 for _, n in mine):
+                return None
+            targets += mine
+            owner += [env.label] * len(mine)
+        needs = [n for _, n in targets]
+        sets = pinning.assign(self.cpus, needs) if sum(needs) <= len(self.cpus) else None
+        if sets is None:
+            return None
+        try:
+            for (tid, _), chosen in zip(targets, sets):
+                pinning.set_cpus(tid, chosen)
+        except OSError:
+            return None
+        per_env = [[c for o, cpus in zip(owner, sets) if o == env.label for c in cpus]
+                   for env in envs]
+        for env in envs:
+            self._record_pinning(env.label, getattr(bench, "label", None) or bench.name,
+                                 "duet: CPUs of its own beside its partner's, which ones "
+                                 "drawn per block (trials.detail.duet)")
+        return per_env
+
     def _pin(self, env: Environment, bench, params: dict) -> None:
         label = env.label
         if self.pin == "off":

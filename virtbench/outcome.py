@@ -49,6 +49,8 @@ class TrialOutcome:
     stderr: str = ""
     exit: int | None = None
     wall_s: float | None = None
+    # user + system CPU seconds of the command (the agent's rusage of it); None when unknown
+    cpu_s: float | None = None
     # (kind, message) pairs the store should keep with the trial, e.g. ("physical-limit", ...)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     # what else the trial says about itself, stored with it (trials.detail): e.g. a group's

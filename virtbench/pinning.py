@@ -61,6 +61,11 @@ def release(targets: list[tuple[int, int]], cpus: list[int]) -> None:
         _set(tid, cpus)
 
 
+def set_cpus(tid: int, cpus: list[int]) -> None:
+    """Pin one thread or process to `cpus` (gone already: nothing to do)."""
+    _set(tid, cpus)
+
+
 def _set(tid: int, cpus: list[int]) -> None:
     try:
         os.sched_setaffinity(tid, cpus)

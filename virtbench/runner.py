@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import signal
 import socket
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,12 +19,15 @@ from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
 
-from . import __version__, benchmarks, environments, kernels, targets, warmup, workroot
+from . import (__version__, benchmarks, environments, kernels, pinning, targets, warmup,
+               workroot)
 from .capabilities import cannot_run
 from .environments import Environment
-from .errors import AgentError, VirtbenchError
+from .errors import VirtbenchError
+from .execute import SlotExecutor, Tracker, lost_outcome, trial_name
 from .lifecycle import Lifecycle
-from .store import Sample, Store, StoreUnavailable, jsonable, now
+from .sections import Calibration
+from .store import Store, StoreUnavailable, jsonable
 from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
                     validate)
 
@@ -103,6 +107,7 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     if baseline is not None and baseline not in envs:
         raise VirtbenchError(f"baseline {baseline!r} is not an environment of this study; "
                              f"use one of its labels ({', '.join(envs)}) or specs")
+    check_modes(study, envs, baseline)
     needs_kernels = any(set(b.tools) & set(kernels.KERNELS) for b, _ in cases.values())
     if needs_kernels and not dry_run:
         kernels.build()   # a missing compiler is bad input: fail before the run exists
@@ -110,6 +115,23 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
         raise VirtbenchError("no environment of this study can run here: " + "; ".join(
             f"{spec}: {why}" for spec, why in skipped))
     return Prepared(study, envs, cases, baseline, skipped, skipped_cases(envs, cases))
+
+
+def check_modes(study: Study, envs: dict[str, Environment], baseline: str | None) -> None:
+    """Adaptive trials and duet mode compare environments with their reference: refused
+    without one (and duet with other than two environments) before anything runs."""
+    if getattr(study, "adaptive", False) and baseline is None:
+        raise VirtbenchError("trials = \"auto\" decides each environment against its "
+                             "reference: name a baseline (--baseline LABEL) or add native")
+    if getattr(study, "duet", False):
+        if baseline is None or len(envs) != 2:
+            raise VirtbenchError(
+                f"duet mode measures one environment beside its reference at the same time: "
+                f"give exactly two environments, one of them the baseline, not {len(envs)} "
+                "(e.g. --env native --env native:name=twin --duet)")
+        if len(pinning.host_cpus()) < 2:
+            raise VirtbenchError("duet mode needs two CPUs, one for each side; this host "
+                                 "offers one")
 
 
 def skipped_cases(envs: dict[str, Environment], cases: dict) -> list[tuple[str, str, str]]:
@@ -164,8 +186,9 @@ class Runner:
         run_id = self.store.create_run(study.to_dict(), seed=study.seed, quick=study.quick,
                                        version=__version__, host=self.host, fleet=self.fleet)
         for label, env in prepared.envs.items():
+            options = {**env.values, **({"name": env.name} if env.name else {})}
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),
-                                          options=jsonable(env.values), status="planned")
+                                          options=jsonable(options), status="planned")
         for spec, why in prepared.skipped:
             self.store.add_warning(run_id, "environment_skipped", f"{spec}: {why}", environment=spec)
         for env, case, why in prepared.skipped_cases:
@@ -188,11 +211,12 @@ class Runner:
     def _execute(self, run_id: str, prepared: Prepared) -> Outcome:
         """The plan's missing slots; a store that goes away ends the run in one line (exit 3)
         saying how to resume it: every trial committed before stays, exactly once."""
-        self._doing, self._recorded = "the start of the run", 0
+        self.tracker = Tracker()
+        self.session_start = time.monotonic()     # adaptive trials' budget counts from here
         try:
             return self._execute_plan(run_id, prepared)
         except StoreUnavailable as exc:
-            raise exc.resumable(run_id, self._doing, self._recorded) from None
+            raise exc.resumable(run_id, self.tracker.doing, self.tracker.recorded) from None
 
     def _execute_plan(self, run_id: str, prepared: Prepared) -> Outcome:
         study = prepared.study
@@ -201,7 +225,7 @@ class Runner:
                  skip=prepared.skip),
             warmup.count(study))
         done = self.store.done_slots(run_id)
-        self._recorded = len(done)
+        self.tracker.recorded = len(done)
         todo = [s for s in slots if (s.environment, s.benchmark, s.trial) not in done]
         outcome = Outcome(run_id=run_id, status="running", skipped_before=len(slots) - len(todo))
         for spec, why in prepared.skipped:
@@ -212,27 +236,31 @@ class Runner:
                                highlight=False)
         self.store.set_run_status(run_id, "running", finished=False)
         self.console.print(f"[bold]run {run_id}[/]: {len(prepared.envs)} environment(s) x "
-                           f"{len(prepared.cases)} benchmark(s) x {study.trials} trial(s)"
+                           f"{len(prepared.cases)} benchmark(s) x "
+                           f"{getattr(study, 'trials_text', study.trials)} trial(s)"
+                           + (" in duet" if getattr(study, "duet", False) else "")
                            + (f", {len(prepared.skipped_cases)} case(s) skipped"
                               if prepared.skipped_cases else "")
                            + (f", {outcome.skipped_before} already done" if outcome.skipped_before else "")
                            + (" [yellow](quick sizes)[/]" if study.quick else ""))
         state = Lifecycle(prepared.envs, self.store, run_id, self.console,
                           pin=getattr(study, "pin", "auto") or "auto")
+        detail = self.store.get_run(run_id).get("detail") or {}
+        self.executor = SlotExecutor(self.store, run_id, prepared, state, self.console,
+                                     self.tracker, stored_calibrations(detail))
+        self._run = (run_id, prepared, state, outcome)
         old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             with self._progress() as progress:
-                task = progress.add_task("trials", total=len(slots), completed=outcome.skipped_before)
-                for slot in todo:
-                    progress.update(task, description=escape(
-                        f"{slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}"))
-                    ok = self._run_slot(run_id, prepared, state, slot)
-                    outcome.done += 1
-                    if not ok and slot.trial >= 0:
-                        outcome.failed += 1
-                    progress.advance(task)
+                self._bar = (progress, progress.add_task(
+                    "trials", total=len(slots), completed=outcome.skipped_before))
+                self.run_slots(todo)
+                if getattr(study, "adaptive", False):
+                    from .adaptive import AdaptiveLoop
+                    AdaptiveLoop(self, run_id, prepared, state,
+                                 session_start=self.session_start).run()
             if getattr(study, "profile", None) == "exits":
-                self._doing = "the exit profiles"
+                self.tracker.doing = "the exit profiles"
                 from .exitprofiles import profile_exits
                 outcome.failed_profiles = profile_exits(self.store, run_id, prepared, state,
                                                         self.console)
@@ -246,9 +274,43 @@ class Runner:
             state.stop_all()
             signal.signal(signal.SIGTERM, old_term)
         outcome.status = "complete"
-        self._doing = "the end of the run"
+        self.tracker.doing = "the end of the run"
         self.store.set_run_status(run_id, "complete")
         return outcome
+
+    def run_slots(self, slots: list[PlannedTrial], extra: bool = False) -> None:
+        """Run `slots` in order (duet mode: each block's pairs at once); `extra`: slots the
+        plan did not count (adaptive blocks), added to the progress bar's total."""
+        progress, task = self._bar
+        if extra:
+            progress.update(task, total=progress.tasks[task].total + len(slots))
+        run_id, prepared, state, outcome = self._run
+        if getattr(prepared.study, "duet", False):
+            from .duet import run_duet
+            run_duet(self, slots)
+            return
+        for slot in slots:
+            progress.update(task, description=escape(
+                f"{slot.environment} · {slot.benchmark} {trial_name(slot.trial)}"))
+            self.slot_ran(slot, self._run_slot(run_id, prepared, state, slot))
+
+    def slot_ran(self, slot: PlannedTrial, ok: bool) -> None:
+        """Count a slot that ran (whatever its mode) and move the progress bar on."""
+        outcome = self._run[3]
+        outcome.done += 1
+        if not ok and slot.trial >= 0:
+            outcome.failed += 1
+        progress, task = self._bar
+        progress.advance(task)
+
+    def slots_done(self) -> int:
+        """Slots run in this session so far."""
+        return self._run[3].done
+
+    def describe(self, text: str) -> None:
+        """The progress line's description (what runs, what is still undecided)."""
+        progress, task = self._bar
+        progress.update(task, description=escape(text))
 
     def _progress(self):
         return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -258,55 +320,19 @@ class Runner:
 
     def _run_slot(self, run_id: str, prepared: Prepared, state: Lifecycle,
                   slot: PlannedTrial) -> bool:
-        bench, params = prepared.cases[slot.benchmark]
-        record = dict(environment=slot.environment, benchmark=slot.benchmark,
-                      benchmark_name=bench.name, params=params, trial=slot.trial, seq=slot.seq,
-                      warmup=slot.trial < 0)
-        env = state.envs[slot.environment]
-        self._doing = f"trial {slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}"
-        started = now()
-        error = state.ready(env, bench, params)
-        if error is not None:
-            self.store.record_trial(run_id, status="failed", samples_=[], error=error,
-                                    started=started, boot=state.boot.get(env.label), **record)
-            self._recorded += 1
-            return False
-        boot = state.boot.get(env.label)
+        return self.executor.run(slot)
+
+
+def stored_calibrations(detail: dict) -> dict[str, Calibration]:
+    """The run's calibrations as stored in its detail (a resumed run repeats them)."""
+    out = {}
+    for case, d in (detail.get("calibration") or {}).items():
         try:
-            result = env.run_trial(bench, params)
-        except AgentError as exc:
-            result = lost_outcome(bench, exc)
-        result.error = state.after(env, result.error)
-        metrics = env.metrics_for(bench)
-        if result.ok and not any(m.name in result.values for m in metrics):
-            result.error = "the parser returned none of the benchmark's metrics"
-        # a successful trial's values are its results; a failed one's, what it measured
-        # before it failed: kept as its samples, evidence that never enters the statistics
-        measured = result.measured()
-        samples_ = [Sample(m.name, measured[m.name], m.unit, m.higher_is_better,
-                           m.scope, m.base or m.name, m.instance)
-                    for m in metrics if m.name in measured]
-        self.store.record_trial(run_id, status="ok" if result.ok else "failed", samples_=samples_,
-                                error=result.error, exit=result.exit, stdout=result.stdout,
-                                stderr=result.stderr, wall_s=result.wall_s, started=started,
-                                boot=boot, detail=result.detail, **record)
-        self._recorded += 1
-        for kind, message in result.warnings:
-            state.warn_once(kind, message, slot.environment, slot.benchmark)
-        if not result.ok:
-            self.console.print("[red]failed[/] " + escape(
-                f"{slot.environment} · {slot.benchmark} {_trial_name(slot.trial)}: "
-                f"{result.error}"))
-        return result.ok
+            out[case] = Calibration(**d)
+        except TypeError:
+            continue               # a record this version does not read: calibrate again
+    return out
 
 
-def lost_outcome(bench, exc: AgentError) -> benchmarks.TrialOutcome:
-    """A trial whose agent was lost mid-command: failed, with whatever output arrived before
-    (an agent that streams its output sends it as it comes) and what that output measured."""
-    stdout, stderr = getattr(exc, "stdout", "") or "", getattr(exc, "stderr", "") or ""
-    return benchmarks.TrialOutcome(error=f"agent lost: {exc}", stdout=stdout, stderr=stderr,
-                                   partial=bench.evidence(stdout))
-
-
-def _trial_name(trial: int) -> str:
-    return f"warm-up {-trial}" if trial < 0 else f"#{trial + 1}"
+__all__ = ["Outcome", "Prepared", "Runner", "lost_outcome", "prepare", "skip_line",
+           "estimate_s", "stored_calibrations"]

@@ -11,10 +11,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import benchmarks, study_claims, study_schema
+from . import benchmarks, defaults, study_claims, study_schema
 from .environments import EnvSpec
 from .errors import VirtbenchError
-from .study_schema import (DEFAULT_ALPHA, DEFAULT_PIN, DEFAULT_THRESHOLD, DEFAULT_TRIALS,
+from .study_schema import (AUTO, DEFAULT_ALPHA, DEFAULT_PIN, DEFAULT_THRESHOLD, DEFAULT_TRIALS,
                            DEFAULT_WARMUP)
 
 QUICK_TRIALS = 5         # --quick without --trials caps a study's trials at this: the fewest
@@ -87,6 +87,25 @@ class Study:
     profile: str | None = None       # "exits": one profiled trial per guest x benchmark
     analysis: str = "paired"         # the verdicts' analysis: "paired" blocks or "unpaired"
     claims: list[dict] = field(default_factory=list)   # the seed's claims, study_claims.py
+    # trials = "auto" (adaptive): `trials` is then min_trials, the blocks every case gets
+    # first; then blocks for the undecided cases until decided, max_trials or the budget
+    adaptive: bool = False
+    min_trials: int = defaults.MIN_TRIALS
+    max_trials: int = defaults.MAX_TRIALS
+    budget_s: float | None = None    # wall-clock bound of an adaptive run, whole run
+    min_section_s: float = defaults.MIN_SECTION_S   # shorter measured sections repeat
+    duet: bool = False               # each block's pair measured at once on disjoint CPUs
+    # a trial over either limit is disturbed: kept, left out of the statistics (disturbance.py)
+    steal_limit_pct: float = defaults.STEAL_LIMIT_PCT
+    cpu_share_limit: float = defaults.CPU_SHARE_LIMIT
+
+    @property
+    def trials_text(self) -> str:
+        """`12`, or `auto (6..60, budget 15m)`."""
+        if not self.adaptive:
+            return str(self.trials)
+        budget = f", budget {self.budget_s / 60:g}m" if self.budget_s else ""
+        return f"auto ({self.min_trials}..{self.max_trials}{budget})"
 
     def method_notes(self) -> dict[str, str]:
         """{benchmark label: note} of the benchmarks that carry a method note."""
@@ -151,11 +170,17 @@ def load(path: str | Path) -> Study:
                                      {c.label for c in cases}, {c.label: c.name for c in cases})
     except VirtbenchError as exc:
         raise _fail(path, str(exc)) from None
-    return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
-                 trials=doc.trials, baseline=doc.baseline, threshold_pct=float(doc.threshold),
-                 seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
-                 pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
-                 claims=claims)
+    study = Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
+                  baseline=doc.baseline, threshold_pct=float(doc.threshold),
+                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
+                  pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
+                  claims=claims, min_trials=doc.min_trials, max_trials=doc.max_trials,
+                  min_section_s=float(doc.min_section), duet=doc.duet,
+                  steal_limit_pct=float(doc.steal_limit),
+                  cpu_share_limit=float(doc.cpu_share_limit),
+                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None)
+    set_trials(study, doc.trials)
+    return study
 
 
 def _check_versus(path, envs: list[EnvironmentEntry]) -> None:
@@ -176,6 +201,14 @@ def _check_versus(path, envs: list[EnvironmentEntry]) -> None:
             raise _fail(path, f"environment[{i}] ({e.spec}): versus names the environment "
                         "itself; name the one to compare it with")
         e.versus = versus
+
+
+def set_trials(study: Study, trials: int | str) -> None:
+    """trials = N (fixed blocks) or "auto" (adaptive: min_trials blocks first)."""
+    if trials == AUTO:
+        study.adaptive, study.trials = True, study.min_trials
+    else:
+        study.adaptive, study.trials = False, int(trials)
 
 
 def normalize_spec(spec: str) -> str:
@@ -291,10 +324,13 @@ def bench_case(text: str, quick: bool = False) -> BenchmarkCase:
 
 
 def with_flags(study: Study | None, envs: list[str] | None = None,
-               benches: list[str] | None = None, trials: int | None = None,
+               benches: list[str] | None = None, trials: int | str | None = None,
                baseline: str | None = None, seed: int | None = None,
                quick: bool = False, profile: str | None = None,
-               analysis: str | None = None) -> Study:
+               analysis: str | None = None,
+               min_trials: int | None = None, max_trials: int | None = None,
+               budget: str | None = None, min_section: float | None = None,
+               duet: bool = False) -> Study:
     """Apply command-line flags on top of a study (or make one from flags alone).
 
     `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
@@ -312,8 +348,22 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
                     [c for c in study.benchmarks if c.name == name]
             chosen += known if known and not items else [bench_case(text, quick)]
         study.benchmarks = chosen
+    if min_trials is not None:
+        study.min_trials = min_trials
+    if max_trials is not None:
+        study.max_trials = max_trials
+    study_schema.check_bounds(study.min_trials, study.max_trials)
+    if budget is not None:
+        study.budget_s = study_schema.duration_s(budget, "--budget")
+    if min_section is not None:
+        if not 0 <= min_section <= 3600:
+            raise VirtbenchError(f"--min-section {min_section:g}: give 0 (off) to 3600 seconds")
+        study.min_section_s = float(min_section)
+    study.duet = study.duet or duet
     if trials is not None:
-        study.trials = trials
+        set_trials(study, trials)
+    elif study.adaptive:
+        study.trials = study.min_trials       # --min-trials given for a study's "auto"
     if baseline is not None:
         _pin_published_reference(study)
         study.baseline = baseline
@@ -324,12 +374,23 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
         study.profile = profile
     if analysis is not None:
         study.analysis = analysis
-    if quick and trials is None:
+    if quick and trials is None and not study.adaptive:
         # a smoke run: enough trials for a CI and a p-value, not the full design's count
         study.trials = min(study.trials, QUICK_TRIALS)
     if not study.environments:
         study.environments = [EnvironmentEntry("native")]
     return study
+
+
+FLAGS = ("envs", "benches", "trials", "baseline", "seed", "quick", "profile", "analysis",
+         "min_trials", "max_trials", "budget", "min_section", "duet")
+_ARGS = {"envs": "env", "benches": "bench"}
+
+
+def flag_values(args) -> dict:
+    """with_flags()'s keywords from the parsed study flags (cli.add_study_flags) of `run`
+    and `fleet run`."""
+    return {key: getattr(args, _ARGS.get(key, key), None) for key in FLAGS}
 
 
 def _pin_published_reference(study: Study) -> None:
@@ -357,6 +418,9 @@ def validate(study: Study) -> None:
                              "(see `virtbench benchmarks`)")
     if study.trials < 1:
         raise VirtbenchError(f"trials must be at least 1, not {study.trials}")
+    if study.budget_s is not None and not study.adaptive:
+        raise VirtbenchError("a budget bounds adaptive trials; give trials = \"auto\" "
+                             "(--trials auto) with it, or drop the budget")
     labels = set()
     for case in study.benchmarks:
         benchmarks.get(case.name).params(case.params, quick=study.quick)

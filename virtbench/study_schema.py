@@ -9,7 +9,8 @@ instead of being ignored under a label that lies.
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -21,6 +22,20 @@ DEFAULT_THRESHOLD = defaults.THRESHOLD_PCT
 DEFAULT_WARMUP = defaults.WARMUP
 DEFAULT_PIN = defaults.PIN
 DEFAULT_ALPHA = defaults.ALPHA
+AUTO = "auto"            # trials = "auto": adaptive trials (docs/decisions.md)
+DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def duration_s(text: str, what: str = "budget") -> float:
+    """`15m`, `90s`, `1h30m`, `1.5h`, `600` (seconds) as seconds; one line otherwise."""
+    m = DURATION.fullmatch(text.strip())
+    if not text.strip() or m is None or not any(m.groups()):
+        raise VirtbenchError(f"{what} {text!r} is not a duration; write e.g. 15m, 90s or 1h30m")
+    h, mi, se = (float(g) if g else 0.0 for g in m.groups())
+    seconds = 3600 * h + 60 * mi + se
+    if seconds <= 0:
+        raise VirtbenchError(f"{what} {text!r} is no time at all; give a positive duration")
+    return seconds
 
 
 class _Table(BaseModel):
@@ -73,7 +88,14 @@ class ClaimTable(_Table):
 class StudyFile(_Table):
     name: str | None = Field(None, min_length=1)
     description: str | None = None
-    trials: int = Field(DEFAULT_TRIALS, ge=1, le=100_000)
+    trials: Annotated[int, Field(ge=1, le=100_000)] | Literal["auto"] = DEFAULT_TRIALS
+    min_trials: int = Field(defaults.MIN_TRIALS, ge=2, le=100_000)
+    max_trials: int = Field(defaults.MAX_TRIALS, ge=2, le=100_000)
+    budget: str | None = Field(None, min_length=1)
+    min_section: float = Field(defaults.MIN_SECTION_S, ge=0, le=3600)
+    duet: bool = False
+    steal_limit: float = Field(defaults.STEAL_LIMIT_PCT, gt=0, le=100)
+    cpu_share_limit: float = Field(defaults.CPU_SHARE_LIMIT, ge=0, le=1)
     baseline: str | None = None
     threshold: float = Field(DEFAULT_THRESHOLD, gt=0, le=1000)
     seed: int | None = Field(None, ge=0)
@@ -90,7 +112,12 @@ class StudyFile(_Table):
 
 # What to write instead, per key, in the fix part of a message.
 EXAMPLES = {
-    "name": 'name = "my-study"', "description": 'description = "..."', "trials": "trials = 12",
+    "name": 'name = "my-study"', "description": 'description = "..."',
+    "trials": 'trials = 12 (or trials = "auto": blocks until decided)',
+    "min_trials": "min_trials = 6", "max_trials": "max_trials = 60",
+    "budget": 'budget = "15m" (s, m or h)', "min_section": "min_section = 0.5 (seconds)",
+    "duet": "duet = true", "steal_limit": "steal_limit = 10 (% of the host's CPU time)",
+    "cpu_share_limit": "cpu_share_limit = 0.7 (x the usual share; 0: off)",
     "baseline": 'baseline = "native"', "threshold": "threshold = 10", "seed": "seed = 42",
     "warmup": "warmup = 1", "pin": 'pin = "auto" (or "off")', "alpha": "alpha = 0.05",
     "profile": 'profile = "exits" (one profiled trial per guest x benchmark)',
@@ -120,6 +147,9 @@ TABLE_EXAMPLES = {
 TYPE_WORDS = {"int_type": "an integer", "float_type": "a number", "string_type": "a string",
               "bool_type": "true or false", "list_type": "an array of tables",
               "dict_type": "a table", "model_type": "a table", "literal_error": "one of"}
+
+
+KEY_TYPE_WORDS = {"trials": 'an integer or "auto"'}
 
 
 def table_name(loc: tuple) -> tuple[str, str | None]:
@@ -170,7 +200,8 @@ def describe(error: dict, model: type[BaseModel], data: dict) -> str:
         return f"{head}needs {key}: add {example}"
     got = error.get("input")
     if kind in TYPE_WORDS and kind != "literal_error":
-        return (f"{head}{key} must be {TYPE_WORDS[kind]}, not {got!r}; write {example}")
+        words = KEY_TYPE_WORDS.get(key, TYPE_WORDS[kind])
+        return f"{head}{key} must be {words}, not {got!r}; write {example}"
     # ranges, choices, empty strings: pydantic's own words say which bound
     rule = error["msg"].replace("Input should be", "must be").replace("String should", "must")
     if rule.startswith("must"):
@@ -198,9 +229,19 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
 def parse(data: dict) -> StudyFile:
     """A TOML document as a StudyFile; VirtbenchError (one line, no file name) if invalid."""
     try:
-        return StudyFile.model_validate(data)
+        doc = StudyFile.model_validate(data)
     except ValidationError as exc:
         raise VirtbenchError(describe(exc.errors()[0], StudyFile, data)) from None
+    if doc.budget is not None:
+        duration_s(doc.budget)
+    check_bounds(doc.min_trials, doc.max_trials)
+    return doc
+
+
+def check_bounds(min_trials: int, max_trials: int) -> None:
+    if max_trials < min_trials:
+        raise VirtbenchError(f"max_trials {max_trials} is below min_trials {min_trials}; "
+                             "raise max_trials or lower min_trials")
 
 
 def check_params(doc: StudyFile) -> None:

@@ -131,6 +131,22 @@ _KINDS = (
                 "life cycle",
                 "virtbench could not pin this environment's CPUs for a benchmark: the "
                 "scheduler may move it, which adds noise."),
+    WarningKind("short_section", WARNING,
+                "{benchmark} on {environment}: the measured section lasted {seconds} s per "
+                "trial ({k} repetition(s)), below the minimum of {minimum} s: timer and "
+                "scheduler noise weigh on its figures; give the benchmark a larger size, or "
+                "raise the repetitions with a larger --min-section", "runner (sections.py)",
+                "A kernel's measured section, repeated as often as its calibration asked, "
+                "still lasted less than the minimum (min_section, default 0.5 s): it was "
+                "calibrated in a slower environment, hit the cap of repetitions, or is a group "
+                "of instances (run once per trial). Short sections measure the timer and the "
+                "scheduler as much as the kernel (docs/decisions.md)."),
+    WarningKind("undecided", WARNING,
+                "adaptive trials stopped ({reason}) after {seconds} s with {n} case(s) still "
+                "undecided: {cases}", "runner (adaptive.py)",
+                "trials = \"auto\" ran out of its budget or reached max_trials before every "
+                "verdict was decided; each undecided row says in the report how many blocks "
+                "would decide it. Raise the budget or max_trials, or accept the resolution."),
     WarningKind("profile_skipped", NOTE, "{why}", "exit profiles",
                 "An environment cannot give an exit profile (--profile exits): not a guest "
                 "whose exits virtbench can count."),

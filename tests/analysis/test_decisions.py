@@ -117,6 +117,19 @@ def test_a_disturbed_trial_is_kept_in_the_store_and_left_out_with_its_reason(tmp
     assert len(store.samples(run)) == 16             # the store keeps it
 
 
+def test_a_disturbed_trial_as_the_runner_records_it_shows_its_reason(tmp_path):
+    """The runner stores {"reason": ..., the figures judged} (disturbance.judge), not a string."""
+    store = _store(tmp_path)
+    native, qemu = _noisy(100, 8, 0.02, 1), _noisy(100, 8, 0.02, 2)
+    why = {"reason": "steal 12.5 % of the trial (limit 10 %)", "steal_pct": 12.5,
+           "runqueue": 3.0}
+    run = block_run(store, {"native": {"t": native}, "qemu": {"t": qemu}},
+                    detail={("qemu", 3): {"disturbed": why}})
+    row = _row(analyze_run(store, run), "qemu")
+    assert [(d.trial, d.reason) for d in row.disturbed] == [
+        (4, "steal 12.5 % of the trial (limit 10 %)")]
+
+
 def test_an_order_effect_inside_blocks_is_measured_and_warned_when_significant(tmp_path):
     store = _store(tmp_path)
     n = 16

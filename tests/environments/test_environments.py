@@ -30,7 +30,7 @@ def test_unknown_kind_lists_the_valid_ones():
 
 
 def test_unknown_option_lists_the_valid_ones():
-    with pytest.raises(VirtbenchError, match="native: unknown option colour; valid options: scratch"):
+    with pytest.raises(VirtbenchError, match="native: unknown option colour; valid options: name, scratch"):
         environments.create("native:colour=red")
 
 

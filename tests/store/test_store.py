@@ -101,3 +101,15 @@ def test_a_fleet_and_its_runs(store_url):
     assert [f["id"] for f in store.list_fleets()] == [fid]
     with pytest.raises(VirtbenchError, match="no fleet run"):
         store.get_fleet("fleet-nope")
+
+
+def test_a_run_s_detail_is_merged_key_by_key(store_url):
+    store = Store(store_url)
+    run_id = store.create_run({"name": "s"}, seed=1, quick=False, version="x", host="h")
+    assert store.get_run(run_id)["detail"] is None
+    store.update_run_detail(run_id, calibration={"pi": {"repetitions": 9}})
+    store.update_run_detail(run_id, adaptive={"stopped": "budget"})
+    store.update_run_detail(run_id, calibration={"pi": {"repetitions": 9}, "stream": {}})
+    assert store.get_run(run_id)["detail"] == {
+        "calibration": {"pi": {"repetitions": 9}, "stream": {}},
+        "adaptive": {"stopped": "budget"}}

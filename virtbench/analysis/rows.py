@@ -43,7 +43,9 @@ def disturbed_trials(trials: list[dict]) -> dict[tuple[str, str, int], str]:
     for t in trials:
         why = (t.get("detail") or {}).get("disturbed")
         if t.get("status", "ok") == "ok" and why:
-            out[(t["environment"], t["benchmark"], t["trial"])] = str(why)
+            # the runner records {"reason": ..., the figures judged}; older rows a reason
+            reason = why.get("reason", str(why)) if isinstance(why, dict) else str(why)
+            out[(t["environment"], t["benchmark"], t["trial"])] = reason
     return out
 
 

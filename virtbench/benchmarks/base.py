@@ -55,6 +55,9 @@ class Benchmark:
     # a tool of several blocks (stream's passes) that also takes `--slot S`: block b starts at
     # T + b S, so that instances without a shared barrier run each block side by side
     slotted: ClassVar[bool] = False
+    # keeps its CPUs busy from start to end (our kernels): a trial that got much less CPU
+    # time than wall time was disturbed (virtbench/disturbance.py)
+    cpu_bound: ClassVar[bool] = False
 
     # -- parameters ----------------------------------------------------------------------
     # `defaults` is the single declaration of a benchmark's parameters: their names, their
@@ -176,8 +179,9 @@ class Benchmark:
     def outcome_of(self, result, timeout: float | None = None) -> TrialOutcome:
         """A command's result as a trial outcome: its error, or its parsed metrics. A failed
         command's output is still read for what it measured before it failed (`partial`)."""
+        cpu = (getattr(result, "user_s", 0.0) or 0.0) + (getattr(result, "sys_s", 0.0) or 0.0)
         outcome = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
-                               wall_s=result.wall_s)
+                               wall_s=result.wall_s, cpu_s=cpu if cpu > 0 else None)
         outcome.error = exec_error(result, timeout)
         if outcome.error is None:
             try:

@@ -40,6 +40,7 @@ class Himeno(Benchmark):
     metrics = (Metric("mflops", "MFLOPS", True, "floating-point rate of the Jacobi sweeps"),)
     # himeno-l: the same program with size L's padded arrays (1.9 GB, static) built in
     tools = ("himeno", "himeno-l")
+    cpu_bound = True
     timed = ("mflops",)
     # RIKEN 2012 ran size M (128 x 128 x 256 grid points: "256 x 128 x 128" in the paper);
     # the original times itself to run about 60 s. iterations=0: calibrate to target_seconds.
@@ -104,6 +105,7 @@ class Pi(Benchmark):
     description = "SuperPI-style: 2^k decimal digits of pi by Gauss-Legendre (GMP), verified against MPFR"
     metrics = (Metric("seconds", "s", False, "time to compute the digits", aggregate="makespan"),)
     tools = ("pi",)
+    cpu_bound = True
     timed = ("seconds",)
     defaults = {"k": 20}   # SuperPI "1M": 2^20 = 1,048,576 digits, as RIKEN 2012
     quick = {"k": 16}
@@ -144,6 +146,7 @@ class CyclePi(Benchmark):
                       aggregate="makespan"),
                Metric("seconds", "s", False, "wall time of the loop", aggregate="makespan"))
     tools = ("cyclepi",)
+    cpu_bound = True
     timed = ("seconds",)
     defaults = {"steps": 2_000_000_000}
     quick = {"steps": 50_000_000}

@@ -30,6 +30,7 @@ class Stream(Benchmark):
     metrics = tuple(Metric(f"{k}_mb_s", "MB/s", True, f"STREAM {k.capitalize()} bandwidth of "
                            "all processes over their common interval") for k in STREAM_KERNELS)
     tools = ("stream",)
+    cpu_bound = True
     timed = tuple(f"{k}_mb_s" for k in STREAM_KERNELS)
     slotted = True
     defaults = {"elements": 10_000_000, "passes": 20, "processes": 1}  # RIKEN 2012

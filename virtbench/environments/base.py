@@ -37,7 +37,7 @@ from ..stats.aggregate import ClockOffset, best_offset, offset_from_ping
 from ..transport import AgentClient, ExecResult
 from . import live
 from .resources import Resources
-from .spec import EnvSpec, Option, Usability, options_text as _options_text
+from .spec import NAME_OPTION, EnvSpec, Option, Usability, check_name, options_text as _options_text
 
 # capability -> the environment methods that use it (the rest of the record are properties
 # of the path, such as direct_io and remote_peer, or of a group: pairing, pair_path)
@@ -72,16 +72,21 @@ class Environment(ABC):
                                     # (a user's target for `xen:...`), or None
     instance_of: "Environment | None" = None   # the group this is an instance of, if any
     host: HostExecutor = LOCAL     # runs benchmarks' host-side commands (a test's fake here)
+    name: str | None = None        # name=LABEL of the spec, if given (see `label`)
 
     def __init__(self, spec: EnvSpec):
-        unknown = sorted(set(spec.options) - set(self.options))
+        given = {k: v for k, v in spec.options.items() if k != NAME_OPTION}
+        unknown = sorted(set(given) - set(self.options))
         if unknown:
-            valid = ", ".join(sorted(self.options)) or "none"
+            valid = ", ".join(sorted([*self.options, NAME_OPTION]))
             raise VirtbenchError(
                 f"environment {spec.kind}: unknown option {unknown[0]}; valid options: {valid}")
         self.spec = spec
+        self.name: str | None = None
+        if NAME_OPTION in spec.options:
+            self.name = check_name(spec.kind, spec.options[NAME_OPTION])
         self.values: dict[str, Any] = {name: opt.default for name, opt in self.options.items()}
-        for name, raw in spec.options.items():
+        for name, raw in given.items():
             self.values[name] = self.options[name].parse(spec.kind, name, raw)
         self.agent: AgentClient | None = None
         self.boot_s: float | None = None   # start-to-agent-ready, when it means something
@@ -96,8 +101,21 @@ class Environment(ABC):
         return cls(spec)
 
     # -- identity ------------------------------------------------------------------------
+    # name=LABEL (every kind takes it, here once): the label is the kind's label, then
+    # "/LABEL" (`native/twin`), so two environments of one kind and the same options are
+    # two environments (an A/A twin: --env native --env native:name=twin). A kind whose label
+    # ends in what identifies its machine (ssh: the host) lets the name stand there instead.
+    names_identity: ClassVar[bool] = False
+
     @property
     def label(self) -> str:
+        """The kind's label, then `/NAME` when the spec gave name=NAME."""
+        if self.name and not self.names_identity:
+            return f"{self.kind_label}/{self.name}"
+        return self.kind_label
+
+    @property
+    def kind_label(self) -> str:
         """Stable label: the kind, then every option that differs from its default."""
         parts = [self.kind]
         for name, opt in self.options.items():
@@ -107,8 +125,9 @@ class Environment(ABC):
 
     @classmethod
     def options_text(cls) -> str:
-        """The options with their choices or defaults, for `virtbench envs`."""
-        return _options_text(cls.options)
+        """The options with their choices or defaults, for `virtbench envs` (and name=,
+        which every kind takes)."""
+        return _options_text(cls.options) + (", " if cls.options else "") + "name=LABEL"
 
     @classmethod
     def probe(cls) -> Usability:
@@ -211,6 +230,16 @@ class Environment(ABC):
     def resume(self) -> None:
         """Undo pause()."""
         raise self._cannot("pause")
+
+    def vcpu_threads(self) -> list[int]:
+        """Host thread ids of this environment's vCPUs (a guest's); [] where there are none
+        (native, containers, machines reached over SSH)."""
+        return []
+
+    @property
+    def instance_count(self) -> int:
+        """How many copies of a benchmark one trial runs at once (a group's instances)."""
+        return 1
 
     def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """What pinning pins for a trial of `bench`: (thread or process id, host CPUs it

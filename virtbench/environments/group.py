@@ -68,6 +68,7 @@ class InstanceGroup(Environment):
         self.step_s = {}
         self._instances_held = None
         self.kind = members[0].kind
+        self.name = members[0].name      # in the members' label, which the group's extends
         self._pair: PairPath | None = None
         self.together = Together()       # start lead and slots per benchmark, learnt
         for i, m in enumerate(members):
@@ -93,6 +94,10 @@ class InstanceGroup(Environment):
     @property
     def label(self) -> str:
         return f"{self.members[0].label}/x{len(self.members)}"
+
+    @property
+    def instance_count(self) -> int:
+        return len(self.members)
 
     def capabilities(self) -> Capabilities:
         """What every instance can (they are alike), and pairing: exactly two instances
@@ -162,7 +167,7 @@ class InstanceGroup(Environment):
 
     def vcpu_threads(self) -> list[int]:
         """Every instance's vCPU thread ids, instance by instance."""
-        return [t for m in self.members for t in getattr(m, "vcpu_threads", list)()]
+        return [t for m in self.members for t in m.vcpu_threads()]
 
     def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """Every instance's targets at once: they run together, so their CPUs must differ."""

@@ -2,6 +2,7 @@
 whether a kind can run on this host."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -59,6 +60,19 @@ class EnvSpec:
         if not self.options:
             return self.kind
         return self.kind + ":" + ",".join(f"{k}={v}" for k, v in self.options.items())
+
+
+NAME_OPTION = "name"      # every kind takes it: the environment's own name in its label
+NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+
+
+def check_name(kind: str, text: str) -> str:
+    """`name=LABEL`, which every kind takes: letters, digits, '.', '_' and '-' (it becomes
+    part of the label, a file name in reports and a key of the store); one line otherwise."""
+    if not NAME_RULE.fullmatch(text):
+        raise VirtbenchError(f"environment {kind}: name={text} is not valid; use letters, "
+                             "digits, '.', '_' and '-' (at most 63), e.g. name=twin")
+    return text
 
 
 @dataclass

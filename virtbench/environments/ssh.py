@@ -74,12 +74,6 @@ def _port(text: str) -> int:
     return port
 
 
-def _name(text: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}", text):
-        raise ValueError("letters, digits, '.', '_' and '-', at most 63")
-    return text
-
-
 def over_ssh(values: dict, who: str) -> Capabilities:
     """What a machine measured over SSH offers, from its options alone (scratch, peer, user;
     `who` names the kind in the reasons): a network path only with peer=, cache dropping only
@@ -140,9 +134,8 @@ class Ssh(Environment):
         "peer": Option("", convert=lambda t: _host(t) if t else t, help="this host's address "
                        "as the target reaches it: network benchmarks run their server end "
                        "here, on that address", in_label=False),
-        "name": Option("", convert=_name, help="the label's name part (default: host)",
-                       in_label=False),
     }
+    names_identity = True      # name= stands where the host would in the label
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -164,8 +157,8 @@ class Ssh(Environment):
                           known_hosts=v["known_hosts"] or None)
 
     @property
-    def label(self) -> str:
-        name = self.values["name"] or self.values["host"]
+    def kind_label(self) -> str:
+        name = self.name or self.values["host"]
         what = f"ssh-{self.platform.label}" if self.platform else "ssh"
         return f"{what}/{name}"
 

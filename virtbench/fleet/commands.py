@@ -74,9 +74,7 @@ def _fleet_run(args, out: Console, err: Console) -> int:
     from .enqueue import check_hosts, fleet_run
     check_hosts(args.host)
     study = study_mod.load(args.study) if args.study else None
-    study = study_mod.with_flags(study, envs=args.env, benches=args.bench, trials=args.trials,
-                                 baseline=args.baseline, seed=args.seed, quick=args.quick,
-                                 profile=args.profile, analysis=args.analysis)
+    study = study_mod.with_flags(study, **study_mod.flag_values(args))
     broker = _broker(args)
     fleet_id = fleet_run(study, args.host, broker, args.store, args.worker_timeout)
     out.print(fleet_id, highlight=False)

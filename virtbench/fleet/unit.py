@@ -43,8 +43,9 @@ class FleetRunner(Runner):
                         done=self.done, total=self.total, started=time.time())
         return super()._execute(run_id, prepared)
 
-    def _run_slot(self, run_id, prepared, lifecycle, slot):
-        ok = super()._run_slot(run_id, prepared, lifecycle, slot)
+    def slot_ran(self, slot, ok):
+        super().slot_ran(slot, ok)
+        run_id = self._run[0]
         self.done += 1
         state.set_state(self.client, self.fleet, self.host, "running", run=run_id,
                         done=self.done, total=self.total)
@@ -52,7 +53,6 @@ class FleetRunner(Runner):
         self.console.print(escape(f"{self.host}: {self.done}/{self.total} {slot.environment} · "
                                   f"{slot.benchmark} {trial} " + ("ok" if ok else "failed")),
                            highlight=False)
-        return ok
 
 
 class StoreAway(Exception):

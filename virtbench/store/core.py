@@ -157,6 +157,15 @@ class Store:
             c.execute(runs.update().where(runs.c.id == run_id).values(
                 status=status, finished=now() if finished else None))
 
+    def update_run_detail(self, run_id: str, **parts) -> dict:
+        """Merge `parts` into the run's detail (runs.detail, a JSON object); returns it."""
+        with self.engine.begin() as c:
+            row = c.execute(sa.select(runs.c.detail).where(runs.c.id == run_id)).first()
+            detail = dict((row.detail if row is not None else None) or {})
+            detail.update(jsonable(parts))
+            c.execute(runs.update().where(runs.c.id == run_id).values(detail=detail))
+        return detail
+
     def get_run(self, run_id: str | None = None) -> dict:
         """A run by id, or the latest when run_id is None; a one-line error if absent."""
         with self.engine.connect() as c:

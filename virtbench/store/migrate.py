@@ -22,7 +22,7 @@ from ..errors import VirtbenchError
 from .schema import metadata
 
 # every revision in migrations/versions, oldest first (tests check the two agree)
-REVISIONS = ("0001", "0002", "0003", "0004")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005")
 HEAD = REVISIONS[-1]
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 

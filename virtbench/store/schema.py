@@ -19,6 +19,9 @@ runs = sa.Table(
     sa.Column("virtbench_version", sa.String(20)),
     sa.Column("host", sa.String(200)),
     sa.Column("fleet", sa.String(40)),                    # the fleet run it belongs to, if any
+    # what the run says about itself beyond its study (revision 0005): the calibrated loop
+    # counts of its benchmarks, how adaptive trials ended, duet pairing; see docs/store.md
+    sa.Column("detail", sa.JSON),
 )
 
 # a fleet run (`virtbench fleet run`): one study enqueued for several hosts; each host's

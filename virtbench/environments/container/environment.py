@@ -126,7 +126,7 @@ class Container(Environment):
 
     # -- identity ------------------------------------------------------------------------
     @property
-    def label(self) -> str:
+    def kind_label(self) -> str:
         """container-podman/<runtime>, then the limits, network=bridge, storage."""
         parts = [f"{self.kind}-{self.values['engine']}", self.runtime or self.values["runtime"]]
         for name in ("cpus", "mem"):

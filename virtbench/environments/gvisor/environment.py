@@ -41,7 +41,7 @@ class Gvisor(Container):
         self.network_reason = "" if self.network is None else f"requested (network={self.network})"
 
     @property
-    def label(self) -> str:
+    def kind_label(self) -> str:
         """gvisor-<platform>/<network stack>, then storage when not the default."""
         parts = [f"{self.kind}-{self.values['platform']}", self.network or self.values["network"]]
         if self.values["storage"] != self.options["storage"].default:

@@ -85,7 +85,8 @@ class Libvirt:
         existing = {k: v for k, v in EXISTING_OPTIONS.items() if k != "uri"}
         defined = {k: v for k, v in DEFINED_OPTIONS.items() if k != "uri"}
         return (f"uri= (required); with domain=NAME: {options_text(existing)}; "
-                f"without (a domain virtbench defines): {options_text(defined)}")
+                f"without (a domain virtbench defines): {options_text(defined)}; either: "
+                "name=LABEL")
 
     @staticmethod
     def probe() -> Usability:

@@ -53,7 +53,7 @@ class ExistingDomain(Environment):
         self.paused = False
 
     @property
-    def label(self) -> str:
+    def kind_label(self) -> str:
         what = f"libvirt-{self.platform}" if self.platform else "libvirt"
         return f"{what}/{self.values['domain']}"
 

@@ -80,7 +80,7 @@ class Qemu(Environment):
 
     # -- identity ------------------------------------------------------------------------
     @property
-    def label(self) -> str:
+    def kind_label(self) -> str:
         """<kind>-<accel>/<disk>/<nic> (qemu-tcg/ide/e1000), then every other option that
         differs from its default."""
         accel = self.accel or self.values["accel"]
