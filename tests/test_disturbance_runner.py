@@ -157,7 +157,7 @@ def test_an_adaptive_run_runs_another_block_for_a_case_with_a_disturbed_trial(tm
     detail = store.get_run(run.run_id)["detail"]["adaptive"]
     assert detail["stopped"] == "all decided"
     assert detail["blocks"] == {"ref": {"kernel": 7}, "g": {"kernel": 7}}
-    assert "block 7: still undecided: g · kernel (seconds: 5 of at least 6 blocks)" in text
+    assert "block 7: still undecided: g · kernel (seconds vs ref: 5 of at least 6 blocks)" in text
     assert local_undecided(store, run.run_id) == {}
 
 
