@@ -88,7 +88,7 @@ def test_image_build_picks_the_variant(monkeypatch, capsys):
     def fake(name):
         def build(force=False, progress=None):
             built.append((name, force))
-            return image.ImageInfo(path=Path(f"/c/{name}/root.raw"), kernel=Path("/c/k"),
+            return image.ImageInfo(path=Path(f"/c/{name}/root.raw"), linux=Path("/c/k"),
                                    initrd=Path("/c/i"), size_bytes=2**20, recipe_hash=name,
                                    build_s=1.0, reused=True)
         return build

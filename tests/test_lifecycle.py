@@ -71,7 +71,7 @@ class FakeEnv(Environment):
     def lost_reason(self):
         return "QEMU was killed (signal 9)"
 
-    def pin_targets(self, bench, params):
+    def pin_threads(self, bench, params):
         return [(t, 1) for t in self.threads]
 
     def kernel_path(self, name):
@@ -269,7 +269,7 @@ def test_vcpu_threads_from_real_qmp_output(fixture_text):
     assert pinning.vcpu_threads(list(reversed(reply))) == [20343, 20344]
 
 
-def test_a_group_passes_liveness_and_pin_targets_through():
+def test_a_group_passes_liveness_and_pin_threads_through():
     a, b = FakeEnv("m", []), FakeEnv("m", [])
     b.threads = [1002]
     group = InstanceGroup.__new__(InstanceGroup)
@@ -277,7 +277,7 @@ def test_a_group_passes_liveness_and_pin_targets_through():
     a.alive, b.alive = True, False
     assert not group.is_alive()
     assert group.lost_reason() == "instance 1: QEMU was killed (signal 9)"
-    assert group.pin_targets(Count(), {}) == [(1001, 1), (1002, 1)]
+    assert group.pin_threads(Count(), {}) == [(1001, 1), (1002, 1)]
 
 
 def test_labels_with_brackets_print_as_written(store_url):
@@ -332,15 +332,15 @@ def test_native_pins_our_kernels_with_their_process_count_and_frees_other_tools(
     with env:
         pid = env.agent.proc.pid
         stream = benchmarks.get("stream")
-        assert env.pin_targets(stream, {"processes": 2}) == [(pid, 2)]
-        assert env.pin_targets(benchmarks.get("pi"), {}) == [(pid, 1)]
+        assert env.pin_threads(stream, {"processes": 2}) == [(pid, 2)]
+        assert env.pin_threads(benchmarks.get("pi"), {}) == [(pid, 1)]
         other = next(b for b in benchmarks.REGISTRY.values()
                      if not set(b.tools) & set(kernels.KERNELS))
-        assert env.pin_targets(other, {}) == [(pid, 0)]
+        assert env.pin_threads(other, {}) == [(pid, 0)]
         cpus = sorted(os.sched_getaffinity(0))
-        sets, why = pinning.apply(env.pin_targets(benchmarks.get("pi"), {}), cpus)
+        sets, why = pinning.apply(env.pin_threads(benchmarks.get("pi"), {}), cpus)
         assert sets is not None and os.sched_getaffinity(pid) == set(sets[0])
-        pinning.apply(env.pin_targets(other, {}), cpus)
+        pinning.apply(env.pin_threads(other, {}), cpus)
         assert os.sched_getaffinity(pid) == set(cpus)
 
 

@@ -168,22 +168,22 @@ class Lifecycle:
         (pinning off, a kind that cannot be pinned, too few CPUs: left as they are)."""
         if self.pin == "off":
             return None
-        targets, owner = [], []
+        threads, owner = [], []
         for env in envs:
             try:
-                mine = env.pin_targets(bench, params)
+                mine = env.pin_threads(bench, params)
             except (AgentError, OSError):
                 mine = None
             if not mine or not any(n > 0 for _, n in mine):
                 return None
-            targets += mine
+            threads += mine
             owner += [env.label] * len(mine)
-        needs = [n for _, n in targets]
+        needs = [n for _, n in threads]
         sets = pinning.assign(self.cpus, needs) if sum(needs) <= len(self.cpus) else None
         if sets is None:
             return None
         try:
-            for (tid, _), chosen in zip(targets, sets):
+            for (tid, _), chosen in zip(threads, sets):
                 pinning.set_cpus(tid, chosen)
         except OSError:
             return None
@@ -200,18 +200,18 @@ class Lifecycle:
         if self.pin == "off":
             return
         try:
-            targets = env.pin_targets(bench, params)
+            threads = env.pin_threads(bench, params)
         except (AgentError, OSError) as exc:
-            targets, why = None, f"cannot find what to pin: {exc}"
+            threads, why = None, f"cannot find what to pin: {exc}"
         else:
             why = "this environment kind cannot be pinned"
         sets = None
-        if targets is not None:
+        if threads is not None:
             try:
-                sets, why = pinning.apply(targets, self.cpus)
+                sets, why = pinning.apply(threads, self.cpus)
             except OSError as exc:
                 sets, why = None, f"sched_setaffinity failed: {exc}"
-            if sets is not None and not any(n > 0 for _, n in targets):
+            if sets is not None and not any(n > 0 for _, n in threads):
                 sets, why = [], "not one of our kernels: runs on any CPU"
         if sets is None:
             self.warn_once("not_pinned", f"{label}: not pinned for {bench.name}: {why}", label, None,

@@ -1,7 +1,7 @@
 """Pinning (`pin = auto|off`): our kernels on bare metal and each guest's vCPU threads get
 host CPUs of their own, so the scheduler does not move them between trials.
 
-An environment says what to pin with `pin_targets(bench, params)`: (thread or process id,
+An environment says what to pin with `pin_threads(bench, params)`: (thread or process id,
 CPUs it needs) pairs, e.g. one per vCPU thread of a guest (all instances of a group at once:
 they run together, so their CPUs must not overlap), or the native agent with the kernel's
 process count (the kernel's processes inherit the agent's affinity). The first host CPU is
@@ -39,11 +39,11 @@ def vcpu_threads(reply: list[dict]) -> list[int]:
     return [c["thread-id"] for c in sorted(reply, key=lambda c: c.get("cpu-index", 0))]
 
 
-def apply(targets: list[tuple[int, int]], cpus: list[int]) -> tuple[list[list[int]] | None, str]:
-    """Pin each target to its own CPUs; when they do not fit, release them to every CPU and
+def apply(threads: list[tuple[int, int]], cpus: list[int]) -> tuple[list[list[int]] | None, str]:
+    """Pin each thread to its own CPUs; when they do not fit, release them to every CPU and
     say why. Returns (the sets used or None, why not pinned)."""
-    free = [(tid, n) for tid, n in targets if n <= 0]      # any CPU: not what we pin
-    pinned = [(tid, n) for tid, n in targets if n > 0]
+    free = [(tid, n) for tid, n in threads if n <= 0]      # any CPU: not what we pin
+    pinned = [(tid, n) for tid, n in threads if n > 0]
     release(free, cpus)
     sets = assign(cpus, [n for _, n in pinned])
     if sets is None:
@@ -56,8 +56,8 @@ def apply(targets: list[tuple[int, int]], cpus: list[int]) -> tuple[list[list[in
     return sets, ""
 
 
-def release(targets: list[tuple[int, int]], cpus: list[int]) -> None:
-    for tid, _ in targets:
+def release(threads: list[tuple[int, int]], cpus: list[int]) -> None:
+    for tid, _ in threads:
         _set(tid, cpus)
 
 

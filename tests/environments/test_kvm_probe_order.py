@@ -26,7 +26,7 @@ def test_fresh_host_builds_the_kernel_then_probes_and_runs_under_kvm(tmp_path, m
 
     def fake_build(force=False, progress=None):
         calls.append("build")
-        info = image.ImageInfo(path=tmp_path / "root.raw", kernel=kernel, initrd=tmp_path / "i",
+        info = image.ImageInfo(path=tmp_path / "root.raw", linux=kernel, initrd=tmp_path / "i",
                                root_label="vb", recipe_hash="h", size_bytes=1, build_s=0.0,
                                reused=False)
         built.append(info)

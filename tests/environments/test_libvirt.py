@@ -32,7 +32,7 @@ NODE = """<node>
 def cfg(**over):
     base = {"name": "virtbench-vb-abc123", "domain_type": "qemu", "emulator": "/usr/bin/qemu",
             "machine": "q35", "accel": "tcg", "cpu": "max", "vcpus": 2, "mem": "1G",
-            "kernel": "/k/vmlinuz", "initrd": "/k/initrd", "root_label": "vbroot",
+            "linux": "/k/vmlinuz", "initrd": "/k/initrd", "root_label": "vbroot",
             "root_overlay": "/w/root.qcow2", "scratch": "/w/scratch.raw",
             "scratch_format": "raw", "scratch_block": False, "cache": "none", "aio": "threads",
             "disk": "virtio-blk", "nic": "virtio-net", "vhost": False,
@@ -74,7 +74,7 @@ def test_every_combination_passes_libvirts_own_schema(over, tmp_path):
 
 
 def test_user_values_are_escaped_not_pasted():
-    text = build_domain_xml(cfg(kernel="/k/a&b<c>'\"", name="x'><evil/>"))
+    text = build_domain_xml(cfg(linux="/k/a&b<c>'\"", name="x'><evil/>"))
     root = ET.fromstring(text)
     assert root.findtext("os/kernel") == "/k/a&b<c>'\""
     assert root.findtext("name") == "x'><evil/>"

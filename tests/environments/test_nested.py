@@ -224,7 +224,7 @@ def test_capabilities_offer_the_inner_guests_disk_and_refuse_the_network_with_wh
 # -- the outer guest's port to the relay ------------------------------------------------------
 def test_the_outer_guest_gets_a_virtio_serial_port_per_name():
     cfg = dict(qemu="q", name="n", accel="tcg", machine="q35", cpu="EPYC,+svm", vcpus=2,
-               mem="2G", kernel="k", initrd="i", root_label="vbhost", guest_addr="a", mac="m",
+               mem="2G", linux="k", initrd="i", root_label="vbhost", guest_addr="a", mac="m",
                console_log="c", pidfile="p", qmp_socket="qmp", agent_socket="/w/agent.sock",
                root_image="r", scratch="s", scratch_format="raw", cache="none", aio="threads",
                disk="virtio-blk", nic="virtio-net", tap=None,

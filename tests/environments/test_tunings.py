@@ -82,7 +82,7 @@ def test_boot_args_of_every_boot_time_tuning():
 
 
 CFG = {"qemu": "qemu-system-x86_64", "accel": "tcg", "machine": "q35", "cpu": "max",
-       "vcpus": 1, "mem": "1G", "kernel": "/k", "initrd": "/i", "root_image": "/r",
+       "vcpus": 1, "mem": "1G", "linux": "/k", "initrd": "/i", "root_image": "/r",
        "root_label": "vbroot", "scratch": "/s", "scratch_format": "raw", "cache": "none",
        "aio": "threads", "disk": "virtio-blk", "nic": "virtio-net", "vhost": False,
        "mac": "52:54:00:00:00:01", "guest_addr": "10.213.0.2/24", "tap": "vbtap",

@@ -76,7 +76,7 @@ def test_label_shows_resolved_accelerator():
 
 def cfg(**over):
     base = dict(qemu="qemu-system-x86_64", accel="tcg", machine="q35", cpu="max", vcpus=1,
-                mem="1G", kernel="/c/vmlinuz", initrd="/c/initrd.img", root_image="/c/root.raw",
+                mem="1G", linux="/c/vmlinuz", initrd="/c/initrd.img", root_image="/c/root.raw",
                 root_label="vbroot", scratch="/w/scratch.raw", scratch_format="raw",
                 cache="none", aio="threads", disk="virtio-blk", nic="virtio-net", vhost=False,
                 mac="52:54:00:01:02:03", guest_addr="10.213.0.2/24", tap="tap0",
@@ -330,7 +330,7 @@ def test_stopping_a_paused_guest_quits_by_qmp_without_its_frozen_agent(monkeypat
     assert env.vmm.proc is None and env.agent is None
 
 
-def test_qemu_is_alive_and_pin_targets_come_from_qmp(fixture_text):
+def test_qemu_is_alive_and_pin_threads_come_from_qmp(fixture_text):
     import json
     reply = json.loads(fixture_text("qemu", "query-cpus-fast-7.2-tcg-smp2.json"))["return"]
 
@@ -340,10 +340,10 @@ def test_qemu_is_alive_and_pin_targets_come_from_qmp(fixture_text):
             return reply
 
     env = make("qemu:accel=tcg,vcpus=2")
-    assert not env.is_alive() and env.pin_targets(None, {}) is None
+    assert not env.is_alive() and env.pin_threads(None, {}) is None
     running(env, _Proc(), FakeQmp())
     assert env.is_alive()
-    assert env.pin_targets(None, {}) == [(20343, 1), (20344, 1)]
+    assert env.pin_threads(None, {}) == [(20343, 1), (20344, 1)]
 
 
 def test_a_failed_pause_still_stops_by_qmp_not_by_the_agent():

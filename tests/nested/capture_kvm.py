@@ -54,7 +54,7 @@ def raw_qmp(env: Qemu, name: str, **args) -> str:
 
 
 def capture_probe(out: Path) -> None:
-    kernel = image.cached().kernel
+    kernel = image.cached().linux
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp, "console.log")
         argv = kvm_probe.probe_argv(version.qemu_binary(), kernel, log)

@@ -241,7 +241,7 @@ class Environment(ABC):
         """How many copies of a benchmark one trial runs at once (a group's instances)."""
         return 1
 
-    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+    def pin_threads(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """What pinning pins for a trial of `bench`: (thread or process id, host CPUs it
         needs; 0 = any CPU) pairs; None where this kind cannot be pinned."""
         return None

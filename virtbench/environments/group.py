@@ -169,11 +169,11 @@ class InstanceGroup(Environment):
         """Every instance's vCPU thread ids, instance by instance."""
         return [t for m in self.members for t in m.vcpu_threads()]
 
-    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+    def pin_threads(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """Every instance's targets at once: they run together, so their CPUs must differ."""
         targets = []
         for m in self.members:
-            mine = m.pin_targets(bench, params)
+            mine = m.pin_threads(bench, params)
             if mine is None:
                 return None
             targets += mine

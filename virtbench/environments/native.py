@@ -110,7 +110,7 @@ class Native(Environment):
             return "the native agent is not running"
         return f"the native agent exited (status {self.agent.proc.poll()})"
 
-    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+    def pin_threads(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """Our kernels (their processes inherit the agent's affinity) get CPUs of their own;
         other tools run on any CPU."""
         if self.agent is None:

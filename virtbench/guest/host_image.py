@@ -143,10 +143,10 @@ def cached(root: Path | None = None) -> ImageInfo | None:
         return None
     data = json.loads(info.read_text())
     kernel = out / "vmlinux" if (out / "vmlinux").exists() else out / "vmlinuz"
-    return ImageInfo(path=out / "root.raw", kernel=kernel, initrd=out / "initrd.img",
+    return ImageInfo(path=out / "root.raw", linux=kernel, initrd=out / "initrd.img",
                      size_bytes=data["size_bytes"], recipe_hash=data["recipe_hash"],
                      build_s=data["build_s"], reused=True,
-                     kernel_version=data.get("kernel_version", ""),
+                     linux_version=data.get("kernel_version", ""),
                      ssh_key=out / "id_ed25519", root_label=HOST_LABEL)
 
 
@@ -306,7 +306,7 @@ def _pip(argv: list[str]) -> None:
 # -- level 2: the bootable host image -------------------------------------------------------
 def _build_image(base: Path, out: Path, h: str, guest: ImageInfo, kdir: Path, wheels: Path,
                  say) -> ImageInfo:
-    kver = image._kernel_version(base)
+    kver = image._linux_version(base)
     tree = out / "tree"
     say("copying the host base tree ...")
     image._run(["cp", "-a", "--reflink=auto", str(base), str(tree)],
@@ -337,9 +337,9 @@ def _build_image(base: Path, out: Path, h: str, guest: ImageInfo, kdir: Path, wh
     image._run(["mkfs.ext4", "-q", "-F", "-L", HOST_LABEL, "-E", "root_owner=0:0",
                 "-d", str(tree), str(raw)], what="mkfs.ext4 -d")
     shutil.rmtree(tree)
-    return ImageInfo(path=raw, kernel=kernel, initrd=out / "initrd.img",
+    return ImageInfo(path=raw, linux=kernel, initrd=out / "initrd.img",
                      size_bytes=raw.stat().st_blocks * 512, recipe_hash=h, build_s=0.0,
-                     reused=False, kernel_version=kver, ssh_key=out / "id_ed25519",
+                     reused=False, linux_version=kver, ssh_key=out / "id_ed25519",
                      root_label=HOST_LABEL)
 
 

@@ -74,13 +74,13 @@ Progress = Callable[[str], None] | None
 @dataclass
 class ImageInfo:
     path: Path          # root.raw
-    kernel: Path        # vmlinux (ELF, booted through PVH) when the kernel has PVH, else vmlinuz
+    linux: Path         # vmlinux (ELF, booted through PVH) when Linux has PVH, else vmlinuz
     initrd: Path        # initrd.img
     size_bytes: int     # bytes the root image occupies on disk
     recipe_hash: str
     build_s: float      # seconds the build took (when it was built)
     reused: bool        # True when the cached image was used as is
-    kernel_version: str = ""
+    linux_version: str = ""
     ssh_key: Path | None = None  # private client key authorized for root in the guest
     root_label: str = ROOT_LABEL
 
@@ -135,10 +135,10 @@ def cached() -> ImageInfo | None:
         return None
     data = json.loads(info.read_text())
     kernel = out / "vmlinux" if (out / "vmlinux").exists() else out / "vmlinuz"
-    return ImageInfo(path=out / "root.raw", kernel=kernel, initrd=out / "initrd.img",
+    return ImageInfo(path=out / "root.raw", linux=kernel, initrd=out / "initrd.img",
                      size_bytes=data["size_bytes"], recipe_hash=data["recipe_hash"],
                      build_s=data["build_s"], reused=True,
-                     kernel_version=data.get("kernel_version", ""),
+                     linux_version=data.get("kernel_version", ""),
                      ssh_key=out / "id_ed25519")
 
 
@@ -257,7 +257,7 @@ def build_base(force: bool = False, progress: Progress = None) -> Path:
 
 
 # -- level 2: the bootable image ------------------------------------------------------------
-def _kernel_version(root: Path) -> str:
+def _linux_version(root: Path) -> str:
     versions = sorted(p.name for p in (root / "lib/modules").iterdir() if p.is_dir())
     if not versions:
         raise VirtbenchError("the guest tree has no kernel modules; rebuild with --force")
@@ -265,7 +265,7 @@ def _kernel_version(root: Path) -> str:
 
 
 def _build_image(base: Path, out: Path, h: str, say) -> ImageInfo:
-    kver = _kernel_version(base)
+    kver = _linux_version(base)
     tree = out / "tree"
     say("copying the base tree ...")
     _run(["cp", "-a", "--reflink=auto", str(base), str(tree)], what="copying the base tree")
@@ -292,9 +292,9 @@ def _build_image(base: Path, out: Path, h: str, say) -> ImageInfo:
           "-d", str(tree), str(raw)], what="mkfs.ext4 -d")
     shutil.rmtree(tree)
     size = raw.stat().st_blocks * 512
-    return ImageInfo(path=raw, kernel=kernel, initrd=out / "initrd.img",
+    return ImageInfo(path=raw, linux=kernel, initrd=out / "initrd.img",
                      size_bytes=size, recipe_hash=h, build_s=0.0, reused=False,
-                     kernel_version=kver, ssh_key=out / "id_ed25519")
+                     linux_version=kver, ssh_key=out / "id_ed25519")
 
 
 def _trim_modules(tree: Path, kver: str) -> None:

@@ -313,7 +313,7 @@ class Container(Environment):
         how = "was killed" if code in (137, -9) else f"exited (podman status {code})"
         return f"the container {how}"
 
-    def pin_targets(self, bench, params: dict):
+    def pin_threads(self, bench, params: dict):
         """The container's init (the agent; our kernels inherit its affinity)."""
         if self.agent is None or self._name is None:
             return None

@@ -121,7 +121,7 @@ class Gvisor(Container):
             raise self._cannot("net_path")
         return super().net_path()
 
-    def pin_targets(self, bench, params: dict):
+    def pin_threads(self, bench, params: dict):
         return None     # the sentry's threads are not the container's init
 
     def metadata(self) -> dict:

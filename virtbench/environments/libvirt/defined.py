@@ -103,7 +103,7 @@ class DefinedDomain(Qemu):
             "name": name, "domain_type": "kvm" if self.accel == "kvm" else "qemu",
             "emulator": version.qemu_binary(), "machine": self.machine, "accel": self.accel,
             "cpu": self.cpu, "vcpus": self.values["vcpus"], "mem": self.values["mem"],
-            "kernel": self.image.kernel, "initrd": self.image.initrd,
+            "linux": self.image.linux, "initrd": self.image.initrd,
             "root_label": self.image.root_label, "root_overlay": self._root_overlay(),
             "scratch": scratch, "scratch_format": scratch_format,
             "scratch_block": self.values["backing"] == "device",

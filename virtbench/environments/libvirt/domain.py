@@ -126,7 +126,7 @@ class DomainVmm:
             self._vcpu_tids = vcpu_threads(json.loads(reply)["return"])
         return list(self._vcpu_tids)
 
-    def pin_targets(self) -> list[tuple[int, int]] | None:
+    def pin_threads(self) -> list[tuple[int, int]] | None:
         if self.dom is None:
             return None
         try:

@@ -69,7 +69,7 @@ def build_domain_xml(cfg: dict) -> str:
     _sub(domain, "vcpu", str(cfg["vcpus"]))
     os_ = _sub(domain, "os")
     _sub(os_, "type", "hvm", arch="x86_64", machine=cfg["machine"])
-    _sub(os_, "kernel", str(cfg["kernel"]))
+    _sub(os_, "kernel", str(cfg["linux"]))
     _sub(os_, "initrd", str(cfg["initrd"]))
     _sub(os_, "cmdline", kernel_cmdline(cfg))
     features = _sub(domain, "features")

@@ -271,9 +271,9 @@ class Nested(Environment):
         if self.outer is not None:
             self.outer.resume()
 
-    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
+    def pin_threads(self, bench, params: dict) -> list[tuple[int, int]] | None:
         """The outer guest's vCPU threads (the inner guest's run on them)."""
-        return self.outer.pin_targets(bench, params) if self.outer is not None else None
+        return self.outer.pin_threads(bench, params) if self.outer is not None else None
 
     # -- inside the inner guest ------------------------------------------------------------
     def _inside(self, what: str) -> Guest:

@@ -83,7 +83,7 @@ def scratch_drive(cfg: dict) -> list[str]:
 def build_argv(cfg: dict) -> list[str]:
     """The QEMU command line for one guest.
 
-    cfg keys: qemu, accel, machine, cpu, vcpus, mem, kernel, initrd, root_image, root_label,
+    cfg keys: qemu, accel, machine, cpu, vcpus, mem, linux, initrd, root_image, root_label,
     scratch, scratch_format, cache, aio, disk, nic, vhost (bool), mac, guest_addr, tap (or None
     for no NIC), console_log, agent_socket, agent_transport, qmp_socket, pidfile, name;
     optional: boot_args (see kernel_cmdline), hugepages (bool), iothread (bool), queues
@@ -100,7 +100,7 @@ def build_argv(cfg: dict) -> list[str]:
             "-machine", f"{cfg['machine']},accel={cfg['accel']}{machine_mem}", *mem_object,
             "-cpu", cfg["cpu"], "-smp", str(cfg["vcpus"]), "-m", cfg["mem"],
             "-display", "none", "-no-reboot",
-            "-kernel", str(cfg["kernel"]), "-initrd", str(cfg["initrd"]), "-append", append,
+            "-kernel", str(cfg["linux"]), "-initrd", str(cfg["initrd"]), "-append", append,
             "-serial", f"file:{cfg['console_log']}",
             "-pidfile", str(cfg["pidfile"]),
             "-qmp", f"unix:{cfg['qmp_socket']},server=on,wait=off"]

@@ -197,7 +197,7 @@ class Qemu(Environment):
         cfg = {
             "qemu": version.qemu_binary(), "accel": self.accel, "machine": self.machine,
             "cpu": self.cpu, "vcpus": self.values["vcpus"], "mem": self.values["mem"],
-            "kernel": self.image.kernel, "initrd": self.image.initrd,
+            "linux": self.image.linux, "initrd": self.image.initrd,
             "root_image": self.image.path, "root_label": self.image.root_label,
             "scratch": scratch, "scratch_format": scratch_format,
             "cache": self.values["cache"], "aio": self.values["aio"],
@@ -310,8 +310,8 @@ class Qemu(Environment):
     def vcpu_threads(self) -> list[int]:
         return self.vmm.vcpu_threads() if self.vmm is not None else []
 
-    def pin_targets(self, bench, params: dict) -> list[tuple[int, int]] | None:
-        return self.vmm.pin_targets() if self.vmm is not None else None
+    def pin_threads(self, bench, params: dict) -> list[tuple[int, int]] | None:
+        return self.vmm.pin_threads() if self.vmm is not None else None
 
     # -- inside the guest ----------------------------------------------------------------
     def _inside(self, what: str) -> Guest:
@@ -431,7 +431,7 @@ class Qemu(Environment):
             "agent_transport": self.values["agent"],
             "boot_s": self.boot_s, "guest_uptime_at_ready_s": self.guest_uptime_at_ready,
             "image_recipe": self.image.recipe_hash if self.image else None,
-            "guest_kernel_package": self.image.kernel_version if self.image else None,
+            "guest_kernel_package": self.image.linux_version if self.image else None,
             "kernels_staged": list(guest.kernels_staged) if guest else [],
             "kernels_stage_s": guest.stage_s if guest else None,
             "qemu_argv": list(self.vmm.argv) if self.vmm is not None else [],
@@ -446,5 +446,5 @@ class Qemu(Environment):
         meta["host_kernel"] = os.uname().release
         if not meta.get("guest_kernel"):
             meta["guest_kernel"] = guest_kernel_release(meta.get("kernel")) or (
-                self.image.kernel_version if self.image else None)
+                self.image.linux_version if self.image else None)
         return meta

@@ -46,8 +46,8 @@ def _probe_kernel(build: bool = False) -> Path | None:
                 f"  guest image: {msg}", file=sys.stderr, flush=True))
         except VirtbenchError:
             info = None          # the host's kernel may still answer the question
-    if info is not None and info.kernel.exists():
-        return info.kernel
+    if info is not None and info.linux.exists():
+        return info.linux
     for p in sorted(Path("/boot").glob("vmlinuz-*"), reverse=True):
         if os.access(p, os.R_OK):
             return p

@@ -130,7 +130,7 @@ class QemuProcess:
             self._vcpu_tids = vcpu_threads(self.qmp.command("query-cpus-fast"))
         return list(self._vcpu_tids)
 
-    def pin_targets(self) -> list[tuple[int, int]] | None:
+    def pin_threads(self) -> list[tuple[int, int]] | None:
         if self.qmp is None:
             return None
         return [(tid, 1) for tid in self.vcpu_threads()]
