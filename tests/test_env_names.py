@@ -13,6 +13,7 @@ from virtbench.store import Store
 
 # a spec of each kind that can be made without starting anything
 SPECS = {"native": "native", "qemu": "qemu", "container": "container", "gvisor": "gvisor",
+         "nested": "nested",
          "ssh": "ssh:host=192.0.2.1", "libvirt": "libvirt:uri=qemu:///system",
          "libvirt-domain": "libvirt:uri=test:///default,domain=test"}
 

@@ -44,7 +44,7 @@ def test_labels_name_engine_runtime_and_every_non_default():
     ("container:storage=tmpfs", "use one of: overlay, bind, volume"),
     ("container:platform=ptrace", "unknown option platform"),
     ("gvisor:platform=hvf", "use one of: ptrace, systrap, kvm"),
-    ("gvisor:cpus=1", "unknown option cpus; valid options: network, platform, storage"),
+    ("gvisor:cpus=1", "unknown option cpus; valid options: name, network, platform, storage"),
 ])
 def test_an_option_the_engine_lacks_is_one_line(spec, words):
     with pytest.raises(VirtbenchError, match=words.replace("(", r"\(").replace(")", r"\)")):
