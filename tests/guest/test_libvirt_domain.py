@@ -86,6 +86,9 @@ def test_a_defined_domain_boots_measures_pauses_and_leaves_nothing(daemon):
     assert tap not in host_links()
 
 
+# 197 s of the default suite's 11 guest minutes: behind --run-slow; a defined domain's boot,
+# measurement, pause and clean-up stay checked by the other tests of this module
+@pytest.mark.slow
 def test_a_defined_domain_runs_the_quick_studys_kernels_beside_native(daemon, capsys, store_url):
     spec = f"libvirt:uri={daemon.uri},accel=tcg"
     code = cli.main(["run", "--env", "native", "--env", spec, "--bench", "himeno",
