@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from qemukit import argv_cfg as cfg
 from virtbench.environments.base import EnvSpec
 from virtbench.environments.qemu import Qemu, version
 from virtbench.environments.qemu import kvm_probe as kp
@@ -73,18 +74,6 @@ def test_label_shows_resolved_accelerator():
     assert make("qemu").label == "qemu-auto/virtio-blk/virtio-net"
     assert make("qemu:machine=pc").label == "qemu-auto/virtio-blk/virtio-net/machine=pc"
 
-
-def cfg(**over):
-    base = dict(qemu="qemu-system-x86_64", accel="tcg", machine="q35", cpu="max", vcpus=1,
-                mem="1G", linux="/c/vmlinuz", initrd="/c/initrd.img", root_image="/c/root.raw",
-                root_label="vbroot", scratch="/w/scratch.raw", scratch_format="raw",
-                cache="none", aio="threads", disk="virtio-blk", nic="virtio-net", vhost=False,
-                mac="52:54:00:01:02:03", guest_addr="10.213.0.2/24", tap="tap0",
-                console_log="/w/console.log", agent_socket="/w/agent.sock",
-                agent_transport="virtio-serial", qmp_socket="/w/qmp.sock",
-                pidfile="/w/qemu.pid", name="virtbench-vb-abc")
-    base.update(over)
-    return base
 
 
 def joined(argv):
