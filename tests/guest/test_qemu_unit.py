@@ -75,7 +75,6 @@ def test_label_shows_resolved_accelerator():
     assert make("qemu:machine=pc").label == "qemu-auto/virtio-blk/virtio-net/machine=pc"
 
 
-
 def joined(argv):
     return " ".join(map(str, argv))
 
