@@ -100,7 +100,7 @@ class Nested(Environment):
 
     # -- identity ------------------------------------------------------------------------
     @property
-    def label(self) -> str:
+    def kind_label(self) -> str:
         """nested-<outer accel>+<inner accel> (nested-tcg+kvm), then every other option
         that differs from its default, as name=value (two layers: names say which)."""
         accel = (self.layers.name if self.layers is not None
