@@ -13,7 +13,7 @@ from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.outcome import TrialOutcome
 from virtbench.runner import Prepared, Runner
 from virtbench.store import Store
-from virtbench.undecided import local_undecided, normalise
+from virtbench.undecided import undecided_function
 
 REF = "ref"
 
@@ -216,8 +216,7 @@ def test_a_resumed_run_finishes_its_pending_block_first(tmp_path):
 
 
 def test_the_real_rule_decides_an_a_a_twin_and_stops(tmp_path):
-    """No scripted answers: the stored blocks decided by stats.sequential (local adapter
-    when the analysis has none)."""
+    """No scripted answers: the stored blocks decided by the analysis's sequential rule."""
     bench = Values({REF: 1.0, "a": 1.0}, cv=0.003, seed=4)
     store, outcome, text = _run(tmp_path, {"x": bench}, envs=(REF, "a"), min_trials=6,
                                 max_trials=60)
@@ -225,10 +224,10 @@ def test_the_real_rule_decides_an_a_a_twin_and_stops(tmp_path):
     assert detail["stopped"] == "all decided"
     n = detail["blocks"]["a"]["x"]
     assert 6 <= n < 60
-    assert local_undecided(store, outcome.run_id) == {}
+    assert undecided_function()(store, outcome.run_id) == {}
 
 
-def test_local_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
+def test_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
     bench = Values({REF: 1.0, "a": 1.0}, cv=0.003, seed=4)
     store, outcome, _ = _run(tmp_path, {"x": bench}, envs=(REF, "a"), undecided=Script([]),
                              min_trials=6)
@@ -239,25 +238,22 @@ def test_local_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
         c.execute(trials.update().where(trials.c.run_id == outcome.run_id,
                                         trials.c.environment == "a", trials.c.trial == 2)
                   .values(detail={"disturbed": {"reason": "test"}}))
-    assert local_undecided(store, outcome.run_id) == {("a", "x"): ["seconds: 5 of at least 6 blocks"]}
+    assert undecided_function()(store, outcome.run_id) == {
+        ("a", "x"): ["seconds vs ref: 5 of at least 6 blocks"],
+        ("ref", "x"): ["the reference of a's seconds"]}
 
 
-def test_answers_of_any_shape_become_reasons_per_case():
-    assert normalise({("a", "x"): {"seconds": "w1", "mb_s": "w2"}, ("b", "y"): "w3",
-                      ("c", "z"): ["w4"], ("d", "w"): []}) == {
-        ("a", "x"): ["seconds: w1", "mb_s: w2"], ("b", "y"): ["w3"], ("c", "z"): ["w4"]}
-
-
-def test_the_analysis_s_undecided_cases_is_used_when_it_exists(monkeypatch):
+def test_the_analysis_is_asked_with_the_run_s_own_bounds(monkeypatch):
     import virtbench.analysis as analysis
-    from virtbench.undecided import undecided_function
+
+    class FakeStore:
+        def get_run(self, run_id):
+            return {"study": {"min_trials": 9, "max_trials": 25}}
     seen = []
 
-    def fake(store, run_id):
-        seen.append(run_id)
-        return {("a", "x"): {"seconds": "why"}}
-    monkeypatch.setattr(analysis, "undecided_cases", fake, raising=False)
-    assert undecided_function()(None, "r1") == {("a", "x"): ["seconds: why"]}
-    assert seen == ["r1"]
-    monkeypatch.delattr(analysis, "undecided_cases")
-    assert undecided_function() is local_undecided
+    def fake(store, run_id, **bounds):
+        seen.append((run_id, bounds))
+        return {("a", "x"): ["seconds vs ref: why"]}
+    monkeypatch.setattr(analysis, "undecided_cases", fake)
+    assert undecided_function()(FakeStore(), "r1") == {("a", "x"): ["seconds vs ref: why"]}
+    assert seen == [("r1", {"min_blocks": 9, "max_blocks": 25})]
