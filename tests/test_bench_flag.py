@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import cli, environments, kernels, study
+from virtbench import cli, environments, kernels, study, study_flags
 from virtbench.environments.qemu import kvm_probe
 from virtbench.errors import VirtbenchError
 from virtbench.guest import image
@@ -30,7 +30,7 @@ def run_cli(capsys, *argv):
      ("scp", {"ciphers": "aes128-ctr,3des-cbc", "size_mb": "64"})),
 ])
 def test_bench_spec_parsing(text, parsed):
-    assert study.parse_bench_spec(text) == parsed
+    assert study_flags.parse_bench_spec(text) == parsed
 
 
 @pytest.mark.parametrize("text, words", [
@@ -45,32 +45,32 @@ def test_bench_spec_parsing(text, parsed):
 ])
 def test_bad_bench_specs(text, words):
     with pytest.raises(VirtbenchError, match=words.replace("(", r"\(").replace("[", r"\[")):
-        study.bench_case(text)
+        study_flags.bench_case(text)
 
 
 def test_values_are_parsed_to_the_declared_types_and_labelled():
-    case = study.bench_case("tcp:direction=receive,streams=10")
+    case = study_flags.bench_case("tcp:direction=receive,streams=10")
     assert case.params == {"direction": "receive", "streams": 10}
     assert case.label == "tcp[direction=receive,streams=10]"
-    assert study.bench_case("pi:k=17").params == {"k": 17}
-    assert study.bench_case("pi:k=17").label == "pi[k=17]"
-    assert study.bench_case("bonnie:direct=false").params == {"direct": False}
-    assert study.bench_case("himeno:target_seconds=2").params == {"target_seconds": 2.0}
-    assert study.bench_case("pi:k=20").label == "pi"          # the default is no parameter
+    assert study_flags.bench_case("pi:k=17").params == {"k": 17}
+    assert study_flags.bench_case("pi:k=17").label == "pi[k=17]"
+    assert study_flags.bench_case("bonnie:direct=false").params == {"direct": False}
+    assert study_flags.bench_case("himeno:target_seconds=2").params == {"target_seconds": 2.0}
+    assert study_flags.bench_case("pi:k=20").label == "pi"          # the default is no parameter
 
 
 def test_two_parametrisations_are_two_rows_and_a_repeat_is_refused():
-    s = study.with_flags(None, benches=["pi:k=17", "pi:k=18", "pi"])
+    s = study_flags.with_flags(None, benches=["pi:k=17", "pi:k=18", "pi"])
     assert [c.label for c in s.benchmarks] == ["pi[k=17]", "pi[k=18]", "pi"]
     study.validate(s)
-    s = study.with_flags(None, benches=["pi", "pi:k=20"])
+    s = study_flags.with_flags(None, benches=["pi", "pi:k=20"])
     with pytest.raises(VirtbenchError, match="appears twice"):
         study.validate(s)
 
 
 def test_bench_without_params_picks_the_study_benchmarks_by_label_or_name():
     riken = study.load(REPO / "studies" / "riken-2012.toml")
-    s = study.with_flags(riken, benches=["tcp-1-send", "stream", "pi:k=17"])
+    s = study_flags.with_flags(riken, benches=["tcp-1-send", "stream", "pi:k=17"])
     assert [c.label for c in s.benchmarks] == ["tcp-1-send", "stream-1p", "stream-4p", "pi[k=17]"]
     assert "nettcp" in s.benchmarks[0].method_note
 

@@ -1,6 +1,6 @@
 import pytest
 
-from virtbench import study
+from virtbench import study, study_flags
 from virtbench.errors import VirtbenchError
 
 
@@ -61,7 +61,7 @@ spec = "native"
 name = "stream"
 params = { processes = 2 }
 """))
-    s = study.with_flags(s, benches=["stream", "pi"], trials=3, quick=True, seed=5)
+    s = study_flags.with_flags(s, benches=["stream", "pi"], trials=3, quick=True, seed=5)
     assert s.trials == 3 and s.quick and s.seed == 5
     assert [b.label for b in s.benchmarks] == ["stream[processes=2]", "pi"]
 
@@ -73,7 +73,7 @@ params = { processes = 2 }
     (study.BenchmarkCase("himeno", {"size": "XXL"}), "use one of: XS, S, M, L"),
 ])
 def test_validate_rejects_bad_benchmarks(case, words):
-    s = study.with_flags(None)
+    s = study_flags.with_flags(None)
     s.benchmarks = [case]
     with pytest.raises(VirtbenchError, match=words):
         study.validate(s)
@@ -81,7 +81,7 @@ def test_validate_rejects_bad_benchmarks(case, words):
 
 def test_validate_needs_something_to_run():
     with pytest.raises(VirtbenchError, match="nothing to run"):
-        study.validate(study.with_flags(None))
+        study.validate(study_flags.with_flags(None))
 
 
 def test_plan_is_randomised_blocks_reproducible_by_seed():
@@ -102,16 +102,16 @@ def test_plan_is_randomised_blocks_reproducible_by_seed():
 
 def test_quick_caps_trials_unless_given(tmp_path):
     text = "trials = 12\n[[benchmark]]\nname = 'pi'\n"
-    assert study.with_flags(study.load(write(tmp_path, text)), quick=True).trials == 5
-    assert study.with_flags(study.load(write(tmp_path, text)), quick=True, trials=7).trials == 7
-    assert study.with_flags(study.load(write(tmp_path, text))).trials == 12
+    assert study_flags.with_flags(study.load(write(tmp_path, text)), quick=True).trials == 5
+    assert study_flags.with_flags(study.load(write(tmp_path, text)), quick=True, trials=7).trials == 7
+    assert study_flags.with_flags(study.load(write(tmp_path, text))).trials == 12
 
 
 def test_a_baseline_may_be_named_by_its_spec():
     """The label of a guest depends on what resolve() settles (qemu-tcg or qemu-kvm); a study
     file names its untuned guest by spec and the run compares against that guest."""
     from virtbench.runner import prepare
-    s = study.with_flags(None, envs=["native", "qemu:accel=tcg,disk=ide",
+    s = study_flags.with_flags(None, envs=["native", "qemu:accel=tcg,disk=ide",
                                      "qemu:accel=tcg,disk=ide,iosched=none"],
                          benches=["pi"], baseline="qemu:accel=tcg,disk=ide")
     prepared = prepare(s, dry_run=True)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import benchmarks, cli, study, study_schema
+from virtbench import benchmarks, cli, study, study_flags, study_schema
 from virtbench.errors import VirtbenchError
 
 ENV = '\n[[environment]]\nspec = "native"\n'     # appended: top-level keys come first
@@ -164,8 +164,8 @@ def test_budgets_are_durations(text, seconds):
 
 
 def test_flags_make_a_study_adaptive_and_quick_does_not_cap_it():
-    s = study.with_flags(None, benches=["pi"], trials="auto", quick=True, budget="15m",
+    s = study_flags.with_flags(None, benches=["pi"], trials="auto", quick=True, budget="15m",
                          max_trials=30)
     assert (s.adaptive, s.trials, s.max_trials, s.budget_s) == (True, 6, 30, 900)
-    fixed = study.with_flags(None, benches=["pi"], quick=True)
-    assert not fixed.adaptive and fixed.trials == study.QUICK_TRIALS
+    fixed = study_flags.with_flags(None, benches=["pi"], quick=True)
+    assert not fixed.adaptive and fixed.trials == study_flags.QUICK_TRIALS

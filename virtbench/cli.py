@@ -202,7 +202,7 @@ def cmd_image(args, out: Console) -> int:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
-    from . import analysis, study as study_mod
+    from . import analysis, study as study_mod, study_flags
     from .runner import Runner, prepare, skip_line
     from .store import Store
     if args.retry_failed and not args.resume:
@@ -214,7 +214,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
             args.resume, retry_failed=args.retry_failed)
     else:
         study = study_mod.load(args.study) if args.study else None
-        study = study_mod.with_flags(study, **study_mod.flag_values(args))
+        study = study_flags.with_flags(study, **study_flags.flag_values(args))
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:

@@ -14,7 +14,7 @@ from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.fleet import lease, state
 from virtbench.fleet.unit import run_unit
 from virtbench.store import Store
-from virtbench.study import with_flags
+from virtbench.study_flags import with_flags
 
 
 def _fleet(tmp_path, envs=("native",)):

@@ -24,7 +24,7 @@ from ..model.density import (DensityCurve, DensityReport, DensityRule, DensitySt
                             Throughput)
 from ..runner import Runner, prepare
 from ..store import Store, now
-from ..study import parse_bench_spec, with_flags
+from ..study_flags import parse_bench_spec, with_flags
 from ..vmlife import density as dens
 
 REFERENCE_KIND = "native"

@@ -70,11 +70,11 @@ def cmd_fleet(args, out: Console, err: Console) -> int:
 
 
 def _fleet_run(args, out: Console, err: Console) -> int:
-    from .. import study as study_mod
+    from .. import study as study_mod, study_flags
     from .enqueue import check_hosts, fleet_run
     check_hosts(args.host)
     study = study_mod.load(args.study) if args.study else None
-    study = study_mod.with_flags(study, **study_mod.flag_values(args))
+    study = study_flags.with_flags(study, **study_flags.flag_values(args))
     broker = _broker(args)
     fleet_id = fleet_run(study, args.host, broker, args.store, args.worker_timeout)
     out.print(fleet_id, highlight=False)
