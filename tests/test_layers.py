@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.workroot", "virtbench.meminfo", "virtbench.vmlife", "virtbench.hostload")),
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("orchestration", (
-        "virtbench.study", "virtbench.study_schema", "virtbench.study_claims",
+        "virtbench.study", "virtbench.study_schema", "virtbench.study_claims", "virtbench.study_flags",
         "virtbench.runner", "virtbench.lifecycle", "virtbench.density",
         "virtbench.warmup", "virtbench.analysis", "virtbench.report",
         "virtbench.exitprofiles", "virtbench.fleet", "virtbench.execute",
