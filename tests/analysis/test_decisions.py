@@ -193,12 +193,14 @@ def test_a_stored_study_can_ask_for_the_unpaired_analysis_and_auto_trials_read_s
     run = block_run(store, vals, study_extra={"analysis": "unpaired"})
     assert analyze_run(store, run).run.analysis == "unpaired"
     assert analyze_run(store, run, analysis="paired").run.analysis == "paired"
-    run = block_run(store, vals, study_extra={"trials": "auto"})
+    run = block_run(store, vals, study_extra={"adaptive": True, "trials": 6})
     result = analyze_run(store, run)
     vs = _row(result, "qemu").vs_baseline
     assert result.run.analysis == "sequential" and vs.analysis == "sequential"
     assert result.run.trials_planned is None and log(vs.ratio) == pytest.approx(
         np.mean(np.log(vals["qemu"]["t"]) - np.log(vals["native"]["t"])))
+    from virtbench import report
+    assert "adaptive trials (until decided or a bound)" in report.render(result, "table")
 
 
 def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
@@ -209,3 +211,11 @@ def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
     result = analyze_run(store, run)
     assert "✗ fail (worse) (unpaired)" in report.render(result, "markdown")
     assert "1 compared unpaired (marked)" in report.render(result, "table")
+
+
+def test_adaptive_trials_are_read_sequentially_in_the_stored_form_and_as_written():
+    from virtbench.analysis.run import analysis_mode
+    assert analysis_mode({"adaptive": True, "trials": 6}, None) == "sequential"
+    assert analysis_mode({"trials": "auto"}, None) == "sequential"
+    assert analysis_mode({"adaptive": False, "trials": 6}, None) == "paired"
+    assert analysis_mode({"adaptive": True, "trials": 6}, "unpaired") == "unpaired"

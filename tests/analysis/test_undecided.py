@@ -14,7 +14,7 @@ def test_a_clear_row_stops_a_noisy_one_runs_on_with_its_reference(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     run = block_run(store, {"native": {"a": _vals(100, 8, 0.005, 1), "b": _vals(100, 8, 0.2, 2)},
                             "slow": {"a": _vals(200, 8, 0.005, 3), "b": _vals(100, 8, 0.2, 4)}},
-                    study_extra={"trials": "auto"})
+                    study_extra={"adaptive": True, "trials": 6})
     out = undecided_cases(store, run)
     # "a": twice as slow at 0.5 % noise, decided (fail); "b": 20 % noise, undecided
     assert set(out) == {("slow", "stream"), ("native", "stream")}

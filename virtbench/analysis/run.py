@@ -89,9 +89,15 @@ def analysis_mode(study: dict, analysis: str | None) -> str:
     mode = analysis or study.get("analysis") or "paired"
     if mode not in ("paired", "unpaired"):
         raise VirtbenchError(f"analysis {mode!r}: use paired or unpaired")
-    if mode == "paired" and study.get("trials") == "auto":
+    if mode == "paired" and adaptive(study):
         return "sequential"
     return mode
+
+
+def adaptive(study: dict) -> bool:
+    """Were the run's trials adaptive? The runner stores `adaptive: true` (and the plan's
+    min_trials as `trials`); a study dict as written may still say trials = "auto"."""
+    return bool(study.get("adaptive")) or study.get("trials") == "auto"
 
 
 def versus_labels(study: dict, envs: list[dict]) -> dict[str, str]:
@@ -130,7 +136,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     refs = (references or References)(chosen, envs)
     versus = versus_labels(study, envs)
     trials = store.trials(run_id)
-    planned_trials = study.get("trials") if isinstance(study.get("trials"), int) else None
+    planned_trials = study.get("trials") if isinstance(study.get("trials"), int) \
+        and not adaptive(study) else None
     counts = trial_counts(trials, planned_trials)
     methods = aggregate_methods(trials)
     failed = {(c.environment, c.benchmark): c.failed for c in counts}

@@ -120,7 +120,9 @@ def header_lines(analysis) -> list[str]:
                 if run.study_baseline else "")
              + f" · verdict threshold {run.threshold_pct:g} % · "
              f"alpha {run.alpha:g} · "
-             f"{run.trials_planned} trials planned · seed {run.seed}",
+             + (f"{run.trials_planned} trials planned" if run.trials_planned is not None
+                else "adaptive trials (until decided or a bound)")
+             + f" · seed {run.seed}",
              analysis_line(analysis)]
     if run.hosts:
         hosts = run.hosts
