@@ -200,7 +200,7 @@ def test_a_stored_study_can_ask_for_the_unpaired_analysis_and_auto_trials_read_s
     assert result.run.trials_planned is None and log(vs.ratio) == pytest.approx(
         np.mean(np.log(vals["qemu"]["t"]) - np.log(vals["native"]["t"])))
     from virtbench import report
-    assert "adaptive trials (until decided or a bound)" in report.render(result, "table")
+    assert "trials planned" not in report.render(result, "table")
 
 
 def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
@@ -219,3 +219,32 @@ def test_adaptive_trials_are_read_sequentially_in_the_stored_form_and_as_written
     assert analysis_mode({"trials": "auto"}, None) == "sequential"
     assert analysis_mode({"adaptive": False, "trials": 6}, None) == "paired"
     assert analysis_mode({"adaptive": True, "trials": 6}, "unpaired") == "unpaired"
+
+
+def test_the_report_says_how_adaptive_trials_ended_and_which_sections_were_repeated(tmp_path):
+    """The run detail's records as adaptive.py and sections.py store them (the quiet A/A
+    run's, 2026-11-25) reach the model and every text format."""
+    from virtbench import report
+    store = _store(tmp_path)
+    vals = {"native": {"t": _noisy(100, 8, 0.02, 1)}, "twin": {"t": _noisy(100, 8, 0.02, 2)}}
+    run = block_run(store, vals, study_extra={"adaptive": True, "trials": 6})
+    store.update_run_detail(run, calibration={
+        "stream": {"repetitions": 24, "section_s": 0.020935, "environment": "native",
+                   "min_section_s": 0.5, "capped": False},
+        "himeno": {"repetitions": 1, "section_s": 0.840141, "environment": "native",
+                   "min_section_s": 0.5, "capped": False}},
+        adaptive={"pending": None, "spent_s": 147.576, "min_trials": 6, "max_trials": 60,
+                  "budget_s": 900.0, "stopped": "budget",
+                  "blocks": {"native": {"stream": 19}, "twin": {"stream": 8}},
+                  "undecided": {"twin · stream": ["t vs native: why"]}})
+    result = analyze_run(store, run)
+    assert result.run.adaptive.stopped == "budget" and result.run.adaptive.blocks["twin"] == {
+        "stream": 8}
+    assert [(s.benchmark, s.repetitions) for s in result.run.sections] == [
+        ("himeno", 1), ("stream", 24)]
+    for fmt in ("table", "markdown", "html"):
+        text = report.render(result, fmt)
+        assert "budget after 148 s of a 900 s budget; 8-19 blocks per case; still undecided: " \
+               "twin · stream" in text, fmt
+        assert "(values per repetition): stream 0.0209 s x 24" in text, fmt
+        assert "himeno 0.84" not in text, fmt          # long enough: not repeated, not said

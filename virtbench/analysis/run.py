@@ -10,8 +10,8 @@ from dataclasses import replace
 from .. import benchmarks, stats
 from ..errors import VirtbenchError
 from ..metric_id import MetricId, identify
-from ..model import (Case, Environment, MethodNote, MetricIdentity, Result, RunInfo, RunReport,
-                     RunWarning)
+from ..model import (AdaptiveSummary, Case, Environment, MethodNote, MetricIdentity, Result,
+                     RunInfo, RunReport, RunWarning, Section)
 from ..store import Store
 from ..study import default_baseline
 from . import decide
@@ -256,6 +256,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
                     analysis=mode, correction=correction,
                     study_baseline=study_baseline if chosen != study_baseline else None,
                     trials_planned=planned_trials,
+                    adaptive=adaptive_summary(run.get("detail") or {}),
+                    sections=sections_of(run.get("detail") or {}),
                     virtbench_version=run["virtbench_version"], host=run["host"],
                     fleet=run.get("fleet")),
         benchmarks=cases,
@@ -323,3 +325,21 @@ def environment_note(study: dict, env: dict) -> str | None:
         if entry.get("note") and entry.get("spec") in wanted:
             return entry["note"]
     return None
+
+
+def adaptive_summary(detail: dict) -> AdaptiveSummary | None:
+    """The run detail's "adaptive" record (virtbench/adaptive.py) for the report."""
+    rec = detail.get("adaptive")
+    if not rec:
+        return None
+    return AdaptiveSummary(**{k: rec.get(k) for k in ("stopped", "spent_s", "budget_s",
+                                                      "min_trials", "max_trials")},
+                           blocks=rec.get("blocks") or {}, undecided=rec.get("undecided") or {})
+
+
+def sections_of(detail: dict) -> list[Section]:
+    """The run detail's "calibration" record (virtbench/sections.py), one per case."""
+    return [Section(benchmark=case, environment=c.get("environment") or "",
+                    section_s=c.get("section_s"), repetitions=int(c.get("repetitions") or 1),
+                    min_section_s=c.get("min_section_s", 0.5), capped=bool(c.get("capped")))
+            for case, c in sorted((detail.get("calibration") or {}).items())]

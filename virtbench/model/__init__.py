@@ -20,14 +20,15 @@ from .decision import VERDICTS, DisturbedTrial, OrderEffect, SeedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
-from .run import (Case, Environment, EvidenceValue, FailedTrial, HostRun, MethodNote,
+from .run import (AdaptiveSummary, Case, Environment, EvidenceValue, FailedTrial, HostRun, MethodNote,
                   MetricIdentity, ProfilesReport, PublishedFigure, PublishedMatch, Result,
-                  RunInfo, RunReport, RunWarning, SCHEMA_VERSION, TrialCount, VsReference)
+                  RunInfo, RunReport, RunWarning, SCHEMA_VERSION, Section, TrialCount,
+                  VsReference)
 
 __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "DisturbedTrial",
            "OrderEffect", "SeedRule", "CompareRow", "Comparison", "MetadataDifference", "Explained",
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
-           "RunWarning", "SCHEMA_VERSION", "TrialCount", "VsReference", "FamilySentence",
+           "RunWarning", "SCHEMA_VERSION", "Section", "AdaptiveSummary", "TrialCount", "VsReference", "FamilySentence",
            "PriceCell", "PriceExit", "PriceList", "PriceRow"]

@@ -30,7 +30,39 @@ class HostRun(Record):
 # fields are added, the major part when a field changes or goes (2.0: verdicts are the
 # decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
 # price_lists)
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
+
+
+class Section(Record):
+    """A benchmark case's measured section, calibrated once per run (virtbench/sections.py):
+    shorter than the minimum, it is repeated inside every trial (values per repetition)."""
+
+    benchmark: str = Field("", description="the benchmark case's label")
+    environment: str = Field("", description="where it was calibrated (the reference when "
+                                             "it can run the case)")
+    section_s: Number | None = Field(None, description="one repetition's measured section, "
+                                     "s (the shortest of the calibration runs)")
+    repetitions: int = Field(1, description="repetitions per trial (1: long enough)")
+    min_section_s: Number = Field(0.5, description="the minimum a trial's sections should "
+                                  "last together, s (`--min-section`)")
+    capped: bool = Field(False, description="the repetitions hit their cap short of the "
+                                            "minimum")
+
+
+class AdaptiveSummary(Record):
+    """How a run with adaptive trials (`trials = "auto"`) ended (virtbench/adaptive.py)."""
+
+    stopped: str | None = Field(None, description="why it stopped: all decided, max_trials, "
+                                "budget, no reference (null: still running or interrupted)")
+    spent_s: Number | None = Field(None, description="wall-clock seconds of its sessions")
+    budget_s: Number | None = Field(None, description="its budget, s (null: none)")
+    min_trials: int | None = Field(None, description="the blocks every case got first")
+    max_trials: int | None = Field(None, description="the most usable blocks a case gets")
+    blocks: dict[str, dict[str, int]] = Field(default_factory=dict, description="environment "
+                                              "-> benchmark case -> blocks run")
+    undecided: dict[str, list[str]] = Field(default_factory=dict, description="\"environment "
+                                            "· case\" -> why, for the cases a bound left "
+                                            "undecided")
 
 
 class RunInfo(Record):
@@ -60,7 +92,13 @@ class RunInfo(Record):
         "holm (Holm's step-down, the default) or bh (Benjamini-Hochberg)")
     study_baseline: str | None = Field(None, description="the study's own baseline when the "
                                        "report chose another (`report --baseline`)")
-    trials_planned: int | None = Field(None, description="trials per environment x benchmark")
+    trials_planned: int | None = Field(None, description="trials per environment x benchmark "
+                                       "(null for adaptive trials: see `adaptive`)")
+    adaptive: AdaptiveSummary | None = Field(None, description="adaptive trials: why they "
+                                             "stopped, the blocks each case got")
+    sections: list[Section] = Field(default_factory=list, description="the cases whose "
+                                    "measured section was calibrated, with their repetitions "
+                                    "per trial")
     virtbench_version: str | None = Field(None, description="the virtbench that ran it")
     host: str | None = Field(None, description="the host it ran on (a fleet: its hosts)")
     fleet: str | None = Field(None, description="the fleet run it belongs to, if any")

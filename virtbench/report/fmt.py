@@ -120,10 +120,10 @@ def header_lines(analysis) -> list[str]:
                 if run.study_baseline else "")
              + f" · verdict threshold {run.threshold_pct:g} % · "
              f"alpha {run.alpha:g} · "
-             + (f"{run.trials_planned} trials planned" if run.trials_planned is not None
-                else "adaptive trials (until decided or a bound)")
-             + f" · seed {run.seed}",
+             + (f"{run.trials_planned} trials planned · " if run.trials_planned is not None
+                else "") + f"seed {run.seed}",
              analysis_line(analysis)]
+    lines += [line for line in (adaptive_line(run), sections_line(run)) if line]
     if run.hosts:
         hosts = run.hosts
         lines.append(f"fleet on {len(hosts)} host(s): " + ", ".join(
@@ -201,6 +201,34 @@ ANALYSES = {"paired": "paired blocks (each block's ratio to its reference, geome
                       "interval, sign-flip p)",
             "sequential": "paired blocks read with confidence sequences (adaptive trials)",
             "unpaired": "unpaired (ratio of trimmed means, bootstrap interval, permutation p)"}
+
+
+def adaptive_line(run) -> str | None:
+    """How adaptive trials ended: why, after how long, the blocks the cases got, and the
+    cases a bound left undecided."""
+    a = run.adaptive
+    if a is None:
+        return None
+    counts = [n for per_case in a.blocks.values() for n in per_case.values()]
+    blocks = (f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+              ) if counts else "?"
+    spent = f" after {a.spent_s:.0f} s" if a.spent_s is not None else ""
+    budget = f" of a {a.budget_s:.0f} s budget" if a.budget_s else ""
+    return (f"adaptive trials ({a.min_trials}..{a.max_trials} blocks): "
+            f"{a.stopped or 'not stopped (interrupted?)'}{spent}{budget}; {blocks} blocks per case"
+            + (f"; still undecided: {', '.join(a.undecided)}" if a.undecided else ""))
+
+
+def sections_line(run) -> str | None:
+    """The cases whose measured section, shorter than the minimum, was repeated in each
+    trial (their values are per repetition)."""
+    short = [s for s in run.sections if s.repetitions > 1 or s.capped]
+    if not short:
+        return None
+    parts = [f"{s.benchmark} {s.section_s:.3g} s x {s.repetitions}"
+             + (" (capped, still short)" if s.capped else "") for s in short]
+    return (f"short measured sections, repeated in each trial to {short[0].min_section_s:g} s "
+            f"(values per repetition): {', '.join(parts)}")
 
 
 def analysis_line(analysis: RunReport) -> str:

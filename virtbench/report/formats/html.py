@@ -231,7 +231,8 @@ def render(analysis: RunReport) -> str:
          if run.study_baseline else None),
         ("verdict threshold", f"{run.threshold_pct:g} %"), ("alpha", f"{run.alpha:g}"),
         ("analysis", fmt.analysis_line(analysis)),
-        ("trials planned", run.trials_planned), ("seed", run.seed), ("host", run.host),
+        ("trials planned", run.trials_planned), ("adaptive trials", fmt.adaptive_line(run)),
+        ("measured sections", fmt.sections_line(run)), ("seed", run.seed), ("host", run.host),
         ("virtbench", run.virtbench_version),
         ("results", f"{len(analysis.results)} (environment × benchmark × metric)"),
         ("warnings", len(analysis.warnings))) if v is not None]
