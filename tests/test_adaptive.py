@@ -131,7 +131,8 @@ def test_the_order_inside_an_extra_block_is_shuffled_with_the_seed(tmp_path):
 
 
 def test_max_trials_bounds_each_case_and_says_what_stayed_undecided(tmp_path):
-    forever = Script([{("a", "x"): ["seconds: never decides"]}] * 100)
+    forever = Script([{("a", "x"): ["seconds: never decides"],
+                       (REF, "x"): ["the reference of a's seconds"]}] * 100)
     store, outcome, text = _run(tmp_path, {"x": Values({REF: 1, "a": 1})}, envs=(REF, "a"),
                                 undecided=forever, max_trials=6)
     blocks = _blocks(store, outcome.run_id)
@@ -141,7 +142,7 @@ def test_max_trials_bounds_each_case_and_says_what_stayed_undecided(tmp_path):
     assert detail["undecided"] == {"a · x": ["seconds: never decides"]}
     warn = [w for w in store.warnings(outcome.run_id) if w["kind"] == "undecided"]
     assert warn and "adaptive trials stopped (max_trials)" in warn[0]["message"]
-    assert "a · x" in warn[0]["message"]
+    assert "a · x" in warn[0]["message"] and f"{REF} · x" not in warn[0]["message"]
 
 
 def test_failed_trials_are_replaced_up_to_twice_max_trials(tmp_path):
@@ -257,3 +258,11 @@ def test_the_analysis_is_asked_with_the_run_s_own_bounds(monkeypatch):
     monkeypatch.setattr(analysis, "undecided_cases", fake)
     assert undecided_function()(FakeStore(), "r1") == {("a", "x"): ["seconds vs ref: why"]}
     assert seen == [("r1", {"min_blocks": 9, "max_blocks": 25})]
+
+
+def test_a_case_listed_only_as_another_row_s_reference_is_not_itself_undecided():
+    from virtbench.undecided import own_reasons
+    assert own_reasons({("a", "x"): ["seconds vs ref: 5 of at least 6 blocks"],
+                        ("ref", "x"): ["the reference of a's seconds"],
+                        ("b", "x"): ["mb_s vs ref: wide", "the reference of c's mb_s"]}) == {
+        ("a", "x"): ["seconds vs ref: 5 of at least 6 blocks"], ("b", "x"): ["mb_s vs ref: wide"]}

@@ -26,7 +26,7 @@ from collections import Counter
 from rich.markup import escape
 
 from .study import PlannedTrial
-from .undecided import Undecided, undecided_function
+from .undecided import Undecided, own_reasons, undecided_function
 
 ALL_DECIDED, MAX_TRIALS, BUDGET, NO_REFERENCE = "all decided", "max_trials", "budget", \
     "no reference"
@@ -163,7 +163,7 @@ class AdaptiveLoop:
         blocks: dict[str, dict[str, int]] = {}
         for (env, case), n in sorted(counts.items()):
             blocks.setdefault(env, {})[case] = n
-        left = {f"{e} · {c}": whys for (e, c), whys in sorted(undecided.items())
+        left = {f"{e} · {c}": whys for (e, c), whys in sorted(own_reasons(undecided).items())
                 if e in self.prepared.envs}
         if reason == MAX_TRIALS and not left:
             left = {f"{e} · {c}": [f"{n} blocks"] for e, c_n in blocks.items()

@@ -14,6 +14,17 @@ from .stats.sequential import DEFAULT_MAX_BLOCKS, DEFAULT_MIN_BLOCKS
 from .store import Store
 
 Undecided = Callable[[Store, str], dict[tuple[str, str], list[str]]]
+# analysis.undecided_cases lists a reference's case too, with this reason, so that it runs in
+# the same block as the rows that need it; it is not itself undecided
+REFERENCE_OF = "the reference of "
+
+
+def own_reasons(undecided: dict[tuple[str, str], list[str]]) -> dict[tuple[str, str], list[str]]:
+    """The cases undecided for a row of their own, with only those rows' reasons (a case
+    listed only as another row's reference left out)."""
+    out = {case: [w for w in whys if not w.startswith(REFERENCE_OF)]
+           for case, whys in undecided.items()}
+    return {case: whys for case, whys in out.items() if whys}
 
 
 def undecided_function() -> Undecided:

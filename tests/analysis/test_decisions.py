@@ -248,3 +248,16 @@ def test_the_report_says_how_adaptive_trials_ended_and_which_sections_were_repea
                "twin · stream" in text, fmt
         assert "(values per repetition): stream 0.0209 s x 24" in text, fmt
         assert "himeno 0.84" not in text, fmt          # long enough: not repeated, not said
+
+
+def test_many_undecided_cases_are_counted_in_the_header_and_named_in_the_warning():
+    from virtbench.model import AdaptiveSummary, RunInfo
+    from virtbench.report import fmt
+    many = {f"g{i} · tcp-rr": ["rtt vs native: wide"] for i in range(36)}
+    line = fmt.adaptive_line(RunInfo(adaptive=AdaptiveSummary(
+        stopped="budget", spent_s=2153.4, budget_s=2400, min_trials=6, max_trials=60,
+        blocks={"native": {"tcp-rr": 7}}, undecided=many)))
+    assert line == ("adaptive trials (6..60 blocks): budget after 2153 s of a 2400 s budget; "
+                    "7 blocks per case; 36 case(s) still undecided (the `undecided` warning "
+                    "names them)")
+    assert fmt.adaptive_line(RunInfo()) is None

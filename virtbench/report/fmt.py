@@ -216,7 +216,15 @@ def adaptive_line(run) -> str | None:
     budget = f" of a {a.budget_s:.0f} s budget" if a.budget_s else ""
     return (f"adaptive trials ({a.min_trials}..{a.max_trials} blocks): "
             f"{a.stopped or 'not stopped (interrupted?)'}{spent}{budget}; {blocks} blocks per case"
-            + (f"; still undecided: {', '.join(a.undecided)}" if a.undecided else ""))
+            + _undecided_part(a.undecided))
+
+
+def _undecided_part(undecided: dict) -> str:
+    if not undecided:
+        return ""
+    if len(undecided) > 4:
+        return f"; {len(undecided)} case(s) still undecided (the `undecided` warning names them)"
+    return f"; still undecided: {', '.join(undecided)}"
 
 
 def sections_line(run) -> str | None:
