@@ -138,7 +138,7 @@ def _band_taken_back(d: Decision, adj: float, method: str, m: int) -> Decision:
             mult = t_multiplier(d.alpha / m)
         else:
             from .sequential import TIGHT_AT, _mult
-            mult = _mult(d.alpha / m, TIGHT_AT)
+            mult = _mult(d.alpha, TIGHT_AT, level=d.alpha / m)
         need = blocks_needed(log(d.estimate), d.sd_log, d.threshold_pct, mult,
                              at_least=d.blocks + 1)
         if need is not None:

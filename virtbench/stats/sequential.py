@@ -238,9 +238,16 @@ def stop_codes(seq: Sequences, threshold_pct: float, resolve_pct: float | None =
     return np.where((c == 1) & ~resolved(seq, threshold_pct, resolve_pct), 0, c)
 
 
-def _mult(alpha, tight_at):
-    t_diff, t_eq = two_sided(alpha), one_sided(alpha)
-    g_diff, g_eq = mixture_g(t_diff, tight_at), mixture_g(t_eq, tight_at)
+def _mult(alpha, tight_at, level: float | None = None):
+    """The sequences' multiplier c_n(eq): with the mixtures (g) of `alpha`, the ones the
+    decisions and their p use, at `level` (default alpha). A family's correction asks
+    for level alpha / m with the same g: a sequence tuned for alpha cannot reach a much
+    smaller level in a few blocks (its Bayes factor is bounded at n blocks), and the blocks
+    that would decide must say so."""
+    level = alpha if level is None else level
+    g_diff = mixture_g(two_sided(alpha), tight_at)
+    g_eq = mixture_g(one_sided(alpha), tight_at)
+    t_diff, t_eq = two_sided(level), one_sided(level)
 
     def mult(n, eq):
         return multiplier(n, t_eq, g_eq) if eq else multiplier(n, t_diff, g_diff)
