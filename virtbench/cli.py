@@ -121,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="re-analyse the stored run against another of its environments "
                           "(default: the run's baseline); nothing is run again")
     add_analysis_flag(rep)
+    rep.add_argument("--correction", default="holm", choices=("holm", "bh"),
+                     help="the family's correction: holm (family-wise error, the default) or "
+                          "bh (Benjamini-Hochberg, false discovery rate: for studies of many "
+                          "rows that mostly differ; docs/decisions.md)")
     rep.add_argument("--profile", action="store_true",
                      help="only the run's exit profiles (recorded by run --profile exits)")
     rep.add_argument("--fleet", metavar="FLEET_ID",
@@ -319,14 +323,16 @@ def cmd_report(args, out: Console) -> int:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
         from .fleet.view import analyze_fleet
-        if args.baseline:
+        if args.baseline or args.correction != "holm":
             raise VirtbenchError("report --fleet: each host is against the first host's same "
-                                 "environment; --baseline applies to one run (give RUN_ID)")
+                                 "environment with Holm; --baseline and --correction apply "
+                                 "to one run (give RUN_ID)")
         result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold,
                                analysis=args.analysis)
     else:
         result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold,
-                                      baseline=args.baseline, analysis=args.analysis)
+                                      baseline=args.baseline, analysis=args.analysis,
+                                      correction=args.correction)
     if args.profile:
         _emit(report.render_profiles(result, args.format), args.output, out)
         return EXIT_OK

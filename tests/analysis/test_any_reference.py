@@ -99,3 +99,25 @@ def test_cli_report_baseline_and_analysis(run, capsys):
     assert code == 2 and len(err) == 1
     assert err[0] == (f"virtbench: --baseline kvm: run {run_id} has no such environment; its "
                       "environments: native, guest, guest-tuned")
+
+
+def test_cli_report_correction_bh_decides_what_holm_takes_back(tmp_path, capsys):
+    """Twenty guests at 60 % of native, 7 adaptive blocks: each row's sequence lies far
+    beyond -10 %, but 7 blocks cap its anytime p near 0.01, so Holm over 20 rows takes every
+    fail back (0.2 > 0.05) while Benjamini-Hochberg (all p equal: p <= 20 x 0.05 / 20) keeps
+    them; the report says which correction it used."""
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    vals = {"native": {"t": _vals(100, 1, n=7)}}
+    vals.update({f"g{i}": {"t": _vals(60, 10 + i, n=7)} for i in range(20)})
+    run_id = block_run(store, vals, study_extra={"adaptive": True, "trials": 6})
+    verdicts = {}
+    for corr in ("holm", "bh"):
+        assert cli.main(["report", run_id, "--correction", corr, "--format", "json",
+                         "--store", store.url]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["run"]["correction"] == corr and doc["run"]["analysis"] == "sequential"
+        verdicts[corr] = {r["vs_baseline"]["verdict"] for r in doc["results"]
+                          if r["vs_baseline"]}
+    assert verdicts == {"holm": {"inconclusive"}, "bh": {"fail"}}
+    assert cli.main(["report", run_id, "--correction", "bh", "--store", store.url]) == 0
+    assert "Benjamini-Hochberg over 20 comparisons" in capsys.readouterr().out
