@@ -20,9 +20,9 @@ from .decision import VERDICTS, DisturbedTrial, OrderEffect, SeedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
-from .run import (AdaptiveSummary, Case, Environment, EvidenceValue, FailedTrial, HostRun, MethodNote,
-                  MetricIdentity, ProfilesReport, PublishedFigure, PublishedMatch, Result,
-                  RunInfo, RunReport, RunWarning, SCHEMA_VERSION, Section, TrialCount,
+from .run import (AdaptiveSummary, Case, Environment, EvidenceValue, FailedTrial, HostRun,
+                  MethodNote, MetricIdentity, ProfilesReport, PublishedFigure, PublishedMatch,
+                  Result, RunInfo, RunReport, RunWarning, SCHEMA_VERSION, Section, TrialCount,
                   VsReference)
 
 __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "DisturbedTrial",
@@ -30,5 +30,6 @@ __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "Disturbe
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
-           "RunWarning", "SCHEMA_VERSION", "Section", "AdaptiveSummary", "TrialCount", "VsReference", "FamilySentence",
+           "RunWarning", "SCHEMA_VERSION", "Section", "AdaptiveSummary", "TrialCount",
+           "VsReference", "FamilySentence",
            "PriceCell", "PriceExit", "PriceList", "PriceRow"]
