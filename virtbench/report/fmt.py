@@ -233,7 +233,8 @@ def sections_line(run) -> str | None:
     short = [s for s in run.sections if s.repetitions > 1 or s.capped]
     if not short:
         return None
-    parts = [f"{s.benchmark} {s.section_s:.3g} s x {s.repetitions}"
+    parts = [f"{s.benchmark} " + (f"{s.section_s:.3g} s " if s.section_s is not None else "")
+             + f"x {s.repetitions}"
              + (" (capped, still short)" if s.capped else "") for s in short]
     return (f"short measured sections, repeated in each trial to {short[0].min_section_s:g} s "
             f"(values per repetition): {', '.join(parts)}")
