@@ -225,7 +225,7 @@ def test_the_real_rule_decides_an_a_a_twin_and_stops(tmp_path):
     assert detail["stopped"] == "all decided"
     n = detail["blocks"]["a"]["x"]
     assert 6 <= n < 60
-    assert undecided_function()(store, outcome.run_id) == {}
+    assert undecided_function(6, 60)(store, outcome.run_id) == {}
 
 
 def test_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
@@ -239,25 +239,23 @@ def test_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
         c.execute(trials.update().where(trials.c.run_id == outcome.run_id,
                                         trials.c.environment == "a", trials.c.trial == 2)
                   .values(detail={"disturbed": {"reason": "test"}}))
-    assert undecided_function()(store, outcome.run_id) == {
+    assert undecided_function(6, 8)(store, outcome.run_id) == {
         ("a", "x"): ["seconds vs ref: 5 of at least 6 blocks"],
         ("ref", "x"): ["the reference of a's seconds"]}
 
 
-def test_the_analysis_is_asked_with_the_run_s_own_bounds(monkeypatch):
+def test_the_analysis_is_asked_with_the_study_s_own_bounds(tmp_path, monkeypatch):
     import virtbench.analysis as analysis
-
-    class FakeStore:
-        def get_run(self, run_id):
-            return {"study": {"min_trials": 9, "max_trials": 25}}
     seen = []
 
     def fake(store, run_id, **bounds):
-        seen.append((run_id, bounds))
-        return {("a", "x"): ["seconds vs ref: why"]}
+        seen.append(bounds)
+        return {}
     monkeypatch.setattr(analysis, "undecided_cases", fake)
-    assert undecided_function()(FakeStore(), "r1") == {("a", "x"): ["seconds vs ref: why"]}
-    assert seen == [("r1", {"min_blocks": 9, "max_blocks": 25})]
+    _run(tmp_path, {"x": Values({REF: 1, "a": 1})}, envs=(REF, "a"), min_trials=4,
+         max_trials=9)
+    assert seen and set(map(tuple, (b.items() for b in seen))) == {
+        (("min_blocks", 4), ("max_blocks", 9))}
 
 
 def test_a_case_listed_only_as_another_row_s_reference_is_not_itself_undecided():

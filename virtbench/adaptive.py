@@ -38,7 +38,8 @@ class AdaptiveLoop:
         self.runner, self.run_id, self.prepared, self.state = runner, run_id, prepared, state
         self.store = runner.store
         self.study = prepared.study
-        self.undecided = undecided or undecided_function()
+        self.undecided = undecided or undecided_function(self.study.min_trials,
+                                                         self.study.max_trials)
         self.clock = clock
         self.session_start = session_start if session_start is not None else clock()
         self._slot_s: float | None = None    # the last block's time per slot

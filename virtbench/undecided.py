@@ -2,38 +2,33 @@
 adaptive loop (virtbench.adaptive) asks after every block.
 
 The answer is the analysis's (`analysis.undecided_cases`: the paired sequential decisions of
-the stored blocks, Holm over the family, disturbed trials left out) with the run's own
-bounds (min_trials, max_trials) as the blocks a row needs before it may decide and the blocks
+the stored blocks, Holm over the family, disturbed trials left out) with the study's bounds
+(min_trials, max_trials) as the blocks a row needs before it may decide and the blocks
 after which it stops asking: {(environment, benchmark): [why, one line per undecided row]}.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from .stats.sequential import DEFAULT_MAX_BLOCKS, DEFAULT_MIN_BLOCKS
 from .store import Store
 
 Undecided = Callable[[Store, str], dict[tuple[str, str], list[str]]]
-# analysis.undecided_cases lists a reference's case too, with this reason, so that it runs in
-# the same block as the rows that need it; it is not itself undecided
-REFERENCE_OF = "the reference of "
 
 
 def own_reasons(undecided: dict[tuple[str, str], list[str]]) -> dict[tuple[str, str], list[str]]:
     """The cases undecided for a row of their own, with only those rows' reasons (a case
-    listed only as another row's reference left out)."""
+    listed only as another row's reference left out: analysis.undecided_cases lists it, so
+    that it runs in the same block as the rows that need it)."""
+    from .analysis.undecided import REFERENCE_OF
     out = {case: [w for w in whys if not w.startswith(REFERENCE_OF)]
            for case, whys in undecided.items()}
     return {case: whys for case, whys in out.items() if whys}
 
 
-def undecided_function() -> Undecided:
-    """analysis.undecided_cases with the stored run's bounds."""
+def undecided_function(min_blocks: int, max_blocks: int) -> Undecided:
+    """analysis.undecided_cases with the run's bounds (the study's min_trials, max_trials)."""
     from .analysis import undecided_cases
 
     def ask(store: Store, run_id: str) -> dict[tuple[str, str], list[str]]:
-        study = store.get_run(run_id)["study"] or {}
-        return undecided_cases(store, run_id,
-                               min_blocks=int(study.get("min_trials") or DEFAULT_MIN_BLOCKS),
-                               max_blocks=int(study.get("max_trials") or DEFAULT_MAX_BLOCKS))
+        return undecided_cases(store, run_id, min_blocks=min_blocks, max_blocks=max_blocks)
     return ask

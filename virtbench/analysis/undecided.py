@@ -21,6 +21,9 @@ from .rows import disturbed_trials, rows_of
 from .run import _identities, run_settings, versus_labels
 
 Case = tuple[str, str]          # (environment, benchmark)
+# the reason given for a reference's case, listed so that it runs in the same block as the
+# rows that need it (it is not undecided itself: virtbench.undecided.own_reasons)
+REFERENCE_OF = "the reference of "
 
 
 def _pairs(rows, ids, refs, versus):
@@ -79,7 +82,7 @@ def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_
         ref = f" vs {target[0]}" + (f" ({target[2]})" if target[2] != metric else "")
         out.setdefault((env, bench), []).append(f"{metric}{ref}: {reason}")
         out.setdefault((target[0], bench), [])
-        line = f"the reference of {env}'s {metric}"
+        line = f"{REFERENCE_OF}{env}'s {metric}"
         if line not in out[(target[0], bench)]:
             out[(target[0], bench)].append(line)
     return out
