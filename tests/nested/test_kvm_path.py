@@ -47,10 +47,13 @@ def save(keep: Path, name: str, text: str) -> None:
 @pytest.fixture(scope="module")
 def captured(outer, keep_dir) -> dict[str, str]:
     """capture_kvm.py in the outer guest: raw outputs of an acpi_pm inner guest under KVM."""
-    outer.put("/root/capture_kvm.py", (HERE / "capture_kvm.py").read_bytes())
-    outer.python("/root/capture_kvm.py", "/root/capture", "--spec", "qemu:clocksource=acpi_pm",
-                 "--bench", "pi", timeout=900)
-    files = outer.get_dir("/root/capture", CAPTURED)
+    def capture() -> dict[str, str]:
+        outer.put("/root/capture_kvm.py", (HERE / "capture_kvm.py").read_bytes())
+        outer.python("/root/capture_kvm.py", "/root/capture", "--spec",
+                     "qemu:clocksource=acpi_pm", "--bench", "pi", timeout=900)
+        return outer.get_dir("/root/capture", CAPTURED)
+
+    files = outer.again_if_lost(capture)
     (keep_dir / "capture").mkdir(exist_ok=True)
     for name, text in files.items():
         save(keep_dir / "capture", name, text)
@@ -58,6 +61,10 @@ def captured(outer, keep_dir) -> dict[str, str]:
 
 
 def run_and_report(outer, keep: Path, tag: str, run_args: list[str]) -> dict:
+    return outer.again_if_lost(lambda: _run_and_report(outer, keep, tag, run_args))
+
+
+def _run_and_report(outer, keep: Path, tag: str, run_args: list[str]) -> dict:
     res = outer.virtbench("run", *run_args, "--no-progress", timeout=1200, check=False)
     save(keep, f"{tag}-run.txt", f"exit {res.exit}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr}")
     assert res.exit == 0, res.stderr[-3000:]
