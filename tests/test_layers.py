@@ -43,7 +43,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.exitprofiles", "virtbench.fleet", "virtbench.execute",
         "virtbench.sections", "virtbench.disturbance", "virtbench.adaptive",
         "virtbench.undecided", "virtbench.duet")),
-    ("cli", ("virtbench.cli", "virtbench.__main__")),
+    ("cli", ("virtbench.cli", "virtbench.cli_parser", "virtbench.__main__")),
 ]
 
 # Packages of one layer that must not import each other.
