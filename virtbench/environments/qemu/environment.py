@@ -13,7 +13,6 @@ reverse: profiler, remote namespace, a clean power-off, the agent, QEMU, the nam
 work directory with what its manifest lists, its guardian."""
 from __future__ import annotations
 
-import os
 import secrets
 import sys
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from ... import netns
 from ...capabilities import Capabilities, can
-from ...errors import EnvironmentUnusable, VirtbenchError
+from ...errors import VirtbenchError
 from ...guest import image as guest_image
 from ...guest.watch import WorkDir
 from ...netpath_types import NetPath, SshTarget
@@ -29,11 +28,13 @@ from ..base import Environment, Usability
 from . import hugepages, knobs, kvm_probe, microvm, netdisk, version
 from .argv import build_argv, net_queues
 from .boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
-from .guest import GUEST_KERNEL_DIR, Guest, guest_kernel_release
+from .guest import GUEST_KERNEL_DIR, Guest
+from .metadata import qemu_metadata
 from .options import (OPTIONS, check_combination, check_knobs, check_machine, resolve_machine,
                       size_bytes)
 from .process import sweep_stale
 from .profiling import ExitProfiler, exit_profile_answer
+from .resolve import check_host_support, choose_accel, choose_vhost
 from .tunings import boot_args, check_tunings
 from .vmm import QemuProcess
 
@@ -112,39 +113,13 @@ class Qemu(Environment):
         if self.accel is not None:
             return
         version.qemu_version()
-        wanted = self.values["accel"]
-        if wanted == "tcg":
-            self.accel, self.accel_reason = "tcg", "requested (accel=tcg)"
-        else:
-            kvm = kvm_probe.kvm_probe(build=True)     # the kernel first, then the probe
-            if kvm.usable:
-                self.accel = "kvm"
-                self.accel_reason = ("requested (accel=kvm); " if wanted == "kvm" else "") + kvm.reason
-            elif wanted == "kvm":
-                raise EnvironmentUnusable(f"environment {self.spec}: accel=kvm is not usable "
-                                          f"here ({kvm.reason}); use accel=tcg or accel=auto")
-            else:
-                self.accel, self.accel_reason = "tcg", kvm.reason
-                self.notes.append(f"TCG, not KVM: {kvm.reason}")
+        self.accel, self.accel_reason, note = choose_accel(self.values["accel"], self.spec)
+        if note:
+            self.notes.append(note)
         if self.cpu == "auto":
             self.cpu = "host" if self.accel == "kvm" else "max"
-        if self.values.get("hugepages") == "on":
-            hugepages.check(size_bytes(self.values["mem"]))
-        if self.values["backing"] == "nbd":
-            netdisk.check_nbd()
-        if self.values["backing"] == "nfs":
-            netdisk.check_nfs()
-        vh = self.values["vhost"]
-        has_vhost = os.path.exists("/dev/vhost-net")
-        if self.values["nic"] != "virtio-net":
-            if vh == "on":
-                raise VirtbenchError("environment qemu: vhost=on works only with nic=virtio-net")
-            self.vhost = False
-        elif vh == "on" and not has_vhost:
-            raise EnvironmentUnusable("environment qemu: vhost=on but /dev/vhost-net does not "
-                                      "exist; load it with: modprobe vhost_net")
-        else:
-            self.vhost = vh == "on" or (vh == "auto" and has_vhost)
+        check_host_support(self.values)
+        self.vhost = choose_vhost(self.values)
 
     def capabilities(self) -> Capabilities:
         """A guest virtbench boots has everything: its own scratch disk, a tap on a path
@@ -418,33 +393,4 @@ class Qemu(Environment):
 
     # -- metadata ------------------------------------------------------------------------
     def metadata(self) -> dict:
-        ver, line = version.qemu_version()
-        guest = self.guest
-        meta = {
-            "qemu_version": ver, "qemu": line,
-            "accel": self.accel, "accel_reason": self.accel_reason,
-            "machine": self.machine, "cpu_model": self.cpu,
-            "vcpus": self.values["vcpus"], "mem": self.values["mem"],
-            "disk": self.values["disk"], "nic": self.values["nic"],
-            "cache": self.values["cache"], "aio": self.values["aio"],
-            "backing": self.values["backing"], "vhost": self.vhost,
-            "agent_transport": self.values["agent"],
-            "boot_s": self.boot_s, "guest_uptime_at_ready_s": self.guest_uptime_at_ready,
-            "image_recipe": self.image.recipe_hash if self.image else None,
-            "guest_kernel_package": self.image.linux_version if self.image else None,
-            "kernels_staged": list(guest.kernels_staged) if guest else [],
-            "kernels_stage_s": guest.stage_s if guest else None,
-            "qemu_argv": list(self.vmm.argv) if self.vmm is not None else [],
-            "tunings": dict(guest.tunings_read) if guest else {},
-            "hugepages": self.values.get("hugepages", "off"),
-            "iothread": self.values.get("iothread", "off"),
-            "queues": self.values.get("queues", "auto"), "knobs_read": dict(self.knobs_read),
-            "host_thp": hugepages.host_thp(),
-        }
-        if guest is not None:
-            meta.update(guest.facts())
-        meta["host_kernel"] = os.uname().release
-        if not meta.get("guest_kernel"):
-            meta["guest_kernel"] = guest_kernel_release(meta.get("kernel")) or (
-                self.image.linux_version if self.image else None)
-        return meta
+        return qemu_metadata(self)
