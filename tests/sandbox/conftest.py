@@ -14,7 +14,7 @@ def debian_rootfs():
     same code `virtbench run` uses (a couple of minutes the first time, then cached). Skips
     only where it cannot be built at all (not root, debootstrap missing); a build that fails
     fails the tests."""
-    from virtbench.environments.container import environment
+    from virtbench.environments.container import rootfs
     from virtbench.guest import image
     if os.geteuid() != 0 or not shutil.which("podman"):
         pytest.skip("containers need root and podman")
@@ -22,4 +22,4 @@ def debian_rootfs():
         image.check_tools()
     except VirtbenchError as exc:
         pytest.skip(str(exc))
-    return environment.rootfs()
+    return rootfs.rootfs()

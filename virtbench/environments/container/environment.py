@@ -23,10 +23,12 @@ from ... import fingerprint, kernels, meminfo
 from ...capabilities import Capabilities, can, cannot
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...netpath_types import NetPath
-from ...transport import AGENT_SOURCE, AgentClient
+from ...transport import AGENT_SOURCE
 from ...guest import watch
 from ..base import Environment, Option, Usability
 from . import cleanup, podman
+from .agent import PodmanAgent
+from .rootfs import rootfs
 
 STORAGES = ("overlay", "bind", "volume")
 
@@ -46,53 +48,6 @@ def _mem(text: str) -> str:
 
 def mem_bytes(size: str) -> int:
     return int(size[:-1]) * {"M": 2**20, "G": 2**30}[size[-1]]
-
-
-def base_rootfs_cached():
-    """The debootstrap tree if it is built, else None (nothing built)."""
-    from ...guest import image
-    out = image.images_dir() / f"base-{image._hash(image.base_recipe())}"
-    return out / "rootfs" if (out / "done").exists() else None
-
-
-def rootfs(progress=None):
-    """virtbench's debootstrap tree (the guest image's base level), built if needed under
-    the image builder's lock (a guest image being built beside us builds it once)."""
-    import fcntl
-    from ...guest import image
-    cached = base_rootfs_cached()
-    if cached is not None:
-        return cached
-    image.check_tools()
-    image.images_dir().mkdir(parents=True, exist_ok=True)
-    with open(image.images_dir() / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return image.build_base(progress=progress)
-
-
-class PodmanAgent(AgentClient):
-    """The agent in a container, over `podman run -i`'s stdin/stdout; stderr to a file."""
-
-    def __init__(self, argv: list[str], stderr_path, name: str = "container agent"):
-        with open(stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=err, start_new_session=True)
-        super().__init__(self.proc.stdout.fileno(), self.proc.stdin.fileno(), name=name)
-
-    def close(self, timeout: float = 10) -> None:
-        if self.proc.poll() is None:
-            self.shutdown()
-            try:
-                self.proc.stdin.close()     # EOF: the agent ends, podman removes the container
-                self.proc.wait(timeout=timeout)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
 
 
 class Container(Environment):

@@ -85,7 +85,7 @@ def probe(platform: str, rootfs=None, network: str = "none") -> tuple[bool, str]
         _memo[key] = tuple(stored[key])
         return _memo[key]
     if rootfs is None:
-        from ..container.environment import rootfs as base_rootfs
+        from ..container.rootfs import rootfs as base_rootfs
         rootfs = base_rootfs()
     runsc = runsc_binary()
     if runsc is None:
