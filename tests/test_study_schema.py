@@ -55,6 +55,8 @@ def clean_dirs(tmp_path, monkeypatch, store_url):
     ('alpha = 0\n', "alpha must be greater than 0"),
     ('warmup = -1\n', "warmup must be greater than or equal to 0"),
     ('pin = "always"\n', "pin must be 'auto' or 'off', not 'always'"),
+    ('correction = "bonferroni"\n', "correction must be 'holm' or 'bh', not 'bonferroni'; "
+     'write correction = "holm" (or "bh": Benjamini-Hochberg)'),
     ('[[benchmark]]\nname = "pi"\nparams = { k = 40 }\n',
      "benchmark[1] (pi): params: benchmark pi: k=40 is out of range"),
     ('[[benchmark]]\nname = "rr"\nparams = { size = 1 }\n', "sockperf's smallest message is 14"),
@@ -89,7 +91,10 @@ def test_bad_study_on_the_command_line_exit_2_one_line_nothing_written(tmp_path,
 
 def test_new_keys_and_their_defaults(tmp_path):
     s = study.load(write(tmp_path, '[[benchmark]]\nname = "pi"\n' + ENV))
-    assert (s.warmup, s.pin, s.alpha) == (1, "auto", 0.05)
+    assert (s.warmup, s.pin, s.alpha, s.correction) == (1, "auto", 0.05, "holm")
+    s = study.load(write(tmp_path, 'correction = "bh"\n[[benchmark]]\nname = "pi"\n' + ENV))
+    assert s.correction == "bh" and s.to_dict()["correction"] == "bh"
+    assert study_flags.with_flags(s, correction="holm").correction == "holm"
     assert s.benchmarks[0].method_note is None and s.method_notes() == {}
     s = study.load(write(tmp_path, 'warmup = 3\npin = "off"\nalpha = 0.01\n'
                          '[[benchmark]]\nname = "pi"\nlabel = "superpi"\nmethod_note = "GMP"\n'

@@ -183,10 +183,10 @@ def cmd_report(args, out: Console) -> int:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
         from .fleet.view import analyze_fleet
-        if args.baseline or args.correction != "holm":
+        if args.baseline or args.correction:
             raise VirtbenchError("report --fleet: each host is against the first host's same "
-                                 "environment with Holm; --baseline and --correction apply "
-                                 "to one run (give RUN_ID)")
+                                 "environment with the study's correction; --baseline and "
+                                 "--correction apply to one run (give RUN_ID)")
         result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold,
                                analysis=args.analysis)
     else:

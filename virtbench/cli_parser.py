@@ -60,6 +60,7 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
                      help="exits: after the measured trials, one profiled trial per guest x "
                           "benchmark says why (VM exits under KVM, would-be exits under TCG)")
     add_analysis_flag(run)
+    add_correction_flag(run)
     if dry_run:
         run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
 
@@ -71,6 +72,14 @@ def add_analysis_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--analysis", choices=ANALYSES,
                         help="how verdicts are made: paired (default: each block's ratio to "
                              "the reference, docs/decisions.md) or unpaired (trimmed means)")
+
+
+def add_correction_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--correction", choices=("holm", "bh"),
+                        help="the family's correction (default: the study's, holm): holm "
+                             "(family-wise error) or bh (Benjamini-Hochberg, false discovery "
+                             "rate: for studies of many rows that mostly differ; "
+                             "docs/decisions.md); adaptive trials stop by it")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,10 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="re-analyse the stored run against another of its environments "
                           "(default: the run's baseline); nothing is run again")
     add_analysis_flag(rep)
-    rep.add_argument("--correction", default="holm", choices=("holm", "bh"),
-                     help="the family's correction: holm (family-wise error, the default) or "
-                          "bh (Benjamini-Hochberg, false discovery rate: for studies of many "
-                          "rows that mostly differ; docs/decisions.md)")
+    add_correction_flag(rep)
     rep.add_argument("--profile", action="store_true",
                      help="only the run's exit profiles (recorded by run --profile exits)")
     rep.add_argument("--fleet", metavar="FLEET_ID",

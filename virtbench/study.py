@@ -83,6 +83,7 @@ class Study:
     alpha: float = DEFAULT_ALPHA     # significance level of the verdicts
     profile: str | None = None       # "exits": one profiled trial per guest x benchmark
     analysis: str = "paired"         # the verdicts' analysis: "paired" blocks or "unpaired"
+    correction: str = "holm"         # over the family of rows: "holm" (FWER) or "bh" (FDR)
     claims: list[dict] = field(default_factory=list)   # the seed's claims, study_claims.py
     # trials = "auto" (adaptive): `trials` is then min_trials, the blocks every case gets
     # first; then blocks for the undecided cases until decided, max_trials or the budget
@@ -171,6 +172,7 @@ def load(path: str | Path) -> Study:
                   baseline=doc.baseline, threshold_pct=float(doc.threshold),
                   seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
                   pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
+                  correction=doc.correction,
                   claims=claims, min_trials=doc.min_trials, max_trials=doc.max_trials,
                   min_section_s=float(doc.min_section), duet=doc.duet,
                   steal_limit_pct=float(doc.steal_limit),

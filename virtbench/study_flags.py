@@ -59,7 +59,7 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
                benches: list[str] | None = None, trials: int | str | None = None,
                baseline: str | None = None, seed: int | None = None,
                quick: bool = False, profile: str | None = None,
-               analysis: str | None = None,
+               analysis: str | None = None, correction: str | None = None,
                min_trials: int | None = None, max_trials: int | None = None,
                budget: str | None = None, min_section: float | None = None,
                duet: bool = False) -> Study:
@@ -106,6 +106,8 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
         study.profile = profile
     if analysis is not None:
         study.analysis = analysis
+    if correction is not None:
+        study.correction = correction
     if quick and trials is None and not study.adaptive:
         # a smoke run: enough trials for a CI and a p-value, not the full design's count
         study.trials = min(study.trials, QUICK_TRIALS)
@@ -115,7 +117,7 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
 
 
 FLAGS = ("envs", "benches", "trials", "baseline", "seed", "quick", "profile", "analysis",
-         "min_trials", "max_trials", "budget", "min_section", "duet")
+         "correction", "min_trials", "max_trials", "budget", "min_section", "duet")
 _ARGS = {"envs": "env", "benches": "bench"}
 
 

@@ -104,6 +104,7 @@ class StudyFile(_Table):
     alpha: float = Field(DEFAULT_ALPHA, gt=0, lt=0.5)
     profile: Literal["exits"] | None = None
     analysis: Literal["paired", "unpaired"] = "paired"
+    correction: Literal["holm", "bh"] = "holm"
     environment: list[EnvironmentTable] = Field(default_factory=list)
     benchmark: list[BenchmarkTable] = Field(default_factory=list)
     published: list[PublishedTable] = Field(default_factory=list)
@@ -130,7 +131,9 @@ EXAMPLES = {
     "method_note": 'method_note = "how virtbench deviates from the source"',
     "verdict": 'verdict = "pass" (or "fail")', "ratio": "ratio = 0.95",
     "value": "value = 123.4", "versus_value": "versus_value = 123.4",
-    "analysis": 'analysis = "paired" (or "unpaired")', "claim": "[[claim]] tables",
+    "analysis": 'analysis = "paired" (or "unpaired")',
+    "correction": 'correction = "holm" (or "bh": Benjamini-Hochberg)',
+    "claim": "[[claim]] tables",
     "text": 'text = "what the paper claims"', "source": 'source = "Table 3"',
     "holds_if": 'holds_if = "ahci / ide >= 1.5" (or "a > b > c", "a == b")',
     "environments": 'environments = { ahci = "qemu:disk=ahci", ide = "qemu:disk=ide" }',

@@ -121,3 +121,39 @@ def test_cli_report_correction_bh_decides_what_holm_takes_back(tmp_path, capsys)
     assert verdicts == {"holm": {"inconclusive"}, "bh": {"fail"}}
     assert cli.main(["report", run_id, "--correction", "bh", "--store", store.url]) == 0
     assert "Benjamini-Hochberg over 20 comparisons" in capsys.readouterr().out
+
+
+def test_the_studys_correction_is_the_default_of_the_report_and_of_the_adaptive_stop(tmp_path,
+                                                                                     capsys):
+    """The same twenty rows as above in a run whose study says correction = "bh": the report
+    uses BH without being asked, `--correction holm` reads it with Holm, and the adaptive
+    loop's question (undecided_cases) stops by the study's correction: nothing left to run
+    under BH, every guest still undecided under Holm."""
+    from virtbench.analysis import undecided_cases
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    vals = {"native": {"t": _vals(100, 1, n=7)}}
+    vals.update({f"g{i}": {"t": _vals(60, 10 + i, n=7)} for i in range(20)})
+    run_id = block_run(store, vals, study_extra={"adaptive": True, "trials": 6,
+                                                 "correction": "bh"})
+    result = analyze_run(store, run_id)
+    assert result.run.correction == "bh"
+    assert {_row(result, f"g{i}").vs_baseline.verdict for i in range(20)} == {"fail"}
+    assert cli.main(["report", run_id, "--correction", "holm", "--format", "json",
+                     "--store", store.url]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["run"]["correction"] == "holm"
+    assert {r["vs_baseline"]["verdict"] for r in doc["results"] if r["vs_baseline"]} \
+        == {"inconclusive"}
+    assert undecided_cases(store, run_id, min_blocks=6, max_blocks=60) == {}
+    holm = undecided_cases(store, run_id, min_blocks=6, max_blocks=60, correction="holm")
+    assert {env for env, _ in holm} == {"native", *(f"g{i}" for i in range(20))}
+
+
+def test_a_fleet_report_refuses_a_correction_of_its_own(tmp_path, capsys):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    assert cli.main(["report", "--fleet", "f1", "--correction", "bh",
+                     "--store", store.url]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["virtbench: report --fleet: each host is against the first host's same "
+                   "environment with the study's correction; --baseline and --correction "
+                   "apply to one run (give RUN_ID)"]

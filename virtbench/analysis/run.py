@@ -94,6 +94,15 @@ def analysis_mode(study: dict, analysis: str | None) -> str:
     return mode
 
 
+def correction_of(study: dict, correction: str | None) -> str:
+    """The family's correction: as asked (`--correction`), else the study's (`correction`
+    key), Holm by default (and for runs stored before studies could say)."""
+    chosen = correction or study.get("correction") or "holm"
+    if chosen not in ("holm", "bh"):
+        raise VirtbenchError(f"correction {chosen!r}: use holm or bh")
+    return chosen
+
+
 def adaptive(study: dict) -> bool:
     """Were the run's trials adaptive? The runner stores `adaptive: true` (and the plan's
     min_trials as `trials`); a study dict as written may still say trials = "auto"."""
@@ -115,17 +124,19 @@ def versus_labels(study: dict, envs: list[dict]) -> dict[str, str]:
 
 def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | None = None,
                 references=None, baseline: str | None = None,
-                analysis: str | None = None, correction: str | None = "holm") -> RunReport:
+                analysis: str | None = None, correction: str | None = None) -> RunReport:
     """`references(baseline, environments)` chooses each row's reference (default
     References: the run's baseline); a fleet's report passes host-against-host ones.
     `baseline`: another of the run's environment labels to compare against (`report
-    --baseline`); `analysis`: paired or unpaired (default: the study's, paired)."""
+    --baseline`); `analysis`: paired or unpaired (default: the study's, paired);
+    `correction`: holm or bh over the family (default: the study's, holm)."""
     run = store.get_run(run_id)
     run_id = run["id"]
     study = run["study"]
     threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
     alpha, notes = run_settings(run)
     mode = analysis_mode(study, analysis)
+    correction = correction_of(study, correction)
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
     study_baseline = default_baseline(study.get("baseline"), labels)

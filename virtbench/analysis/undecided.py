@@ -18,7 +18,7 @@ from ..stats import multiplicity, sequential
 from ..stats.decision import INCONCLUSIVE
 from .references import References
 from .rows import disturbed_trials, rows_of
-from .run import _identities, run_settings, versus_labels
+from .run import _identities, correction_of, run_settings, versus_labels
 
 Case = tuple[str, str]          # (environment, benchmark)
 # the reason given for a reference's case, listed so that it runs in the same block as the
@@ -49,14 +49,16 @@ def _pairs(rows, ids, refs, versus):
 def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_MIN_BLOCKS,
                     max_blocks: int = sequential.DEFAULT_MAX_BLOCKS,
                     threshold_pct: float | None = None, baseline: str | None = None,
-                    resolve_pct: float | None = None, correction: str | None = "holm"
+                    resolve_pct: float | None = None, correction: str | None = None
                     ) -> dict[Case, list[str]]:
     """{(environment, benchmark): [why, one line per undecided row]} of the cases that
-    need another block; {} when every comparison is decided or at max_blocks."""
+    need another block; {} when every comparison is decided or at max_blocks. The family's
+    correction is the study's (Holm by default) unless `correction` says."""
     run = store.get_run(run_id)
     study = run["study"]
     threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
     alpha, _ = run_settings(run)
+    correction = correction_of(study, correction)
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
     from ..study import default_baseline
