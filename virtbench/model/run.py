@@ -88,8 +88,9 @@ class RunInfo(Record):
         "reference), sequential (the same, adaptive trials), unpaired (trimmed means, "
         "`--analysis unpaired`); rows say when they could not be paired")
     correction: Literal["holm", "bh"] | None = Field(
-        "holm", description="the family-wise correction of the verdicts over the run's rows: "
-        "holm (Holm's step-down, the default) or bh (Benjamini-Hochberg)")
+        "holm", description="the correction of the verdicts over the run's family of rows: "
+        "holm (Holm's step-down, family-wise error; the default) or bh (Benjamini-Hochberg, "
+        "false discovery rate): the study's `correction`, or `report --correction`")
     study_baseline: str | None = Field(None, description="the study's own baseline when the "
                                        "report chose another (`report --baseline`)")
     trials_planned: int | None = Field(None, description="trials per environment x benchmark "
