@@ -56,7 +56,7 @@ def clean_dirs(tmp_path, monkeypatch, store_url):
     ('warmup = -1\n', "warmup must be greater than or equal to 0"),
     ('pin = "always"\n', "pin must be 'auto' or 'off', not 'always'"),
     ('correction = "bonferroni"\n', "correction must be 'holm' or 'bh', not 'bonferroni'; "
-     'write correction = "holm" (or "bh": Benjamini-Hochberg)'),
+     'write e.g. correction = "holm" (or "bh": Benjamini-Hochberg)'),
     ('[[benchmark]]\nname = "pi"\nparams = { k = 40 }\n',
      "benchmark[1] (pi): params: benchmark pi: k=40 is out of range"),
     ('[[benchmark]]\nname = "rr"\nparams = { size = 1 }\n', "sockperf's smallest message is 14"),
