@@ -61,12 +61,7 @@ class Lifecycle:
         agent_lost = error is not None and error.startswith("agent lost")
         if alive and not agent_lost:
             return error
-        # the agent's connection closes a moment before QEMU's exit is seen: wait for it,
-        # so the trial says why (killed, panic) rather than "connection closed"
-        deadline = time.monotonic() + LOSS_SETTLE_S
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.05)
-            alive = _safe(env.is_alive, False)
+        alive = alive and still_alive_after_loss(env)
         why = _safe(env.lost_reason, "the environment went away") if not alive else error
         self.lost(env, why)
         return f"environment lost: {why}"
@@ -257,6 +252,18 @@ class Lifecycle:
                 number = self.boot.pop(label)
                 _safe(lambda: self.store.end_boot(self.run_id, label, number), None)
         self.up.clear()
+
+
+def still_alive_after_loss(env, settle_s: float = LOSS_SETTLE_S) -> bool:
+    """Is `env` still alive `settle_s` after its agent was lost? The agent's connection
+    closes a moment before QEMU's exit is seen: waiting for it lets the loss say why
+    (killed, panic) rather than "connection closed"."""
+    deadline = time.monotonic() + settle_s
+    alive = _safe(env.is_alive, False)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = _safe(env.is_alive, False)
+    return alive
 
 
 def _safe(fn, default):

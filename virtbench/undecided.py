@@ -2,7 +2,7 @@
 adaptive loop (virtbench.adaptive) asks after every block.
 
 The answer is the analysis's (`analysis.undecided_cases`: the paired sequential decisions of
-the stored blocks, Holm over the family, disturbed trials left out) with the study's bounds
+the stored blocks, the study's correction over the family, disturbed trials left out) with the study's bounds
 (min_trials, max_trials) as the blocks a row needs before it may decide and the blocks
 after which it stops asking: {(environment, benchmark): [why, one line per undecided row]}.
 """

@@ -16,6 +16,7 @@ from virtbench.environments.qemu import Qemu
 from virtbench.environments.qemu.vmm import console_text
 from virtbench.errors import AgentError
 from virtbench.guest import host_image
+from virtbench.lifecycle import still_alive_after_loss
 from virtbench.transport import ExecResult
 
 SPEC = "qemu:accel=tcg,vcpus=2,mem=2G,boot_timeout=300"
@@ -67,9 +68,7 @@ class OuterGuest:
     def lost(self, lines: int = 40) -> str:
         """Why the outer guest went away and the last `lines` of its serial console."""
         vmm = self.env.vmm
-        deadline = time.monotonic() + 3    # the connection closes a moment before QEMU's exit
-        while self.env.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        still_alive_after_loss(self.env)
         tail = console_text(vmm.console_log).splitlines()[-lines:]
         return vmm.lost_reason() + "\nits console's last lines:\n" + "\n".join(tail)
 

@@ -12,6 +12,7 @@ from ..errors import VirtbenchError
 from ..metric_id import MetricId, identify
 from ..model import (AdaptiveSummary, Case, Environment, MethodNote, MetricIdentity, Result,
                      RunInfo, RunReport, RunWarning, Section)
+from ..stats.multiplicity import METHODS as CORRECTIONS
 from ..store import Store
 from ..study import default_baseline
 from . import decide
@@ -98,8 +99,8 @@ def correction_of(study: dict, correction: str | None) -> str:
     """The family's correction: as asked (`--correction`), else the study's (`correction`
     key), Holm by default (and for runs stored before studies could say)."""
     chosen = correction or study.get("correction") or "holm"
-    if chosen not in ("holm", "bh"):
-        raise VirtbenchError(f"correction {chosen!r}: use holm or bh")
+    if chosen not in CORRECTIONS:
+        raise VirtbenchError(f"correction {chosen!r}: use {' or '.join(CORRECTIONS)}")
     return chosen
 
 
