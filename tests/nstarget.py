@@ -4,8 +4,9 @@
   into a namespace we made: root side 10.214.N.1/30, namespace side 10.214.N.2/30, N picked
   so that no address or route of the root namespace already uses 10.214.N.
 - `RemoteHost`: a second machine: an sshd (its own host key, one authorized client key) in a
-  fresh network namespace behind a `VethLink`, with a private /tmp (its own mount namespace,
-  a tmpfs), so what virtbench stages there is invisible from here, as on another machine.
+  fresh network namespace behind a `VethLink`, with a private /tmp and /var/tmp (its own mount
+  namespace, a tmpfs each), so what virtbench stages there is invisible from here and goes
+  with the target, as on another machine.
 
 Nothing touches the host's own interfaces: the namespace gets an owner file (a crashed test
 run's namespace is swept like a crashed virtbench's), the root end of the veth goes away with
@@ -28,7 +29,8 @@ from virtbench.sshd import Sshd
 
 NET = "10.214.{}.{}"
 PRIVATE_TMP = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-               'mount -t tmpfs -o size=256m,mode=1777 vbtarget /tmp && exec "$@"', "sh"]
+               'mount -t tmpfs -o size=256m,mode=1777 vbtarget /tmp && '
+               'mount -t tmpfs -o size=256m,mode=1777 vbtarget /var/tmp && exec "$@"', "sh"]
 
 
 def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -112,7 +114,8 @@ class RemoteHost:
         netpath._add_ns(self.ns)
         try:
             self.link = VethLink(self.ns)
-            self.keys = tempfile.mkdtemp(prefix="vb-target-", dir="/var/tmp")  # not the private /tmp
+            # not in the target's private /tmp or /var/tmp: its sshd and our client read them
+            self.keys = tempfile.mkdtemp(prefix="vb-target-", dir="/run")
             prefix = netns.NetNS(self.ns).exec_argv(PRIVATE_TMP)
             self.sshd = Sshd(self.link.ns_ip, prefix, port=22, directory=self.keys)
         except BaseException:
@@ -140,9 +143,9 @@ class RemoteHost:
                 f"name={name}")
         return spec + (f",peer={self.peer}" if peer else "")
 
-    def target_tmp(self) -> list[str]:
-        """The names in the target's own /tmp (its private mount namespace)."""
-        out = subprocess.run(["nsenter", "-t", str(self.pid), "-m", "ls", "-A", "/tmp"],
+    def target_tmp(self, directory: str = "/tmp") -> list[str]:
+        """The names in the target's own /tmp or /var/tmp (its private mount namespace)."""
+        out = subprocess.run(["nsenter", "-t", str(self.pid), "-m", "ls", "-A", directory],
                              capture_output=True, text=True, timeout=30, check=True)
         return out.stdout.split()
 

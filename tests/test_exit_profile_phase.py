@@ -15,6 +15,7 @@ from virtbench.environments import create
 from virtbench.environments.base import EnvSpec
 from virtbench.environments.native import Native
 from virtbench.errors import VirtbenchError
+from virtbench.outcome import TrialOutcome
 from virtbench.profile.model import FunctionRow, Profile, ReasonRow
 from virtbench.runner import Prepared, Runner
 from virtbench.store import Store
@@ -28,9 +29,10 @@ class ProfilingStudy(OneStudy):
 class ProfilingNative(Native):
     """Native, standing for a guest that can profile (label "guest")."""
 
-    def __init__(self, fail_on: str | None = None):
+    def __init__(self, fail_on: str | None = None, workload_fails: dict | None = None):
         super().__init__(EnvSpec("native"))
         self.fail_on, self.calls, self.ended = fail_on, [], 0
+        self.workload_fails = dict(workload_fails or {})   # bench -> times its trial fails
 
     @property
     def label(self) -> str:
@@ -44,6 +46,9 @@ class ProfilingNative(Native):
         if bench.name == self.fail_on:
             raise VirtbenchError("the profiling guest did not boot")
         outcome = bench.run_trial(self, params)
+        if self.workload_fails.get(bench.name, 0) > 0:
+            self.workload_fails[bench.name] -= 1
+            outcome = TrialOutcome(error=f"exit status 1: {bench.name} broke")
         return outcome, Profile("tcg", outcome.wall_s or 0.0, [ReasonRow("pio", 3, 100.0)],
                                 [FunctionRow("0x10", "f+0x0", None, 3, 100.0, "port 0x70")])
 
@@ -88,6 +93,28 @@ def test_profiles_come_after_the_measured_trials_and_are_not_trials(tmp_path):
     assert "profile failed guest · stream: the profiling guest did not boot" in text
     kinds = [w["kind"] for w in store.warnings(out.run_id)]
     assert kinds.count("profile_skipped") == 1
+
+
+def test_a_profiled_trial_whose_workload_failed_runs_once_more(tmp_path):
+    """The profiler worked, the workload did not: one more profiled trial, the first failure
+    kept in the profile's notes; failing twice stores both failures. A profiler that failed
+    (the twin did not boot) is not retried."""
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    env = ProfilingNative(workload_fails={"pi": 1, "stream": 2})
+    out, text = run(store, {env.label: env}, ProfilingStudy(trials=1))
+    assert env.calls == ["pi", "pi", "stream", "stream"] and out.failed_profiles == 1
+    rows = {p["benchmark"]: p for p in store.profiles(out.run_id)}
+    assert rows["pi"]["status"] == "ok"
+    assert rows["pi"]["profile"]["notes"] == [
+        "the first profiled trial failed (exit status 1: pi broke); this profile is the second's"]
+    assert rows["stream"]["status"] == "failed"
+    assert rows["stream"]["error"] == ("exit status 1: stream broke (and before it: "
+                                       "exit status 1: stream broke)")
+    assert "profiled trial failed guest · pi: exit status 1: pi broke; once more" in text
+
+    env2 = ProfilingNative(fail_on="pi")
+    run(store, {env2.label: env2}, ProfilingStudy(trials=1))
+    assert env2.calls == ["pi", "stream"]
 
 
 def test_without_the_flag_nothing_is_profiled(tmp_path):

@@ -1,6 +1,7 @@
 """`--profile exits`: after the measured trials, one profiled trial per environment x benchmark
 that can be profiled (its capabilities say so), never one of the measured trials. Each
-profile, or why there is none, goes to the store; a resumed run profiles only what it lacks."""
+profile, or why there is none, goes to the store; a resumed run profiles only what it lacks.
+A profiled trial whose workload failed runs once more (the first failure in its notes)."""
 from __future__ import annotations
 
 import time
@@ -46,15 +47,20 @@ def profile_exits(store: Store, run_id: str, prepared, state: Lifecycle,
 
 def _one(store: Store, run_id: str, state: Lifecycle, env, label: str, case: str, bench,
          params: dict, console: Console) -> bool:
-    error = state.ready(env, bench, params)
-    profile = None
+    """One profile; a profiled trial whose benchmark failed (the profiler worked, the
+    workload did not) runs once more, and the profile's notes keep the first failure."""
     t0 = time.monotonic()
-    if error is None:
-        try:
-            outcome, profile = env.profiled_trial(bench, params)
-            error = outcome.error
-        except (VirtbenchError, AgentError, OSError) as exc:
-            error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    error, profile = _attempt(state, env, bench, params)
+    if error and profile is not None:
+        console.print(f"[yellow]profiled trial failed[/] {escape(label)} · {escape(case)}: "
+                      f"{escape(error)}; once more", highlight=False)
+        first = error
+        error, profile = _attempt(state, env, bench, params)
+        if error:
+            error = f"{error} (and before it: {first})"
+        else:
+            profile.notes.append(f"the first profiled trial failed ({first}); this profile is "
+                                 "the second's")
     store.record_profile(run_id, label, case, profile=None if error else profile.to_json(),
                          error=error, wall_s=time.monotonic() - t0)
     if error:
@@ -62,3 +68,15 @@ def _one(store: Store, run_id: str, state: Lifecycle, env, label: str, case: str
                       f"{escape(error)}", highlight=False)
         return False
     return True
+
+
+def _attempt(state: Lifecycle, env, bench, params: dict):
+    """(error, profile): the profile is None when the profiler itself failed or never ran."""
+    error = state.ready(env, bench, params)
+    if error is not None:
+        return error, None
+    try:
+        outcome, profile = env.profiled_trial(bench, params)
+    except (VirtbenchError, AgentError, OSError) as exc:
+        return (str(exc).splitlines()[0] if str(exc) else type(exc).__name__), None
+    return outcome.error, profile

@@ -43,8 +43,14 @@ def test_what_is_staged_lives_on_the_target_and_goes_at_the_end(remote, known_ho
         assert not os.path.exists(staged)                         # ...and not here
         res = env.exec(["ip", "-4", "-o", "addr", "show", "dev", "vbt0"], timeout=30)
         assert f"{remote.address}/30" in res.stdout               # the target's own NIC
-    assert not [n for n in remote.target_tmp() if n.startswith("virtbench-")]
+    assert left_on_target(remote) == []
     assert remote.sessions() == []
+
+
+def left_on_target(host: RemoteHost) -> list[str]:
+    """What virtbench staged in the target's /tmp (kernels) and /var/tmp (scratch)."""
+    return [f"{d}/{n}" for d in ("/tmp", "/var/tmp") for n in host.target_tmp(d)
+            if n.startswith("virtbench-")]
 
 
 def test_the_quick_study_against_a_remote_host(remote, known_hosts, capsys, store_url):
@@ -87,12 +93,14 @@ def test_the_quick_study_against_a_remote_host(remote, known_hosts, capsys, stor
     assert moved > 0 and over_veth >= moved
 
     # nothing of the run is left on the target
-    assert not [n for n in remote.target_tmp() if n.startswith("virtbench-")]
+    assert left_on_target(remote) == []
     assert remote.sessions() == []
 
 
 def test_nothing_is_left_when_a_test_fails_midway(tmp_path):
-    """The fixture's teardown with an agent still running on the target."""
+    """The fixture's teardown with an agent still running on the target: the target's scratch
+    goes with it (its own /var/tmp), nothing lands in ours."""
+    ours = set(os.listdir("/var/tmp"))
     with pytest.raises(RuntimeError, match="the test failed"):
         with RemoteHost() as host:
             env = create(host.spec(host.write_known_hosts(tmp_path / "kh")))
@@ -100,12 +108,14 @@ def test_nothing_is_left_when_a_test_fails_midway(tmp_path):
             ns, dev, pid, keys = host.ns, host.link.root_dev, host.pid, host.keys
             running = ns_pids(ns)
             assert pid in running and len(running) > 1
+            assert [n for n in host.target_tmp("/var/tmp") if n.startswith("virtbench-")]
             raise RuntimeError("the test failed")  # env.stop() never runs
     assert ns not in netns.list_namespaces()
     assert not link_exists(dev)
     assert not [p for p in running if Path(f"/proc/{p}").exists()]
     assert not os.path.exists(keys)
     assert not (netns.OWNERS / ns).exists()
+    assert set(os.listdir("/var/tmp")) <= ours
     env.stop()                                    # the client side's master and control dir
 
 
@@ -142,4 +152,4 @@ def test_the_target_dropping_the_connection_fails_that_trial_and_the_rest_runs(
     while remote.sessions(wait_s=0) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert remote.sessions(wait_s=0) == []
-    assert not [n for n in remote.target_tmp() if n.startswith("virtbench-")]
+    assert left_on_target(remote) == []
