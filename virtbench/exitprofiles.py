@@ -54,7 +54,7 @@ def _one(store: Store, run_id: str, state: Lifecycle, env, label: str, case: str
     if error and profile is not None:
         console.print(f"[yellow]profiled trial failed[/] {escape(label)} · {escape(case)}: "
                       f"{escape(error)}; once more", highlight=False)
-        first = error
+        first, t0 = error, time.monotonic()      # wall_s: the stored trial's own
         error, profile = _attempt(state, env, bench, params)
         if error:
             error = f"{error} (and before it: {first})"
