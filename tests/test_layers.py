@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "virtbench.warmup", "virtbench.analysis", "virtbench.report",
         "virtbench.exitprofiles", "virtbench.fleet", "virtbench.execute",
         "virtbench.sections", "virtbench.disturbance", "virtbench.adaptive",
-        "virtbench.undecided", "virtbench.duet")),
+        "virtbench.undecided", "virtbench.duet", "virtbench.reach")),
     ("cli", ("virtbench.cli", "virtbench.cli_parser", "virtbench.__main__")),
 ]
 

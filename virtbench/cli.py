@@ -112,6 +112,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
 def _print_plan(prepared, out: Console) -> int:
     """--dry-run: the plan, printed literally (labels like `pi[k=17]` are not markup)."""
     from . import warmup
+    from .reach import reach_note
     from .runner import estimate_s, skip_line
     s = prepared.study
 
@@ -131,6 +132,9 @@ def _print_plan(prepared, out: Console) -> int:
         + (" (quick sizes)" if s.quick else ""))
     say(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
         f"{s.seed if s.seed is not None else '(random at start)'}; pin {s.pin}; alpha {s.alpha:g}")
+    note = reach_note(prepared)
+    if note:
+        say(f"note: {note}")
     for label, env in prepared.envs.items():
         say(f"  environment {label}  ({env.spec})")
     for spec, why in prepared.skipped:

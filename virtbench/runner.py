@@ -26,6 +26,7 @@ from .environments import Environment
 from .errors import VirtbenchError
 from .execute import SlotExecutor, Tracker, lost_outcome, trial_name
 from .lifecycle import Lifecycle
+from .reach import reach_note
 from .sections import Calibration
 from .store import Store, StoreUnavailable, jsonable
 from .study import (PlannedTrial, Study, default_baseline, plan, skipped_environments,
@@ -243,6 +244,9 @@ class Runner:
                               if prepared.skipped_cases else "")
                            + (f", {outcome.skipped_before} already done" if outcome.skipped_before else "")
                            + (" [yellow](quick sizes)[/]" if study.quick else ""))
+        note = reach_note(prepared)
+        if note:
+            self.console.print(f"[yellow]note[/]: {escape(note)}", highlight=False)
         state = Lifecycle(prepared.envs, self.store, run_id, self.console,
                           pin=getattr(study, "pin", "auto") or "auto")
         detail = self.store.get_run(run_id).get("detail") or {}

@@ -148,6 +148,24 @@ def test_qemu_failing_to_start_reports_its_stderr(guest_image):
     assert env.vmm.proc is None
 
 
+def test_a_guest_that_resets_while_booting_says_so_and_keeps_its_console(guest_image):
+    """No init in the initramfs: the kernel cannot mount LABEL= roots by itself and panics;
+    panic=-1 resets the guest and -no-reboot ends QEMU with status 0, nothing on stderr."""
+    env = env_for("qemu:accel=tcg")
+    env.extra_boot_args = ["rdinit=/no-such-init"]
+    try:
+        with pytest.raises(EnvironmentUnusable) as exc:
+            env.start()
+    finally:
+        env.stop()
+    text = str(exc.value)
+    assert "QEMU failed to start: QEMU exited (status 0); guest Kernel panic - not syncing: " \
+        in text, text
+    log = Path(text.rsplit("; console log: ", 1)[1])
+    assert log.exists() and "Unable to mount root fs" in log.read_text(errors="replace")
+    assert env.vmm.proc is None
+
+
 _children: list[subprocess.Popen] = []
 
 

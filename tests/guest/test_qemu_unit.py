@@ -16,7 +16,7 @@ from virtbench.environments.qemu import kvm_probe as kp
 from virtbench.environments.qemu.argv import build_argv
 from virtbench.environments.qemu.guest import guest_kernel_release
 from virtbench.environments.qemu.options import DISKS
-from virtbench.environments.qemu.process import describe_loss
+from virtbench.environments.qemu.process import describe_loss, ended_while_booting
 from virtbench.environments.qemu.version import parse_version
 from virtbench.environments.qemu.vmm import QemuProcess
 from virtbench.errors import VirtbenchError
@@ -260,6 +260,18 @@ def test_describe_loss_names_the_signal_and_the_panic():
     assert describe_loss(0, console) == ("QEMU exited (status 0); guest Kernel panic - not "
                                            "syncing: VFS: Unable to mount root fs on "
                                            "unknown-block(0,0)")
+
+
+def test_a_silent_end_while_booting_says_reset_unless_the_console_has_a_panic():
+    """QEMU runs with -no-reboot: a guest's reset (a triple fault too) ends it with status 0
+    and nothing on its stderr; CI's nested run saw only "exit status 0"."""
+    assert ended_while_booting(0, "[    1.2] virtio_net virtio1 eth0: renamed\n") == (
+        "QEMU exited (status 0): the guest reset or powered off while booting (-no-reboot "
+        "ends QEMU then)")
+    panic = "[    0.5] Kernel panic - not syncing: Requested init /nope failed (error -2).\n"
+    assert ended_while_booting(0, panic) == ("QEMU exited (status 0); guest Kernel panic - not "
+                                             "syncing: Requested init /nope failed (error -2).")
+    assert ended_while_booting(-11, "") == "QEMU was killed (signal 11)"
 
 
 class _Proc:

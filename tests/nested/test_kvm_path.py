@@ -67,7 +67,8 @@ def run_and_report(outer, keep: Path, tag: str, run_args: list[str]) -> dict:
 def _run_and_report(outer, keep: Path, tag: str, run_args: list[str]) -> dict:
     res = outer.virtbench("run", *run_args, "--no-progress", timeout=1200, check=False)
     save(keep, f"{tag}-run.txt", f"exit {res.exit}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr}")
-    assert res.exit == 0, res.stderr[-3000:]
+    if res.exit != 0:
+        raise outer.failed(f"virtbench run {tag}", res)
     # both reports in one Python: importing virtbench takes ~25 s under TCG
     rep = outer.sh(f"""{outer_python()} -c "
 import sys

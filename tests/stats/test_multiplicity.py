@@ -138,3 +138,25 @@ def test_a_sequential_row_far_beyond_the_band_needs_the_blocks_its_sequence_can_
     later = row(taken.blocks_needed)
     assert later.p_band < 0.05 / 126
     assert mt.adjust_family([later] * 126, "holm")[0].decision == dc.FAIL
+
+
+@pytest.mark.parametrize("rows", [1, 3, 10, 40])
+def test_a_lone_difference_survives_from_the_blocks_the_bound_gives_and_not_before(rows):
+    """blocks_for_a_difference against adjust_family itself: one row that differs inside the
+    band (every block 4 % slower) among rows - 1 equal ones survives Holm and BH from that
+    many blocks, and turns to pass one block before."""
+    need = mt.blocks_for_a_difference(rows, 0.05)
+    assert need == {1: 6, 3: 7, 10: 9, 40: 11}[rows]        # 2 / 2^n < 0.05 / rows
+
+    def lone(n, method):
+        family = [_row(1.04, 0.005, n, 1)] + [_row(1.0, 0.005, n, s) for s in range(2, rows + 1)]
+        return mt.adjust_family(family, method)[0].decision
+    for method in ("holm", "bh"):
+        assert lone(need, method) == dc.DIFFERS
+        assert lone(need - 1, method) == dc.PASS
+
+
+def test_no_number_of_blocks_reaches_below_the_monte_carlo_floor():
+    assert mt.blocks_for_a_difference(200, 0.05) == 13
+    assert mt.blocks_for_a_difference(450, 0.05) == 15     # exact stops at 14: 1/10000 after
+    assert mt.blocks_for_a_difference(600, 0.05) is None

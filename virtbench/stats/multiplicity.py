@@ -41,12 +41,13 @@ against the closed-testing definition of Holm and against scipy for BH.
 from __future__ import annotations
 
 from dataclasses import replace
-from math import floor, log, log2
+from math import log
 from typing import Sequence
 
 import numpy as np
 from scipy import stats as sps
 
+from . import paired
 from .decision import DIFFERS, FAIL, INCONCLUSIVE, PASS, Decision
 
 METHODS = ("holm", "bh")
@@ -121,6 +122,21 @@ def adjust_family(decisions: Sequence[Decision], method: str | None = "holm"
     return out
 
 
+def blocks_for_a_difference(rows: int, alpha: float) -> int | None:
+    """Fewest blocks from which the sign-flip test's smallest p lets a lone difference among
+    `rows` rows survive Holm or Benjamini-Hochberg (both ask p < alpha / rows of the one
+    smallest p when the others are large): 2 / 2^n < alpha / rows, about log2(2 rows /
+    alpha). None when no number of blocks can (beyond exact enumeration the Monte Carlo
+    test's floor is 1 / (1 + its resamples))."""
+    level = alpha / max(rows, 1)
+    n = 2
+    while paired.min_sign_flip_p(n) >= level:
+        if n > paired.EXACT_MAX_BLOCKS:
+            return None
+        n += 1
+    return n
+
+
 def _name(method: str) -> str:
     return "Holm" if method == "holm" else "Benjamini-Hochberg"
 
@@ -153,8 +169,8 @@ def _take_back(d: Decision, adj: float, method: str, m: int) -> Decision:
            f"{d.alpha:g})")
     need = None
     if d.analysis == "paired" and m > 1:
-        need = floor(log2(2 * m / d.alpha)) + 1      # 2 / 2^n < alpha / m
-        if need > d.blocks:
+        need = blocks_for_a_difference(m, d.alpha)    # 2 / 2^n < alpha / m
+        if need is not None and need > d.blocks:
             why += f"; the sign-flip test can reach that from {need} blocks"
         else:
             need = None

@@ -90,7 +90,7 @@ def wait_for_agent(vmm, sock_path: Path, label: str,
         if not vmm.running():
             if agent is not None:
                 agent.close()
-            raise vmm.failed()
+            raise ended(vmm, label)
         if agent is None:
             if not sock_path.exists():
                 time.sleep(0.05)
@@ -110,10 +110,17 @@ def wait_for_agent(vmm, sock_path: Path, label: str,
     if agent is not None:
         agent.close()
     if not vmm.running():
-        raise vmm.failed()
+        raise ended(vmm, label)
     log = keep_console(vmm.console_log, label)
     raise GuestBootError(f"{label}: the guest agent did not answer within {timeout:.0f} s; "
                          f"console log: {log}", log)
+
+
+def ended(vmm, label: str) -> EnvironmentUnusable:
+    """The VMM ended before the agent answered: why (vmm.failed()), with its console kept."""
+    exc = vmm.failed()
+    log = keep_console(getattr(vmm, "console_log", None), label)
+    return EnvironmentUnusable(f"{exc}; console log: {log}") if log is not None else exc
 
 
 def keep_console(console_log: Path | None, label: str) -> Path | None:

@@ -40,6 +40,16 @@ def describe_loss(returncode: int | None, console: str) -> str:
     return f"{how}; {panic}" if panic else how
 
 
+def ended_while_booting(returncode: int | None, console: str) -> str:
+    """Pure: a QEMU that ended silently before its guest's agent answered. Status 0 without
+    a panic is the guest resetting or powering off (virtbench runs QEMU with -no-reboot, so
+    a reset, a triple fault included, ends it)."""
+    how = describe_loss(returncode, console)
+    if returncode == 0 and guest_panic(console) is None:
+        how += ": the guest reset or powered off while booting (-no-reboot ends QEMU then)"
+    return how
+
+
 def guest_panic(console: str) -> str | None:
     """Pure: the guest kernel's last panic line on its serial console ("guest Kernel panic -
     not syncing: ..."), or None."""

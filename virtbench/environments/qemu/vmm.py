@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ...errors import AgentError, EnvironmentUnusable
 from ...hostexec import die_with_parent
-from .process import describe_loss
+from .process import describe_loss, ended_while_booting
 from .qmp import Qmp
 
 
@@ -76,11 +76,15 @@ class QemuProcess:
             self.proc.wait(timeout=timeout)
 
     def failed(self) -> EnvironmentUnusable:
-        """Why QEMU ended while the guest booted: the last line it printed."""
+        """Why QEMU ended while the guest booted: the last line it printed, or (it printed
+        nothing) how it ended, with a guest panic from the console."""
         path = self.stderr_path
         text = path.read_text(errors="replace").strip() if path.exists() else ""
-        last = text.splitlines()[-1] if text else f"exit status {self.proc.returncode}"
-        return EnvironmentUnusable(f"{self.label}: QEMU failed to start: {last}")
+        if text:
+            return EnvironmentUnusable(f"{self.label}: QEMU failed to start: "
+                                       f"{text.splitlines()[-1]}")
+        how = ended_while_booting(self.proc.returncode, console_text(self.console_log))
+        return EnvironmentUnusable(f"{self.label}: QEMU failed to start: {how}")
 
     def end(self) -> None:
         """End QEMU (QMP quit, then kill) and let go of its monitor; then forget it."""
