@@ -11,7 +11,7 @@ is a floor and the note errs toward silence. Adaptive runs add blocks until deci
 unpaired runs use another test: no note for them."""
 from __future__ import annotations
 
-from .stats.multiplicity import blocks_for_a_difference
+from .stats.multiplicity import blocks_for_a_difference, method_name
 
 
 def planned_rows(prepared) -> int:
@@ -39,7 +39,7 @@ def reach_note(prepared) -> str | None:
     need = blocks_for_a_difference(rows, alpha)
     if need is not None and need <= study.trials:
         return None
-    name = "Holm" if correction == "holm" else "Benjamini-Hochberg"
+    name = method_name(correction)
     band = f"±{getattr(study, 'threshold_pct', 10.0):g} %"
     head = f"{study.trials} block(s), {rows} row(s): a lone difference inside the {band} band"
     if need is None:

@@ -137,7 +137,8 @@ def blocks_for_a_difference(rows: int, alpha: float) -> int | None:
     return n
 
 
-def _name(method: str) -> str:
+def method_name(method: str) -> str:
+    """How reports and messages name a correction: "Holm" or "Benjamini-Hochberg"."""
     return "Holm" if method == "holm" else "Benjamini-Hochberg"
 
 
@@ -145,7 +146,7 @@ def _band_taken_back(d: Decision, adj: float, method: str, m: int) -> Decision:
     """A band claim that does not survive the correction: inconclusive, with the blocks
     that would decide at alpha / m (Holm's first step) when the spread is known."""
     what = "beyond" if d.decision == FAIL else "within"
-    why = (f"not {what} ±{d.threshold_pct:g} % after {_name(method)} over {m} rows "
+    why = (f"not {what} ±{d.threshold_pct:g} % after {method_name(method)} over {m} rows "
            f"(adjusted p {adj:.3g} >= {d.alpha:g})")
     need = None
     if d.analysis in ("paired", "sequential") and d.sd_log is not None and d.estimate:
@@ -165,7 +166,7 @@ def _band_taken_back(d: Decision, adj: float, method: str, m: int) -> Decision:
 
 
 def _take_back(d: Decision, adj: float, method: str, m: int) -> Decision:
-    why = (f"not significant after {_name(method)} over {m} rows (adjusted p {adj:.3g} >= "
+    why = (f"not significant after {method_name(method)} over {m} rows (adjusted p {adj:.3g} >= "
            f"{d.alpha:g})")
     need = None
     if d.analysis == "paired" and m > 1:
