@@ -226,6 +226,47 @@ def test_a_silent_control_socket_is_one_line(tmp_path):
         tcg.PluginControl(tmp_path / "none.sock").snapshot(tmp_path / "x", timeout=0.3)
 
 
+class _Control:
+    """A control socket answering "settle" with the given replies in turn (the plugin's own
+    words; the last one repeats)."""
+
+    def __init__(self, path, replies):
+        import socket
+        import threading
+        self.replies, self.asked = list(replies), 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        self.sock.listen(8)
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(100)
+                reply = self.replies[min(self.asked, len(self.replies) - 1)]
+                self.asked += 1
+                conn.sendall(reply.encode() + b"\n")
+
+
+def test_a_settle_under_way_is_waited_for_then_ours_is_made(tmp_path):
+    busy = "error a settle is already under way"
+    ctl = _Control(tmp_path / "a.sock", [busy, busy, "ok"])
+    tcg.PluginControl(tmp_path / "a.sock").settle(timeout=5)
+    assert ctl.asked == 3
+    _Control(tmp_path / "b.sock", [busy])
+    with pytest.raises(VirtbenchError, match="could not settle: error a settle is already"):
+        tcg.PluginControl(tmp_path / "b.sock").settle(timeout=0.5)
+    other = _Control(tmp_path / "c.sock", ["error settle did not complete within 5 s (no vCPU "
+                                           "is running)", "ok"])
+    with pytest.raises(VirtbenchError, match="no vCPU is running"):
+        tcg.PluginControl(tmp_path / "c.sock").settle(timeout=5)
+    assert other.asked == 1                              # not retried
+
+
 @needs_gcc
 @needs_qemu
 def test_a_session_marks_and_diffs_on_a_real_qemu(cache):
