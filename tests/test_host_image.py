@@ -101,3 +101,29 @@ def test_image_build_picks_the_variant(monkeypatch, capsys):
     assert "recipe host" in capsys.readouterr().out
     assert cli.main(["image", "build", "--variant", "nested"]) == 2     # bad input, nothing built
     assert "invalid choice: 'nested'" in capsys.readouterr().err and len(built) == 2
+
+
+def test_both_images_debootstrap_their_own_recipe_once_and_trim_it(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(argv, what="", **kw):               # debootstrap ... SUITE ROOT MIRROR
+        calls.append(argv)
+        root = Path(argv[-2])
+        for rel in ("usr/share/doc/x/copyright", "boot/initrd.img-6.1", "etc/hostname"):
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text("x")
+
+    monkeypatch.setattr(image, "_run", fake_run)
+    monkeypatch.setattr(image, "images_dir", lambda: tmp_path / "images")
+    monkeypatch.setattr(host_image, "images_dir", lambda: tmp_path / "host-images")
+    for module in (image, host_image):
+        root = module.build_base()
+        assert module.build_base() == root                          # cached: debootstrap once
+        include = next(a for a in calls[-1] if a.startswith("--include="))
+        assert sorted(include.split("=", 1)[1].split(",")) == module.base_recipe()["packages"]
+        assert root.parent.name == f"base-{image._hash(module.base_recipe())}"
+        assert (root / "etc/hostname").exists() and not list((root / "boot").iterdir())
+        assert (root / "usr/share/doc").is_dir() and not any((root / "usr/share/doc").iterdir())
+    assert len(calls) == 2
+    assert "qemu-system-x86" in calls[1][2] and "qemu-system-x86" not in calls[0][2]
+    assert not list((tmp_path / "images").glob("*.tmp-*"))

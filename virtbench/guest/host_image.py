@@ -221,37 +221,9 @@ def _build_locked(root: Path, guest: ImageInfo, kdir: Path, force: bool, say) ->
 
 # -- level 1: the debootstrap tree with QEMU and perf ---------------------------------------
 def build_base(force: bool = False, progress: Progress = None) -> Path:
-    say = progress or (lambda msg: None)
-    h = image._hash(base_recipe())
-    out = images_dir() / f"base-{h}"
-    if not force and (out / "done").exists():
-        return out / "rootfs"
-    images_dir().mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"base-{h}.tmp-", dir=images_dir()))
-    try:
-        root = tmp / "rootfs"
-        packages = base_recipe()["packages"]
-        say(f"debootstrap {image.SUITE} ({len(packages)} packages, QEMU and perf among them) "
-            f"into {root} ...")
-        image._run(["debootstrap", "--variant=minbase", "--include=" + ",".join(packages),
-                    image.SUITE, str(root), image.MIRROR], what="debootstrap")
-        for rel in image.TRIM:
-            p = root / rel
-            if p.is_dir():
-                shutil.rmtree(p)
-                p.mkdir()
-            elif p.exists():
-                p.unlink()
-        for p in (root / "boot").glob("initrd.img*"):
-            p.unlink()
-        (tmp / "recipe.json").write_text(json.dumps(base_recipe(), indent=2))
-        (tmp / "done").write_text("ok\n")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return out / "rootfs"
+    return image.debootstrap_tree(base_recipe(), images_dir(), force, progress,
+                                  f"{len(base_recipe()['packages'])} packages, QEMU and perf "
+                                  "among them")
 
 
 # -- the wheels -----------------------------------------------------------------------------

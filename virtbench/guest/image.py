@@ -224,19 +224,29 @@ def _run(argv, say: Progress = None, what: str = "", **kw) -> subprocess.Complet
 
 # -- level 1: the debootstrap tree ----------------------------------------------------------
 def build_base(force: bool = False, progress: Progress = None) -> Path:
+    return debootstrap_tree(base_recipe(), images_dir(), force, progress,
+                            f"{len(PACKAGES)} packages")
+
+
+def debootstrap_tree(base: dict, where: Path, force: bool = False, progress: Progress = None,
+                     what: str = "") -> Path:
+    """The debootstrap tree of a base recipe (suite, mirror, variant, packages, trim), cached
+    in `where/base-<hash>/rootfs` and built there atomically when missing (or `force`)."""
     say = progress or (lambda msg: None)
-    h = _hash(base_recipe())
-    out = images_dir() / f"base-{h}"
+    h = _hash(base)
+    out = where / f"base-{h}"
     if not force and (out / "done").exists():
         return out / "rootfs"
-    images_dir().mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"base-{h}.tmp-", dir=images_dir()))
+    where.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"base-{h}.tmp-", dir=where))
     try:
         root = tmp / "rootfs"
-        say(f"debootstrap {SUITE} ({len(PACKAGES)} packages) into {root} ...")
-        _run(["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES),
-              SUITE, str(root), MIRROR], what="debootstrap")
-        for rel in TRIM:
+        say(f"debootstrap {base['suite']} ({what or str(len(base['packages'])) + ' packages'}) "
+            f"into {root} ...")
+        _run(["debootstrap", f"--variant={base['variant']}",
+              "--include=" + ",".join(base["packages"]), base["suite"], str(root),
+              base["mirror"]], what="debootstrap")
+        for rel in base["trim"]:
             p = root / rel
             if p.is_dir():
                 shutil.rmtree(p)
@@ -246,7 +256,7 @@ def build_base(force: bool = False, progress: Progress = None) -> Path:
         # the stock initramfs is never used: ours replaces it
         for p in (root / "boot").glob("initrd.img*"):
             p.unlink()
-        (tmp / "recipe.json").write_text(json.dumps(base_recipe(), indent=2))
+        (tmp / "recipe.json").write_text(json.dumps(base, indent=2))
         (tmp / "done").write_text("ok\n")
         if out.exists():
             shutil.rmtree(out)
