@@ -178,6 +178,38 @@ def test_a_quiet_command_streams_nothing(agent):
     assert reply["exit"] == 0 and events == []
 
 
+def test_a_quiet_command_with_a_heartbeat_says_it_is_alive(agent):
+    events = []
+    t0 = time.monotonic()
+    reply = agent.request("exec", wait=30, on_event=lambda e: events.append(
+        (time.monotonic() - t0, e)), argv=["sleep", "3.5"], timeout=20, env={}, stream=True,
+        heartbeat=1)
+    assert reply["exit"] == 0 and reply["stdout"] == ""
+    assert [e for _, e in events] == [{"event": "alive", "id": reply["id"]}] * len(events)
+    assert 2 <= len(events) <= 4                    # about one a second, none after the end
+    assert all(b - a >= 0.9 for (a, _), (b, _) in zip(events, events[1:]))
+
+
+def test_an_agent_silent_past_alive_is_no_sign_of_life_not_a_late_answer(agent):
+    import signal
+    import threading
+    from virtbench.transport import SILENT
+    r = agent.exec(["sleep", "3"], timeout=20, alive=2)     # alive, silent command: fine
+    assert r.exit == 0
+    threading.Timer(1.0, agent.proc.send_signal, (signal.SIGSTOP,)).start()  # a wedged machine
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(AgentError, match=f"{SILENT} for 2 s"):
+            agent.exec(["sh", "-c", "echo before; sleep 60"], timeout=120, alive=2)
+        assert time.monotonic() - t0 < 10                   # not the command's 120 s
+    finally:
+        agent.proc.send_signal(signal.SIGCONT)
+    with pytest.raises(AgentError, match="no answer in time"):  # without alive: its limit
+        agent.request("exec", wait=1.5, argv=["sleep", "5"], timeout=20, env={}, stream=True)
+    agent.proc.kill()                          # not a shutdown behind the sleeps still queued
+    agent.proc.wait()
+
+
 def test_streaming_sends_only_the_newest_part_of_a_flood(agent):
     events = []
     script = "import sys, time; sys.stdout.write('y' * 200000); sys.stdout.flush(); time.sleep(1.5)"

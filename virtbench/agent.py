@@ -9,7 +9,7 @@ every benchmark's output goes back to the host verbatim.
 Requests (one JSON object a line; "id" is echoed back):
   {"op": "ping"}
   {"op": "exec", "argv": [...], "env": {...}, "timeout": 60, "cwd": "/tmp", "stdin": "",
-   "stream": true}
+   "stream": true, "heartbeat": 10}
   {"op": "put", "path": "/x", "data_b64": "...", "mode": 493}
   {"op": "get", "path": "/x"}
   {"op": "shutdown"}                       # ends the agent loop
@@ -20,6 +20,9 @@ at most once per STREAM_EVERY_S and at most STREAM_CHUNK bytes of each stream pe
 (the newest; "skipped" counts what was left out): {"id": .., "event": "output", "stdout": "..",
 "stderr": "..", "skipped": {"stdout": n, "stderr": n}}. The reply still carries the whole
 output; the events are what the host keeps of a command whose agent is lost before it answers.
+With "heartbeat": N as well, a command that prints nothing for N s still gets an event,
+{"id": .., "event": "alive"}, every N s: a host that hears nothing for much longer knows the
+machine itself has stopped (a wedged guest), not the command.
 A ping reply carries "mono": the agent's CLOCK_MONOTONIC (time.monotonic()) when it answered;
 "started_mono": when this program's first line ran, and "exec_mono": when its process was
 exec'd (its start time in /proc, clock ticks since boot, against CLOCK_BOOTTIME: to within a
@@ -128,10 +131,10 @@ def _kill_group(proc):
         pass
 
 
-def _communicate_streaming(proc, stdin, timeout, emit):
+def _communicate_streaming(proc, stdin, timeout, emit, heartbeat=None):
     """(stdout, stderr, timed_out) like proc.communicate(stdin, timeout) plus a kill of the
     process group at the time limit, emitting the output as it comes (see the module's
-    docstring) meanwhile."""
+    docstring) meanwhile, and an "alive" event after `heartbeat` s without one."""
     def feed():
         try:
             if stdin:
@@ -149,6 +152,7 @@ def _communicate_streaming(proc, stdin, timeout, emit):
     out, err = _Collector(proc.stdout), _Collector(proc.stderr)
     deadline = None if timeout is None else time.monotonic() + timeout
     timed_out = False
+    last = [time.monotonic()]
 
     def flush():
         (o, so), (e, se) = out.take(), err.take()
@@ -156,7 +160,12 @@ def _communicate_streaming(proc, stdin, timeout, emit):
             event = {"event": "output", "stdout": _decode(o), "stderr": _decode(e)}
             if so or se:
                 event["skipped"] = {"stdout": so, "stderr": se}
-            emit(event)
+        elif heartbeat and time.monotonic() - last[0] >= heartbeat:
+            event = {"event": "alive"}
+        else:
+            return
+        emit(event)
+        last[0] = time.monotonic()
 
     while True:
         wait = STREAM_EVERY_S
@@ -203,7 +212,8 @@ def do_exec(req, emit=None):
                          daemon=True).start()
     try:
         if req.get("stream") and emit is not None:
-            out, err, timed_out = _communicate_streaming(proc, stdin, timeout, emit)
+            out, err, timed_out = _communicate_streaming(proc, stdin, timeout, emit,
+                                                         req.get("heartbeat"))
         else:
             out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -39,6 +39,7 @@ class ExecResult:
 
 
 PARTIAL_TAIL = 64 * 1024   # characters of each stream kept of a command whose agent is lost
+SILENT = "no sign of life"  # exec(alive=N): what an AgentError says of an agent silent N s
 
 
 class _Tail:
@@ -81,13 +82,17 @@ class AgentClient:
                 raise AgentError(f"{self.name}: connection lost ({exc})") from exc
             view = view[n:]
 
-    def _readline(self, deadline: float | None) -> bytes:
+    def _readline(self, deadline: float | None, idle: float | None = None) -> bytes:
+        """The next line, by `deadline` and with no more than `idle` s between two reads."""
         while b"\n" not in self._buf:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             if remaining is not None and remaining == 0.0:
                 raise AgentError(f"{self.name}: no answer in time")
-            ready, _, _ = select.select([self._rfd], [], [], remaining)
+            wait = remaining if idle is None else min(idle, remaining or idle)
+            ready, _, _ = select.select([self._rfd], [], [], wait)
             if not ready:
+                if remaining is None or wait < remaining:
+                    raise AgentError(f"{self.name}: {SILENT} for {idle:g} s")
                 raise AgentError(f"{self.name}: no answer in time")
             try:
                 chunk = os.read(self._rfd, 1 << 20)
@@ -99,14 +104,16 @@ class AgentClient:
         line, self._buf = self._buf.split(b"\n", 1)
         return line
 
-    def request(self, op: str, wait: float | None = None, on_event=None, **fields) -> dict:
+    def request(self, op: str, wait: float | None = None, on_event=None,
+                idle: float | None = None, **fields) -> dict:
         """Send one request and wait up to `wait` s for its reply (other ids are dropped);
-        events for it before the reply (exec's streamed output) go to `on_event`."""
+        events for it before the reply (exec's streamed output) go to `on_event`. With `idle`,
+        a silence of `idle` s from the agent ends the wait too (see exec's `alive`)."""
         rid = next(self._ids)
         self._send({"id": rid, "op": op, **fields})
         deadline = None if wait is None else time.monotonic() + wait
         while True:
-            line = self._readline(deadline).strip()
+            line = self._readline(deadline, idle).strip()
             if not line.startswith(b"{"):
                 continue  # noise on a serial line (a console message, say)
             try:
@@ -128,10 +135,13 @@ class AgentClient:
         return self.request("ping", wait=timeout)
 
     def exec(self, argv: list[str], timeout: float, env: dict | None = None,
-             cwd: str | None = None, stdin: str = "") -> ExecResult:
+             cwd: str | None = None, stdin: str = "", alive: float | None = None) -> ExecResult:
         """Run `argv` there. The agent streams the output while the command runs; if it is
         lost before it answers, the AgentError carries the tail of what arrived (`stdout`,
-        `stderr`: the last PARTIAL_TAIL characters of each)."""
+        `stderr`: the last PARTIAL_TAIL characters of each). With `alive` (s), the agent
+        also says it is alive a few times per `alive` s while the command is silent, and a
+        silence of `alive` s is an AgentError saying so (SILENT): the machine stopped, not
+        the command (an agent without heartbeats is silent while its command is)."""
         arrived = {"stdout": _Tail(), "stderr": _Tail()}
 
         def on_event(event: dict) -> None:
@@ -144,9 +154,10 @@ class AgentClient:
                 tail.add(event.get(key) or "")
         # The agent enforces `timeout` on the command; give the reply a margin beyond it.
         try:
-            reply = self.request("exec", wait=timeout + 30, on_event=on_event, argv=argv,
-                                 env=env or {}, timeout=timeout, cwd=cwd, stdin=stdin,
-                                 stream=True)
+            beat = {} if alive is None else {"heartbeat": max(1.0, alive / 4)}
+            reply = self.request("exec", wait=timeout + 30, on_event=on_event, idle=alive,
+                                 argv=argv, env=env or {}, timeout=timeout, cwd=cwd,
+                                 stdin=stdin, stream=True, **beat)
         except AgentError as exc:
             exc.stdout, exc.stderr = arrived["stdout"].text(), arrived["stderr"].text()
             raise
