@@ -18,7 +18,7 @@ from virtbench.environments.qemu.vmm import console_text
 from virtbench.errors import AgentError
 from virtbench.guest import host_image
 from virtbench.lifecycle import still_alive_after_loss
-from virtbench.transport import ExecResult
+from virtbench.transport import SILENT, ExecResult
 
 SPEC = "qemu:accel=tcg,vcpus=2,mem=2G,boot_timeout=300"
 CPU = "EPYC,+svm"          # TCG emulates AMD-V (SVM, NPT); it cannot emulate Intel VMX
@@ -28,6 +28,12 @@ ENV = {"PATH": "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
        "VIRTBENCH_CACHE": host_image.GUEST_CACHE, "VIRTBENCH_STORE": STORE,
        "COLUMNS": "160", "LC_ALL": "C.UTF-8"}
 
+
+# The outer guest's agent says it is alive every ALIVE_S / 4 s of a silent command; heard
+# from for ALIVE_S s, the outer guest has stopped (CI saw both its vCPUs spin for an hour
+# with nothing on its console and no agent, TCG emulating the SVM its KVM runs on): it is
+# lost, booted again and the step tried once more, instead of a wait to the command's limit.
+ALIVE_S = 120
 
 T = TypeVar("T")
 
@@ -54,9 +60,11 @@ class OuterGuest:
         self.env.image_variant = "host"
         self.env.cpu = CPU
         self.log: list[tuple[str, float, int]] = []     # (command, seconds, exit)
+        self.is_lost = False       # lost in a step that was not tried again: boot anew first
 
     def start(self) -> None:
         self.env.start()
+        self.is_lost = False
 
     def stop(self) -> None:
         self.env.stop()
@@ -66,7 +74,11 @@ class OuterGuest:
         booted one: CI saw its agent's connection close once, during capture_kvm.py) or an
         inner KVM guest reset while booting (CI saw that once too; TCG emulates the SVM that
         the nested KVM uses). The loss or reset, with QEMU's status and the console's end,
-        is a warning in pytest's summary; a second one fails the test."""
+        is a warning in pytest's summary; a second one fails the test. A guest lost by an
+        earlier step (whose test failed) is booted again before this one starts."""
+        if self.is_lost:
+            self.stop()
+            self.start()
         try:
             return step()
         except OuterGuestLost as exc:
@@ -107,12 +119,10 @@ class OuterGuest:
         """`sh -c script` in the outer guest, bounded by `timeout`."""
         t0 = time.monotonic()
         try:
-            res = self.env.exec(["sh", "-c", script], timeout=timeout, env=ENV)
+            res = self.env.agent.exec(["sh", "-c", script], timeout=timeout, env=ENV,
+                                      alive=ALIVE_S)
         except AgentError as exc:
-            if "connection" not in str(exc):    # no answer in time: not retried
-                raise
-            raise OuterGuestLost(f"{exc} during {script[:120]!r} after "
-                                 f"{time.monotonic() - t0:.0f} s: {self.lost()}") from exc
+            raise self._lost(exc, script, t0) from exc
         self.log.append((script[:80], round(time.monotonic() - t0, 1), res.exit))
         if check and res.exit != 0:
             raise self.failed(script, res)
@@ -124,11 +134,31 @@ class OuterGuest:
     def python(self, path: str, *args: str, timeout: float = 600) -> ExecResult:
         return self.sh(" ".join(shlex.quote(a) for a in (PYTHON, path, *args)), timeout)
 
+    def _lost(self, exc: AgentError, what: str, t0: float, transfer: bool = False) -> AgentError:
+        """OuterGuestLost when `exc` says the guest went away (its connection closed) or
+        stopped (its agent silent for ALIVE_S s, or no answer to a file transfer); `exc`
+        itself otherwise (an exec's reply late beyond its own limit: not retried)."""
+        text = str(exc)
+        late = transfer and "no answer in time" in text
+        if "connection" not in text and SILENT not in text and not late:
+            return exc
+        self.is_lost = True
+        return OuterGuestLost(f"{exc} during {what[:120]!r} after "
+                              f"{time.monotonic() - t0:.0f} s: {self.lost()}")
+
     def put(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        self.env.agent.put(path, data, mode=mode)
+        t0 = time.monotonic()
+        try:
+            self.env.agent.put(path, data, mode=mode)
+        except AgentError as exc:
+            raise self._lost(exc, f"put {path}", t0, transfer=True) from exc
 
     def get(self, path: str) -> bytes:
-        return self.env.agent.get(path, timeout=120)
+        t0 = time.monotonic()
+        try:
+            return self.env.agent.get(path, timeout=120)
+        except AgentError as exc:
+            raise self._lost(exc, f"get {path}", t0, transfer=True) from exc
 
     def get_dir(self, path: str, names: list[str]) -> dict[str, str]:
         return {n: self.get(f"{path}/{n}").decode() for n in names}

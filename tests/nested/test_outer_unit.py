@@ -52,3 +52,46 @@ def test_a_second_reset_fails_the_step(monkeypatch):
         with pytest.raises(InnerGuestReset):
             guest.again_if_lost(step)
     assert len(calls) == 2
+
+
+class _Agent:
+    """The outer guest's agent as a step meets it: each exec raises the next error given."""
+
+    def __init__(self, *errors):
+        self.errors, self.asked = list(errors), []
+
+    def exec(self, argv, timeout, env=None, alive=None):
+        self.asked.append((argv[-1], alive))
+        raise self.errors.pop(0)
+
+
+def test_a_silent_or_closed_agent_is_a_lost_guest_a_late_reply_is_not(monkeypatch):
+    from outer import ALIVE_S, OuterGuestLost
+
+    from virtbench.errors import AgentError
+    guest = OuterGuest()
+    monkeypatch.setattr(guest, "lost", lambda: "QEMU is running; console: (quiet)")
+    guest.env.agent = _Agent(AgentError("outer: no sign of life for 120 s"),
+                             AgentError("outer: connection closed"),
+                             AgentError("outer: no answer in time"))
+    for said in ("no sign of life", "connection closed"):
+        guest.is_lost = False
+        with pytest.raises(OuterGuestLost, match=said + ".*during 'capture'.*QEMU is running"):
+            guest.sh("capture", timeout=900)
+        assert guest.is_lost
+    guest.is_lost = False
+    with pytest.raises(AgentError, match="no answer in time") as late:
+        guest.sh("capture", timeout=900)
+    assert type(late.value) is AgentError and not guest.is_lost
+    assert guest.env.agent.asked == [("capture", ALIVE_S)] * 3      # every exec asks for beats
+
+
+def test_a_guest_lost_by_an_earlier_step_is_booted_again_before_the_next(monkeypatch):
+    guest = OuterGuest()
+    boots = []
+    monkeypatch.setattr(guest, "stop", lambda: boots.append("stop"))
+    monkeypatch.setattr(guest.env, "start", lambda: boots.append("start"))
+    assert guest.again_if_lost(lambda: "ran") == "ran" and boots == []
+    guest.is_lost = True
+    assert guest.again_if_lost(lambda: "ran") == "ran"
+    assert boots == ["stop", "start"] and not guest.is_lost
