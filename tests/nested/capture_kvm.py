@@ -88,6 +88,14 @@ def kallsyms_excerpt(kallsyms: str, rips: set[int]) -> str:
     return "\n".join(lines[i] for i in sorted(keep)) + "\n"
 
 
+T0 = time.monotonic()
+
+
+def step(what: str) -> None:
+    """A progress line on stderr: a step that hangs is named by the last line before it."""
+    print(f"capture_kvm: {time.monotonic() - T0:6.1f} s {what}", file=sys.stderr, flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -97,6 +105,7 @@ def main() -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
+    step("the KVM probe")
     capture_probe(out)
     env = Qemu(EnvSpec.parse(a.spec))
     env.resolve()
@@ -105,22 +114,26 @@ def main() -> int:
     bench = benchmarks.get(a.bench)
     params = bench.params(quick=True)
     try:
+        step(f"starting {env.label}")
         env.start()
         (out / "query-kvm.txt").write_text(raw_qmp(env, "query-kvm") + "\n")
         cmd = kvm.query_stats_command()
         before = raw_qmp(env, "query-stats", **cmd["arguments"])
+        step("a plain trial")
         plain = bench.run_trial(env, params)
         after = raw_qmp(env, "query-stats", **cmd["arguments"])
         (out / "query-stats-before.txt").write_text(before + "\n")
         (out / "query-stats-after.txt").write_text(after + "\n")
         vm = kvm.query_stats_command(target="vm", names=None)
         (out / "query-stats-vm.txt").write_text(raw_qmp(env, "query-stats", **vm["arguments"]) + "\n")
+        step("a profiled trial")
         outcome, profile = env.profiled_trial(bench, params)
         (out / "profile.json").write_text(json.dumps(
             {"trial_ok": outcome.ok, "plain_trial_ok": plain.ok, "profile": profile.to_json()},
             indent=1))
         # the recorders' files are still in the guest's work directory: read them again with
         # the profiler's own command lines, keeping what perf printed
+        step("perf report and perf script")
         prof = kvm.KvmProfiler(kvm.HostCommands(env.host), env.workdir / "kvm-profile")
         rep = subprocess.run(prof.report_argv(), capture_output=True, text=True, timeout=300)
         (out / "perf-kvm-stat-report.txt").write_text(rep.stderr + rep.stdout)
@@ -129,7 +142,9 @@ def main() -> int:
         rips = set(kvm.parse_kvm_exit_lines(scr.stdout).by_rip)
         (out / "kallsyms-excerpt.txt").write_text(kallsyms_excerpt(kallsyms(env, env.label), rips))
     finally:
+        step(f"stopping {env.label}")
         env.stop()
+    step("done")
     fmt = Path("/sys/kernel/tracing/events/kvm/kvm_exit/format")
     (out / "kvm-exit-format.txt").write_text(fmt.read_text())
     perf = subprocess.run(["perf", "--version"], capture_output=True, text=True).stdout.strip()

@@ -51,7 +51,23 @@ class InnerGuestReset(CommandFailed):
     emulates the SVM that nested KVM runs on); the outer guest is fine."""
 
 
+class StepHung(CommandFailed):
+    """A command in the outer guest ran to its time limit (the agent killed it), its guest
+    still answering: something in it hung (here once: capture_kvm.py, which takes 70-135 s,
+    killed at 900 s). Said with what the outer guest's processes and kernel were doing."""
+
+
 INNER_RESET = "QEMU failed to start: QEMU exited (status 0)"
+# What was going on in the outer guest when a command hung: every process that is not a
+# kernel thread, the kernel stacks of QEMU's, perf's and Python's threads, the kernel's end.
+DIAGNOSE = r"""ps -eo pid,ppid,stat,etime,wchan:28,args | grep -v ' \[' | cut -c1-220
+for p in $(pgrep -f 'qemu-system|perf|python'); do
+  for t in /proc/$p/task/*; do
+    echo "== $p $(cat /proc/$p/comm) task ${t##*/} $(cut -d' ' -f3 $t/stat 2>/dev/null)"
+    head -6 $t/stack 2>/dev/null
+  done
+done
+dmesg | tail -n 30"""
 
 
 class OuterGuest:
@@ -89,12 +105,22 @@ class OuterGuest:
         except InnerGuestReset as exc:
             warnings.warn(f"an inner KVM guest reset while booting; one more try: {exc}")
             return step()
+        except StepHung as exc:
+            warnings.warn(f"a step hung in the outer guest; booted again for one more try: "
+                          f"{exc}")
+            self.stop()
+            self.start()
+            return step()
 
     def failed(self, script: str, res: ExecResult) -> CommandFailed:
         """`script` exited non-zero: InnerGuestReset when an inner guest reset at boot (with
         its console's end, read from the log virtbench kept), CommandFailed otherwise."""
         text = f"in the outer guest: {script!r} exited {res.exit}\n" \
                f"stdout: {res.stdout[-3000:]}\nstderr: {res.stderr[-3000:]}"
+        if res.timed_out:
+            seen = self.sh(DIAGNOSE, timeout=120, check=False)
+            return StepHung(f"{text}\nkilled at its limit after {res.wall_s:.0f} s; the outer "
+                            f"guest then:\n{seen.stdout[-6000:]}")
         out = " ".join((res.stdout + " " + res.stderr).split())    # rich wraps long lines
         if INNER_RESET not in out:
             return CommandFailed(text)

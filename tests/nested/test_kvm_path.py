@@ -50,7 +50,7 @@ def captured(outer, keep_dir) -> dict[str, str]:
     def capture() -> dict[str, str]:
         outer.put("/root/capture_kvm.py", (HERE / "capture_kvm.py").read_bytes())
         outer.python("/root/capture_kvm.py", "/root/capture", "--spec",
-                     "qemu:clocksource=acpi_pm", "--bench", "pi", timeout=900)
+                     "qemu:clocksource=acpi_pm", "--bench", "pi", timeout=600)
         return outer.get_dir("/root/capture", CAPTURED)
 
     files = outer.again_if_lost(capture)

@@ -95,3 +95,32 @@ def test_a_guest_lost_by_an_earlier_step_is_booted_again_before_the_next(monkeyp
     guest.is_lost = True
     assert guest.again_if_lost(lambda: "ran") == "ran"
     assert boots == ["stop", "start"] and not guest.is_lost
+
+
+def test_a_step_killed_at_its_limit_is_said_with_the_guests_processes_and_tried_again(
+        monkeypatch):
+    from outer import DIAGNOSE, StepHung
+    guest = OuterGuest()
+    asked, boots, calls = [], [], []
+
+    def sh(script, timeout=120, check=True):
+        asked.append(script)
+        return ExecResult(0, "  412 D  kvm_vcpu_block  qemu-system-x86_64 -accel kvm\n", "", 1)
+    monkeypatch.setattr(guest, "sh", sh)
+    monkeypatch.setattr(guest, "stop", lambda: boots.append("stop"))
+    monkeypatch.setattr(guest.env, "start", lambda: boots.append("start"))
+    hung = ExecResult(exit=-9, stdout="", stderr="capture_kvm:   12.0 s a profiled trial\n",
+                      wall_s=600.2, timed_out=True)
+    exc = guest.failed("capture_kvm.py", hung)
+    assert type(exc) is StepHung and asked == [DIAGNOSE]
+    assert "killed at its limit after 600 s" in str(exc) and "kvm_vcpu_block" in str(exc)
+    assert "a profiled trial" in str(exc)
+
+    def step():
+        calls.append(1)
+        if len(calls) == 1:
+            raise guest.failed("capture_kvm.py", hung)
+        return "captured"
+    with pytest.warns(UserWarning, match="a step hung in the outer guest"):
+        assert guest.again_if_lost(step) == "captured"
+    assert boots == ["stop", "start"] and len(calls) == 2
