@@ -23,8 +23,8 @@ from virtbench.environments.nested import environment as nested_env
 from virtbench.environments.nested import inside, relay, support
 from virtbench.environments.nested.options import inner_spec, outer_spec
 from virtbench.environments.qemu.argv import build_argv
-from virtbench.errors import EnvironmentUnusable, VirtbenchError
-from virtbench.transport import AgentClient, ExecResult
+from virtbench.errors import AgentError, EnvironmentUnusable, VirtbenchError
+from virtbench.transport import SILENT, AgentClient, ExecResult
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nested"
 THIS_HOST = (FIX / "host-pvm-cpuinfo.txt").read_text()
@@ -384,12 +384,16 @@ class FakeOuter:
     def port_socket(self, name):
         return self.workdir / f"port-{name}.sock"
 
-    def exec(self, argv, timeout, env=None):
+    def exec(self, argv, timeout, env=None, alive=None):
         if "-m" in argv and self.report.get("state") == "interrupted":
             raise KeyboardInterrupt
         if "-m" in argv:
             self.log.append(("inside", argv[argv.index("--spec") + 1],
                              argv[argv.index("--scratch") + 1], argv[argv.index("--port") + 1]))
+            assert alive == nested_env.OUTER_SILENCE_S
+            if self.report.get("silent", 0) > 0:        # this outer guest wedges meanwhile
+                self.report["silent"] -= 1
+                raise AgentError(f"agent of virtbench-vb-1: {SILENT} for {alive:.0f} s")
             if self.report.get("state") == "ready":
                 server = socket.socket(socket.AF_UNIX)
                 server.bind(str(self.port_socket("inner")))
@@ -460,6 +464,40 @@ def test_an_inner_guest_that_fails_to_start_stops_the_outer_and_says_why(fake_ou
                               "environment qemu:accel=kvm: accel=kvm is not usable here (kvm "
                               "probe: guest did not boot)")
     assert log[-1] == ("outer stop",) and not any(e[0] == "outer exec" for e in log)
+
+
+def test_an_outer_guest_that_goes_silent_while_the_inner_boots_is_booted_once_more(fake_outer):
+    log, report = fake_outer
+    report["silent"] = 1
+    env = create("nested")
+    env.start()
+    try:
+        starts = [i for i, e in enumerate(log) if e[0] == "outer start"]
+        assert len(starts) == 2
+        # the wedged outer guest: its agent let go, its QEMU stopped, then a new one booted
+        assert [e[0] for e in log[starts[0]:starts[1]]] == [
+            "outer start", "inside", "outer agent closed", "outer stop"]
+        assert log[starts[1] + 1][0] == "inside"
+        assert env.metadata()["outer_boots"] == 2
+        assert any("the outer guest stopped answering while the inner guest booted (boot 1 "
+                   f"of the outer guest: agent of virtbench-vb-1: {SILENT} for 120 s); booted "
+                   "it again" in note for note in env.notes), env.notes
+    finally:
+        env.stop()
+    assert log[-1] == ("outer stop",)
+
+
+def test_an_outer_guest_silent_twice_fails_the_start_in_one_line(fake_outer):
+    log, report = fake_outer
+    report["silent"] = 2
+    env = create("nested")
+    with pytest.raises(EnvironmentUnusable) as exc:
+        env.start()
+    assert str(exc.value) == (f"nested-tcg+kvm: the outer guest stopped answering while the inner "
+                              f"guest booted (boot 2 of the outer guest: agent of "
+                              f"virtbench-vb-1: {SILENT} for 120 s)")
+    assert [e[0] for e in log].count("outer start") == 2
+    assert [e[0] for e in log].count("outer stop") == 2 and env.outer is None
 
 
 def test_a_paused_outer_guest_is_not_asked_to_stop_the_inner_one(fake_outer):

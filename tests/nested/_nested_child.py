@@ -4,7 +4,8 @@
 
 Starts a nested environment and prints one JSON line per stage: {"stage": "outer", ...} once
 the outer guest answers (its namespace, work directory and QEMU pid), then {"stage": "ready"}
-when the inner guest's agent answers through the relay. `kill`: then sleeps until it is
+when the inner guest's agent answers through the relay (with the outer guest's again: one
+that stopped answering meanwhile was booted once more). `kill`: then sleeps until it is
 killed. `stop`: then releases the inner guest as stop() does, says what is left of it in the
 outer guest ({"stage": "inner-stopped"}), stops the rest and says so ({"stage": "stopped"}).
 """
@@ -40,9 +41,13 @@ def main():
 
     env.ready = announce
     env.start()
+    outer = env.outer             # booted again if the first one stopped answering
     res = env.exec(["sh", "-c", "dmesg | grep -c 'Hypervisor detected: KVM'"], timeout=60)
     print(json.dumps({"stage": "ready", "boot_s": env.boot_s, "label": env.label,
-                      "inner_kvm": res.stdout.strip(), "inner": inner_left(env)}), flush=True)
+                      "inner_kvm": res.stdout.strip(), "inner": inner_left(env),
+                      "outer_boots": env.outer_boots, "notes": env.notes,
+                      "outer": {"netns": outer.ns.name, "workdir": str(outer.workdir),
+                                "qemu_pid": outer.vmm.pid}}), flush=True)
     if sys.argv[2] == "stop":
         env._stop_inner()
         print(json.dumps({"stage": "inner-stopped", "inner": inner_left(env)}), flush=True)

@@ -247,10 +247,13 @@ class Environment(ABC):
         return None
 
     # -- running things ------------------------------------------------------------------
-    def exec(self, argv: list[str], timeout: float, env: dict | None = None) -> ExecResult:
+    def exec(self, argv: list[str], timeout: float, env: dict | None = None,
+             alive: float | None = None) -> ExecResult:
+        """`argv` run by the environment's agent; with `alive` (s), a machine silent that long
+        is an AgentError saying so (transport.SILENT) before `timeout` runs out."""
         if self.agent is None:
             raise RuntimeError(f"{self.label}: exec before start")
-        return self.agent.exec(argv, timeout=timeout, env=env)
+        return self.agent.exec(argv, timeout=timeout, env=env, alive=alive)
 
     def clock_offset(self, rounds: int = 3) -> ClockOffset | None:
         """This environment's CLOCK_MONOTONIC minus the host's, from `rounds` pings of its

@@ -206,8 +206,8 @@ class InstanceGroup(Environment):
         md["instances"] = len(self.members)
         return md
 
-    def exec(self, argv, timeout, env=None):
-        return self.members[0].exec(argv, timeout, env)
+    def exec(self, argv, timeout, env=None, alive=None):
+        return self.members[0].exec(argv, timeout, env, alive)
 
     def metrics_for(self, bench) -> tuple[Metric, ...]:
         if getattr(bench, "pairwise", False):

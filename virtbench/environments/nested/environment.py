@@ -19,7 +19,7 @@ import time
 from ...capabilities import Capabilities, can, cannot
 from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ...guest import host_image
-from ...transport import ExecResult, SocketAgent
+from ...transport import SILENT, ExecResult, SocketAgent
 from ..base import Environment, Usability, drop_page_cache
 from ..qemu import Qemu, kvm_probe, version
 from ..qemu.argv import PORT_PREFIX
@@ -43,6 +43,11 @@ LAYER_KEYS = ("accel", "accel_reason", "cpu_model", "vcpus", "mem", "machine",
               "guest_kernel", "kernel", "platform", "platform_evidence", "image_recipe",
               "disk", "nic", "cache", "aio", "guest_disk_drivers", "guest_nic_drivers",
               "vmx_or_svm", "hypervisor_flag")
+# the outer guest while the program inside boots the inner one: silent this long, it has
+# stopped (an outer guest under TCG with emulated AMD-V has been seen to wedge here, its
+# vCPUs spinning, its agent answering nothing); it is booted once more
+OUTER_SILENCE_S = 120.0
+OUTER_BOOTS = 2
 NET_REASON = ("environment nested: network benchmarks are not offered: the inner guest's NIC "
               "ends in a namespace inside the outer guest, with no path to this host through "
               "both layers; measure the one-layer path with --env qemu")
@@ -95,6 +100,8 @@ class Nested(Environment):
         self.inner: dict = {}           # what the program inside reported at ready
         self.inside_pid: int | None = None
         self.inside_s: float | None = None   # starting the program to its report
+        self.outer_boots = 0
+        self._outer_held = None
         self.guest: Guest | None = None
         self._t0: float | None = None
 
@@ -178,13 +185,17 @@ class Nested(Environment):
         """The outer guest, from the host image, with the extensions and a port to the relay:
         the qemu kind's whole start (its own steps, manifest and guardian)."""
         self._t0 = time.monotonic()
+        self._launch_outer()
+
+    def _launch_outer(self) -> None:
         outer = Qemu(outer_spec(self.values, self.layers.outer_accel))
         outer.image_variant = "host"
         outer.cpu = self.layers.outer_cpu
         outer.ports = [PORT]
         outer.net_index = self.net_index
         self.outer = outer
-        self.resources.add("the outer guest", self._stop_outer)
+        self.outer_boots += 1
+        self._outer_held = self.resources.add("the outer guest", self._stop_outer)
         outer.start()
         self.notes += [f"outer guest: {note}" for note in outer.notes]
 
@@ -195,24 +206,26 @@ class Nested(Environment):
 
     def ready(self) -> None:
         """The program inside boots the inner guest (the KVM probe there first); then the
-        inner guest's agent answers through the relay."""
-        outer = self.outer
-        timeout = self.values["boot_timeout"]
-        argv = [f"{host_image.VENV}/bin/python", "-m", INSIDE,
-                "--spec", str(inner_spec(self.values, self.layers.inner_accel)),
-                "--scratch", outer.scratch_device(), "--port", PORT_PREFIX + PORT,
-                "--timeout", str(max(60.0, timeout - 30)), "--log", INSIDE_LOG]
+        inner guest's agent answers through the relay. An outer guest that stops answering
+        meanwhile (OUTER_SILENCE_S) is booted once more, and the notes say so."""
         t0 = time.monotonic()
-        try:
-            report = parse_report(outer.exec(argv, timeout=timeout, env=INSIDE_ENV))
-        except BaseException:
-            # interrupted (Ctrl-C) or the agent lost while the program inside still runs:
-            # the outer guest's agent would answer a clean power-off only after it, so let
-            # it go, and the outer's stop ends its QEMU at once
-            if outer.agent is not None:
-                outer.agent.close()
-            raise
+        for boot in range(1, OUTER_BOOTS + 1):
+            try:
+                report = self._run_inside()
+                break
+            except AgentError as exc:
+                if SILENT not in str(exc):
+                    raise
+                why = (f"the outer guest stopped answering while the inner guest booted "
+                       f"(boot {boot} of the outer guest: {exc})")
+                if boot == OUTER_BOOTS:
+                    raise EnvironmentUnusable(f"{self.label}: {why}") from None
+                self.notes.append(f"{why}; booted it again")
+                self._outer_held.release()
+                t0 = time.monotonic()
+                self._launch_outer()
         self.inside_s = round(time.monotonic() - t0, 2)
+        outer = self.outer
         if report.get("state") != "ready":
             raise EnvironmentUnusable(f"{self.label}: the inner guest did not start in the "
                                       f"outer guest: {report.get('error')}")
@@ -227,6 +240,25 @@ class Nested(Environment):
         self.guest = Guest(self.label, {"nic": self.values["nic"]}, agent, None, None, None,
                            None, self.resources)
         self.outer_meta = outer.metadata()
+
+    def _run_inside(self) -> dict:
+        """Run the program inside the outer guest until it reports (its last line)."""
+        outer = self.outer
+        timeout = self.values["boot_timeout"]
+        argv = [f"{host_image.VENV}/bin/python", "-m", INSIDE,
+                "--spec", str(inner_spec(self.values, self.layers.inner_accel)),
+                "--scratch", outer.scratch_device(), "--port", PORT_PREFIX + PORT,
+                "--timeout", str(max(60.0, timeout - 30)), "--log", INSIDE_LOG]
+        try:
+            return parse_report(outer.exec(argv, timeout=timeout, env=INSIDE_ENV,
+                                           alive=OUTER_SILENCE_S))
+        except BaseException:
+            # interrupted (Ctrl-C) or the agent lost while the program inside still runs:
+            # the outer guest's agent would answer a clean power-off only after it, so let
+            # it go, and the outer's stop ends its QEMU at once
+            if outer.agent is not None:
+                outer.agent.close()
+            raise
 
     def _stop_inner(self) -> None:
         """SIGTERM to the program inside: it powers the inner guest off and removes what it
@@ -337,6 +369,7 @@ class Nested(Environment):
             "outer_nesting": self.inner.get("outer_nesting"),
             "boot_s": self.boot_s,
             "outer_boot_s": self.outer_meta.get("boot_s"),
+            "outer_boots": self.outer_boots,
             "inner_boot_s": inner.get("boot_s"),
             "inner_start_s": self.inside_s,
             "inner_steps_s": self.inner.get("step_s"),
