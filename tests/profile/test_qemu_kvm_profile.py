@@ -49,7 +49,7 @@ class Agent:
     def __init__(self):
         self.ran = []
 
-    def exec(self, argv, timeout=None, env=None):
+    def exec(self, argv, timeout=None, env=None, alive=None):
         self.ran.append(argv)
         out = KALLSYMS if argv == ["cat", "/proc/kallsyms"] else "1.5\n"
         return ExecResult(exit=0, stdout=out, stderr="", wall_s=0.01)
