@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from virtbench.errors import AgentError
+from virtbench.errors import AgentError, AgentSilent
 from virtbench.transport import AGENT_SOURCE, SubprocessAgent
 
 
@@ -199,7 +199,7 @@ def test_an_agent_silent_past_alive_is_no_sign_of_life_not_a_late_answer(agent):
     threading.Timer(1.0, agent.proc.send_signal, (signal.SIGSTOP,)).start()  # a wedged machine
     t0 = time.monotonic()
     try:
-        with pytest.raises(AgentError, match=f"{SILENT} for 2 s"):
+        with pytest.raises(AgentSilent, match=f"{SILENT} for 2 s"):
             agent.exec(["sh", "-c", "echo before; sleep 60"], timeout=120, alive=2)
         assert time.monotonic() - t0 < 10                   # not the command's 120 s
     finally:

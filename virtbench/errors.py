@@ -22,3 +22,8 @@ class AgentError(Exception):
 
     stdout: str = ""
     stderr: str = ""
+
+
+class AgentSilent(AgentError):
+    """exec(alive=N): the agent said nothing for N s, not even that it is alive: the machine
+    has stopped (a wedged guest), not merely the command."""

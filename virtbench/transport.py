@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import AgentError
+from .errors import AgentError, AgentSilent
 
 AGENT_SOURCE = Path(__file__).with_name("agent.py")
 
@@ -92,7 +92,7 @@ class AgentClient:
             ready, _, _ = select.select([self._rfd], [], [], wait)
             if not ready:
                 if remaining is None or wait < remaining:
-                    raise AgentError(f"{self.name}: {SILENT} for {idle:g} s")
+                    raise AgentSilent(f"{self.name}: {SILENT} for {idle:g} s")
                 raise AgentError(f"{self.name}: no answer in time")
             try:
                 chunk = os.read(self._rfd, 1 << 20)
@@ -140,7 +140,7 @@ class AgentClient:
         lost before it answers, the AgentError carries the tail of what arrived (`stdout`,
         `stderr`: the last PARTIAL_TAIL characters of each). With `alive` (s), the agent
         also says it is alive a few times per `alive` s while the command is silent, and a
-        silence of `alive` s is an AgentError saying so (SILENT): the machine stopped, not
+        silence of `alive` s is an AgentSilent saying so (SILENT): the machine stopped, not
         the command (an agent without heartbeats is silent while its command is)."""
         arrived = {"stdout": _Tail(), "stderr": _Tail()}
 

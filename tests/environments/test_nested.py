@@ -23,7 +23,7 @@ from virtbench.environments.nested import environment as nested_env
 from virtbench.environments.nested import inside, relay, support
 from virtbench.environments.nested.options import inner_spec, outer_spec
 from virtbench.environments.qemu.argv import build_argv
-from virtbench.errors import AgentError, EnvironmentUnusable, VirtbenchError
+from virtbench.errors import AgentSilent, EnvironmentUnusable, VirtbenchError
 from virtbench.transport import SILENT, AgentClient, ExecResult
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nested"
@@ -393,7 +393,7 @@ class FakeOuter:
             assert alive == nested_env.OUTER_SILENCE_S
             if self.report.get("silent", 0) > 0:        # this outer guest wedges meanwhile
                 self.report["silent"] -= 1
-                raise AgentError(f"agent of virtbench-vb-1: {SILENT} for {alive:.0f} s")
+                raise AgentSilent(f"agent of virtbench-vb-1: {SILENT} for {alive:.0f} s")
             if self.report.get("state") == "ready":
                 server = socket.socket(socket.AF_UNIX)
                 server.bind(str(self.port_socket("inner")))

@@ -15,10 +15,10 @@ from typing import Callable, TypeVar
 from virtbench.environments.base import EnvSpec
 from virtbench.environments.qemu import Qemu
 from virtbench.environments.qemu.vmm import console_text
-from virtbench.errors import AgentError
+from virtbench.errors import AgentError, AgentSilent
 from virtbench.guest import host_image
 from virtbench.lifecycle import still_alive_after_loss
-from virtbench.transport import SILENT, ExecResult
+from virtbench.transport import ExecResult
 
 SPEC = "qemu:accel=tcg,vcpus=2,mem=2G,boot_timeout=300"
 CPU = "EPYC,+svm"          # TCG emulates AMD-V (SVM, NPT); it cannot emulate Intel VMX
@@ -166,7 +166,7 @@ class OuterGuest:
         itself otherwise (an exec's reply late beyond its own limit: not retried)."""
         text = str(exc)
         late = transfer and "no answer in time" in text
-        if "connection" not in text and SILENT not in text and not late:
+        if "connection" not in text and not isinstance(exc, AgentSilent) and not late:
             return exc
         self.is_lost = True
         return OuterGuestLost(f"{exc} during {what[:120]!r} after "

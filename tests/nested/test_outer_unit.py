@@ -68,10 +68,10 @@ class _Agent:
 def test_a_silent_or_closed_agent_is_a_lost_guest_a_late_reply_is_not(monkeypatch):
     from outer import ALIVE_S, OuterGuestLost
 
-    from virtbench.errors import AgentError
+    from virtbench.errors import AgentError, AgentSilent
     guest = OuterGuest()
     monkeypatch.setattr(guest, "lost", lambda: "QEMU is running; console: (quiet)")
-    guest.env.agent = _Agent(AgentError("outer: no sign of life for 120 s"),
+    guest.env.agent = _Agent(AgentSilent("outer: no sign of life for 120 s"),
                              AgentError("outer: connection closed"),
                              AgentError("outer: no answer in time"))
     for said in ("no sign of life", "connection closed"):

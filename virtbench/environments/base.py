@@ -250,7 +250,7 @@ class Environment(ABC):
     def exec(self, argv: list[str], timeout: float, env: dict | None = None,
              alive: float | None = None) -> ExecResult:
         """`argv` run by the environment's agent; with `alive` (s), a machine silent that long
-        is an AgentError saying so (transport.SILENT) before `timeout` runs out."""
+        is an AgentSilent saying so before `timeout` runs out."""
         if self.agent is None:
             raise RuntimeError(f"{self.label}: exec before start")
         return self.agent.exec(argv, timeout=timeout, env=env, alive=alive)

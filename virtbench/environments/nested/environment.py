@@ -17,9 +17,9 @@ import json
 import time
 
 from ...capabilities import Capabilities, can, cannot
-from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
+from ...errors import AgentError, AgentSilent, EnvironmentUnusable, VirtbenchError
 from ...guest import host_image
-from ...transport import SILENT, ExecResult, SocketAgent
+from ...transport import ExecResult, SocketAgent
 from ..base import Environment, Usability, drop_page_cache
 from ..qemu import Qemu, kvm_probe, version
 from ..qemu.argv import PORT_PREFIX
@@ -213,9 +213,7 @@ class Nested(Environment):
             try:
                 report = self._run_inside()
                 break
-            except AgentError as exc:
-                if SILENT not in str(exc):
-                    raise
+            except AgentSilent as exc:
                 why = (f"the outer guest stopped answering while the inner guest booted "
                        f"(boot {boot} of the outer guest: {exc})")
                 if boot == OUTER_BOOTS:
