@@ -37,7 +37,7 @@ LATENCY_TARGET_S, WALL_TARGET_PCT = 1.0, 5.0
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "virtbench.cli", *args]
+    return [sys.executable, "-m", "virtbench.cli.commands", *args]
 
 
 def timed(argv: list[str], env: dict) -> float:

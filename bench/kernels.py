@@ -2,7 +2,7 @@
 """Are our kernels what they stand for? Figures, internal consistency, what the compiler did,
 and -- given the reference programs -- how they compare, both ways.
 
-For each kernel at the seed studies' size (STREAM 10,000,000 x 20 passes, Himeno M, pi 2^20):
+For each kernel at the published studies' size (STREAM 10,000,000 x 20 passes, Himeno M, pi 2^20):
 - the figures, median of --rounds runs;
 - internal consistency: STREAM's Add and Triad move the same 24 bytes per element (Copy and
   Scale the same 16); the cache rule; Himeno's residual against the reference program's; pi's
@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from refparse import (himeno_seconds_per_iteration, himeno_total_iterations,  # noqa: E402
                       lat_ctx, lat_mem_rd, lat_pagefault_ns, lat_syscall_ns, nearest_size,
                       stream_rates)
-from virtbench import kernels  # noqa: E402
+from virtbench.kernels import build as kernels  # noqa: E402
 from virtbench.benchmarks.base import kernel_result  # noqa: E402
 
 KERNEL_CFLAGS = ["-std=c11", "-O2", "-march=x86-64", "-mtune=generic"]

@@ -28,13 +28,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from virtbench import kernels  # noqa: E402
+from virtbench.kernels import build as kernels  # noqa: E402
 from virtbench.benchmarks.memory import Stream  # noqa: E402
 
 
 def over_ssh(repeats: int, quick: bool) -> int:
     from virtbench.environments import create
-    from virtbench.sshd import Sshd
+    from virtbench.host.sshd import Sshd
     bench = Stream()
     params = bench.params(quick=quick)
     server = Sshd("127.0.0.1", [])
@@ -89,7 +89,7 @@ def main() -> int:
     hand_argv = [str(binary), "-n", str(params["elements"]), "-p", str(params["passes"])]
     store = Path(tempfile.mkdtemp(prefix="vb-overhead-")) / "store.db"
     env = dict(os.environ, VIRTBENCH_STORE=f"sqlite:///{store}")
-    vb_argv = [sys.executable, "-m", "virtbench.cli", "run", "--env", "native", "--bench", "stream",
+    vb_argv = [sys.executable, "-m", "virtbench.cli.commands", "run", "--env", "native", "--bench", "stream",
                "--trials", "1", "--no-progress"] + (["--quick"] if args.quick else [])
 
     hand, harness, hand_wall, harness_wall = [], [], [], []

@@ -13,7 +13,7 @@ blocks no other run of the same method used.
      kernels then lengthen every measured section by that fraction of the CPU time its work
      took (kernels/common.h), a known 5 % and 10 % slowdown (tests/kernels/test_inject.py);
    - duet: the same three comparisons, each its own run in duet mode (the pair measured at
-     once on the two CPUs, virtbench/duet.py).
+     once on the two CPUs, virtbench/run/duet.py).
 2. Each run's blocks are cut into consecutive, disjoint stretches, each one independent run
    of a method, per (comparison, metric) row, disturbed trials left out as the analysis
    does:
@@ -29,7 +29,7 @@ blocks no other run of the same method used.
 3. The same rates from 4,000 simulated runs with this host's noise (stats.simulate's
    NoiseModel with the CV and the within-block correlation measured in step 1, normal tails).
 
-    .venv/bin/python bench/precision.py --budget 30m       # the README's figures (default 50m)
+    .venv/bin/python bench/precision.py --budget 30m       # docs/results/precision.md's figures (default 50m)
     .venv/bin/python bench/precision.py --budget 3m --bench pi    # a smoke check
 """
 from __future__ import annotations
@@ -54,12 +54,12 @@ from rich.console import Console  # noqa: E402
 from virtbench import benchmarks  # noqa: E402
 from virtbench.environments.native import Native  # noqa: E402
 from virtbench.environments.spec import EnvSpec  # noqa: E402
-from virtbench.runner import Prepared, Runner  # noqa: E402
+from virtbench.run.runner import Prepared, Runner  # noqa: E402
 from virtbench.stats import decision, paired, sequential, simulate  # noqa: E402
 from virtbench.stats.simulate import NoiseModel, draw  # noqa: E402
 from virtbench.store import Store  # noqa: E402
-from virtbench.study import BenchmarkCase, EnvironmentEntry, Study  # noqa: E402
-from virtbench.study_schema import duration_s  # noqa: E402
+from virtbench.study.design import BenchmarkCase, EnvironmentEntry, Study  # noqa: E402
+from virtbench.study.schema import duration_s  # noqa: E402
 
 REF = "native"
 COMPARISONS = {"twin": 0.0, "slow5": 0.05, "slow10": 0.10}     # name -> injected slowdown

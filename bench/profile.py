@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from virtbench import benchmarks  # noqa: E402
 from virtbench.environments.base import EnvSpec  # noqa: E402
 from virtbench.environments.qemu import Qemu  # noqa: E402
-from virtbench.profile import tcg  # noqa: E402
-from virtbench.profile.symbols import parse_kallsyms  # noqa: E402
+from virtbench.exits import tcg  # noqa: E402
+from virtbench.exits.symbols import parse_kallsyms  # noqa: E402
 
 TARGET = 3.0
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..model import ClaimLink, ClaimResult
 from ..stats import claims as sc
+from . import prose
 from .rows import Key, Row
 
 NOT_MEASURED = "not measured"
@@ -21,7 +22,7 @@ def _seed(*parts: str) -> int:
 
 def labels_by_spec(envs: list[dict]) -> dict[str, str]:
     """Normalised spec (and the spec a target stands for) -> the run's label."""
-    from ..study import normalize_spec
+    from ..study.design import normalize_spec
     out = {}
     for e in envs:
         for spec in (e["spec"], (e.get("metadata") or {}).get("stands_for")):
@@ -62,14 +63,14 @@ def _positive(row: Row, ref: Row) -> bool:
 
 
 def _relation(row: Row, ref: Row, op: str, bound: float, mode: str, alpha: float,
-              seed: int, reference: str) -> sc.Relation:
+              seed: int) -> sc.Relation:
     paired = mode != "unpaired" and _positive(row, ref)
     if op == sc.WITHIN:
         if paired:
             return sc.within_relation(row.by_block, ref.by_block, bound, row.higher_is_better,
-                                      alpha, True, seed, reference)
+                                      alpha, True, seed)
         return sc.within_relation(row.values, ref.values, bound, row.higher_is_better, alpha,
-                                  False, seed, reference)
+                                  False, seed)
     if paired:
         return sc.ratio_relation(row.by_block, ref.by_block, op, bound, alpha)
     return sc.ratio_relation_unpaired(row.values, ref.values, op, bound, alpha, seed)
@@ -103,7 +104,7 @@ def check_claims(claims: list[dict], envs: list[dict], rows: dict[Key, Row], *, 
             row = rows[(names[a], c["benchmark"], c["metric"])]
             ref = rows[(names[b], c["benchmark"], c["metric"])]
             rel = _relation(row, ref, op, bound, mode, alpha,
-                            _seed(run_id, str(i), names[a], names[b]), names[b])
+                            _seed(run_id, str(i), names[a], names[b]))
             link = ClaimLink(left=names[a], right=names[b], relation=_relation_text(op, bound))
             pending.append((i, link, rel))
     adjusted = sc.adjust_claims([rel for _, _, rel in pending], alpha)
@@ -111,7 +112,8 @@ def check_claims(claims: list[dict], envs: list[dict], rows: dict[Key, Row], *, 
         link.status, link.analysis = rel.status, rel.analysis
         link.estimate, link.ci_low, link.ci_high = rel.estimate, rel.ci_low, rel.ci_high
         link.p_value, link.p_holm, link.blocks = rel.p_value, rel.p_holm, rel.blocks
-        link.blocks_needed, link.message = rel.blocks_needed, rel.message
+        link.blocks_needed = rel.blocks_needed
+        link.message = prose.relation_message(rel, reference=link.right)
         results[i].links.append(link)
     for r in results:
         if r.links:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import zlib
 
 from .. import stats
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 from ..model import CompareRow, Comparison, MetadataDifference, Result, RunReport
 
 # (key shown, where to read it in an environment's metadata (first present wins))

@@ -1,6 +1,7 @@
 """A row against its reference: the decision of docs/decisions.md, made from the run's
 blocks (virtbench/stats: paired, decision, sequential, multiplicity), as the result model's
-VsReference, with the seed's own rule beside it and the order effect inside blocks.
+VsReference (its message in the words of prose.py), with the published rule beside it and
+the order effect inside blocks.
 
 Which analysis (`mode`, RunInfo.analysis):
 - "paired" (default): per block the log ratio of the environment to its reference; the
@@ -25,10 +26,11 @@ from math import log
 import numpy as np
 
 from .. import stats
-from ..model import OrderEffect, SeedRule, VsReference
+from ..model import OrderEffect, PublishedRule, VsReference
 from ..stats import decision as dc
 from ..stats import multiplicity, paired, sequential
 from ..stats import significance as sig
+from . import prose
 from .rows import Row, env_first, lost_blocks
 
 MODES = ("paired", "sequential", "unpaired")
@@ -39,29 +41,43 @@ FEW_COMMON = ("fewer than 2 blocks hold both values: compared unpaired (ratio of
               "means)")
 
 
+@dataclass(frozen=True)
+class ComparisonInputs:
+    """One comparison to make: a row against its reference's row, and how to read them."""
+    row: Row
+    ref: Row
+    reference: str                  # the reference environment's label
+    reference_metric: str | None    # its metric (an instance's row: the single baseline's)
+    basis: str                      # why this reference (VsReference.basis)
+    shown_reference: str            # the reference as the messages name it
+    same_run: bool                  # both rows from one run: their blocks can be paired
+    mode: str                       # the run's analysis (MODES)
+    threshold_pct: float
+    alpha: float
+    seed: int
+
+
 @dataclass
 class Pending:
     """A comparison made, before the family's correction."""
+    inputs: ComparisonInputs
     decision: dc.Decision
-    seed_rule: SeedRule
+    published_rule: PublishedRule
     power: float | None
     disturbed_excluded: int
     order: paired.PositionEffect | None
-    reference: str
-    reference_metric: str | None
-    basis: str
-    higher_is_better: bool
+    note: str = ""                  # why it was compared unpaired (NO_LOG, OTHER_RUN...)
 
 
-def seed_rule(values, ref_values, higher_is_better: bool, threshold_pct: float) -> SeedRule:
-    """The seed studies' rule: ratio of trimmed means, |overhead| < threshold is a pass."""
+def published_rule(values, ref_values, higher_is_better: bool, threshold_pct: float) -> PublishedRule:
+    """The published studies' rule: ratio of trimmed means, |overhead| < threshold is a pass."""
     base = float(stats.trimmed_mean(ref_values))
     if base == 0:
-        return SeedRule()
+        return PublishedRule()
     ratio = float(stats.trimmed_mean(values)) / base
     over = stats.overhead_pct(ratio, higher_is_better)
     # rounded so that exactly 10 % is not passed by a floating-point hair
-    return SeedRule(ratio=ratio, overhead_pct=over,
+    return PublishedRule(ratio=ratio, overhead_pct=over,
                     verdict="pass" if round(abs(over), 9) < threshold_pct else "fail")
 
 
@@ -71,16 +87,15 @@ def _positive(row: Row, ref: Row) -> bool:
                for v in (row.by_block[b], ref.by_block[b]))
 
 
-def compare(row: Row, ref: Row, *, mode: str, same_run: bool, threshold_pct: float,
-            alpha: float, seed: int, reference: str, reference_metric: str | None,
-            basis: str, shown_reference: str) -> Pending | str:
-    """The decision of `row` against `ref`, or why there is none (a ratio needs a positive
-    trimmed mean on both sides)."""
+def compare(c: ComparisonInputs) -> Pending | str:
+    """The decision of `c.row` against `c.ref`, or why there is none (a ratio needs a
+    positive trimmed mean on both sides)."""
+    row, ref, mode = c.row, c.ref, c.mode
     hib = row.higher_is_better
-    rule = seed_rule(row.values, ref.values, hib, threshold_pct)
+    rule = published_rule(row.values, ref.values, hib, c.threshold_pct)
     note = ""
     use = mode
-    if mode != "unpaired" and not same_run:
+    if mode != "unpaired" and not c.same_run:
         use, note = "unpaired", OTHER_RUN
     elif mode != "unpaired" and not _positive(row, ref):
         use, note = "unpaired", NO_LOG
@@ -89,31 +104,29 @@ def compare(row: Row, ref: Row, *, mode: str, same_run: bool, threshold_pct: flo
         use, note = "unpaired", FEW_COMMON
     order = None
     if use == "unpaired":
-        low = [name for name, r in (("the environment", row), (reference, ref))
+        low = [name for name, r in (("the environment", row), (c.reference, ref))
                if not stats.trimmed_mean(r.values) > 0]
         if low:
             return f"a trimmed mean of 0 or below ({' and '.join(low)}): no ratio, no verdict"
-        d = dc.decide_unpaired(row.values, ref.values, hib, threshold_pct, alpha, seed,
-                               shown_reference, note=note)
+        d = dc.decide_unpaired(row.values, ref.values, hib, c.threshold_pct, c.alpha, c.seed)
         cvp = sig.pooled_cv(stats.cv(row.values), len(row.values), stats.cv(ref.values),
                             len(ref.values))
-        power = (sig.power(len(row.values), len(ref.values), cvp, threshold_pct / 100, alpha)
-                 if cvp is not None else None)
+        power = (sig.power(len(row.values), len(ref.values), cvp, c.threshold_pct / 100,
+                           c.alpha) if cvp is not None else None)
     else:
         if use == "sequential":
-            d = sequential.decide_sequential(row.by_block, ref.by_block, hib, threshold_pct,
-                                             alpha, reference=shown_reference)
+            d = sequential.decide_sequential(row.by_block, ref.by_block, hib, c.threshold_pct,
+                                             c.alpha)
             power = None
         else:
-            d = dc.decide_paired(row.by_block, ref.by_block, hib, threshold_pct, alpha, seed,
-                                 reference=shown_reference)
-            power = (dc.paired_power(d.blocks, d.sd_log, log(1 + threshold_pct / 100), alpha)
-                     if d.sd_log else None)
+            d = dc.decide_paired(row.by_block, ref.by_block, hib, c.threshold_pct, c.alpha,
+                                 c.seed)
+            power = (dc.paired_power(d.blocks, d.sd_log, log(1 + c.threshold_pct / 100),
+                                     c.alpha) if d.sd_log else None)
         first = env_first(row, ref)
         if first is not None:
             order = paired.position_effect(paired.log_ratios(row.by_block, ref.by_block), first)
-    return Pending(d, rule, power, lost_blocks(row, ref), order, reference, reference_metric,
-                   basis, hib)
+    return Pending(c, d, rule, power, lost_blocks(row, ref), order, note)
 
 
 def _order(effect: paired.PositionEffect | None, p_holm: float | None,
@@ -129,7 +142,7 @@ def _order(effect: paired.PositionEffect | None, p_holm: float | None,
 
 def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None) -> VsReference:
     d = decision
-    over = [stats.overhead_pct(x, p.higher_is_better) for x in (d.ci_low, d.ci_high)
+    over = [stats.overhead_pct(x, d.higher_is_better) for x in (d.ci_low, d.ci_high)
             if x is not None]
     lo, hi = (sorted(over) if len(over) == 2 else (None, None))
     return VsReference(
@@ -137,13 +150,14 @@ def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None) -> VsRe
         overhead_pct=d.overhead_pct if d.overhead_pct is not None else float("nan"),
         ci_low=lo, ci_high=hi, ratio_ci_low=d.ci_low, ratio_ci_high=d.ci_high,
         p_value=d.p_value, verdict=d.decision, direction=d.direction, power=p.power,
-        trials_needed=d.blocks_needed, message=d.message, alpha=d.alpha,
-        threshold_pct=d.threshold_pct, reference=p.reference,
-        reference_metric=p.reference_metric, basis=p.basis, analysis=d.analysis,
+        trials_needed=d.blocks_needed,
+        message=prose.decision_message(d, p.inputs.shown_reference, p.note), alpha=d.alpha,
+        threshold_pct=d.threshold_pct, reference=p.inputs.reference,
+        reference_metric=p.inputs.reference_metric, basis=p.inputs.basis, analysis=d.analysis,
         estimator=d.estimator, p_method=d.p_method, p_holm=d.p_holm, p_bh=d.p_bh,
         p_band=d.p_band, p_band_holm=d.p_band_holm, p_band_bh=d.p_band_bh,
         eq_ci_low=d.eq_ci_low, eq_ci_high=d.eq_ci_high, blocks=d.blocks, sd_log=d.sd_log,
-        mdc_pct=d.mdc_pct, disturbed_excluded=p.disturbed_excluded, seed_rule=p.seed_rule,
+        mdc_pct=d.mdc_pct, disturbed_excluded=p.disturbed_excluded, published_rule=p.published_rule,
         order=_order(p.order, order_p_holm, d.alpha))
 
 

@@ -5,8 +5,17 @@ per family (pure: from the results, the profiles and the cases)."""
 from __future__ import annotations
 
 from ..benchmarks import pricelist
-from ..model import (Case, FamilySentence, PriceCell, PriceExit, PriceList, PriceRow, Profile,
-                     Result, RunWarning)
+from ..model import (
+    Case,
+    FamilySentence,
+    PriceCell,
+    PriceExit,
+    PriceList,
+    PriceRow,
+    Profile,
+    Result,
+    RunWarning,
+)
 
 BENCHMARK = "primitives"
 SKIPPED = "primitives-skipped"

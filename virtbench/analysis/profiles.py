@@ -5,7 +5,7 @@ from ..model import Explained, Profile, Result
 
 
 def profile_entries(stored: list[dict], results: list[Result]) -> list[Profile]:
-    """The report's "profiles" (interface.md): one entry per environment x benchmark, its
+    """The report's "profiles" (docs/contract.md): one entry per environment x benchmark, its
     profile's fields, and `explains`: the overheads measured for that pair (pure)."""
     out = []
     for row in stored:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..metric_id import INSTANCE, MetricId, identify
+from ..core.metric_id import INSTANCE, MetricId, identify
 
 _GROUP_LABEL = re.compile(r"^(?P<base>.+)/x(?P<n>\d+)$")
 

@@ -8,7 +8,7 @@ run order, so inside a block the smaller seq ran first.
 Disturbed trials: the runner marks a trial whose host was disturbed while it ran (steal
 time, run-queue length, the measured process's CPU share over the trial) by writing
 `"disturbed": "<why>"` into trials.detail. Such a trial stays in the store; its samples are
-left out of every statistic of its row (the seed's trimmed mean too), and the row lists it
+left out of every statistic of its row (the published trimmed mean too), and the row lists it
 (Result.disturbed) with its reason; a comparison counts the blocks it lost that way
 (VsReference.disturbed_excluded)."""
 from __future__ import annotations

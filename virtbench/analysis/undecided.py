@@ -16,13 +16,14 @@ from __future__ import annotations
 from .. import stats
 from ..stats import multiplicity, sequential
 from ..stats.decision import INCONCLUSIVE
+from . import prose
 from .references import References
 from .rows import disturbed_trials, rows_of
 from .run import _identities, correction_of, run_settings, versus_labels
 
 Case = tuple[str, str]          # (environment, benchmark)
 # the reason given for a reference's case, listed so that it runs in the same block as the
-# rows that need it (it is not undecided itself: virtbench.undecided.own_reasons)
+# rows that need it (it is not undecided itself: virtbench.run.adaptive.own_reasons)
 REFERENCE_OF = "the reference of "
 
 
@@ -61,23 +62,23 @@ def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_
     correction = correction_of(study, correction)
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
-    from ..study import default_baseline
+    from ..study.design import default_baseline
     refs = References(baseline or default_baseline(study.get("baseline"), labels), envs)
     samples = store.samples(run_id)
     rows = rows_of(samples, disturbed_trials(store.trials(run_id)))
     pairs = list(_pairs(rows, _identities(samples), refs, versus_labels(study, envs)))
     states = {(key, target): sequential.RowState(
-        rows[key].by_block, rows[target].by_block, rows[key].higher_is_better, threshold,
-        target[0]) for key, target in pairs}
-    why = sequential.still_undecided(states, alpha, min_blocks, max_blocks,
-                                     resolve_pct=resolve_pct)
+        rows[key].by_block, rows[target].by_block, rows[key].higher_is_better, threshold)
+        for key, target in pairs}
+    why = {pair: prose.undecided_reason(u, reference=pair[1][0])
+           for pair, u in sequential.still_undecided(states, alpha, min_blocks, max_blocks,
+                                                     resolve_pct=resolve_pct).items()}
     decisions = [sequential.decide_sequential(s.env, s.ref, s.higher_is_better, threshold,
-                                              alpha, min_blocks, reference=s.reference)
+                                              alpha, min_blocks)
                  for s in states.values()]
-    for (pair, state), d in zip(states.items(),
-                                multiplicity.adjust_family(decisions, correction)):
+    for pair, d in zip(states, multiplicity.adjust_family(decisions, correction)):
         if pair not in why and d.decision == INCONCLUSIVE and d.blocks < max_blocks:
-            why[pair] = d.message
+            why[pair] = prose.decision_message(d, reference=pair[1][0])
     out: dict[Case, list[str]] = {}
     for (key, target), reason in why.items():
         env, bench, metric = key

@@ -5,7 +5,7 @@ it needs, parameters, and a pure parser tested on captured real output) and list
 """
 from __future__ import annotations
 
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 from . import application, cpu, disk, lifecycle, memory, network, primitives, transfer
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 
 # Runs in the environment (python3 is there for the agent): SEED NSEQ LEN NQ QLEN DIR

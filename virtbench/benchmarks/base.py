@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import ConfigDict, ValidationError, create_model
 
-from ..errors import VirtbenchError
-from ..outcome import Metric, TrialOutcome
+from ..core.errors import VirtbenchError
+from ..core.outcome import Metric, TrialOutcome
 from ..stats.aggregate import Span, Timing
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,7 +35,7 @@ class ParseError(ValueError):
 class Benchmark:
     """A named measurement procedure. Subclasses fill the class attributes and `argv`/`parse`.
 
-    `defaults` are the seed studies' parameters; `quick` overrides them for a smoke run.
+    `defaults` are the published studies' parameters; `quick` overrides them for a smoke run.
     """
 
     name: ClassVar[str]
@@ -43,7 +43,7 @@ class Benchmark:
     description: ClassVar[str] = ""
     metrics: ClassVar[tuple[Metric, ...]] = ()
     tools: ClassVar[tuple[str, ...]] = ()      # what must exist in the environment
-    # what the environment must offer (names of virtbench.capabilities.Capabilities fields);
+    # what the environment must offer (names of virtbench.core.capabilities.Capabilities fields);
     # a case whose environment cannot is skipped with the reason before anything runs
     needs: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict[str, Any]] = {}
@@ -56,7 +56,7 @@ class Benchmark:
     # T + b S, so that instances without a shared barrier run each block side by side
     slotted: ClassVar[bool] = False
     # keeps its CPUs busy from start to end (our kernels): a trial that got much less CPU
-    # time than wall time was disturbed (virtbench/disturbance.py)
+    # time than wall time was disturbed (virtbench/run/disturbance.py)
     cpu_bound: ClassVar[bool] = False
 
     # -- parameters ----------------------------------------------------------------------

@@ -1,9 +1,18 @@
 """CPU benchmarks: Himeno (RIKEN's Poisson solver) and SuperPI-style pi, our own kernels."""
 from __future__ import annotations
 
-from ..errors import VirtbenchError
-from .base import (Benchmark, Metric, ParseError, Timing, finite_values, kernel_result, late_of,
-                   number, span_of)
+from ..core.errors import VirtbenchError
+from .base import (
+    Benchmark,
+    Metric,
+    ParseError,
+    Timing,
+    finite_values,
+    kernel_result,
+    late_of,
+    number,
+    span_of,
+)
 
 HIMENO_SIZES = ("XS", "S", "M", "L")
 # padded: RIKEN's static arrays (one padding plane per axis), within a few per cent of the

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ..errors import AgentError, VirtbenchError
-from ..outcome import Metric, TrialOutcome
+from ..core.errors import AgentError, VirtbenchError
+from ..core.outcome import Metric, TrialOutcome
 from .base import Benchmark
 
 PHASE_WORDS = {

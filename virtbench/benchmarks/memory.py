@@ -1,9 +1,18 @@
 """Memory benchmarks: STREAM (McCalpin's Copy/Scale/Add/Triad), our own kernel."""
 from __future__ import annotations
 
-from ..errors import VirtbenchError
-from .base import (Benchmark, Metric, ParseError, Span, Timing, finite_values, kernel_result,
-                   late_of, number)
+from ..core.errors import VirtbenchError
+from .base import (
+    Benchmark,
+    Metric,
+    ParseError,
+    Span,
+    Timing,
+    finite_values,
+    kernel_result,
+    late_of,
+    number,
+)
 
 STREAM_KERNELS = ("copy", "scale", "add", "triad")
 
@@ -19,7 +28,7 @@ def cache_rule_warning(result: dict) -> str | None:
     return (f"each STREAM array ({arrays / 1e6:.0f} MB over {procs} process(es)) is smaller "
             f"than 4 x the {llc / 2**20:.0f} MiB last-level cache: the rates include cache "
             f"hits, not only memory; STREAM's rule wants elements >= {need} per process "
-            "(the seed studies' 10,000,000 may be below it on today's caches)")
+            "(the published studies' 10,000,000 may be below it on today's caches)")
 
 
 class Stream(Benchmark):

@@ -11,8 +11,8 @@ import re
 import time
 from typing import Any
 
-from ..errors import VirtbenchError
-from ..netpath import HostServer
+from ..core.errors import VirtbenchError
+from ..host.netpath import HostServer
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 from .iperf3 import parse_iperf3_tcp, parse_iperf3_udp, udp_warnings  # noqa: F401 (re-exported)
 

@@ -11,8 +11,8 @@ and an environment without it skips the case with the reason.
 """
 from __future__ import annotations
 
-from ..errors import VirtbenchError
-from .base import (Benchmark, Metric, ParseError, Span, Timing, kernel_result, late_of, number)
+from ..core.errors import VirtbenchError
+from .base import Benchmark, Metric, ParseError, Span, Timing, kernel_result, late_of, number
 
 # family -> its metrics (name, unit, description), in the kernel's order
 FAMILIES: dict[str, tuple[tuple[str, str, str], ...]] = {

@@ -4,7 +4,7 @@ how many repetitions reach a minimum, and the repetitions of one trial as one ou
 A kernel whose measured section is shorter than the minimum (default 0.5 s,
 defaults.MIN_SECTION_S) measures mostly the timer, the scheduler and the first moments of a
 process. Such a trial runs the kernel k times in a row, with the same parameters (the ones
-the seed study fixed stay fixed), and reports per repetition: the trial's value of a metric
+the published study fixed stay fixed), and reports per repetition: the trial's value of a metric
 is the mean of its k values, arithmetic for a time or any lower-is-better metric and
 harmonic for a rate (each is total time, or total work over total time, divided by k when
 the repetitions do the same work), and the k values are kept in the trial's detail.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from math import ceil
 
-from ..outcome import Metric, TrialOutcome
+from ..core.outcome import Metric, TrialOutcome
 
 SECTION_KEYS = ("repetitions", "section_s", "repetition_section_s", "per_repetition")
 

@@ -14,10 +14,10 @@ import threading
 import time
 from pathlib import Path
 
-from .. import kernels
-from ..errors import VirtbenchError
-from ..guest import watch
-from ..sshd import supported_ciphers
+from ..kernels import build as kernels
+from ..core.errors import VirtbenchError
+from ..host import watch
+from ..host.sshd import supported_ciphers
 from .base import Benchmark, Metric, TrialOutcome
 
 # RIKEN's ciphers as today's OpenSSH names them, and the one it no longer has.

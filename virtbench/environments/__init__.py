@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 from .base import Environment
 from .spec import EnvSpec, Option, Usability
 from .container import Container

@@ -28,13 +28,13 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar
 
-from ..capabilities import Capabilities
-from ..errors import AgentError, VirtbenchError
-from ..hostexec import LOCAL, HostExecutor
-from ..netpath_types import NetPath, SshTarget
-from ..outcome import TrialOutcome
+from ..core.capabilities import Capabilities
+from ..core.errors import AgentError, VirtbenchError
+from ..host.commands import LOCAL, HostExecutor
+from ..host.netpath_types import NetPath, SshTarget
+from ..core.outcome import TrialOutcome
 from ..stats.aggregate import ClockOffset, best_offset, offset_from_ping
-from ..transport import AgentClient, ExecResult
+from ..agent.transport import AgentClient, ExecResult
 from . import live
 from .resources import Resources
 from .spec import NAME_OPTION, EnvSpec, Option, Usability, check_name, options_text as _options_text

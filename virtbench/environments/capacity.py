@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .. import meminfo
+from ..machine import meminfo
 
 
 def memory_refusal(label: str, n: int, need: int, available: int | None, shared: bool,

@@ -26,15 +26,23 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..capabilities import Capabilities, can, cannot
-from ..errors import AgentError, VirtbenchError
-from ..outcome import Metric, TrialOutcome
+from ..core.capabilities import Capabilities, can, cannot
+from ..core.errors import AgentError, VirtbenchError
+from ..core.outcome import Metric, TrialOutcome
 from ..stats.aggregate import ClockOffset, Span, across, to_host
 from .base import Environment
 from .capacity import host_capacity, memory_refusal
 from .resources import Resources
-from .instances import (aggregate_method, aggregates, combine, describe_aggregate,  # noqa: F401
-                        group_metrics, instance_evidence, jain_index, spread_pct)
+from .instances import (
+    aggregate_method,
+    aggregates,
+    combine,
+    describe_aggregate,
+    group_metrics,
+    instance_evidence,
+    jain_index,
+    spread_pct,
+)
 from .together import Together
 
 OVERCOMMIT = 2.0          # at most this many vCPUs (or busy processes) per host core
@@ -220,7 +228,7 @@ class InstanceGroup(Environment):
             if len(self.members) != 2:
                 raise VirtbenchError(f"environment {self.spec}: a guest-to-guest benchmark needs "
                                      f"exactly 2 instances, not {len(self.members)}")
-            from ..netpath import join_hosts
+            from ..host.netpath import join_hosts
             a, b = (m.net_path() for m in self.members)
             join_hosts(a.host_prefix[-1], a.env_address, b.host_prefix[-1], b.env_address)
             self._pair = PairPath(a.env_address, b.env_address, a.env_prefix, b.env_prefix)

@@ -13,9 +13,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..metric_id import (AGGREGATE, FAIRNESS, INSTANCE, SPREAD, fairness_name, instance_name,
-                         spread_name)
-from ..outcome import Metric, TrialOutcome
+from ..core.metric_id import (
+    AGGREGATE,
+    FAIRNESS,
+    INSTANCE,
+    SPREAD,
+    fairness_name,
+    instance_name,
+    spread_name,
+)
+from ..core.outcome import Metric, TrialOutcome
 from ..stats.aggregate import Span, common_rate, makespan, transpose
 
 

@@ -7,13 +7,15 @@ import shutil
 import stat
 import sys
 
-from .. import fingerprint, kernels, meminfo, netns, workroot
-from ..errors import VirtbenchError
-from ..guest import watch
-from ..capabilities import Capabilities, can, cannot
-from ..netpath_types import NetPath, SshTarget
+from ..machine import fingerprint, meminfo
+from ..kernels import build as kernels
+from ..host import netns, workroot
+from ..core.errors import VirtbenchError
+from ..host import watch
+from ..core.capabilities import Capabilities, can, cannot
+from ..host.netpath_types import NetPath, SshTarget
 from ..stats.aggregate import ClockOffset
-from ..transport import AGENT_SOURCE, SubprocessAgent
+from ..agent.transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option, block_device_under, drop_page_cache
 
 AUTO_SCRATCH = "auto"       # a private directory made for this run in the work root
@@ -143,7 +145,7 @@ class Native(Environment):
 
     def net_path(self) -> NetPath:
         if self._topology is None:
-            from ..netpath import Topology, native_path
+            from ..host.netpath import Topology, native_path
             topology = Topology()
             self._topology = topology
             self.resources.add("the network path", self._delete_topology)
@@ -156,7 +158,7 @@ class Native(Environment):
             topology.delete()
 
     def ssh_target(self) -> SshTarget:
-        from ..sshd import PORT, Sshd
+        from ..host.sshd import PORT, Sshd
         path = self.net_path()
         if self._sshd is None:
             self._sshd = Sshd(path.env_address, path.env_prefix)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 import subprocess
 
-from .. import fingerprint, hypervisor, kernels, meminfo
-from ..capabilities import Capabilities, can, cannot
-from ..errors import VirtbenchError
-from ..netpath_types import NetPath
-from ..sshsession import SshOptions, SshSession
-from ..transport import AGENT_SOURCE, SubprocessAgent
+from ..machine import fingerprint, hypervisor, meminfo
+from ..kernels import build as kernels
+from ..core.capabilities import Capabilities, can, cannot
+from ..core.errors import VirtbenchError
+from ..host.netpath_types import NetPath
+from ..host.sshsession import SshOptions, SshSession
+from ..agent.transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option, block_device_under, drop_page_cache
 
 AUTO_SCRATCH = "auto"   # a private directory made on the target for this run (mktemp -d)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import re
 
-from ..errors import VirtbenchError
-from ..urls import shown
+from ..core.errors import VirtbenchError
+from ..core.urls import shown
 
 TASK = "virtbench.unit"
 QUEUE_PREFIX = "virtbench.host."

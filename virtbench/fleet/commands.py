@@ -6,7 +6,7 @@ import sys
 
 from rich.console import Console
 
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -70,7 +70,7 @@ def cmd_fleet(args, out: Console, err: Console) -> int:
 
 
 def _fleet_run(args, out: Console, err: Console) -> int:
-    from .. import study as study_mod, study_flags
+    from ..study import design as study_mod, flags as study_flags
     from .enqueue import check_hosts, fleet_run
     check_hosts(args.host)
     study = study_mod.load(args.study) if args.study else None

@@ -1,8 +1,8 @@
 """Reaching the broker: a Redis client for a URL, or one line saying why not and what to do."""
 from __future__ import annotations
 
-from ..errors import VirtbenchError
-from ..urls import scrub, shown
+from ..core.errors import VirtbenchError
+from ..core.urls import scrub, shown
 from .app import check_broker_url
 
 

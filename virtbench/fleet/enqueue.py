@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 import time
 
-from ..errors import VirtbenchError
-from ..urls import shown
-from ..runner import prepare
+from ..core.errors import VirtbenchError
+from ..core.urls import shown
+from ..run.runner import prepare
 from ..store import Store
-from ..study import Study
+from ..study.design import Study
 from . import lease, state
 from .app import TASK, check_host, make_app, queue_name
 from .connect import redis_client

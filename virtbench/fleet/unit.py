@@ -16,11 +16,11 @@ import time
 from rich.console import Console
 from rich.markup import escape
 
-from .. import warmup
-from ..errors import VirtbenchError
-from ..runner import Runner, prepare
+from ..run import warmup
+from ..core.errors import VirtbenchError
+from ..run.runner import Runner, prepare
 from ..store import Store, StoreUnavailable
-from ..study import Study
+from ..study.design import Study
 from . import lease as lease_mod, state
 from .app import TASK
 
@@ -45,7 +45,7 @@ class FleetRunner(Runner):
 
     def slot_ran(self, slot, ok):
         super().slot_ran(slot, ok)
-        run_id = self._run[0]
+        run_id = self.active.run_id
         self.done += 1
         state.set_state(self.client, self.fleet, self.host, "running", run=run_id,
                         done=self.done, total=self.total)

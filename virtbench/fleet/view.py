@@ -6,10 +6,10 @@ host (b:native against a:native): host against host, the point of a fleet."""
 from __future__ import annotations
 
 from ..analysis.references import Reference, References, metric_identity
-from ..errors import VirtbenchError
-from ..metric_id import MetricId
+from ..core.errors import VirtbenchError
+from ..core.metric_id import MetricId
 from ..model import HostRun, RunReport, RunWarning
-from ..study import default_baseline
+from ..study.design import default_baseline
 
 
 def split_label(label: str) -> tuple[str, str]:

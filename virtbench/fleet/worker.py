@@ -10,8 +10,8 @@ import socket
 
 from rich.console import Console
 
-from ..errors import VirtbenchError
-from ..urls import shown
+from ..core.errors import VirtbenchError
+from ..core.urls import shown
 from ..store import Store
 from . import lease
 from .app import check_host, make_app, queue_name

@@ -2,7 +2,7 @@
 
 run.py       a run's report: run, benchmarks, environments, results (with the comparison
              against their reference), trials, warnings, method notes, published figures
-decision.py  a result against its reference: the decision, seed rule, order effect
+decision.py  a result against its reference: the decision, published rule, order effect
 claims.py    the study's claims, checked
 profile.py   exit profiles
 pricelist.py the primitives' price list
@@ -16,17 +16,34 @@ It imports nothing of virtbench above the base layer.
 """
 from .base import Number, Record
 from .claims import ClaimLink, ClaimResult
-from .decision import VERDICTS, DisturbedTrial, OrderEffect, SeedRule
+from .decision import VERDICTS, DisturbedTrial, OrderEffect, PublishedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
-from .run import (AdaptiveSummary, Case, Environment, EvidenceValue, FailedTrial, HostRun,
-                  MethodNote, MetricIdentity, ProfilesReport, PublishedFigure, PublishedMatch,
-                  Result, RunInfo, RunReport, RunWarning, SCHEMA_VERSION, Section, TrialCount,
-                  VsReference)
+from .run import (
+    AdaptiveSummary,
+    Case,
+    Environment,
+    EvidenceValue,
+    FailedTrial,
+    HostRun,
+    MethodNote,
+    MetricIdentity,
+    ProfilesReport,
+    PublishedFigure,
+    PublishedMatch,
+    Result,
+    RunInfo,
+    RunReport,
+    RunWarning,
+    SCHEMA_VERSION,
+    Section,
+    TrialCount,
+    VsReference,
+)
 
 __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "DisturbedTrial",
-           "OrderEffect", "SeedRule", "CompareRow", "Comparison", "MetadataDifference", "Explained",
+           "OrderEffect", "PublishedRule", "CompareRow", "Comparison", "MetadataDifference", "Explained",
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",

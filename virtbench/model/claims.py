@@ -1,4 +1,4 @@
-"""A seed paper's claim, checked on the run (the study's [[claim]] tables; docs/decisions.md,
+"""A published paper's claim, checked on the run (the study's [[claim]] tables; docs/decisions.md,
 "Claims")."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A result against its reference: the decision (docs/decisions.md) with its estimate,
-intervals, raw and family-adjusted p, the blocks it used and the run's noise floor; the seed
+intervals, raw and family-adjusted p, the blocks it used and the run's noise floor; the published
 study's own rule beside it; the order effect inside blocks; the trials left out as
 disturbed."""
 from __future__ import annotations
@@ -15,8 +15,8 @@ Verdict = Literal["pass", "differs, within threshold", "fail", "inconclusive"]
 Analysis = Literal["paired", "sequential", "unpaired"]
 
 
-class SeedRule(Record):
-    """The seed studies' own rule, shown in its own column: the ratio of trimmed means
+class PublishedRule(Record):
+    """The published studies' own rule, shown in its own column: the ratio of trimmed means
     (drop the highest and the lowest sample, mean of the rest), within ±threshold or not,
     without any statistics."""
 
@@ -24,7 +24,7 @@ class SeedRule(Record):
                                 "mean (null when the reference's is 0)")
     overhead_pct: float | None = Field(None, description="its overhead, %: positive = worse")
     verdict: Literal["pass", "fail"] | None = Field(
-        None, description="pass: |overhead| < threshold; fail: not (the seed's ✓ / ✗)")
+        None, description="pass: |overhead| < threshold; fail: not (the published studies' ✓ / ✗)")
 
 
 class OrderEffect(Record):
@@ -59,7 +59,7 @@ class DisturbedTrial(Record):
 
 class VsReference(Record):
     """A result against its reference (`vs_baseline`, `vs_others`): the decision of the
-    analysis the report used (`analysis`; docs/decisions.md), with the seed's rule beside it."""
+    analysis the report used (`analysis`; docs/decisions.md), with the published rule beside it."""
 
     ratio: float = Field(0.0, description="the estimate, environment / reference on the "
                          "metric's own scale: the geometric mean of the blocks' ratios "
@@ -129,7 +129,7 @@ class VsReference(Record):
     disturbed_excluded: int = Field(0, description="blocks left out because the "
                                     "environment's or the reference's trial in it was marked "
                                     "disturbed (each row's `disturbed` says why)")
-    seed_rule: SeedRule | None = Field(None, description="the seed study's rule on trimmed "
+    published_rule: PublishedRule | None = Field(None, description="the published study's rule on trimmed "
                                        "means, for its own column")
     order: OrderEffect | None = Field(None, description="first vs later in a block (paired "
                                       "rows)")

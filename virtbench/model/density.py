@@ -16,7 +16,7 @@ StopReason = Literal["qos", "aggregate_flat", "max", "time", "memory", "failed"]
 class Throughput(Record):
     """A throughput (higher is better) over a step's trials."""
 
-    mean: float = Field(0.0, description="trimmed mean (the seed method)")
+    mean: float = Field(0.0, description="trimmed mean (the published method)")
     ci_low: float | None = Field(None, description="95 % bootstrap CI, low")
     ci_high: float | None = Field(None, description="95 % bootstrap CI, high")
     n: int = Field(0, description="samples (successful trials)")

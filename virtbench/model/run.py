@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from .. import warning_kinds
+from ..core import warning_kinds
 from .base import Number, Record
 from .claims import ClaimResult
 from .decision import DisturbedTrial, VsReference
@@ -29,12 +29,12 @@ class HostRun(Record):
 # the version of the report's schema (docs/report.schema.json): the minor part grows when
 # fields are added, the major part when a field changes or goes (2.0: verdicts are the
 # decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
-# price_lists)
-SCHEMA_VERSION = "2.3"
+# price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`)
+SCHEMA_VERSION = "3.0"
 
 
 class Section(Record):
-    """A benchmark case's measured section, calibrated once per run (virtbench/sections.py):
+    """A benchmark case's measured section, calibrated once per run (virtbench/run/sections.py):
     shorter than the minimum, it is repeated inside every trial (values per repetition)."""
 
     benchmark: str = Field("", description="the benchmark case's label")
@@ -50,7 +50,7 @@ class Section(Record):
 
 
 class AdaptiveSummary(Record):
-    """How a run with adaptive trials (`trials = "auto"`) ended (virtbench/adaptive.py)."""
+    """How a run with adaptive trials (`trials = "auto"`) ended (virtbench/run/adaptive.py)."""
 
     stopped: str | None = Field(None, description="why it stopped: all decided, max_trials, "
                                 "budget, no reference (null: still running or interrupted)")
@@ -133,7 +133,7 @@ class Environment(Record):
 
 
 class MetricIdentity(Record):
-    """What a result's metric is, beside its name (virtbench/metric_id.py)."""
+    """What a result's metric is, beside its name (virtbench/core/metric_id.py)."""
 
     base: str = Field("", description="the benchmark's metric it is of")
     scope: Scope = Field("single", description="single: as the benchmark measures it; a "
@@ -175,7 +175,7 @@ class Result(Record):
     planned_trials: int | None = Field(None, description="trials planned for it")
     aggregate: str | None = Field(None, description="a group's aggregate: how it was made "
                                   "(common-interval, sum, makespan, slowest, mean)")
-    trimmed_mean: float = Field(0.0, description="the seed method: drop the highest and the "
+    trimmed_mean: float = Field(0.0, description="the published method: drop the highest and the "
                                 "lowest sample, mean of the rest")
     median: float = Field(0.0, description="the median")
     stdev: float | None = Field(None, description="the standard deviation")
@@ -257,7 +257,7 @@ class RunWarning(Record):
     @model_validator(mode="before")
     @classmethod
     def _catalogued(cls, data):
-        """Its severity and documentation, from the catalogue (virtbench/warning_kinds.py)."""
+        """Its severity and documentation, from the catalogue (virtbench/core/warning_kinds.py)."""
         if isinstance(data, dict):
             kind = warning_kinds.get(data.get("kind", ""))
             if kind is not None:
@@ -266,7 +266,7 @@ class RunWarning(Record):
 
 
 class MethodNote(Record):
-    """Where virtbench's method deviates from the seed study's, per benchmark."""
+    """Where virtbench's method deviates from the published study's, per benchmark."""
 
     benchmark: str = Field("", description="the benchmark case's label")
     note: str = Field("", description="how virtbench's method differs from the source's")
@@ -328,12 +328,12 @@ class RunReport(Record):
     warnings: list[RunWarning] = Field(default_factory=list, description="what to know "
                                        "before trusting the figures")
     method_notes: list[MethodNote] = Field(default_factory=list, description="where the "
-                                           "method deviates from the seed study's")
+                                           "method deviates from the published study's")
     published_only: list[PublishedFigure] = Field(default_factory=list, description="the "
                                                   "study's published figures no result matches")
     profiles: list[Profile] = Field(default_factory=list, description="exit profiles")
     claims: list[ClaimResult] = Field(default_factory=list, description="the study's claims "
-                                      "(its seed paper's), each checked on this run")
+                                      "(its published paper's), each checked on this run")
     price_lists: list[PriceList] = Field(default_factory=list, description="the price "
                                          "list of each primitives case: primitive x "
                                          "environment, ratio to the baseline, linked exits")

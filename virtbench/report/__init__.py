@@ -3,7 +3,8 @@
 registry.py   the formats by name (--format), each imported only when used
 exporter.py   what a format implements: render a run, its profiles, a comparison
 formats/      one module per format: table, markdown, json, csv, html (templates/)
-fmt, matrix, failures, aggregates, profiles, charts: the pieces every format shares
+fmt/          text, a module per what it formats: numbers, verdicts, tables, published, header...
+matrix, failures, aggregates, profiles, charts: the other pieces every format shares
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ from html import escape
 
 from ..model import CompareRow, Profile, Result
 from ..model.run import MigrationTimeline
-from . import fmt, profiles
+from . import profiles
+from .fmt import numbers
 
 BASELINE_COLOR = "#6b7280"
 PASS_COLOR = "#2563eb"
@@ -52,8 +53,8 @@ def bar_figure(metric_rows: list[Result], baseline: str | None, title: str) -> d
         else:
             colors.append(NEUTRAL_COLOR)
             texts.append("")
-        hover.append(f"{r.environment}<br>trimmed mean {fmt.value(r.trimmed_mean)} {r.unit}"
-                     f"<br>95 % CI {fmt.ci(r.ci_low, r.ci_high)}<br>n = {r.n}")
+        hover.append(f"{r.environment}<br>trimmed mean {numbers.value(r.trimmed_mean)} {r.unit}"
+                     f"<br>95 % CI {numbers.ci(r.ci_low, r.ci_high)}<br>n = {r.n}")
     data = [{"type": "bar", "x": x, "y": y, "name": "measured (trimmed mean)",
              "marker": {"color": colors}, "text": texts, "textposition": "auto",
              "insidetextanchor": "middle", "cliponaxis": False, "hovertext": hover, "hoverinfo": "text",
@@ -110,8 +111,8 @@ def compare_figure(rows: list[CompareRow], title: str) -> dict:
                          "arrayminus": [max(0.0, r.change_pct - r.ci_low)
                                         if r.ci_low is not None else 0 for r in rows],
                          "color": "#111827", "thickness": 1.5},
-             "hovertext": [f"{lab}<br>change {fmt.pct(r.change_pct)} "
-                           f"CI {fmt.ci_pct(r.ci_low, r.ci_high)} p {fmt.p(r.p_value)}"
+             "hovertext": [f"{lab}<br>change {numbers.pct(r.change_pct)} "
+                           f"CI {numbers.ci_pct(r.ci_low, r.ci_high)} p {numbers.p(r.p_value)}"
                            for lab, r in zip(labels, rows)], "hoverinfo": "text"}]
     layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
               "height": 120 + 28 * len(rows), "margin": {"l": 20, "r": 20, "t": 44, "b": 40},
@@ -175,7 +176,7 @@ def migration_figure(m: MigrationTimeline, title: str) -> dict:
         notes.append({"yref": "paper", "y": 1, "x": m.total_s / 2, "showarrow": False,
                       "yanchor": "bottom", "font": {"size": 10},
                       "text": f"migration: {m.total_s:.2f} s (QEMU's downtime "
-                              f"{fmt.value(m.downtime_s)} s)"})
+                              f"{numbers.value(m.downtime_s)} s)"})
     if m.gap_at_s is not None and m.downtime_guest_s:
         shapes.append({"type": "rect", "yref": "paper", "y0": 0, "y1": 1,
                        "x0": m.gap_at_s - m.downtime_guest_s, "x1": m.gap_at_s,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 
 if TYPE_CHECKING:
     from ..model import Comparison, RunReport

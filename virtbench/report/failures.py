@@ -4,7 +4,7 @@ evidence, never in the statistics). Pure text; the formats lay it out."""
 from __future__ import annotations
 
 from ..model import FailedTrial, Result, RunReport
-from . import fmt
+from .fmt import numbers
 
 COLUMN = "failed"
 EVIDENCE_TITLE = "failed trials (what they measured is evidence, never in the figures)"
@@ -31,7 +31,7 @@ def count_lines(analysis: RunReport) -> list[str]:
 
 
 def measured_text(samples: dict) -> str:
-    return ", ".join(f"{m} = {fmt.value(s.value)} {s.unit}" for m, s in samples.items())
+    return ", ".join(f"{m} = {numbers.value(s.value)} {s.unit}" for m, s in samples.items())
 
 
 def evidence_line(e: FailedTrial) -> str:

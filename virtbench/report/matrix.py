@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..metric_id import GROUP_DETAIL, INSTANCE
+from ..core.metric_id import GROUP_DETAIL, INSTANCE
 from ..model import Result, RunReport
-from . import fmt
+from .fmt import numbers, tables, verdicts
 
 
 @dataclass(frozen=True)
@@ -24,15 +24,15 @@ class Matrix:
 
 def vs_cell(vs) -> Cell:
     """A comparison as a cell: its ratio and ✓ / ✓ differs / ✗ / ?."""
-    ratio = fmt.ratio(vs.ratio)
+    ratio = numbers.ratio(vs.ratio)
     if vs.verdict == "pass":
         return Cell(f"{ratio} ✓", "pass")
-    if vs.verdict == fmt.DIFFERS:
+    if vs.verdict == verdicts.DIFFERS:
         return Cell(f"{ratio} ✓ differs {vs.direction or ''}".rstrip(), "differs")
     if vs.verdict == "fail":
         return Cell(f"{ratio} ✗ {vs.direction or ''}".rstrip(), "fail")
     need = vs.trials_needed
-    return Cell(f"{ratio} ?" + (f" ≥{need} {fmt.need_unit(vs)}" if need else ""),
+    return Cell(f"{ratio} ?" + (f" ≥{need} {verdicts.need_unit(vs)}" if need else ""),
                 "inconclusive")
 
 
@@ -47,7 +47,7 @@ def cell(result: Result | None, baseline: str | None) -> Cell:
     return Cell("baseline" if result.environment == baseline else "—", None)
 
 
-_RANK = {"fail": 3, "inconclusive": 2, fmt.DIFFERS: 1.5, "pass": 1}
+_RANK = {"fail": 3, "inconclusive": 2, verdicts.DIFFERS: 1.5, "pass": 1}
 
 
 def per_instance_cell(rows: list[Result]) -> Cell | None:
@@ -60,7 +60,7 @@ def per_instance_cell(rows: list[Result]) -> Cell | None:
     worst = max(rows, key=lambda r: _RANK.get(r.vs_baseline.verdict, 0))
     c = cell(worst, None)
     mark = c.text.split(" ", 1)[1] if " " in c.text else ""
-    lo, hi = fmt.ratio(min(ratios)), fmt.ratio(max(ratios))
+    lo, hi = numbers.ratio(min(ratios)), numbers.ratio(max(ratios))
     span = lo if lo == hi else f"{lo}–{hi}"
     return Cell(f"{span} {mark} per instance".replace("  ", " "), c.verdict)
 
@@ -82,7 +82,7 @@ def build(analysis) -> Matrix:
     rows = []
     for bench, metric in keys:
         first = next(r for r in results if (r.benchmark, r.metric) == (bench, metric))
-        name = f"{bench} · {metric} {fmt.direction(first.higher_is_better)}"
+        name = f"{bench} · {metric} {tables.direction(first.higher_is_better)}"
         cells = []
         for env in envs:
             r = index.get((env, bench, metric))

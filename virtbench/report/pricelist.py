@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import PriceCell, PriceList, PriceRow, RunReport
-from . import fmt
+from .fmt import numbers
 
 
 def ratio(x: float | None) -> str:
@@ -21,8 +21,8 @@ def cell(c: PriceCell, baseline: str | None) -> str:
     if c.value is None:
         return "—"
     if c.environment == baseline or c.ratio is None:
-        return fmt.value(c.value)
-    return f"{fmt.value(c.value)} ({ratio(c.ratio)})"
+        return numbers.value(c.value)
+    return f"{numbers.value(c.value)} ({ratio(c.ratio)})"
 
 
 def exit_line(row: PriceRow, c: PriceCell) -> str | None:

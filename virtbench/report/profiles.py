@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..model import Profile, ProfilesReport, RunReport
-from . import fmt
+from .fmt import numbers
 
 REASON_HEADER = ["reason", "count", "share", "time share"]
 FUNCTION_HEADER = ["address", "function", "caller", "device / port", "count", "share"]
@@ -18,7 +18,7 @@ def _share(x) -> str:
 
 
 def explains_line(entry: Profile) -> str:
-    parts = [f"{e.metric} {fmt.pct(e.overhead_pct)} ({e.verdict})"
+    parts = [f"{e.metric} {numbers.pct(e.overhead_pct)} ({e.verdict})"
              for e in entry.explains if e.overhead_pct is not None]
     return "overhead it explains: " + ("; ".join(parts) if parts else "none measured vs baseline")
 

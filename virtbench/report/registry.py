@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ..errors import VirtbenchError
+from ..core.errors import VirtbenchError
 
 # name -> "module in virtbench.report.formats:class"
 REGISTRY: dict[str, str] = {

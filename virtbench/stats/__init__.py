@@ -21,10 +21,10 @@ _EXPORTS = {
                  "trimmed_mean"),
     "significance": ("can_reach", "min_p_value", "permutation_p_value", "pooled_cv", "power",
                      "trials_for_power", "trials_to_reach"),
-    "decision": ("DIFFERS", "FAIL", "INCONCLUSIVE", "PASS", "Decision", "decide_paired",
-                 "decide_unpaired"),
+    "decision": ("DIFFERS", "FAIL", "INCONCLUSIVE", "PASS", "Decision", "Outcome",
+                 "decide_paired", "decide_unpaired"),
     "multiplicity": ("adjust_family",),
-    "sequential": ("RowState", "decide_sequential", "still_undecided"),
+    "sequential": ("RowState", "Undecided", "decide_sequential", "still_undecided"),
     "verdicts": ("DEFAULT_ALPHA", "Comparison", "Verdict", "baseline_verdict", "change_verdict",
                  "compare", "compare_verdict", "overhead_pct", "ratio_ci"),
 }

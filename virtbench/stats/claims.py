@@ -15,7 +15,8 @@ statistics as the decisions (stats.decision):
 
 Each claim's p is the p of the status it reached (inconclusive: the smaller of the two);
 `adjust_claims` corrects them over the study's claims with Holm, and a status whose
-adjusted p is not below alpha becomes inconclusive. Pure functions.
+adjusted p is not below alpha becomes inconclusive (`held_before_holm` keeps what it was).
+A Relation is figures; virtbench/analysis/prose.py says it in words. Pure functions.
 """
 from __future__ import annotations
 
@@ -27,8 +28,17 @@ import numpy as np
 from scipy import stats as sps
 
 from . import paired
-from .decision import (DIFFERS, FAIL, MAX_BLOCKS, PASS, TARGET_POWER, _bootstrap_log_ratios,
-                       decide_paired, decide_unpaired)
+from .decision import (
+    DIFFERS,
+    FAIL,
+    MAX_BLOCKS,
+    PASS,
+    TARGET_POWER,
+    Decision,
+    _bootstrap_log_ratios,
+    decide_paired,
+    decide_unpaired,
+)
 from .describe import trimmed_mean
 from .multiplicity import holm
 from .verdicts import DEFAULT_ALPHA
@@ -39,16 +49,22 @@ AT_LEAST, AT_MOST, WITHIN = ">=", "<=", "=="
 
 @dataclass(frozen=True)
 class Relation:
+    """A claim "A / B op bound" read on a run."""
     status: str                      # HOLDS | NOT_HOLDS | INCONCLUSIVE
     analysis: str                    # "paired" | "unpaired"
+    op: str                          # AT_LEAST | AT_MOST | WITHIN (bound: ±threshold %)
+    bound: float
+    alpha: float
     estimate: float | None           # A / B
     ci_low: float | None             # (1 - 2 alpha) interval of A / B
     ci_high: float | None
     p_value: float | None            # p of the status reached (inconclusive: the smaller)
     blocks: int
     blocks_needed: int | None
-    message: str
+    decision: Decision | None = None     # WITHIN: the decision whose band claim it is
     p_holm: float | None = None
+    held_before_holm: str | None = None  # the status Holm over `claims` claims took back
+    claims: int = 0
 
 
 def _needed(m: float, s: float, edge: float, alpha: float, at_least: int) -> int | None:
@@ -62,15 +78,6 @@ def _needed(m: float, s: float, edge: float, alpha: float, at_least: int) -> int
     ok = sps.norm.cdf(abs(m - edge) / (s / np.sqrt(n)) - sps.t.ppf(1 - alpha, n - 1)) \
         >= TARGET_POWER
     return int(n[np.argmax(ok)]) if ok.any() else None
-
-
-def _r(x: float) -> str:
-    """A ratio in a message: 3 decimals below 10 (1.004, not 1), 3 significant above."""
-    return f"{x:.3f}" if abs(x) < 10 else f"{x:.3g}"
-
-
-def _words(op: str, bound: float) -> str:
-    return f"{'at least' if op == AT_LEAST else 'at most'} {bound:g}"
 
 
 def _status(p_holds: float, p_not: float, alpha: float) -> tuple[str, float]:
@@ -89,8 +96,8 @@ def ratio_relation(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
     lr = paired.log_ratios(env, ref)
     n, edge = lr.n, log(bound)
     if n < 2:
-        return Relation(INCONCLUSIVE, "paired", exp(lr.d.mean()) if n else None, None, None,
-                        None, n, None, f"{n} block(s) with both values: no interval")
+        return Relation(INCONCLUSIVE, "paired", op, bound, alpha,
+                        exp(lr.d.mean()) if n else None, None, None, None, n, None)
     m, s = float(lr.d.mean()), float(lr.d.std(ddof=1))
     se = s / sqrt(n)
     if s == 0:
@@ -105,12 +112,7 @@ def ratio_relation(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
     p_holds, p_not = (above, below) if op == AT_LEAST else (below, above)
     status, p = _status(p_holds, p_not, alpha)
     need = _needed(m, s, edge, alpha, n + 1) if status == INCONCLUSIVE else None
-    conf = f"{(1 - 2 * alpha) * 100:g} % interval {_r(exp(lo))} to {_r(exp(hi))}"
-    msg = f"ratio {_r(exp(m))} ({conf}, {n} blocks); claimed {_words(op, bound)}"
-    if status == INCONCLUSIVE:
-        msg += "; " + (f"about {need} blocks would decide" if need else
-                       "no practical number of blocks decides (the ratio sits on the bound)")
-    return Relation(status, "paired", exp(m), exp(lo), exp(hi), p, n, need, msg)
+    return Relation(status, "paired", op, bound, alpha, exp(m), exp(lo), exp(hi), p, n, need)
 
 
 def ratio_relation_unpaired(a, b, op: str, bound: float, alpha: float = DEFAULT_ALPHA,
@@ -119,9 +121,8 @@ def ratio_relation_unpaired(a, b, op: str, bound: float, alpha: float = DEFAULT_
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     boot = _bootstrap_log_ratios(a, b, seed)
     if boot is None or not np.all(np.isfinite(boot)):
-        return Relation(INCONCLUSIVE, "unpaired", None, None, None, None, int(a.size), None,
-                        "fewer than 2 samples a side, or a trimmed mean of 0 or below: no "
-                        "ratio")
+        return Relation(INCONCLUSIVE, "unpaired", op, bound, alpha, None, None, None, None,
+                        int(a.size), None)
     edge = log(bound)
     m = log(float(trimmed_mean(a)) / float(trimmed_mean(b)))
     above = float(np.mean(boot <= edge))        # p of "r <= bound"
@@ -129,23 +130,20 @@ def ratio_relation_unpaired(a, b, op: str, bound: float, alpha: float = DEFAULT_
     p_holds, p_not = (above, below) if op == AT_LEAST else (below, above)
     status, p = _status(p_holds, p_not, alpha)
     lo, hi = (float(x) for x in np.quantile(boot, [alpha, 1 - alpha]))
-    msg = (f"ratio of trimmed means {_r(exp(m))} ({(1 - 2 * alpha) * 100:g} % bootstrap "
-           f"interval {_r(exp(lo))} to {_r(exp(hi))}, unpaired); claimed {_words(op, bound)}")
-    return Relation(status, "unpaired", exp(m), exp(lo), exp(hi), p, int(a.size), None, msg)
+    return Relation(status, "unpaired", op, bound, alpha, exp(m), exp(lo), exp(hi), p,
+                    int(a.size), None)
 
 
 def within_relation(env, ref, threshold_pct: float, higher_is_better: bool,
-                    alpha: float = DEFAULT_ALPHA, paired_: bool = True, seed=0,
-                    reference: str = "the reference") -> Relation:
+                    alpha: float = DEFAULT_ALPHA, paired_: bool = True, seed=0) -> Relation:
     """"A == B": the decision's band claim at ±threshold_pct: holds when the (1 - 2 alpha)
     interval lies inside (pass, differs), does not hold when the (1 - alpha) one lies
     beyond (fail). env / ref: {block: value} (paired) or sample lists (unpaired)."""
-    d = (decide_paired(env, ref, higher_is_better, threshold_pct, alpha, seed,
-                       reference=reference) if paired_
-         else decide_unpaired(env, ref, higher_is_better, threshold_pct, alpha, seed, reference))
+    d = (decide_paired(env, ref, higher_is_better, threshold_pct, alpha, seed) if paired_
+         else decide_unpaired(env, ref, higher_is_better, threshold_pct, alpha, seed))
     status = {PASS: HOLDS, DIFFERS: HOLDS, FAIL: NOT_HOLDS}.get(d.decision, INCONCLUSIVE)
-    return Relation(status, d.analysis, d.estimate, d.eq_ci_low, d.eq_ci_high, d.p_band,
-                    d.blocks, d.blocks_needed, d.message)
+    return Relation(status, d.analysis, WITHIN, threshold_pct, alpha, d.estimate, d.eq_ci_low,
+                    d.eq_ci_high, d.p_band, d.blocks, d.blocks_needed, decision=d)
 
 
 def adjust_claims(relations: Sequence[Relation], alpha: float = DEFAULT_ALPHA
@@ -158,8 +156,6 @@ def adjust_claims(relations: Sequence[Relation], alpha: float = DEFAULT_ALPHA
     for k, i in enumerate(idx):
         r = replace(relations[i], p_holm=float(adj[k]))
         if r.status != INCONCLUSIVE and r.p_holm >= alpha:
-            r = replace(r, status=INCONCLUSIVE,
-                        message=f"{r.message}; {r.status} at p {r.p_value:.3g}, but not after "
-                                f"Holm over {len(idx)} claims (adjusted p {r.p_holm:.3g})")
+            r = replace(r, status=INCONCLUSIVE, held_before_holm=r.status, claims=len(idx))
         out[i] = r
     return out

@@ -12,6 +12,12 @@ band is +-T % of overhead either way).
 - "fail": the (1 - alpha) interval lies wholly beyond the band on one side; `direction`
   says "worse" (more overhead) or "better".
 - "inconclusive": anything else, with the blocks that would decide (`blocks_needed`).
+`classify` applies the rule: an `Outcome` (its `word` is the decision as stored).
+
+A Decision is figures, not sentences: its `notes` say in figures what qualifies it (too few
+blocks for an interval, a test that cannot reach alpha), stats.multiplicity records a claim
+the family's correction takes back (`taken_back`), and virtbench/analysis/prose.py words it
+all for the result model (VsReference.message).
 
 What "significant" and "interval" are depends on the analysis:
 - paired (default, randomised blocks; stats.paired): the t interval of the mean log ratio;
@@ -41,6 +47,7 @@ normal approximation above with the sequence's multiplier; unpaired: significanc
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from math import exp, log, sqrt
 from typing import Callable, Hashable, Mapping
@@ -49,7 +56,7 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as sps
 
-from .. import defaults
+from ..core import defaults
 from . import paired
 from .band import _doubled, band, band_p_from_sides, band_p_t  # noqa: F401  (re-exported)
 from . import significance as sig
@@ -61,7 +68,6 @@ DIFFERS = "differs, within threshold"
 FAIL = "fail"
 INCONCLUSIVE = "inconclusive"
 DECISIONS = (PASS, DIFFERS, FAIL, INCONCLUSIVE)
-CODES = {0: INCONCLUSIVE, 1: PASS, 2: DIFFERS, 3: FAIL}   # classify()'s integer codes
 DEFAULT_THRESHOLD_PCT = defaults.THRESHOLD_PCT
 TARGET_POWER = sig.TARGET_POWER
 MAX_BLOCKS = 10_000
@@ -70,6 +76,111 @@ ESTIMATOR_PAIRED = "geometric-mean ratio of paired blocks"
 ESTIMATOR_UNPAIRED = "ratio of trimmed means"
 P_SIGN_FLIP = "paired sign-flip permutation of log ratios"
 P_UNPAIRED = "permutation of trimmed means (unpaired)"
+NEED_HOW_PAIRED = ("observed ratio and spread of log ratios held, paired t interval, "
+                   "80 % probability of deciding (normal approximation)")
+NEED_HOW_UNPAIRED = ("observed ratio and pooled CV held, trials per side for the permutation "
+                     "test of trimmed means, 80 % probability of deciding (normal approximation)")
+NO_INTERVAL = (-np.inf, np.inf)
+
+
+class Outcome(enum.IntEnum):
+    """What the rule concludes (module docstring). An int, so that classify_many can give a
+    whole array of outcomes at once (stats.simulate, stats.sequential.codes)."""
+    INCONCLUSIVE = 0
+    PASS = 1
+    DIFFERS = 2
+    FAIL = 3
+
+    @property
+    def word(self) -> str:
+        """The decision as the result model stores it (DECISIONS)."""
+        return {Outcome.INCONCLUSIVE: INCONCLUSIVE, Outcome.PASS: PASS,
+                Outcome.DIFFERS: DIFFERS, Outcome.FAIL: FAIL}[self]
+
+
+@dataclass(frozen=True)
+class Question:
+    """What a decision answers: does env / reference lie inside ±threshold_pct % on the
+    metric's own scale, at level alpha?"""
+    higher_is_better: bool
+    threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    alpha: float = DEFAULT_ALPHA
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How an analysis reads the blocks: its name, estimator and test, and how it counts
+    the blocks that would decide."""
+    analysis: str                    # "paired" | "sequential" | "unpaired"
+    estimator: str
+    p_method: str
+    need_how: str
+
+
+PAIRED = Reading("paired", ESTIMATOR_PAIRED, P_SIGN_FLIP, NEED_HOW_PAIRED)
+UNPAIRED = Reading("unpaired", ESTIMATOR_UNPAIRED, P_UNPAIRED, NEED_HOW_UNPAIRED)
+
+
+@dataclass(frozen=True)
+class NoInterval:
+    """Fewer than 2 blocks hold both values: no interval (paired)."""
+
+
+@dataclass(frozen=True)
+class NoBlocks:
+    """No block holds both values (sequential)."""
+
+
+@dataclass(frozen=True)
+class BelowMinimum:
+    """Fewer blocks than the runner's minimum: inconclusive whatever the sequences say."""
+    min_blocks: int
+
+
+@dataclass(frozen=True)
+class SignFlipUnreachable:
+    """With these blocks the sign-flip test cannot reach p < alpha: its smallest p."""
+    smallest_p: float
+
+
+@dataclass(frozen=True)
+class PermutationUnreachable:
+    """With these samples a side the permutation test cannot reach p < alpha: its smallest p."""
+    reference_samples: int
+    smallest_p: float
+
+
+Note = NoInterval | NoBlocks | BelowMinimum | SignFlipUnreachable | PermutationUnreachable
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """A claim of a decision that the family's correction did not let stand
+    (stats.multiplicity): the band claim, or the claim of a difference."""
+    claim: str                       # "band" | "difference"
+    was: str                         # the decision before the correction
+    method: str                      # "holm" | "bh"
+    rows: int                        # the claims corrected together
+    adjusted_p: float
+    blocks_needed: int | None        # band: to decide at alpha / rows; difference: from
+                                     # which the sign-flip test can reach it
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one reading of the blocks found, on the log-ratio scale, and its outcome."""
+    outcome: Outcome
+    reading: Reading
+    blocks: int                      # blocks (paired) or samples of the environment (unpaired)
+    m: float | None = None           # mean log ratio; None: no estimate
+    s: float | None = None           # spread of the log ratios; None: unknown
+    log_ci: tuple[float, float] = NO_INTERVAL       # (1 - alpha) interval; +-inf: none yet
+    log_eq_ci: tuple[float, float] = NO_INTERVAL    # (1 - 2 alpha) interval
+    p: float | None = None           # raw p of "no difference"
+    p_band: float | None = None
+    mdc_pct: float | None = None
+    need: int | None = None          # blocks that would decide
+    notes: tuple[Note, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,26 +204,34 @@ class Decision:
     blocks_needed_how: str
     alpha: float
     threshold_pct: float
-    message: str
+    higher_is_better: bool
     p_holm: float | None = None      # family-wise adjusted p (multiplicity.adjust_family)
     p_bh: float | None = None
     p_band: float | None = None      # raw p of the band claim (band_p): inside or beyond +-T
     p_band_holm: float | None = None
     p_band_bh: float | None = None
+    notes: tuple[Note, ...] = ()     # what qualifies it, in figures (module docstring)
+    taken_back: TakenBack | None = None
 
 
-def classify(lo, hi, eq_lo, eq_hi, significant, threshold_pct: float) -> np.ndarray:
-    """The decision rule on log-scale intervals, vectorised: integer codes (CODES).
+def classify(lo: float, hi: float, eq_lo: float, eq_hi: float, significant: bool,
+             threshold_pct: float) -> Outcome:
+    """The decision rule on log-scale intervals: lo/hi the (1 - alpha) interval, eq_lo/eq_hi
+    the (1 - 2 alpha) one, significant at alpha or not. Bounds may be +-inf (no interval
+    yet). Inside / beyond are strict: an interval touching an edge has not cleared it."""
+    return Outcome(int(classify_many(lo, hi, eq_lo, eq_hi, significant, threshold_pct)))
 
-    lo/hi: the (1 - alpha) interval; eq_lo/eq_hi: the (1 - 2 alpha) one; significant: bool.
-    Bounds may be +-inf (no interval yet). Inside / beyond are strict: an interval touching
-    an edge has not cleared it."""
+
+def classify_many(lo, hi, eq_lo, eq_hi, significant, threshold_pct: float) -> np.ndarray:
+    """classify() over arrays at once: an array of Outcome values."""
     b_lo, b_hi = band(threshold_pct)
     lo, hi, eq_lo, eq_hi = (np.asarray(x, dtype=float) for x in (lo, hi, eq_lo, eq_hi))
     sig_ = np.asarray(significant, dtype=bool)
     beyond = (lo > b_hi) | (hi < b_lo)
     inside = (eq_lo > b_lo) & (eq_hi < b_hi)
-    return np.where(beyond, 3, np.where(inside, np.where(sig_, 2, 1), 0))
+    return np.where(beyond, Outcome.FAIL,
+                    np.where(inside, np.where(sig_, Outcome.DIFFERS, Outcome.PASS),
+                             Outcome.INCONCLUSIVE))
 
 
 def _side(log_ratio: float, higher_is_better: bool) -> str:
@@ -189,106 +308,56 @@ def mdc_from_multiplier(n: int, s: float | None, c: float, power: float = TARGET
     return (exp((c + sps.norm.ppf(power)) * s / sqrt(n)) - 1) * 100
 
 
-def _fmt_ratio_ci(lo, hi, higher_is_better) -> str:
-    if lo is None or not np.isfinite(lo) or not np.isfinite(hi):
-        return "no interval yet"
-    o = sorted((overhead_pct(lo, higher_is_better), overhead_pct(hi, higher_is_better)))
-    return f"{o[0]:+.1f} % to {o[1]:+.1f} %"
-
-
-def build(*, code: int, analysis: str, estimator: str, m: float | None, s: float | None,
-          log_ci: tuple[float, float], log_eq_ci: tuple[float, float], p: float | None,
-          p_method: str, blocks: int, higher_is_better: bool, threshold_pct: float,
-          alpha: float, mdc_pct: float | None, need: int | None, need_how: str,
-          reference: str = "the reference", note: str = "", p_band: float | None = None
-          ) -> Decision:
-    """Assemble a Decision and its message from a classify() code and the intervals."""
-    decision = CODES[int(code)]
-    est = exp(m) if m is not None else None
-    over = overhead_pct(est, higher_is_better) if est is not None else None
-    lo, hi = (exp(x) if np.isfinite(x) else None for x in log_ci)
-    eq_lo, eq_hi = (exp(x) if np.isfinite(x) else None for x in log_eq_ci)
-    b_lo, b_hi = band(threshold_pct)
+def build(evidence: Evidence, question: Question) -> Decision:
+    """The Decision of `evidence` for `question`: the ratio and its intervals back on the
+    ratio scale, and which way a fail (or a difference) lies."""
+    e, hib = evidence, question.higher_is_better
+    decision = e.outcome.word
+    est = exp(e.m) if e.m is not None else None
+    over = overhead_pct(est, hib) if est is not None else None
+    lo, hi = (exp(x) if np.isfinite(x) else None for x in e.log_ci)
+    eq_lo, eq_hi = (exp(x) if np.isfinite(x) else None for x in e.log_eq_ci)
+    b_lo, b_hi = band(question.threshold_pct)
     direction = None
     if decision == FAIL:
-        direction = _side(log_ci[0] if log_ci[0] > b_hi else log_ci[1], higher_is_better)
-    elif m is not None and (decision == DIFFERS or not b_lo < m < b_hi):
-        direction = _side(m, higher_is_better)
-    word = "sequence" if analysis == "sequential" else "interval"
-    conf = f"{(1 - alpha) * 100:g} % {word}"
-    eq_conf = f"{(1 - 2 * alpha) * 100:g} % {word}"
-    if over is None:
-        size = "no estimate"
-    elif round(over, 1) == 0:
-        size = f"the same as {reference} to 0.1 %"
-    else:
-        size = f"{abs(over):.1f} % {'worse' if over > 0 else 'better'} than {reference}"
-    p_txt = f"p {p:.3g}" if p is not None else "no p"
-    band_txt = f"±{threshold_pct:g} %"
-    if decision == PASS:
-        msg = (f"{size}: equivalent within {band_txt} ({eq_conf} "
-               f"{_fmt_ratio_ci(eq_lo, eq_hi, higher_is_better)}), no difference detected ({p_txt})")
-    elif decision == DIFFERS:
-        msg = (f"{size}: a real difference ({p_txt} < {alpha:g}) but within {band_txt} "
-               f"({eq_conf} {_fmt_ratio_ci(eq_lo, eq_hi, higher_is_better)})")
-    elif decision == FAIL:
-        msg = (f"{size}: beyond {band_txt} ({conf} "
-               f"{_fmt_ratio_ci(lo, hi, higher_is_better)})")
-    else:
-        if need is None:
-            tail = ("the estimate sits on the threshold or the spread is unknown: "
-                    "no practical number of blocks decides")
-        else:
-            tail = f"about {need} blocks would decide ({need_how})"
-        msg = (f"{size}: undecided after {blocks} blocks ({eq_conf} "
-               f"{_fmt_ratio_ci(eq_lo, eq_hi, higher_is_better)}, {p_txt}); {tail}")
-    if note:
-        msg += f"; {note}"
-    return Decision(decision=decision, direction=direction, analysis=analysis, estimator=estimator,
-                    estimate=est, overhead_pct=over, ci_low=lo, ci_high=hi, eq_ci_low=eq_lo,
-                    eq_ci_high=eq_hi, p_value=p, p_method=p_method, blocks=blocks, sd_log=s,
-                    mdc_pct=mdc_pct, blocks_needed=need if decision == INCONCLUSIVE else None,
-                    blocks_needed_how=need_how, alpha=alpha, threshold_pct=threshold_pct,
-                    message=msg, p_band=p_band)
-
-
-NEED_HOW_PAIRED = ("observed ratio and spread of log ratios held, paired t interval, "
-                   "80 % probability of deciding (normal approximation)")
+        direction = _side(e.log_ci[0] if e.log_ci[0] > b_hi else e.log_ci[1], hib)
+    elif e.m is not None and (decision == DIFFERS or not b_lo < e.m < b_hi):
+        direction = _side(e.m, hib)
+    return Decision(decision=decision, direction=direction, analysis=e.reading.analysis,
+                    estimator=e.reading.estimator, estimate=est, overhead_pct=over, ci_low=lo,
+                    ci_high=hi, eq_ci_low=eq_lo, eq_ci_high=eq_hi, p_value=e.p,
+                    p_method=e.reading.p_method, blocks=e.blocks, sd_log=e.s,
+                    mdc_pct=e.mdc_pct,
+                    blocks_needed=e.need if decision == INCONCLUSIVE else None,
+                    blocks_needed_how=e.reading.need_how, alpha=question.alpha,
+                    threshold_pct=question.threshold_pct, higher_is_better=hib,
+                    p_band=e.p_band, notes=e.notes)
 
 
 def decide_paired(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
                   higher_is_better: bool, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
-                  alpha: float = DEFAULT_ALPHA, seed=0, ci_method: str = "t",
-                  reference: str = "the reference") -> Decision:
+                  alpha: float = DEFAULT_ALPHA, seed=0, ci_method: str = "t") -> Decision:
     """The fixed-n paired decision from {block: value} of the environment and its reference."""
+    question = Question(higher_is_better, threshold_pct, alpha)
     lr = paired.log_ratios(env, ref)
     n = lr.n
-    inf = (-np.inf, np.inf)
     if n < 2:
-        return build(code=0, analysis="paired", estimator=ESTIMATOR_PAIRED,
-                     m=float(lr.d.mean()) if n else None, s=None, log_ci=inf, log_eq_ci=inf,
-                     p=None, p_method=P_SIGN_FLIP, blocks=n, higher_is_better=higher_is_better,
-                     threshold_pct=threshold_pct, alpha=alpha, mdc_pct=None, need=None,
-                     need_how=NEED_HOW_PAIRED, reference=reference,
-                     note="fewer than 2 blocks with both values: no interval")
+        return build(Evidence(Outcome.INCONCLUSIVE, PAIRED, blocks=n,
+                              m=float(lr.d.mean()) if n else None, notes=(NoInterval(),)),
+                     question)
     m, s = float(lr.d.mean()), paired.sd_log(lr.d)
     ci = paired.log_ci(lr.d, 1 - alpha, ci_method, seed)
     eq = paired.log_ci(lr.d, 1 - 2 * alpha, ci_method, seed)
     p = paired.sign_flip_p(lr.d, seed)
-    code = int(classify(ci[0], ci[1], eq[0], eq[1], p < alpha, threshold_pct))
     need = blocks_needed(m, s, threshold_pct, t_multiplier(alpha), at_least=n + 1)
     need = max(need, _blocks_to_reach(alpha)) if need is not None else None
-    note = ""
     mp = paired.min_sign_flip_p(n)
-    if mp >= alpha:
-        note = (f"with {n} blocks the sign-flip test cannot reach p < {alpha:g} "
-                f"(smallest p {mp:.3g})")
-    return build(code=code, analysis="paired", estimator=ESTIMATOR_PAIRED, m=m, s=s, log_ci=ci,
-                 log_eq_ci=eq, p=p, p_method=P_SIGN_FLIP, blocks=n,
-                 higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
-                 mdc_pct=mdc_paired(n, s, alpha), need=need, need_how=NEED_HOW_PAIRED,
-                 reference=reference, note=note,
-                 p_band=band_p_t(lr.d, threshold_pct) if ci_method == "t" else None)
+    return build(Evidence(
+        classify(ci[0], ci[1], eq[0], eq[1], p < alpha, threshold_pct), PAIRED, blocks=n,
+        m=m, s=s, log_ci=ci, log_eq_ci=eq, p=p,
+        p_band=band_p_t(lr.d, threshold_pct) if ci_method == "t" else None,
+        mdc_pct=mdc_paired(n, s, alpha), need=need,
+        notes=(SignFlipUnreachable(mp),) if mp >= alpha else ()), question)
 
 
 def _blocks_to_reach(alpha: float) -> int:
@@ -299,13 +368,9 @@ def _blocks_to_reach(alpha: float) -> int:
     return n
 
 
-NEED_HOW_UNPAIRED = ("observed ratio and pooled CV held, trials per side for the permutation "
-                     "test of trimmed means, 80 % probability of deciding (normal approximation)")
-
-
 def decide_unpaired(samples, baseline, higher_is_better: bool,
                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, alpha: float = DEFAULT_ALPHA,
-                    seed=0, reference: str = "the reference", note: str = "") -> Decision:
+                    seed=0) -> Decision:
     """The same decision for unpaired samples (`--analysis unpaired`): the existing
     machinery of stats.verdicts and stats.significance (trimmed means, percentile bootstrap
     of their ratio, permutation test), read with the decision rule above."""
@@ -315,21 +380,18 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     if base == 0 or float(trimmed_mean(a)) <= 0 or base < 0:
         raise ValueError("a ratio needs positive trimmed means")
     m = log(float(trimmed_mean(a)) / base)
-    inf = (-np.inf, np.inf)
     lo, hi = unpaired_ratio_ci(a, b, seed, confidence=1 - alpha)
     eq_lo, eq_hi = unpaired_ratio_ci(a, b, seed, confidence=1 - 2 * alpha)
-    ci = (log(lo), log(hi)) if lo else inf
-    eq = (log(eq_lo), log(eq_hi)) if eq_lo else inf
+    ci = (log(lo), log(hi)) if lo else NO_INTERVAL
+    eq = (log(eq_lo), log(eq_hi)) if eq_lo else NO_INTERVAL
     p = sig.permutation_p_value(a, b, seed)
     reachable = sig.can_reach(a.size, b.size, alpha)
-    code = int(classify(ci[0], ci[1], eq[0], eq[1],
-                        p is not None and reachable and p < alpha, threshold_pct))
+    outcome = classify(ci[0], ci[1], eq[0], eq[1], p is not None and reachable and p < alpha,
+                       threshold_pct)
+    notes: tuple[Note, ...] = ()
     if not reachable:       # too few samples for any test: a bootstrap of 3 is no evidence
-        code = 0
-        mp = sig.min_p_value(a.size, b.size)
-        note = "; ".join(x for x in (note, f"with {a.size} vs {b.size} samples the permutation "
-                                     f"test cannot reach p < {alpha:g} (smallest p {mp:.3g})")
-                         if x)
+        outcome = Outcome.INCONCLUSIVE
+        notes = (PermutationUnreachable(int(b.size), sig.min_p_value(a.size, b.size)),)
     boot = _bootstrap_log_ratios(a, b, seed)
     p_band = None
     if boot is not None:
@@ -353,11 +415,9 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
             x = optimize.brentq(lambda c: sig.power(a.size, b.size, cvp, c, alpha) - TARGET_POWER,
                                 0.0, 10.0, xtol=1e-10)
             mdc = x * 100
-    return build(code=code, analysis="unpaired", estimator=ESTIMATOR_UNPAIRED, m=m, s=None,
-                 log_ci=ci, log_eq_ci=eq, p=p, p_method=P_UNPAIRED, blocks=int(a.size),
-                 higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
-                 mdc_pct=mdc, need=need, need_how=NEED_HOW_UNPAIRED, reference=reference,
-                 note=note, p_band=p_band)
+    return build(Evidence(outcome, UNPAIRED, blocks=int(a.size), m=m, log_ci=ci, log_eq_ci=eq,
+                          p=p, p_band=p_band, mdc_pct=mdc, need=need, notes=notes),
+                 Question(higher_is_better, threshold_pct, alpha))
 
 
 def _bootstrap_log_ratios(a: np.ndarray, b: np.ndarray, seed) -> np.ndarray | None:

@@ -1,6 +1,6 @@
-"""Describing one sample list: the seed's trimmed mean, median, spread, bootstrap CI, outliers.
+"""Describing one sample list: the published trimmed mean, median, spread, bootstrap CI, outliers.
 
-The seed studies' method is kept as the headline number (drop the highest and the lowest
+The published studies' method is kept as the headline number (drop the highest and the lowest
 sample, average the rest); around it we add what they lacked: median, spread, a bootstrap
 confidence interval and warnings about noise. Pure functions: no I/O, no store.
 """
@@ -21,7 +21,7 @@ FEW_SAMPLES = 6
 
 
 def trimmed_mean(samples, axis=-1):
-    """The seed method: drop one highest and one lowest sample, mean of the rest.
+    """The published method: drop one highest and one lowest sample, mean of the rest.
 
     Below 3 samples there is nothing to drop, so it is the plain mean. Works along `axis`
     so the bootstrap can call it on a whole batch of resamples at once.
@@ -122,7 +122,7 @@ def noise_warnings(samples, trials=None) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if a.size < FEW_SAMPLES:
         found.append(("few_samples", f"only {a.size} samples: the CI and p-value are rough; "
-                      "run 12 trials (--trials 12) as the seed studies did"))
+                      "run 12 trials (--trials 12) as the published studies did"))
     c = cv(a)
     if c is not None and c > CV_WARN:
         found.append(("high_cv", f"CV {c * 100:.1f} % is above {CV_WARN * 100:.0f} %: "

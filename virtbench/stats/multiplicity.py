@@ -32,7 +32,8 @@ Why a fail is judged by its own p and not by the p of "no difference": the claim
 run), so a 17x slowdown would never survive the correction. A row without `p_band` (a
 decision made before this existed) keeps the older rule: a fail stands when its p of "no
 difference" survives. With m rows the sign-flip test needs 2 / 2^n < alpha / m to survive
-Holm: about log2(2 m / alpha) blocks (9 for 10 rows at alpha 0.05); the message says so.
+Holm: about log2(2 m / alpha) blocks (9 for 10 rows at alpha 0.05); the decision says so
+(its `taken_back`).
 
 Holm is a few lines on purpose: statsmodels' multipletests does the same but would bring
 pandas and patsy into a tool that runs on the hosts it measures; tests/stats check these
@@ -48,7 +49,7 @@ import numpy as np
 from scipy import stats as sps
 
 from . import paired
-from .decision import DIFFERS, FAIL, INCONCLUSIVE, PASS, Decision
+from .decision import DIFFERS, FAIL, INCONCLUSIVE, PASS, Decision, TakenBack
 
 METHODS = ("holm", "bh")
 
@@ -145,9 +146,6 @@ def method_name(method: str) -> str:
 def _band_taken_back(d: Decision, adj: float, method: str, m: int) -> Decision:
     """A band claim that does not survive the correction: inconclusive, with the blocks
     that would decide at alpha / m (Holm's first step) when the spread is known."""
-    what = "beyond" if d.decision == FAIL else "within"
-    why = (f"not {what} ±{d.threshold_pct:g} % after {method_name(method)} over {m} rows "
-           f"(adjusted p {adj:.3g} >= {d.alpha:g})")
     need = None
     if d.analysis in ("paired", "sequential") and d.sd_log is not None and d.estimate:
         from .decision import blocks_needed, t_multiplier
@@ -158,24 +156,21 @@ def _band_taken_back(d: Decision, adj: float, method: str, m: int) -> Decision:
             mult = _mult(d.alpha, TIGHT_AT, level=d.alpha / m)
         need = blocks_needed(log(d.estimate), d.sd_log, d.threshold_pct, mult,
                              at_least=d.blocks + 1)
-        if need is not None:
-            why += f"; about {need} blocks would decide at alpha {d.alpha:g}/{m}"
     return replace(d, decision=INCONCLUSIVE, direction=None if d.decision != FAIL
                    else d.direction, blocks_needed=need,
-                   message=f"{d.message}; {why}: inconclusive")
+                   taken_back=TakenBack("band", d.decision, method, m, adj, need))
 
 
 def _take_back(d: Decision, adj: float, method: str, m: int) -> Decision:
-    why = (f"not significant after {method_name(method)} over {m} rows (adjusted p {adj:.3g} >= "
-           f"{d.alpha:g})")
+    """A difference claim that does not survive the correction: a "differs" is a pass, a
+    fail judged by it inconclusive (with the blocks from which the sign-flip test can reach
+    alpha / m, paired)."""
     need = None
     if d.analysis == "paired" and m > 1:
         need = blocks_for_a_difference(m, d.alpha)    # 2 / 2^n < alpha / m
-        if need is not None and need > d.blocks:
-            why += f"; the sign-flip test can reach that from {need} blocks"
-        else:
+        if need is None or need <= d.blocks:
             need = None
+    taken_back = TakenBack("difference", d.decision, method, m, adj, need)
     if d.decision == DIFFERS:
-        return replace(d, decision=PASS, message=f"{d.message}; {why}: pass")
-    return replace(d, decision=INCONCLUSIVE, blocks_needed=need,
-                   message=f"{d.message}; {why}: inconclusive")
+        return replace(d, decision=PASS, taken_back=taken_back)
+    return replace(d, decision=INCONCLUSIVE, blocks_needed=need, taken_back=taken_back)

@@ -64,8 +64,23 @@ from scipy import optimize
 
 from . import paired
 from .band import band_p_from_sides
-from .decision import (DEFAULT_THRESHOLD_PCT, ESTIMATOR_PAIRED, PASS, Decision, blocks_needed,
-                       build, classify, mdc_from_multiplier)
+from .decision import (
+    DEFAULT_THRESHOLD_PCT,
+    ESTIMATOR_PAIRED,
+    PASS,
+    BelowMinimum,
+    Decision,
+    Evidence,
+    NoBlocks,
+    Note,
+    Outcome,
+    Question,
+    Reading,
+    blocks_needed,
+    build,
+    classify_many,
+    mdc_from_multiplier,
+)
 from .verdicts import DEFAULT_ALPHA
 
 DEFAULT_MIN_BLOCKS = 6
@@ -74,6 +89,7 @@ TIGHT_AT = 20
 P_ANYTIME = "anytime-valid (t-mixture Bayes factor at ratio 1)"
 NEED_HOW = ("observed ratio and spread of log ratios held, confidence-sequence width at n "
             "blocks, 80 % probability of deciding (normal approximation)")
+SEQUENTIAL = Reading("sequential", ESTIMATOR_PAIRED, P_ANYTIME, NEED_HOW)
 
 
 def bayes_factor(t, n, g):
@@ -216,9 +232,10 @@ def band_p(d, threshold_pct: float, alpha: float = DEFAULT_ALPHA, tight_at: int 
 
 
 def codes(seq: Sequences, threshold_pct: float) -> np.ndarray:
-    """classify() after every block (significant: the (1 - alpha) sequence excludes 0)."""
-    return classify(seq.lo, seq.hi, seq.eq_lo, seq.eq_hi, (seq.lo > 0) | (seq.hi < 0),
-                    threshold_pct)
+    """The Outcome after every block (decision.classify_many; significant: the (1 - alpha)
+    sequence excludes 0)."""
+    return classify_many(seq.lo, seq.hi, seq.eq_lo, seq.eq_hi, (seq.lo > 0) | (seq.hi < 0),
+                         threshold_pct)
 
 
 def resolved(seq: Sequences, threshold_pct: float, resolve_pct: float | None = None) -> np.ndarray:
@@ -233,9 +250,10 @@ def resolved(seq: Sequences, threshold_pct: float, resolve_pct: float | None = N
 
 def stop_codes(seq: Sequences, threshold_pct: float, resolve_pct: float | None = None
                ) -> np.ndarray:
-    """codes() where a row may stop: a "pass" counts only once resolved(), else 0."""
+    """codes() where a row may stop: a pass counts only once resolved(), else inconclusive."""
     c = codes(seq, threshold_pct)
-    return np.where((c == 1) & ~resolved(seq, threshold_pct, resolve_pct), 0, c)
+    return np.where((c == Outcome.PASS) & ~resolved(seq, threshold_pct, resolve_pct),
+                    Outcome.INCONCLUSIVE, c)
 
 
 def _mult(alpha, tight_at, level: float | None = None):
@@ -257,34 +275,32 @@ def _mult(alpha, tight_at, level: float | None = None):
 def decide_sequential(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
                       higher_is_better: bool, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
                       alpha: float = DEFAULT_ALPHA, min_blocks: int = DEFAULT_MIN_BLOCKS,
-                      tight_at: int = TIGHT_AT, reference: str = "the reference") -> Decision:
+                      tight_at: int = TIGHT_AT) -> Decision:
     """The decision from the confidence sequences over the blocks both sides have, in block
     order. Before min_blocks it is inconclusive whatever the sequences say (the runner's
     minimum). Valid at whatever block count the runner stopped."""
+    question = Question(higher_is_better, threshold_pct, alpha)
     lr = paired.log_ratios(env, ref)
     n = lr.n
     mult = _mult(alpha, tight_at)
     if n == 0:
-        return build(code=0, analysis="sequential", estimator=ESTIMATOR_PAIRED, m=None, s=None,
-                     log_ci=(-np.inf, np.inf), log_eq_ci=(-np.inf, np.inf), p=None,
-                     p_method=P_ANYTIME, blocks=0, higher_is_better=higher_is_better,
-                     threshold_pct=threshold_pct, alpha=alpha, mdc_pct=None, need=None,
-                     need_how=NEED_HOW, reference=reference, note="no blocks with both values")
+        return build(Evidence(Outcome.INCONCLUSIVE, SEQUENTIAL, blocks=0, p=None,
+                              notes=(NoBlocks(),)), question)
     seq = sequences(lr.d, alpha, tight_at)
-    code = int(codes(seq, threshold_pct)[-1])
-    note = ""
+    outcome = Outcome(int(codes(seq, threshold_pct)[-1]))
+    notes: tuple[Note, ...] = ()
     if n < min_blocks:
-        code, note = 0, f"{n} of at least {min_blocks} blocks"
+        outcome, notes = Outcome.INCONCLUSIVE, (BelowMinimum(min_blocks),)
     m, s = float(seq.mean[-1]), (float(seq.sd[-1]) if n >= 2 else None)
     need = blocks_needed(m, s, threshold_pct, mult, at_least=max(n + 1, min_blocks))
-    mdc = mdc_from_multiplier(n, s, float(mult(np.array(n), False)))
-    return build(code=code, analysis="sequential", estimator=ESTIMATOR_PAIRED, m=m, s=s,
-                 log_ci=(float(seq.lo[-1]), float(seq.hi[-1])),
-                 log_eq_ci=(float(seq.eq_lo[-1]), float(seq.eq_hi[-1])),
-                 p=float(anytime_p(lr.d, alpha, tight_at)[-1]), p_method=P_ANYTIME, blocks=n,
-                 higher_is_better=higher_is_better, threshold_pct=threshold_pct, alpha=alpha,
-                 mdc_pct=mdc, need=need, need_how=NEED_HOW, reference=reference, note=note,
-                 p_band=band_p(lr.d, threshold_pct, alpha, tight_at) if n >= min_blocks else None)
+    return build(Evidence(
+        outcome, SEQUENTIAL, blocks=n, m=m, s=s,
+        log_ci=(float(seq.lo[-1]), float(seq.hi[-1])),
+        log_eq_ci=(float(seq.eq_lo[-1]), float(seq.eq_hi[-1])),
+        p=float(anytime_p(lr.d, alpha, tight_at)[-1]),
+        p_band=band_p(lr.d, threshold_pct, alpha, tight_at) if n >= min_blocks else None,
+        mdc_pct=mdc_from_multiplier(n, s, float(mult(np.array(n), False))), need=need,
+        notes=notes), question)
 
 
 @dataclass(frozen=True)
@@ -294,13 +310,22 @@ class RowState:
     ref: Mapping[Hashable, float]
     higher_is_better: bool
     threshold_pct: float = DEFAULT_THRESHOLD_PCT
-    reference: str = "the reference"
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """Why a row needs another block: fewer blocks than the minimum yet (no decision), or
+    its decision; a pass runs on until a change of `resolve_pct` % is ruled out too."""
+    blocks: int
+    min_blocks: int
+    decision: Decision | None = None
+    resolve_pct: float | None = None
 
 
 def still_undecided(rows: Mapping[Hashable, RowState], alpha: float = DEFAULT_ALPHA,
                     min_blocks: int = DEFAULT_MIN_BLOCKS, max_blocks: int = DEFAULT_MAX_BLOCKS,
                     tight_at: int = TIGHT_AT, resolve_pct: float | None = None
-                    ) -> dict[Hashable, str]:
+                    ) -> dict[Hashable, Undecided]:
     """The rows that need another block, each with why. A row leaves when it has max_blocks
     blocks, or is decided "fail" or "differs, within threshold", or is a "pass" whose
     (1 - alpha) sequence also rules out a change of resolve_pct (default half the
@@ -309,25 +334,19 @@ def still_undecided(rows: Mapping[Hashable, RowState], alpha: float = DEFAULT_AL
     seen) instead of going on to "differs"; with it, a row stops as a pass only once any
     difference it hides is known to be under half the threshold. Stopping for any of these
     reasons, at any block, is what the sequences stay valid under."""
-    out: dict[Hashable, str] = {}
+    out: dict[Hashable, Undecided] = {}
     for key, row in rows.items():
         lr = paired.log_ratios(row.env, row.ref)
         if lr.n >= max_blocks:
             continue
         if lr.n < min_blocks:
-            out[key] = f"{lr.n} of at least {min_blocks} blocks"
+            out[key] = Undecided(lr.n, min_blocks)
             continue
         seq = sequences(lr.d, alpha, tight_at)
-        if stop_codes(seq, row.threshold_pct, resolve_pct)[-1] != 0:
+        if stop_codes(seq, row.threshold_pct, resolve_pct)[-1] != Outcome.INCONCLUSIVE:
             continue
         d = decide_sequential(row.env, row.ref, row.higher_is_better, row.threshold_pct,
-                              alpha, min_blocks, tight_at, row.reference)
-        if d.decision == PASS:
-            r = row.threshold_pct / 2 if resolve_pct is None else resolve_pct
-            out[key] = (f"{d.message}; running on until a change of {r:g} % is ruled out too "
-                        f"({(1 - alpha) * 100:.0f} % sequence "
-                        f"{(d.ci_low - 1) * 100:+.1f} % to {(d.ci_high - 1) * 100:+.1f} % "
-                        f"of the ratio)")
-        else:
-            out[key] = d.message
+                              alpha, min_blocks, tight_at)
+        r = row.threshold_pct / 2 if resolve_pct is None else resolve_pct
+        out[key] = Undecided(lr.n, min_blocks, d, r if d.decision == PASS else None)
     return out

@@ -11,7 +11,7 @@ one that runs first is (1 + position_pct / 100) times its value (pi: 3 % faster 
 
 The simulators run thousands of A/A or A/B experiments at once (runs x blocks arrays) and
 apply the very functions the analysis uses: stats.paired.t_interval and sign_flip_p with
-stats.decision.classify for fixed block counts; stats.sequential.sequences and codes for the
+stats.decision.classify_many for fixed block counts; stats.sequential.sequences and codes for the
 adaptive rule. Pure: the seed decides everything.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from math import log, sqrt
 import numpy as np
 
 from . import paired, sequential
-from .decision import CODES, DEFAULT_THRESHOLD_PCT, classify
+from .decision import DEFAULT_THRESHOLD_PCT, Outcome, classify_many
 from .describe import rng
 from .verdicts import DEFAULT_ALPHA
 
@@ -82,9 +82,9 @@ def log_ratios(model: NoiseModel, runs: int, blocks: int, ratio: float = 1.0, se
 
 
 def rates(codes) -> dict[str, float]:
-    """Share of each decision among the runs."""
+    """Share of each decision among the runs (codes: Outcome values)."""
     c = np.asarray(codes)
-    return {name: float(np.mean(c == k)) for k, name in CODES.items()}
+    return {o.word: float(np.mean(c == o)) for o in Outcome}
 
 
 def fixed_codes(d, alpha: float = DEFAULT_ALPHA, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
@@ -93,12 +93,12 @@ def fixed_codes(d, alpha: float = DEFAULT_ALPHA, threshold_pct: float = DEFAULT_
     lo, hi = paired.t_interval(d, 1 - alpha)
     eq_lo, eq_hi = paired.t_interval(d, 1 - 2 * alpha)
     p = paired.sign_flip_p(d, seed)
-    return classify(lo, hi, eq_lo, eq_hi, p < alpha, threshold_pct)
+    return classify_many(lo, hi, eq_lo, eq_hi, p < alpha, threshold_pct)
 
 
 @dataclass(frozen=True)
 class Adaptive:
-    codes: np.ndarray       # the decision of every run when it stopped
+    codes: np.ndarray       # the decision of every run when it stopped (Outcome values)
     stopped_at: np.ndarray  # blocks used
 
 
@@ -140,7 +140,8 @@ AA_MODELS = {
     "CV 5 % + 5 % outliers of +20 %, rho 0.8": NoiseModel(cv=0.05, rho=0.8, outlier_rate=0.05),
     "CV 5 %, rho 0.4, first in block +3 %": NoiseModel(cv=0.05, rho=0.4, position_pct=3.0),
 }
-DIFFERENCE = (2, 3)         # codes that claim a difference: differs, fail
+DIFFERENCE = (Outcome.DIFFERS, Outcome.FAIL)        # the outcomes that claim a difference
+EQUIVALENT = (Outcome.PASS, Outcome.DIFFERS)        # the outcomes that claim the band
 
 
 def claim_rate(codes) -> float:
@@ -168,8 +169,8 @@ def detection(model: NoiseModel, ratio: float, runs: int = 4000, seed=0,
     a = adaptive(d, alpha)
     early = a.stopped_at <= within
     seq = sequential.sequences(d[:, :within], alpha)
-    out = {f"adaptive {name} by {within}": float(np.mean(early & (a.codes == k)))
-           for k, name in CODES.items() if k}
+    out = {f"adaptive {o.word} by {within}": float(np.mean(early & (a.codes == o)))
+           for o in Outcome if o is not Outcome.INCONCLUSIVE}
     out[f"adaptive detected by {within}"] = float(np.mean(early & np.isin(a.codes, DIFFERENCE)))
     out[f"sequence excludes 1 at {within}"] = float(np.mean((seq.lo[:, -1] > 0) | (seq.hi[:, -1] < 0)))
     out[f"fixed n={within} detected"] = claim_rate(fixed_codes(d[:, :within], alpha, seed=seed))
@@ -198,11 +199,13 @@ def summary_table(runs: int = 4000, seed=0) -> str:
     for cv_ in (0.05, 0.10):
         for rho in (0.0, 0.5):
             a = adaptive(log_ratios(NoiseModel(cv=cv_, rho=rho), runs, 60, 1.0, seed))
-            lines.append(f"CV {cv_ * 100:.0f} %, rho {rho:g} | pass {np.mean(a.codes == 1):.3f} | "
+            lines.append(f"CV {cv_ * 100:.0f} %, rho {rho:g} | "
+                         f"pass {np.mean(a.codes == Outcome.PASS):.3f} | "
                          f"{a.stopped_at.mean():.1f} blocks")
     lines += ["", "True ratio on the edge (1.10): a pass or differs claim is an error:"]
     for cv_ in (0.02, 0.05):
         d = log_ratios(NoiseModel(cv=cv_), runs, 60, 1.10, seed)
-        lines.append(f"CV {cv_ * 100:.0f} % | n=12 {np.isin(fixed_codes(d[:, :12]), (1, 2)).mean():.3f} | "
-                     f"adaptive {np.isin(adaptive(d).codes, (1, 2)).mean():.3f}")
+        lines.append(f"CV {cv_ * 100:.0f} % | "
+                     f"n=12 {np.isin(fixed_codes(d[:, :12]), EQUIVALENT).mean():.3f} | "
+                     f"adaptive {np.isin(adaptive(d).codes, EQUIVALENT).mean():.3f}")
     return "\n".join(lines)

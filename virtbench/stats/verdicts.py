@@ -2,7 +2,7 @@
 against run A (worse / better / same / inconclusive). Each says why, and when the samples
 could not decide, how many trials per side would.
 
-Baseline verdict (the seed studies' ±threshold rule, made honest about noise):
+Baseline verdict (the published studies' ±threshold rule, made honest about noise):
 - inconclusive: the test cannot reach alpha with these trial counts at all, or the overhead
   is beyond the threshold but not significant (p >= alpha), or it is within the threshold
   but the test had under 80 % power to see a threshold-sized change;
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from .. import defaults
+from ..core import defaults
 from . import significance as sig
 from .describe import CONFIDENCE, N_RESAMPLES, cv, rng, trimmed_mean
 

@@ -4,12 +4,22 @@ a schema revision (Alembic) so that an older store is upgraded and a newer one r
 A trial and its samples are written in one transaction the moment the trial ends, so an
 interrupted run holds exactly the trials that finished: nothing half-written, nothing twice.
 
-schema.py: the tables; core.py: the Store; migrate.py: opening a store at the head revision;
-migrations/: the Alembic revisions.
+schema.py: the tables; core.py: the Store; upgrade.py: opening a store at the head revision;
+revisions/: the Alembic revisions.
 """
-from .core import (OUTPUT_TAIL_BYTES, Sample, Store, StoreUnavailable, default_url, jsonable,
-                   new_run_id, normalize_url, now, output_tail)
-from .migrate import HEAD, REVISIONS, add_legacy_columns as upgrade
+from .core import (
+    OUTPUT_TAIL_BYTES,
+    Sample,
+    Store,
+    StoreUnavailable,
+    default_url,
+    jsonable,
+    new_run_id,
+    normalize_url,
+    now,
+    output_tail,
+)
+from .upgrade import HEAD, REVISIONS, add_legacy_columns as upgrade
 
 __all__ = ["Store", "Sample", "StoreUnavailable", "default_url", "normalize_url", "jsonable", "now", "new_run_id",
            "upgrade", "HEAD", "REVISIONS", "OUTPUT_TAIL_BYTES", "output_tail"]

@@ -17,12 +17,21 @@ import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import VirtbenchError
-from ..urls import shown
-from .migrate import open_schema
+from ..core.errors import VirtbenchError
+from ..core.urls import shown
+from .upgrade import open_schema
 from .sample import Sample, identified
-from .schema import (boots, environments, fleets, profiles, runs, samples, superseded_trials,
-                     trials, warnings)
+from .schema import (
+    boots,
+    environments,
+    fleets,
+    profiles,
+    runs,
+    samples,
+    superseded_trials,
+    trials,
+    warnings,
+)
 
 def jsonable(value):
     """`value` with anything JSON cannot hold (paths, enums...) as text, for JSON columns."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..metric_id import MetricId, identify
+from ..core.metric_id import MetricId, identify
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The store's tables at the head revision (virtbench/store/migrations/versions holds how a
+"""The store's tables at the head revision (virtbench/store/revisions/versions holds how a
 store gets here from any older one; a change here needs a new revision there)."""
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ boots = sa.Table(
 )
 
 # exit profiles (--profile exits): one profiled trial per environment x benchmark, never one
-# of the measured trials; the profile as virtbench.profile.model.Profile.to_json() gives it
+# of the measured trials; the profile as virtbench.exits.model.Profile.to_json() gives it
 profiles = sa.Table(
     "profiles", metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -131,7 +131,7 @@ samples = sa.Table(
     sa.Column("value", sa.Float, nullable=False),
     sa.Column("unit", sa.String(40), nullable=False),
     sa.Column("higher_is_better", sa.Boolean, nullable=False),
-    # what the metric is (revision 0004; virtbench/metric_id.py): the benchmark's metric it
+    # what the metric is (revision 0004; virtbench/core/metric_id.py): the benchmark's metric it
     # is of, its scope (single, aggregate, instance, spread, fairness) and an instance's index;
     # every row has base_metric and scope (0004 filled the older rows from their names)
     sa.Column("base_metric", sa.String(100)),

@@ -51,7 +51,7 @@ class Rule:
 
 @dataclass
 class Figure:
-    """A throughput's trimmed mean (the seed method) and its 95 % bootstrap CI."""
+    """A throughput's trimmed mean (the published method) and its 95 % bootstrap CI."""
 
     mean: float
     ci_low: float | None

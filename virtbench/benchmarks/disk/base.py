@@ -6,7 +6,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import AgentError, VirtbenchError
+from ...core.errors import AgentError, VirtbenchError
 from ..base import Benchmark, ParseError, TrialOutcome, exec_error
 from . import physical_limit
 

@@ -2,7 +2,7 @@
 (Zhang et al.; CNAF 2009)."""
 from __future__ import annotations
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..base import Metric, ParseError
 from .base import DiskBenchmark
 from .parsers import parse_bonnie
@@ -25,7 +25,7 @@ class Bonnie(DiskBenchmark):
     tools = ("bonnie++",)
     # ram_mb=0: size_mb/2 (bonnie++ wants the file at least twice RAM; with cache=out and
     # direct the bulk tests use O_DIRECT (-D), so the page cache cannot hold them anyway).
-    # size_mb=0: bonnie++'s own default, as the seed studies ran it: a file twice the
+    # size_mb=0: bonnie++'s own default, as the published studies ran it: a file twice the
     # environment's RAM (ram_mb, if given, stands for the RAM). direct=false: no -D.
     defaults = {"size_mb": 2048, "ram_mb": 0, "cache": "out", "per_char": False, "direct": True}
     quick = {"size_mb": 256}

@@ -1,7 +1,7 @@
 """cdm: the CrystalDiskMark 3.0 profile as one fio run of stonewalled jobs (VirtualBox 2010)."""
 from __future__ import annotations
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..base import Metric, ParseError
 from .base import DiskBenchmark, fio_base
 from .parsers import fio_iops, fio_jobs, fio_rate

@@ -1,7 +1,7 @@
 """dd-write: dd sequential write (RIKEN 2012's conv=fdatasync, or Xen 2006's sync mount)."""
 from __future__ import annotations
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..base import Metric
 from .base import DiskBenchmark, TrialFailed, last_line
 from .parsers import parse_dd

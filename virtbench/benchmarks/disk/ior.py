@@ -1,7 +1,7 @@
 """ior-rw: IOR-style write then read of one file, as two stonewalled fio jobs (RIKEN 2012)."""
 from __future__ import annotations
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..base import Metric, ParseError
 from .base import DiskBenchmark, fio_base
 from .parsers import fio_jobs, fio_rate

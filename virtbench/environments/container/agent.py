@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import subprocess
 
-from ...transport import AgentClient
+from ...agent.transport import AgentClient
 
 
 class PodmanAgent(AgentClient):

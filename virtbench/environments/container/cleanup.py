@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import subprocess
 
-from ... import netns
-from ...errors import VirtbenchError
-from ...guest import guardian, watch
+from ...host import netns
+from ...core.errors import VirtbenchError
+from ...host import guardian, watch
 from . import podman
 
 WORK_PREFIX = "vbctr-"

@@ -19,12 +19,13 @@ import re
 import subprocess
 import time
 
-from ... import fingerprint, kernels, meminfo
-from ...capabilities import Capabilities, can, cannot
-from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
-from ...netpath_types import NetPath
-from ...transport import AGENT_SOURCE
-from ...guest import watch
+from ...machine import fingerprint, meminfo
+from ...kernels import build as kernels
+from ...core.capabilities import Capabilities, can, cannot
+from ...core.errors import AgentError, EnvironmentUnusable, VirtbenchError
+from ...host.netpath_types import NetPath
+from ...agent.transport import AGENT_SOURCE
+from ...host import watch
 from ..base import Environment, Option, Usability
 from . import cleanup, podman
 from .agent import PodmanAgent
@@ -211,7 +212,7 @@ class Container(Environment):
     def _setup_network(self) -> str:
         if self.values["network"] == "bridge":
             return "bridge"
-        from ...netpath import Topology, native_path
+        from ...host.netpath import Topology, native_path
         self._topology = Topology()
         self.resources.add("the network path", self._delete_topology)
         path = native_path(self._topology, self.net_index)

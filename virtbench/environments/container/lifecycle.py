@@ -2,7 +2,7 @@
 the host memory it takes (its processes from podman's conmon down; vmlife/)."""
 from __future__ import annotations
 
-from ...errors import AgentError, VirtbenchError
+from ...core.errors import AgentError, VirtbenchError
 from ...vmlife.footprint import Footprint, sandbox_footprint
 from ...vmlife.phases import PhaseError, Phases, container_phases
 from . import podman

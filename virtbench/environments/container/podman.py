@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 
 INSTALL = "apt-get install podman runc"
 AGENT_IN = "/opt/virtbench/agent.py"
@@ -143,8 +143,8 @@ def probe_runtime(runtime: str, rootfs: str | Path, flags: tuple[str, ...] = (),
 
 def _probe(runtime: str, rootfs, flags: tuple[str, ...], timeout: float,
            network: str) -> RuntimeProbe:
-    from ...guest import guardian
-    from ... import netns
+    from ...host import guardian
+    from ...host import netns
     name = f"{NAME_PREFIX}probe-{secrets.token_hex(4)}"
     me = os.getpid()
     args = ["run", "--rm", "--name", name, "--label",

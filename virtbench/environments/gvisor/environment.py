@@ -12,8 +12,8 @@ as podman's OCI runtime (`--runtime /usr/bin/runsc --runtime-flag platform=...`)
 """
 from __future__ import annotations
 
-from ...capabilities import Capabilities, can, cannot
-from ...errors import EnvironmentUnusable
+from ...core.capabilities import Capabilities, can, cannot
+from ...core.errors import EnvironmentUnusable
 from ..base import Option, Usability
 from ..container import podman
 from ..container.environment import STORAGES, Container

@@ -10,7 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
-from ... import kernels
+from ...kernels import build as kernels
 from ..container import podman
 
 PLATFORMS = ("ptrace", "systrap", "kvm")
@@ -94,8 +94,8 @@ def probe(platform: str, rootfs=None, network: str = "none") -> tuple[bool, str]
     if network == "none":
         result = podman.probe_runtime(runsc, rootfs, flags, timeout=PROBE_TIMEOUT[platform])
     else:
-        from ... import netns
-        from ...netpath import Topology
+        from ...host import netns
+        from ...host.netpath import Topology
         topo = Topology()
         try:
             ns = topo.add(netns.PREFIX + "probe-" + os.urandom(3).hex())

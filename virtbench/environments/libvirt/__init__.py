@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..base import Environment
 from ..spec import EnvSpec, Option, Usability, options_text
 from ..qemu.options import OPTIONS as QEMU_OPTIONS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from urllib.parse import urlsplit
 
-from ...errors import EnvironmentUnusable, VirtbenchError
+from ...core.errors import EnvironmentUnusable, VirtbenchError
 
 BINDING_HINT = ("install libvirt's Python binding: apt-get install libvirt-dev pkg-config, then "
                 ".venv/bin/pip install libvirt-python==$(pkg-config --modversion libvirt)")

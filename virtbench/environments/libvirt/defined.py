@@ -8,9 +8,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from ... import netns
-from ...capabilities import cannot
-from ...errors import EnvironmentUnusable, VirtbenchError
+from ...host import netns
+from ...core.capabilities import cannot
+from ...core.errors import EnvironmentUnusable, VirtbenchError
 from ..base import Environment
 from ..qemu import version
 from ..qemu.boot import make_scratch

@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ...errors import EnvironmentUnusable
+from ...core.errors import EnvironmentUnusable
 from ..qemu.process import guest_panic
 from ..qemu.vmm import console_text
 from .connection import binding, describe_error, domain_state_words
@@ -119,7 +119,7 @@ class DomainVmm:
         if self._vcpu_tids is None:
             if self.dom is None:
                 return []
-            from ...pinning import vcpu_threads
+            from ...host.pinning import vcpu_threads
             import libvirt_qemu
             reply = libvirt_qemu.qemuMonitorCommand(
                 self.dom, json.dumps({"execute": "query-cpus-fast"}), 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..qemu.argv import AGENT_PORT, SCRATCH_SERIAL, kernel_cmdline
 from ..qemu.options import size_bytes
 

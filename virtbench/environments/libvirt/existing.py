@@ -7,13 +7,12 @@ from __future__ import annotations
 import socket
 import time
 
-from ...capabilities import can
-from ...errors import EnvironmentUnusable
-from ...netpath_types import NetPath
+from ...core.capabilities import can
+from ...core.errors import EnvironmentUnusable
+from ...host.netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
-from .connection import (binding, describe_error, domain_state_words, open_connection,
-                         platform_of)
+from .connection import binding, describe_error, domain_state_words, open_connection, platform_of
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import time
 
-from ...capabilities import Capabilities, can, cannot
-from ...errors import AgentError, AgentSilent, EnvironmentUnusable, VirtbenchError
-from ...guest import host_image
-from ...transport import ExecResult, SocketAgent
+from ...core.capabilities import Capabilities, can, cannot
+from ...core.errors import AgentError, AgentSilent, EnvironmentUnusable, VirtbenchError
+from ...image import host as host_image
+from ...agent.transport import ExecResult, SocketAgent
 from ..base import Environment, Usability, drop_page_cache
 from ..qemu import Qemu, kvm_probe, version
 from ..qemu.argv import PORT_PREFIX

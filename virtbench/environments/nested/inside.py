@@ -38,7 +38,7 @@ def serve(args, report) -> int:
     """The child: boot the inner guest, report, relay; the qemu kind's stop() at the end.
     An inner guest that never answers is booted once more (KVM nested in TCG has been seen
     to hang a boot here); the report says so."""
-    from ...errors import VirtbenchError
+    from ...core.errors import VirtbenchError
     from ..qemu import GuestBootError, Qemu
     from ..spec import EnvSpec
     from . import relay, support

@@ -2,7 +2,7 @@
 names, the outer guest's prefixed `outer_`; and the qemu spec of each layer built from them."""
 from __future__ import annotations
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..base import EnvSpec, Option
 from ..qemu.options import CACHES, DISKS, NICS, OPTIONS as QEMU, _size, _timeout, _vcpus, size_bytes
 

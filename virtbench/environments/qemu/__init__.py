@@ -7,16 +7,16 @@
          guest tunings: tick=,highres=,clocksource=,pmtimer=,iosched=,offloads=,
          nic_coalesce_us=,e1000_itr=,napi_tx= (tunings.py, docs/tunings.md)]
 
-The root disk is the cached image from `virtbench.guest.image` opened with snapshot=on (its
+The root disk is the cached image from `virtbench.image.guest` opened with snapshot=on (its
 overlay lands in the environment's work directory through TMPDIR); the benchmark's scratch disk
 is a fresh image per environment on the bus under test, with serial=vbscratch, found in the
 guest under /dev/disk/by-id (`scratch_device()`). The agent talks over a virtio-serial port
 bound to a unix-socket chardev; QMP does pause/resume/quit. The NIC's tap lives in a network
-namespace `vb-<id>` (virtbench.netns) whose host-side address is the peer for network
+namespace `vb-<id>` (virtbench.host.netns) whose host-side address is the peer for network
 benchmarks; QEMU runs inside that namespace.
 
 Cleanup: stop() (the base's) releases everything the life-cycle steps registered, last made
-first; a guardian process (virtbench/guest/guardian.py) removes the same if the virtbench
+first; a guardian process (virtbench/host/guardian.py) removes the same if the virtbench
 process dies without stop() (SIGKILL, crash); QEMU also gets PR_SET_PDEATHSIG; and the prepare
 step sweeps namespaces and work directories left by dead owners.
 

@@ -1,7 +1,7 @@
 """The QEMU command line for one guest (pure)."""
 from __future__ import annotations
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 
 AGENT_PORT = "org.virtbench.agent"
 PORT_PREFIX = "org.virtbench."     # the name of a port of `ports` in the guest

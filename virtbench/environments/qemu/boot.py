@@ -8,10 +8,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from ... import kernels
-from ...errors import AgentError, EnvironmentUnusable
-from ...guest.watch import WorkDir
-from ...transport import SocketAgent
+from ...kernels import build as kernels
+from ...core.errors import AgentError, EnvironmentUnusable
+from ...host.watch import WorkDir
+from ...agent.transport import SocketAgent
 
 
 NFS_EXPORT = "nfs"                # the directory backing=nfs exports (netdisk.py)

@@ -19,8 +19,8 @@ import threading
 import time
 from pathlib import Path
 
-from ...errors import AgentError, VirtbenchError
-from ...guest import watch
+from ...core.errors import AgentError, VirtbenchError
+from ...host import watch
 from ...vmlife.phases import PhaseError, Phases, guest_phases
 
 MARK_PORT = 0xE9          # the historical Bochs/QEMU debug port: nothing else writes there

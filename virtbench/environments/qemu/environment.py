@@ -18,20 +18,26 @@ import sys
 import time
 from pathlib import Path
 
-from ... import netns
-from ...capabilities import Capabilities, can
-from ...errors import VirtbenchError
-from ...guest import image as guest_image
-from ...guest.watch import WorkDir
-from ...netpath_types import NetPath, SshTarget
+from ...host import netns
+from ...core.capabilities import Capabilities, can
+from ...core.errors import VirtbenchError
+from ...image import guest as guest_image
+from ...host.watch import WorkDir
+from ...host.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
 from . import hugepages, knobs, kvm_probe, microvm, netdisk, version
 from .argv import build_argv, net_queues
 from .boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
 from .guest import GUEST_KERNEL_DIR, Guest
 from .metadata import qemu_metadata
-from .options import (OPTIONS, check_combination, check_knobs, check_machine, resolve_machine,
-                      size_bytes)
+from .options import (
+    OPTIONS,
+    check_combination,
+    check_knobs,
+    check_machine,
+    resolve_machine,
+    size_bytes,
+)
 from .process import sweep_stale
 from .profiling import ExitProfiler, exit_profile_answer
 from .resolve import check_host_support, choose_accel, choose_vhost
@@ -152,7 +158,7 @@ class Qemu(Environment):
 
     def _build_image(self, progress) -> guest_image.ImageInfo:
         if self.image_variant == "host":
-            from ...guest import host_image
+            from ...image import host as host_image
             return host_image.build(progress=progress)
         return guest_image.build(progress=progress)
 

@@ -10,10 +10,11 @@ import subprocess
 import tarfile
 import time
 
-from ... import fingerprint, kernels
-from ...errors import AgentError, EnvironmentUnusable, VirtbenchError
-from ...netpath_types import NetPath, SshTarget
-from ...transport import ExecResult
+from ...machine import fingerprint
+from ...kernels import build as kernels
+from ...core.errors import AgentError, EnvironmentUnusable, VirtbenchError
+from ...host.netpath_types import NetPath, SshTarget
+from ...agent.transport import ExecResult
 from ..base import drop_page_cache
 from . import knobs, readback
 from .argv import SCRATCH_SERIAL
@@ -123,7 +124,7 @@ class Guest:
     def net_path(self) -> NetPath:
         """Guest NIC <-> tap in the host-side namespace, plus a remote namespace behind it."""
         if self._net is None:
-            from ... import netpath
+            from ...host import netpath
             topo = netpath.Topology()
             self._topology = topo
             self.resources.add("the remote namespace", self._delete_topology)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...errors import EnvironmentUnusable
+from ...core.errors import EnvironmentUnusable
 
 PAGE_BYTES = 2 * 2**20
 POOL = Path("/sys/kernel/mm/hugepages/hugepages-2048kB")

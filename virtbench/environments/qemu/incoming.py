@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from ...errors import AgentError, VirtbenchError
+from ...core.errors import AgentError, VirtbenchError
 from .argv import build_argv
 from .qmp import Qmp
 from .vmm import QemuProcess

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import AgentError
+from ...core.errors import AgentError
 from .argv import MEMDEV, NIC_DEV, SCRATCH_DEV
 
 PERIPHERAL = "/machine/peripheral/"

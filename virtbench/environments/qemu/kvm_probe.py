@@ -10,11 +10,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ... import kernels
-from ...errors import VirtbenchError
-from ...guest import image as guest_image
-from ...guest import watch
-from ...hostexec import die_with_parent
+from ...kernels import build as kernels
+from ...core.errors import VirtbenchError
+from ...image import guest as guest_image
+from ...host import watch
+from ...host.commands import die_with_parent
 from . import version
 
 # A KVM host boots the probe kernel in well under a second; KVM nested in a TCG guest took

@@ -17,8 +17,8 @@ import threading
 import time
 from pathlib import Path
 
-from ...errors import AgentError, VirtbenchError
-from ...guest import watch
+from ...core.errors import AgentError, VirtbenchError
+from ...host import watch
 from ...vmlife import ticker
 from ...vmlife.migration import disruption, migration_figures, parse_ticks, split_lines
 from .boot import wait_for_agent

@@ -30,8 +30,8 @@ import threading
 import time
 from pathlib import Path
 
-from ...errors import EnvironmentUnusable
-from ...hostexec import die_with_parent
+from ...core.errors import EnvironmentUnusable
+from ...host.commands import die_with_parent
 
 NBD_SOCKET = "nbd.sock"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import VirtbenchError
+from ...core.errors import VirtbenchError
 from ..base import Option
 from .tunings import TUNINGS
 

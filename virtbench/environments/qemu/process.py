@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ... import netns
-from ...guest import watch
+from ...host import netns
+from ...host import watch
 
 
 def sweep_stale() -> None:

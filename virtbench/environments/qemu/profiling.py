@@ -14,10 +14,10 @@ import sys
 import time
 from typing import Callable
 
-from ... import meminfo as host_meminfo
-from ...capabilities import Answer, can
-from ...errors import AgentError, VirtbenchError
-from ...profile.model import Profile
+from ...machine import meminfo as host_meminfo
+from ...core.capabilities import Answer, can
+from ...core.errors import AgentError, VirtbenchError
+from ...exits.model import Profile
 from ..capacity import twin_memory_refusal
 from . import version
 
@@ -33,7 +33,7 @@ def exit_profile_answer(accel: str) -> Answer:
 
 def kallsyms(env, label: str) -> str:
     """The guest's /proc/kallsyms, read through `env`'s agent."""
-    from ...profile.tcg import KALLSYMS_ARGV
+    from ...exits.tcg import KALLSYMS_ARGV
     res = env.exec(KALLSYMS_ARGV, timeout=60)
     if res.exit != 0 or not res.stdout.strip():
         raise AgentError(f"{label}: reading the guest's /proc/kallsyms failed")
@@ -60,7 +60,7 @@ class ExitProfiler:
 
     # -- KVM ---------------------------------------------------------------------------------
     def _kvm(self, bench, params: dict):
-        from ...profile import kvm, symbols
+        from ...exits import kvm, symbols
         if self.vmm is None or self.vmm.pid is None or self.vmm.qmp is None or self.work is None:
             raise VirtbenchError(f"{self.label}: profiled trial before start")
         table = symbols.parse_kallsyms(kallsyms(self.measured, self.label))
@@ -97,7 +97,7 @@ class ExitProfiler:
         if self._twin_error:
             raise VirtbenchError(self._twin_error)
         if self._twin is None:
-            from ...profile import tcg
+            from ...exits import tcg
             refusal = self.twin_memory_refusal()
             if refusal:
                 raise VirtbenchError(refusal)     # stored as this profile's failure, not retried
@@ -119,7 +119,7 @@ class ExitProfiler:
         return self._twin
 
     def _tcg(self, bench, params: dict) -> tuple[object, Profile]:
-        from ...profile import tcg
+        from ...exits import tcg
         twin = self.twin()
         self.measured.pause()              # the measured guest waits while its twin runs
         try:

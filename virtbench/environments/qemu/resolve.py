@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from ...errors import EnvironmentUnusable, VirtbenchError
+from ...core.errors import EnvironmentUnusable, VirtbenchError
 from . import hugepages, kvm_probe, netdisk
 from .options import size_bytes
 

@@ -12,12 +12,18 @@ from __future__ import annotations
 import os
 import time
 
-from ...errors import AgentError, VirtbenchError
-from ...transport import AgentClient
+from ...core.errors import AgentError, VirtbenchError
+from ...agent.transport import AgentClient
 from ...vmlife.migration import clock_lag, clock_rate, migration_figures
 from .boot import wait_for_agent
-from .incoming import (incoming_done, launch_second, migration_done, query_migrate,
-                       send_file, wait_for)
+from .incoming import (
+    incoming_done,
+    launch_second,
+    migration_done,
+    query_migrate,
+    send_file,
+    wait_for,
+)
 from .options import size_bytes
 
 SAVE_TIMEOUT_S = 600.0

@@ -5,7 +5,7 @@ import re
 import shutil
 import subprocess
 
-from ...errors import EnvironmentUnusable
+from ...core.errors import EnvironmentUnusable
 
 QEMU = "qemu-system-x86_64"
 

@@ -10,8 +10,8 @@ import threading
 import time
 from pathlib import Path
 
-from ...errors import AgentError, EnvironmentUnusable
-from ...hostexec import die_with_parent
+from ...core.errors import AgentError, EnvironmentUnusable
+from ...host.commands import die_with_parent
 from .process import describe_loss, ended_while_booting
 from .qmp import Qmp
 
@@ -128,7 +128,7 @@ class QemuProcess:
     def vcpu_threads(self) -> list[int]:
         """Host thread ids of the guest's vCPUs (QMP query-cpus-fast), once per boot."""
         if self._vcpu_tids is None:
-            from ...pinning import vcpu_threads
+            from ...host.pinning import vcpu_threads
             if self.qmp is None:
                 return []
             self._vcpu_tids = vcpu_threads(self.qmp.command("query-cpus-fast"))

@@ -6,7 +6,7 @@ import csv
 import io
 
 from ...model import Comparison, RunReport
-from .. import fmt
+from ..fmt import tables, verdicts
 from ..exporter import Exporter
 
 
@@ -16,15 +16,15 @@ def _writer(buf: io.StringIO):
 
 DECISION_COLUMNS = ["record", "analysis", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value",
                     "p_adjusted", "correction", "mdc_pct", "blocks", "disturbed_excluded",
-                    "seed_ratio", "seed_verdict", "claim", "holds_if"]
+                    "published_ratio", "published_verdict", "claim", "holds_if"]
 
 
 def _decision(vs, correction) -> list:
     if vs is None:
         return [None] * 11
-    rule = vs.seed_rule
+    rule = vs.published_rule
     return [vs.analysis, vs.ratio, vs.ratio_ci_low, vs.ratio_ci_high, vs.p_value,
-            fmt.adjusted_p(vs, correction), correction, vs.mdc_pct, vs.blocks,
+            tables.adjusted_p(vs, correction), correction, vs.mdc_pct, vs.blocks,
             vs.disturbed_excluded, rule.ratio if rule else None, rule.verdict if rule else None]
 
 
@@ -53,7 +53,7 @@ def to_csv(analysis: RunReport) -> str:
             w.writerow([run, r.environment, r.benchmark, r.metric, r.unit,
                         int(r.higher_is_better), i, repr(v), r.trimmed_mean, r.median,
                         r.ci_low, r.ci_high, vs.overhead_pct if vs else None,
-                        vs.verdict if vs else fmt.verdict_cell(r, analysis.run.baseline),
+                        vs.verdict if vs else verdicts.verdict_cell(r, analysis.run.baseline),
                         vs.direction if vs else None, vs.trials_needed if vs else None,
                         vs.reference if vs else None, notes.get(r.benchmark),
                         r.failed_trials, r.planned_trials, r.aggregate, "sample",

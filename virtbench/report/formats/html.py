@@ -16,11 +16,12 @@ from html import escape
 from itertools import groupby
 from pathlib import Path
 
-from ... import warning_kinds
+from ...core import warning_kinds
 from ...model import Comparison, Result, RunReport
 from ...model.density import DensityReport
 from ...vmlife.phases import ORDER as PHASE_ORDER
-from .. import aggregates, charts, density, failures, fmt, matrix, pricelist, profiles
+from .. import aggregates, charts, density, failures, matrix, pricelist, profiles
+from ..fmt import compare, header, lists, numbers, published, tables, verdicts
 from ..exporter import Exporter
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -82,7 +83,7 @@ def _md_value(v):
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return fmt.value(v)
+        return numbers.value(v)
     if isinstance(v, list) and all(isinstance(x, (str, int, float)) for x in v):
         text = ", ".join(str(x) for x in v)
     elif isinstance(v, (dict, list)):
@@ -123,18 +124,18 @@ def environments_view(analysis: RunReport) -> dict | None:
 # -- the run -----------------------------------------------------------------------------------
 def overhead_header(correction: str | None) -> list[str]:
     return ["environment", "metric", "n", failures.COLUMN, "trimmed mean", "95 % CI", "CV",
-            "ratio", *fmt.comparison_columns(correction), "verdict"]
+            "ratio", *tables.comparison_columns(correction), "verdict"]
 
 
 def _verdict(r: Result, baseline: str | None, run_analysis: str | None) -> dict:
     vs = r.vs_baseline
-    return _span(fmt.verdict_cell(r, baseline, run_analysis), _cls(vs.verdict) if vs else "muted",
-                 vs.message if vs and vs.message else None)
+    return _span(verdicts.verdict_cell(r, baseline, run_analysis),
+                 _cls(vs.verdict) if vs else "muted", vs.message if vs and vs.message else None)
 
 
 def _cls(verdict: str) -> str:
     """A verdict as a CSS class ("differs, within threshold": differs)."""
-    return "differs" if verdict == fmt.DIFFERS else verdict
+    return "differs" if verdict == verdicts.DIFFERS else verdict
 
 
 def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
@@ -142,17 +143,17 @@ def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
     out = []
     for r in rows:
         vs = r.vs_baseline
-        row = [r.environment, fmt.metric_cell(r), r.n,
+        row = [r.environment, tables.metric_cell(r), r.n,
                _fail(failures.cell(r)) if r.failed_trials else failures.cell(r),
-               fmt.value(r.trimmed_mean), fmt.ci(r.ci_low, r.ci_high), fmt.cv_cell(r),
-               fmt.ratio(vs.ratio) if vs else "—", *fmt.comparison_cells(vs, correction),
+               numbers.value(r.trimmed_mean), numbers.ci(r.ci_low, r.ci_high), tables.cv_cell(r),
+               numbers.ratio(vs.ratio) if vs else "—", *tables.comparison_cells(vs, correction),
                _verdict(r, baseline, run_analysis)]
-        out.append(row + (fmt.published_cells(r, baseline) if pub else []))
+        out.append(row + (published.published_cells(r, baseline) if pub else []))
         for other in r.vs_others:
-            row = [fmt.other_label(other), fmt.metric_cell(r), "", "", "", "", "",
-                   fmt.ratio(other.ratio), *fmt.comparison_cells(other, correction),
-                   _span(fmt.vs_mark(other, baseline, run_analysis, False), _cls(other.verdict),
-                         other.message or None)]
+            row = [tables.other_label(other), tables.metric_cell(r), "", "", "", "", "",
+                   numbers.ratio(other.ratio), *tables.comparison_cells(other, correction),
+                   _span(verdicts.vs_mark(other, baseline, run_analysis, False),
+                         _cls(other.verdict), other.message or None)]
             out.append(row + (["", "", ""] if pub else []))
     return out
 
@@ -193,7 +194,7 @@ def _about(kind: str) -> str | None:
 def render(analysis: RunReport) -> str:
     run = analysis.run
     baseline = run.baseline
-    pub = fmt.has_published(analysis)
+    pub = published.has_published(analysis)
     m = matrix.build(analysis)
     chart_specs: list[tuple[str, dict]] = []
     benchmarks = []
@@ -230,9 +231,9 @@ def render(analysis: RunReport) -> str:
         ("baseline chosen", f"for this report; the study's: {run.study_baseline}"
          if run.study_baseline else None),
         ("verdict threshold", f"{run.threshold_pct:g} %"), ("alpha", f"{run.alpha:g}"),
-        ("analysis", fmt.analysis_line(analysis)),
-        ("trials planned", run.trials_planned), ("adaptive trials", fmt.adaptive_line(run)),
-        ("measured sections", fmt.sections_line(run)), ("seed", run.seed), ("host", run.host),
+        ("analysis", header.analysis_line(analysis)),
+        ("trials planned", run.trials_planned), ("adaptive trials", header.adaptive_line(run)),
+        ("measured sections", header.sections_line(run)), ("seed", run.seed), ("host", run.host),
         ("virtbench", run.virtbench_version),
         ("results", f"{len(analysis.results)} (environment × benchmark × metric)"),
         ("warnings", len(analysis.warnings))) if v is not None]
@@ -242,20 +243,20 @@ def render(analysis: RunReport) -> str:
                 "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
                                    for c in cells)] for name, cells in m.rows]},
         legend=matrix.LEGEND, price_lists=pricelist.sections(analysis),
-        method_notes=fmt.method_note_lines(analysis), summary=summary,
+        method_notes=lists.method_note_lines(analysis), summary=summary,
         environments=environments_view(analysis), benchmarks=benchmarks,
         overhead_header=overhead_header(run.correction)
-        + (list(fmt.PUBLISHED_COLUMNS) if pub else []),
-        inconclusive=fmt.inconclusive_lines(analysis),
-        claims=[{"mark": fmt.CLAIM_MARKS.get(c.status, c.status),
+        + (list(published.PUBLISHED_COLUMNS) if pub else []),
+        inconclusive=lists.inconclusive_lines(analysis),
+        claims=[{"mark": lists.CLAIM_MARKS.get(c.status, c.status),
                  "cls": {"holds": "pass", "does not hold": "fail"}.get(c.status, "inconclusive"),
                  "line": f"{c.text} ({c.source}; {c.benchmark} · {c.metric}: {c.holds_if})",
                  "why": c.message} for c in analysis.claims],
-        footer=fmt.footer(analysis),
-        published_only=fmt.published_only_lines(analysis),
+        footer=header.footer(analysis),
+        published_only=published.published_only_lines(analysis),
         aggregates_title=failures.title(aggregates.AGGREGATES_TITLE),
         aggregates=aggregates.aggregate_lines(analysis), failures=failures_view(analysis),
-        warnings=[{"kind": w.kind, "where": fmt.where(w), "message": w.message,
+        warnings=[{"kind": w.kind, "where": lists.where(w), "message": w.message,
                    "about": _about(w.kind)} for w in analysis.warnings],
         threshold=f"{run.threshold_pct:g}", alpha=f"{run.alpha:g}", published=pub)
 
@@ -274,9 +275,10 @@ def render_compare(comparison: Comparison) -> str:
     if comparison.rows:
         chart_specs.append(("chart-0", charts.compare_figure(comparison.rows,
                                                              "change per metric, with 95 % CI")))
-    rows = [[r.environment, r.benchmark, fmt.metric_cell(r), fmt.value(r.a), fmt.value(r.b),
-             f"{r.n_a} / {r.n_b}", fmt.pct(r.change_pct), fmt.ci_pct(r.ci_low, r.ci_high),
-             fmt.p(r.p_value), _span(fmt.compare_verdict(r), r.verdict, r.message)]
+    rows = [[r.environment, r.benchmark, tables.metric_cell(r), numbers.value(r.a),
+             numbers.value(r.b), f"{r.n_a} / {r.n_b}", numbers.pct(r.change_pct),
+             numbers.ci_pct(r.ci_low, r.ci_high), numbers.p(r.p_value),
+             _span(compare.compare_verdict(r), r.verdict, r.message)]
             for r in comparison.rows]
     return _page(
         "compare.html.j2", f"virtbench compare {a.id} {b.id}", chart_specs, a=a, b=b,
@@ -284,8 +286,9 @@ def render_compare(comparison: Comparison) -> str:
               for k in ("id", "study", "started", "status", "quick", "baseline", "host")],
         alpha=comparison.alpha, min_change=f"{comparison.min_change_pct:g}",
         warnings=comparison.warnings, has_chart=bool(chart_specs), rows=rows,
-        only_in=[(side, [" · ".join(k) for k in keys]) for side, keys in fmt.only_in(comparison)],
-        differences=fmt.difference_lines(comparison))
+        only_in=[(side, [" · ".join(k) for k in keys])
+                 for side, keys in compare.only_in(comparison)],
+        differences=compare.difference_lines(comparison))
 
 
 # -- a density sweep ---------------------------------------------------------------------------

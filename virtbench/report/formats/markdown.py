@@ -1,9 +1,10 @@
-"""The Markdown report (`--format markdown`): the seed studies' tables with ✓/✗ verdicts, plus
+"""The Markdown report (`--format markdown`): the published studies' tables with ✓/✗ verdicts, plus
 the statistics."""
 from __future__ import annotations
 
 from ...model import Comparison, RunReport
-from .. import aggregates, failures, fmt, matrix, pricelist, profiles
+from .. import aggregates, failures, matrix, pricelist, profiles
+from ..fmt import compare, header, lists, numbers, published, tables, verdicts
 from ..exporter import Exporter
 
 
@@ -54,10 +55,10 @@ def profile_lines(analysis: RunReport) -> list[str]:
     for part in parts:
         out += [f"### {_esc(part.title)}", "", f"{_esc(part.subtitle)}. "
                 f"{_esc(part.explains)}.", ""]
-        for header, rows in ((profiles.REASON_HEADER, part.reasons),
-                             (profiles.FUNCTION_HEADER, part.functions)):
+        for names, rows in ((profiles.REASON_HEADER, part.reasons),
+                            (profiles.FUNCTION_HEADER, part.functions)):
             if rows:
-                out += [_row(header), _row(["---"] * len(header))]
+                out += [_row(names), _row(["---"] * len(names))]
                 out += [_row([_esc(c) for c in row]) for row in rows]
                 out.append("")
         out += [f"- note: {_esc(n)}" for n in part.notes]
@@ -77,44 +78,44 @@ def _section(title: str, lines: list[str]) -> list[str]:
 def render(analysis: RunReport) -> str:
     run = analysis.run
     out = [f"# virtbench run {run.id}", ""]
-    out += [f"- {_esc(line.strip())}" for line in fmt.header_lines(analysis)]
+    out += [f"- {_esc(line.strip())}" for line in header.header_lines(analysis)]
     out.append("")
     out += matrix_lines(analysis)
     out += price_lines(analysis)
     if analysis.method_notes:
         out += ["## Method notes", ""]
-        out += [f"- {_esc(line)}" for line in fmt.method_note_lines(analysis)]
+        out += [f"- {_esc(line)}" for line in lists.method_note_lines(analysis)]
         out.append("")
     current = None
-    pub = fmt.has_published(analysis)
-    cols = fmt.comparison_columns(run.correction)
+    pub = published.has_published(analysis)
+    cols = tables.comparison_columns(run.correction)
     for r in analysis.results:
         if r.benchmark != current:
             current = r.benchmark
             out += ["", f"## {_esc(current)}", "",
                     _row(["environment", "metric", "n", failures.COLUMN, "trimmed mean",
                           "median", "CV", "95 % CI", *cols, "verdict"]
-                         + (list(fmt.PUBLISHED_COLUMNS) if pub else [])),
+                         + (list(published.PUBLISHED_COLUMNS) if pub else [])),
                     _row(["---"] * 2 + ["---:"] * (6 + len(cols)) + [":---:"]
                          + (["---:", "---:", "---"] if pub else []))]
         vs = r.vs_baseline
         out.append(_row(([
-            r.environment, fmt.metric_cell(r),
+            r.environment, tables.metric_cell(r),
             r.n, failures.cell(r) if not r.failed_trials else f"**{failures.cell(r)}**",
-            fmt.value(r.trimmed_mean), fmt.value(r.median), fmt.cv_cell(r),
-            fmt.ci(r.ci_low, r.ci_high), *fmt.comparison_cells(vs, run.correction),
-            fmt.verdict_cell(r, run.baseline, run.analysis)])
-            + (fmt.published_cells(r, run.baseline) if pub else [])))
+            numbers.value(r.trimmed_mean), numbers.value(r.median), tables.cv_cell(r),
+            numbers.ci(r.ci_low, r.ci_high), *tables.comparison_cells(vs, run.correction),
+            verdicts.verdict_cell(r, run.baseline, run.analysis)])
+            + (published.published_cells(r, run.baseline) if pub else [])))
         for other in r.vs_others:
-            out.append(_row([fmt.other_label(other), fmt.metric_cell(r), *([""] * 6),
-                             *fmt.comparison_cells(other, run.correction),
-                             fmt.vs_mark(other, run.baseline, run.analysis, False)]
-                            + ([""] * len(fmt.PUBLISHED_COLUMNS) if pub else [])))
-    out += _section("Inconclusive verdicts", [_esc(x) for x in fmt.inconclusive_lines(analysis)])
+            out.append(_row([tables.other_label(other), tables.metric_cell(r), *([""] * 6),
+                             *tables.comparison_cells(other, run.correction),
+                             verdicts.vs_mark(other, run.baseline, run.analysis, False)]
+                            + ([""] * len(published.PUBLISHED_COLUMNS) if pub else [])))
+    out += _section("Inconclusive verdicts", [_esc(x) for x in lists.inconclusive_lines(analysis)])
     out += _section("Claims of the study's source, checked on this run",
-                    [_esc(x) for x in fmt.claim_lines(analysis)])
+                    [_esc(x) for x in lists.claim_lines(analysis)])
     out += _section("Published figures not measured in this run",
-                    fmt.published_only_lines(analysis))
+                    published.published_only_lines(analysis))
     out += _section(failures.title(aggregates.AGGREGATES_TITLE),
                     [_esc(line) for line in aggregates.aggregate_lines(analysis)])
     out += _section(failures.title(failures.COUNTS_TITLE),
@@ -124,9 +125,9 @@ def render(analysis: RunReport) -> str:
         out += _section(failures.title(failures.EVIDENCE_TITLE), [_esc(x) for x in evidence])
         out += ["", f"_{_esc(failures.title(failures.FOOTNOTE))}._"]
     out += profile_lines(analysis)
-    out += _section("Warnings", [f"**{w.kind}** {_esc(fmt.where(w))}: {_esc(w.message)}"
+    out += _section("Warnings", [f"**{w.kind}** {_esc(lists.where(w))}: {_esc(w.message)}"
                                  for w in analysis.warnings])
-    out += ["", f"_{_esc(fmt.footer(analysis))} 95 % CI: bootstrap CI of the trimmed mean._"
+    out += ["", f"_{_esc(header.footer(analysis))} 95 % CI: bootstrap CI of the trimmed mean._"
             + (" _Measured ratio: environment / reference (the baseline unless named), beside "
                "the source's published ratio (derived from its table's values where it gives "
                "values) and its own ✓/✗ verdict._" if pub else ""), ""]
@@ -145,17 +146,17 @@ def render_compare(comparison: Comparison) -> str:
                   "p", "verdict"]),
             _row(["---"] * 3 + ["---:"] * 6 + [":---:"])]
     for r in comparison.rows:
-        out.append(_row([r.environment, r.benchmark, fmt.metric_cell(r),
-                         fmt.value(r.a), fmt.value(r.b), f"{r.n_a}/{r.n_b}",
-                         fmt.pct(r.change_pct), fmt.ci_pct(r.ci_low, r.ci_high),
-                         fmt.p(r.p_value), fmt.compare_verdict(r)]))
+        out.append(_row([r.environment, r.benchmark, tables.metric_cell(r),
+                         numbers.value(r.a), numbers.value(r.b), f"{r.n_a}/{r.n_b}",
+                         numbers.pct(r.change_pct), numbers.ci_pct(r.ci_low, r.ci_high),
+                         numbers.p(r.p_value), compare.compare_verdict(r)]))
     out += _section("Inconclusive", [f"{_esc(r.environment)} · {_esc(r.benchmark)} · "
                                      f"{_esc(r.metric)}: {_esc(r.message)}"
-                                     for r in fmt.compare_undecided(comparison)])
-    for side, keys in fmt.only_in(comparison):
+                                     for r in compare.compare_undecided(comparison)])
+    for side, keys in compare.only_in(comparison):
         out += _section(f"Only in {side}", [_esc(" · ".join(k)) for k in keys])
     out += _section("Metadata that differ (A → B)",
-                    [_esc(line) for line in fmt.difference_lines(comparison)])
+                    [_esc(line) for line in compare.difference_lines(comparison)])
     return "\n".join(out) + "\n"
 
 

@@ -10,11 +10,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from ...model import Comparison, RunReport
-from .. import aggregates, failures, fmt, matrix, pricelist, profiles
+from .. import aggregates, failures, matrix, pricelist, profiles
+from ..fmt import compare, header, lists, numbers, published, tables, verdicts
 from ..exporter import Exporter
 
 STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "differs": "cyan",
-         fmt.DIFFERS: "cyan", "worse": "red", "better": "green", "holds": "green",
+         verdicts.DIFFERS: "cyan", "worse": "red", "better": "green", "holds": "green",
          "does not hold": "red"}
 
 
@@ -35,20 +36,20 @@ def matrix_table(analysis: RunReport) -> Table:
 
 
 def _tables(analysis: RunReport):
-    pub = fmt.has_published(analysis)
+    pub = published.has_published(analysis)
     run = analysis.run
     baseline = run.baseline
     for bench, rows in groupby(analysis.results, key=lambda r: r.benchmark):
         rows = list(rows)
         table = Table(title=escape(f"{bench}"), title_justify="left", show_lines=False)
         width = max(len(x) for r in rows
-                    for x in [r.environment] + [fmt.other_label(v) for v in r.vs_others])
+                    for x in [r.environment] + [tables.other_label(v) for v in r.vs_others])
         for col, just in (("environment", "left"), ("metric", "left"), ("n", "right"),
                           (failures.COLUMN, "right"), ("trimmed mean", "right"),
                           ("median", "right"), ("CV", "right"), ("95 % CI", "right"),
-                          *((c, "right") for c in fmt.comparison_columns(run.correction)),
+                          *((c, "right") for c in tables.comparison_columns(run.correction)),
                           ("verdict", "left"),
-                          *(((c, "right") for c in fmt.PUBLISHED_COLUMNS) if pub else ())):
+                          *(((c, "right") for c in published.PUBLISHED_COLUMNS) if pub else ())):
             # labels are what a reader scans for: never wrap or cut them
             table.add_column(col, justify=just, no_wrap=col in ("environment", "metric"),
                              min_width=width if col == "environment" else None)
@@ -56,19 +57,21 @@ def _tables(analysis: RunReport):
             vs = r.vs_baseline
             failed = failures.cell(r)
             table.add_row(
-                escape(r.environment), escape(fmt.metric_cell(r)),
+                escape(r.environment), escape(tables.metric_cell(r)),
                 f"{r.n}", f"[red]{failed}[/]" if r.failed_trials else failed,
-                fmt.value(r.trimmed_mean), fmt.value(r.median), fmt.cv_cell(r),
-                fmt.ci(r.ci_low, r.ci_high),
-                *(escape(c) for c in fmt.comparison_cells(vs, run.correction)),
-                _styled(fmt.verdict_cell(r, baseline, run.analysis), vs.verdict if vs else None),
-                *(escape(c) for c in (fmt.published_cells(r, baseline) if pub else ())))
+                numbers.value(r.trimmed_mean), numbers.value(r.median), tables.cv_cell(r),
+                numbers.ci(r.ci_low, r.ci_high),
+                *(escape(c) for c in tables.comparison_cells(vs, run.correction)),
+                _styled(verdicts.verdict_cell(r, baseline, run.analysis),
+                        vs.verdict if vs else None),
+                *(escape(c) for c in (published.published_cells(r, baseline) if pub else ())))
             for other in r.vs_others:
-                table.add_row(escape(fmt.other_label(other)), escape(fmt.metric_cell(r)),
+                table.add_row(escape(tables.other_label(other)), escape(tables.metric_cell(r)),
                               *([""] * 6),
-                              *(escape(c) for c in fmt.comparison_cells(other, run.correction)),
-                              _styled(fmt.vs_mark(other, baseline, run.analysis, False), other.verdict),
-                              *([""] * len(fmt.PUBLISHED_COLUMNS) if pub else ()))
+                              *(escape(c) for c in tables.comparison_cells(other, run.correction)),
+                              _styled(verdicts.vs_mark(other, baseline, run.analysis, False),
+                                      other.verdict),
+                              *([""] * len(published.PUBLISHED_COLUMNS) if pub else ()))
         yield table
 
 
@@ -105,21 +108,21 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
 
 def print_report(analysis, console: Console) -> None:
     analysis = RunReport.of(analysis)
-    for line in fmt.header_lines(analysis):
+    for line in header.header_lines(analysis):
         console.print(line, highlight=False, markup=False)
     if analysis.results:
         console.print(matrix_table(analysis))
         console.print(matrix.LEGEND, style="dim", markup=False)
     print_price_lists(analysis, console)
-    _print_lines(console, "method notes (where virtbench deviates from the seed's method)",
-                 fmt.method_note_lines(analysis))
+    _print_lines(console, "method notes (where virtbench deviates from the published method)",
+                 lists.method_note_lines(analysis))
     for table in _tables(analysis):
         console.print(table)
-    _print_lines(console, "inconclusive verdicts", fmt.inconclusive_lines(analysis))
+    _print_lines(console, "inconclusive verdicts", lists.inconclusive_lines(analysis))
     _print_lines(console, "claims of the study's source, checked on this run",
-                 fmt.claim_lines(analysis))
+                 lists.claim_lines(analysis))
     _print_lines(console, "published figures not measured in this run",
-                 fmt.published_only_lines(analysis))
+                 published.published_only_lines(analysis))
     _print_lines(console, aggregates.AGGREGATES_TITLE, aggregates.aggregate_lines(analysis))
     _print_lines(console, failures.COUNTS_TITLE, failures.count_lines(analysis))
     evidence = failures.evidence_lines(analysis)
@@ -129,9 +132,9 @@ def print_report(analysis, console: Console) -> None:
     if analysis.warnings:
         console.print("[bold yellow]warnings[/]")
         for w in analysis.warnings:
-            console.print(f"  [yellow]{escape(w.kind)}[/] {escape(fmt.where(w))}: "
+            console.print(f"  [yellow]{escape(w.kind)}[/] {escape(lists.where(w))}: "
                           f"{escape(w.message)}", highlight=False)
-    console.print(fmt.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
+    console.print(header.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
                   style="dim", markup=False)
 
 
@@ -145,12 +148,12 @@ def print_profiles(analysis: RunReport, console: Console) -> None:
         console.print(f"[bold]{escape(part.title)}[/]: {escape(part.subtitle)}",
                       highlight=False)
         console.print(f"  {escape(part.explains)}", highlight=False)
-        for header, rows in ((profiles.REASON_HEADER, part.reasons),
-                             (profiles.FUNCTION_HEADER, part.functions)):
+        for names, rows in ((profiles.REASON_HEADER, part.reasons),
+                            (profiles.FUNCTION_HEADER, part.functions)):
             if not rows:
                 continue
             table = Table(show_edge=False)
-            for col in header:
+            for col in names:
                 table.add_column(col, justify="right" if col in ("count", "share", "time share")
                                  else "left")
             for row in rows:
@@ -194,18 +197,18 @@ def print_compare(comparison, console: Console) -> None:
                 "p", "verdict"):
         table.add_column(col)
     for r in comparison.rows:
-        table.add_row(escape(r.environment), escape(r.benchmark), escape(fmt.metric_cell(r)),
-                      fmt.value(r.a), fmt.value(r.b), f"{r.n_a}/{r.n_b}",
-                      fmt.pct(r.change_pct), fmt.ci_pct(r.ci_low, r.ci_high),
-                      fmt.p(r.p_value), _styled(fmt.compare_verdict(r), r.verdict))
+        table.add_row(escape(r.environment), escape(r.benchmark), escape(tables.metric_cell(r)),
+                      numbers.value(r.a), numbers.value(r.b), f"{r.n_a}/{r.n_b}",
+                      numbers.pct(r.change_pct), numbers.ci_pct(r.ci_low, r.ci_high),
+                      numbers.p(r.p_value), _styled(compare.compare_verdict(r), r.verdict))
     console.print(table)
     console.print("change: positive = B worse than A", style="dim")
     _print_lines(console, "inconclusive", [f"{r.environment} · {r.benchmark} · "
                                             f"{r.metric}: {r.message}"
-                                            for r in fmt.compare_undecided(comparison)])
-    for side, keys in fmt.only_in(comparison):
+                                            for r in compare.compare_undecided(comparison)])
+    for side, keys in compare.only_in(comparison):
         _print_lines(console, f"only in {side}", [" · ".join(k) for k in keys])
-    _print_lines(console, "metadata that differ (A → B)", fmt.difference_lines(comparison))
+    _print_lines(console, "metadata that differ (A → B)", compare.difference_lines(comparison))
 
 
 def render_compare_text(comparison, width: int = 160) -> str:

@@ -1,0 +1,276 @@
+"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, density,
+worker, fleet."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+# Only what building the parser needs is imported here; each command imports what it uses
+# when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
+# (scipy), the environments or the runner.
+from . import density
+from .. import report
+from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
+from ..core.errors import VirtbenchError
+from ..fleet import commands as fleet_commands
+
+
+def cmd_envs(args, out: Console) -> int:
+    from .. import environments
+    table = Table(title="environment kinds")
+    for col in ("kind", "usable", "why / details", "options"):
+        table.add_column(col)
+    for kind, cls in sorted(environments.KINDS.items()):
+        u = cls.probe()
+        details = u.reason or "; ".join(f"{k}: {v}" for k, v in u.details.items()) or cls.summary
+        opts = cls.options_text()
+        table.add_row(kind, "[green]yes[/]" if u.usable else "[red]no[/]", details, opts or "—")
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_benchmarks(args, out: Console) -> int:
+    from .. import benchmarks
+    table = Table(title="benchmarks")
+    for col in ("name", "family", "metrics (unit, ↑ higher / ↓ lower is better)", "tools",
+                "defaults", "description"):
+        table.add_column(col)
+    for name, b in sorted(benchmarks.REGISTRY.items(), key=lambda kv: (kv[1].family, kv[0])):
+        metrics = ", ".join(f"{m.name} ({m.unit} {'↑' if m.higher_is_better else '↓'})"
+                            for m in b.metrics)
+        defaults = ", ".join(f"{k}={v}" for k, v in b.defaults.items())
+        table.add_row(name, b.family, metrics, ", ".join(b.tools), defaults, b.description)
+    out.print(table)
+    return EXIT_OK
+
+
+def cmd_image(args, out: Console) -> int:
+    from ..image import host as host_image, guest as image   # guests are optional for every other command
+    if args.image_command == "prune":
+        removed = image.prune() + host_image.prune()
+        out.print(f"removed {len(removed)} cached image(s)" +
+                  "".join(f"\n  {p}" for p in removed), highlight=False)
+        return EXIT_OK
+    err = Console(stderr=True)
+    builder = host_image.build if args.variant == "host" else image.build
+    info = builder(force=args.force, progress=lambda msg: err.print(f"image: {msg}",
+                                                                    highlight=False))
+    how = (f"reused the cached image ({info.build_s:.2f} s)" if info.reused
+           else f"built in {info.build_s:.1f} s")
+    out.print(f"path {info.path}\nsize {info.size_bytes / 2**20:.0f} MiB\n"
+              f"recipe {info.recipe_hash}\n{how}", highlight=False)
+    return EXIT_OK
+
+
+def cmd_run(args, out: Console, err: Console) -> int:
+    from .. import analysis
+    from ..study import design as study_mod, flags as study_flags
+    from ..run.runner import Runner, prepare, skip_line
+    from ..store import Store
+    if args.retry_failed and not args.resume:
+        raise VirtbenchError("--retry-failed needs --resume RUN_ID (the run whose failed "
+                             "trials to run again)")
+    if args.resume:
+        store = Store(args.store)
+        outcome = Runner(store, console=err, show_progress=not args.no_progress).resume(
+            args.resume, retry_failed=args.retry_failed)
+    else:
+        study = study_mod.load(args.study) if args.study else None
+        study = study_flags.with_flags(study, **study_flags.flag_values(args))
+        # bad input stops here, before the store is touched; a dry run probes and builds nothing
+        prepared = prepare(study, dry_run=args.dry_run)
+        if args.dry_run:
+            return _print_plan(prepared, out)
+        if prepared.runnable == 0:      # every case skipped: say why, store nothing
+            for env in prepared.envs.values():
+                env.stop()              # resolve() may have connected (ssh, libvirt)
+            for env, case, why in prepared.skipped_cases:
+                err.print(f"[yellow]skipping[/] {escape(skip_line(env, case, why))}",
+                          highlight=False)
+            err.print("nothing to run: no environment of this study can run any of its "
+                      "benchmarks (see above); no run was stored", highlight=False)
+            return EXIT_OK
+        store = Store(args.store)
+        outcome = Runner(store, console=err, show_progress=not args.no_progress).start(prepared)
+    if outcome.status == "interrupted":
+        return EXIT_INTERRUPTED
+    from ..report.formats.table import print_report
+    print_report(analysis.analyze_run(store, outcome.run_id), out)
+    if outcome.failed_profiles:
+        err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
+                  f"why is in `virtbench report {outcome.run_id} --profile`")
+    if outcome.failed:
+        err.print(f"[yellow]{outcome.failed} trial(s) failed[/]; their errors, exit statuses, "
+                  "output tails and what they measured before failing are in the store "
+                  f"(virtbench report {outcome.run_id} --format json: failed_trial_evidence)")
+        return EXIT_FAILED_TRIALS
+    return EXIT_OK
+
+
+def _print_plan(prepared, out: Console) -> int:
+    """--dry-run: the plan, printed literally (labels like `pi[k=17]` are not markup)."""
+    from ..run import warmup
+    from ..study.reach import reach_note
+    from ..run.runner import estimate_s, skip_line
+    s = prepared.study
+
+    def say(text: str) -> None:
+        out.print(escape(text), highlight=False)
+
+    total = warmup.planned_trials(s, len(prepared.envs), len(prepared.cases),
+                                  len(prepared.skipped_cases))
+    n_skip = len(prepared.skipped_cases)
+    if s.adaptive:
+        say(f"trials auto: {s.min_trials} blocks first, then blocks for the undecided cases "
+            f"until decided, {s.max_trials} usable blocks per case"
+            + (f" or {s.budget_s / 60:g} min in all" if s.budget_s else ""))
+    say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
+        f"environment(s) x {len(prepared.cases)} benchmark(s)"
+        + (f" - {n_skip} skipped case(s)" if n_skip else "") + f" = {total} trials"
+        + (" (quick sizes)" if s.quick else ""))
+    say(f"baseline: {prepared.baseline or '(none)'}; order: randomised blocks, seed "
+        f"{s.seed if s.seed is not None else '(random at start)'}; pin {s.pin}; alpha {s.alpha:g}")
+    note = reach_note(prepared)
+    if note:
+        say(f"note: {note}")
+    for label, env in prepared.envs.items():
+        say(f"  environment {label}  ({env.spec})")
+    for spec, why in prepared.skipped:
+        say(f"  skipped environment {spec}: {why}")
+    if s.profile == "exits":
+        say("  then exit profiles: one extra profiled trial per environment x benchmark, "
+            "not a measured one")
+        for label, env in prepared.envs.items():
+            answer = env.capabilities().exit_profile
+            say(f"    {label}: " + (answer.how if answer else f"none ({answer.reason})"))
+    notes = s.method_notes()
+    for label, (bench, params) in prepared.cases.items():
+        say(f"  benchmark {label}: " + ", ".join(f"{k}={v}" for k, v in params.items()))
+        if label in notes:
+            say(f"    method note: {notes[label]}")
+    for env, case, why in prepared.skipped_cases:
+        say(f"  skipped {skip_line(env, case, why)}")
+    minutes = estimate_s(prepared) / 60          # warm-ups included
+    say(f"estimated time: about {minutes:.0f} min on bare metal (guests under TCG are much "
+        "slower); dry run: nothing was built, probed or started")
+    return EXIT_OK
+
+
+def cmd_runs(args, out: Console) -> int:
+    from ..store import Store
+    store = Store(args.store)
+    table = Table(title=f"runs in {store.shown}")
+    for col in ("id", "study", "status", "quick", "started", "finished"):
+        table.add_column(col)
+    for r in store.list_runs():
+        table.add_row(r["id"], r["study_name"], r["status"], "yes" if r["quick"] else "",
+                      f"{r['started']:%Y-%m-%d %H:%M}", f"{r['finished']:%H:%M}" if r["finished"] else "")
+    out.print(table)
+    return EXIT_OK
+
+
+def _emit(text: str, output: str | None, out: Console) -> None:
+    if output:
+        Path(output).write_text(text)
+        out.print(f"wrote {output}", highlight=False)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_report(args, out: Console) -> int:
+    from .. import analysis
+    from ..store import Store
+    store = Store(args.store)
+    if args.fleet:
+        if args.run_id:
+            raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
+        from ..fleet.view import analyze_fleet
+        if args.baseline or args.correction:
+            raise VirtbenchError("report --fleet: each host is against the first host's same "
+                                 "environment with the study's correction; --baseline and "
+                                 "--correction apply to one run (give RUN_ID)")
+        result = analyze_fleet(store, args.fleet, threshold_pct=args.threshold,
+                               analysis=args.analysis)
+    else:
+        result = analysis.analyze_run(store, args.run_id, threshold_pct=args.threshold,
+                                      baseline=args.baseline, analysis=args.analysis,
+                                      correction=args.correction)
+    if args.profile:
+        _emit(report.render_profiles(result, args.format), args.output, out)
+        return EXIT_OK
+    if args.format == "table" and not args.output:
+        from ..report.formats.table import print_report
+        print_report(result, out)
+    else:
+        _emit(report.render(result, args.format), args.output, out)
+    return EXIT_OK
+
+
+def cmd_compare(args, out: Console) -> int:
+    from .. import analysis
+    from ..store import Store
+    store = Store(args.store)
+    if args.fleet:
+        from ..fleet.view import host_runs
+        run_a, run_b = host_runs(store, args.fleet, args.run_a, args.run_b)
+    elif not (args.run_a and args.run_b):
+        raise VirtbenchError("compare: give RUN_A and RUN_B (or --fleet FLEET_ID [HOST_A HOST_B])")
+    else:
+        run_a, run_b = args.run_a, args.run_b
+    a = analysis.analyze_run(store, run_a)
+    b = analysis.analyze_run(store, run_b)
+    if args.with_labels and not args.pair:
+        raise VirtbenchError("--with LABEL_B needs --pair LABEL_A before it")
+    pairs = analysis.resolve_pairs(args.pair or [], args.with_labels,
+                                   [e.label for e in a.environments],
+                                   [e.label for e in b.environments])
+    comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change,
+                                       pairs=pairs or None)
+    if args.format == "table" and not args.output:
+        from ..report.formats.table import print_compare
+        print_compare(comparison, out)
+    else:
+        _emit(report.render_compare(comparison, args.format), args.output, out)
+    return EXIT_OK
+
+
+def cmd_density(args, out: Console, err: Console) -> int:
+    result = density.cmd_density(args, out, err)
+    if args.format == "table" and not args.output:
+        from ..report.formats.table import print_density
+        print_density(result, out)
+    else:
+        _emit(report.render_density(result, args.format), args.output, out)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:          # --help, --version, or a usage error (exit 2)
+        return int(exc.code or 0)
+    # Tables want room: a pipe or a file gets 200 columns rather than rich's 80.
+    out = Console(width=None if sys.stdout.isatty() else 200)
+    err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+    commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
+                "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
+                "report": cmd_report, "compare": cmd_compare,
+                "density": lambda a, o: cmd_density(a, o, err),
+                "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
+                "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}
+    try:
+        return commands[args.command](args, out)
+    except VirtbenchError as exc:
+        print(f"virtbench: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("virtbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

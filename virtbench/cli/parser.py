@@ -1,0 +1,154 @@
+"""The `virtbench` command's arguments: every subcommand and flag, with their help, and one
+line for a usage error (exit 2). Only what building the parser needs is imported here (tests/
+test_cli_startup.py), so `virtbench --version` and `--help` start without the analysis."""
+from __future__ import annotations
+
+import argparse
+
+from .. import __version__, report
+from . import density
+from ..fleet import commands as fleet_commands
+
+EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2 like every other bad input."""
+
+    def error(self, message):
+        self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
+
+
+def _trials(text: str):
+    """--trials N or --trials auto."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of trials or auto") from None
+
+
+def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
+    """The flags that shape a study (run and fleet run take the same; fleet run has no
+    dry run: `virtbench run --dry-run` shows the plan each host runs)."""
+    run.add_argument("--env", action="append", metavar="SPEC",
+                     help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
+    run.add_argument("--bench", action="append", metavar="NAME[:key=value,...]",
+                     help="benchmark to run, with parameters as in a study's params "
+                          "(e.g. tcp:direction=receive,streams=10); repeat for several "
+                          "(overrides the study's)")
+    run.add_argument("--trials", type=_trials, metavar="N|auto",
+                     help="trials (blocks) per benchmark and environment (default 12); auto: "
+                          "blocks until every verdict is decided (--min-trials, --max-trials, "
+                          "--budget bound it)")
+    run.add_argument("--min-trials", type=int, metavar="N",
+                     help="with --trials auto: blocks every case gets first (default 6)")
+    run.add_argument("--max-trials", type=int, metavar="N",
+                     help="with --trials auto: usable blocks at most per case (default 60)")
+    run.add_argument("--budget", metavar="DURATION",
+                     help="with --trials auto: wall-clock bound of the run, e.g. 15m, 1h30m")
+    run.add_argument("--min-section", type=float, metavar="SECONDS",
+                     help="a kernel's measured section shorter than this is repeated inside "
+                          "each trial until reached (default 0.5; 0: off)")
+    run.add_argument("--duet", action="store_true",
+                     help="measure each environment at the same time as its baseline, on "
+                          "disjoint CPUs (two environments only; see docs/decisions.md)")
+    run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
+    run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
+    run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
+    run.add_argument("--profile", choices=["exits"],
+                     help="exits: after the measured trials, one profiled trial per guest x "
+                          "benchmark says why (VM exits under KVM, would-be exits under TCG)")
+    add_analysis_flag(run)
+    add_correction_flag(run)
+    if dry_run:
+        run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+
+
+ANALYSES = ("paired", "unpaired")
+
+
+def add_analysis_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--analysis", choices=ANALYSES,
+                        help="how verdicts are made: paired (default: each block's ratio to "
+                             "the reference, docs/decisions.md) or unpaired (trimmed means)")
+
+
+def add_correction_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--correction", choices=("holm", "bh"),
+                        help="the family's correction (default: the study's, holm): holm "
+                             "(family-wise error) or bh (Benjamini-Hochberg, false discovery "
+                             "rate: for studies of many rows that mostly differ; "
+                             "docs/decisions.md); adaptive trials stop by it")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="virtbench", description="What does virtualization cost me, and why?")
+    p.add_argument("--version", action="version", version=f"virtbench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sub.add_parser("envs", help="every environment kind, whether it is usable here, and why not")
+    sub.add_parser("benchmarks", help="every benchmark: family, metrics, tools it needs")
+
+    img = sub.add_parser("image", help="the guest image")
+    img_sub = img.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
+    build = img_sub.add_parser("build", help="build or reuse the cached guest image")
+    build.add_argument("--force", action="store_true", help="rebuild even if cached")
+    build.add_argument("--variant", choices=("guest", "host"), default="guest",
+                       help="guest: the image every guest boots (default); host: that image "
+                            "plus QEMU, perf and virtbench itself, a guest that hosts guests")
+    img_sub.add_parser("prune", help="delete cached images of other recipes")
+
+    run = sub.add_parser("run", help="run a study")
+    run.add_argument("study", nargs="?", help="a study file (TOML)")
+    add_study_flags(run)
+    run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    run.add_argument("--retry-failed", action="store_true",
+                     help="with --resume: also run again the trials that failed "
+                          "(the failed rows are kept as superseded)")
+    run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    runs = sub.add_parser("runs", help="list the runs in the store")
+    runs.add_argument("--store", metavar="URL")
+
+    rep = sub.add_parser("report", help="report a run (default: the latest)")
+    rep.add_argument("run_id", nargs="?", metavar="RUN_ID")
+    rep.add_argument("--format", default="table", choices=report.FORMATS)
+    rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    rep.add_argument("--threshold", type=float, help="verdict threshold in %% (default: the study's)")
+    rep.add_argument("--baseline", metavar="LABEL",
+                     help="re-analyse the stored run against another of its environments "
+                          "(default: the run's baseline); nothing is run again")
+    add_analysis_flag(rep)
+    add_correction_flag(rep)
+    rep.add_argument("--profile", action="store_true",
+                     help="only the run's exit profiles (recorded by run --profile exits)")
+    rep.add_argument("--fleet", metavar="FLEET_ID",
+                     help="a fleet run: its hosts side by side (labels HOST:LABEL; each host "
+                          "against the first host's same environment)")
+    rep.add_argument("--store", metavar="URL")
+
+    cmp = sub.add_parser("compare", help="A/B two runs with significance")
+    cmp.add_argument("run_a", metavar="RUN_A", nargs="?")
+    cmp.add_argument("run_b", metavar="RUN_B", nargs="?")
+    cmp.add_argument("--fleet", metavar="FLEET_ID",
+                     help="compare two hosts of a fleet run: RUN_A and RUN_B are then host "
+                          "names (default: its first two hosts)")
+    cmp.add_argument("--format", default="table", choices=report.FORMATS)
+    cmp.add_argument("-o", "--output", metavar="FILE")
+    cmp.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
+    cmp.add_argument("--min-change", type=float, default=5.0,
+                     help="smallest change in %% that counts (default 5)")
+    cmp.add_argument("--pair", action="append", metavar="LABEL_A=LABEL_B",
+                     help="compare environment LABEL_A of run A with LABEL_B of run B "
+                          "(default: same labels; one environment each pairs by itself); "
+                          "split at the '=' that gives a label of each run")
+    cmp.add_argument("--with", dest="with_labels", action="append", metavar="LABEL_B",
+                     help="with --pair LABEL_A: the label of run B to pair it with, whole "
+                          "(for labels holding '=' either way); one per --pair")
+    cmp.add_argument("--store", metavar="URL")
+    fleet_commands.add_parsers(sub, add_study_flags)
+    density.add_parser(sub)
+    return p

@@ -1,0 +1,32 @@
+"""The method's defaults, in one place: every module that needs one imports it from here.
+
+The published method (RIKEN 2012): 12 trials, drop the highest and the lowest, mean of the rest,
+pass within 10 % of bare metal. virtbench adds a warm-up trial, pinning and a significance
+level for its verdicts.
+"""
+TRIALS = 12           # measured trials (blocks) per environment x benchmark
+WARMUP = 1            # unmeasured trials per environment x benchmark before the measured ones
+THRESHOLD_PCT = 10.0  # the verdicts' band: within ±10 % of the reference passes
+ALPHA = 0.05          # significance level of the verdicts
+PIN = "auto"          # pin our kernels / vCPU threads to host CPUs when there are enough
+ANALYSIS = "paired"   # the verdicts' analysis: paired blocks ("unpaired": Welch's)
+CORRECTION = "holm"   # over the family of rows: Holm (FWER) ("bh": Benjamini-Hochberg, FDR)
+
+# Measured sections (docs/decisions.md, "Measured sections"): a kernel whose measured section
+# is shorter than this repeats it inside the trial until it is reached (pyperf's loops)
+MIN_SECTION_S = 0.5
+MAX_REPETITIONS = 200  # the most repetitions of one section per trial
+
+# Adaptive trials (trials = "auto"): blocks until every verdict is decided or a bound is hit
+MIN_TRIALS = 6         # blocks every case gets first (6: the sign-flip test can reach 0.05)
+MAX_TRIALS = 60        # usable blocks at most per case (failed or disturbed ones re-run)
+
+# Disturbed trials (docs/decisions.md, "Disturbed trials"): kept in the store, left out of
+# the statistics, run again when trials are adaptive. Measured on the development machine (a
+# 2-vCPU VM shared with other work): steal over a trial at most 1.9 %, median 0. A kernel
+# alone on its CPU gets 0.98-0.99 of it; with other work's two TCG guests running, every
+# trial got 0.31-0.55, so an absolute share would flag all of them or none: the CPU-share
+# limit is relative to what the environment and case usually get in the run (their median)
+STEAL_LIMIT_PCT = 10.0   # steal above this share of the host's CPU time over the trial
+CPU_SHARE_LIMIT = 0.7    # a CPU-bound kernel that got less than this x its usual CPU share
+CPU_SHARE_HISTORY = 3    # trials of an environment and case before their median is usual

@@ -1,0 +1,29 @@
+"""Two runs side by side: a row's verdict, rows one run has, metadata that differ."""
+from __future__ import annotations
+
+from ...model import CompareRow, Comparison
+
+
+def compare_verdict(r: CompareRow) -> str:
+    """A comparison row's verdict, with the trials per side an inconclusive one needs."""
+    return r.verdict + (f" (≥ {r.trials_needed} trials)"
+                        if r.verdict == "inconclusive" and r.trials_needed else "")
+
+
+def compare_undecided(comparison: Comparison) -> list[CompareRow]:
+    return [r for r in comparison.rows if r.verdict == "inconclusive" and r.message]
+
+
+def only_in(comparison: Comparison) -> list[tuple[str, list[list[str]]]]:
+    """(side, [environment, benchmark, metric]...) of the rows only one run has."""
+    return [("A", comparison.only_in_a), ("B", comparison.only_in_b)]
+
+
+def difference_lines(comparison: Comparison) -> list[str]:
+    """One line per metadata key that differs between the runs or paired environments."""
+    out = []
+    for d in comparison.metadata_differences:
+        where = f"{d.environment}: " if d.environment else ""
+        out.append(f"{where}{d.key}: {d.a!r} → {d.b!r}")
+    return out
+

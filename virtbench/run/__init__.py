@@ -1,0 +1,1 @@
+"""A study to stored trials: the runner, one slot's execution, warm-up, measured sections, disturbed trials, adaptive blocks, duet pairs, the environments' keeping during a run, profiled trials and the density sweep."""

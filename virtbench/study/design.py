@@ -1,0 +1,333 @@
+"""A study: which environments, which benchmarks, how many trials, which baseline.
+
+Loaded from a TOML file or built from flags (a flag overrides the file), validated up front
+so that bad input stops before anything runs or is stored. `plan()` expands it into trials.
+"""
+from __future__ import annotations
+
+import random
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import benchmarks
+from ..core import defaults
+from . import claims as study_claims, schema as study_schema
+from ..environments import EnvSpec
+from ..core.errors import VirtbenchError
+from .schema import (
+    AUTO,
+    DEFAULT_ALPHA,
+    DEFAULT_PIN,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TRIALS,
+    DEFAULT_WARMUP,
+)
+
+
+@dataclass
+class BenchmarkCase:
+    """One benchmark with the parameters a study gave it, under a label unique in the study."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    # where virtbench's method deviates from the published study's, shown beside its figures
+    method_note: str | None = None
+
+    def __post_init__(self):
+        if not self.label:
+            self.label = default_label(self.name, self.params)
+
+
+def default_label(name: str, params: dict[str, Any]) -> str:
+    """NAME, then the parameters that differ from the benchmark's defaults: `pi[k=17]`,
+    so two parametrisations of one benchmark are two rows."""
+    bench = benchmarks.REGISTRY.get(name)
+    shown = bench.non_default(params) if bench is not None else params
+    extra = ",".join(f"{k}={_text(v)}" for k, v in sorted(shown.items()))
+    return f"{name}[{extra}]" if extra else name
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass
+class EnvironmentEntry:
+    spec: str
+    # What virtbench lacks to start this environment here (e.g. "xen"): the study still lists
+    # it, so the design is complete and its published figures are shown, but a run skips it.
+    requires: str | None = None
+    note: str | None = None
+    # A machine the user names in targets.toml (virtbench.study.targets): the environment runs as
+    # that entry's spec (ssh:..., libvirt:...) and stands for this one (its published figures).
+    target: str | None = None
+    # the spec of another environment of the study this one is also compared with (a tuning
+    # against the untuned guest): verdicts against both it and the baseline, from one run
+    versus: str | None = None
+
+    def parsed(self) -> EnvSpec:
+        return EnvSpec.parse(self.spec)
+
+
+@dataclass
+class Study:
+    name: str
+    environments: list[EnvironmentEntry]
+    benchmarks: list[BenchmarkCase]
+    trials: int = DEFAULT_TRIALS
+    baseline: str | None = None
+    threshold_pct: float = DEFAULT_THRESHOLD
+    seed: int | None = None
+    quick: bool = False
+    source: str | None = None
+    published: list[dict] = field(default_factory=list)   # figures of the source, see _published
+    warmup: int = DEFAULT_WARMUP     # unmeasured trials per environment x benchmark first
+    pin: str = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
+    alpha: float = DEFAULT_ALPHA     # significance level of the verdicts
+    profile: str | None = None       # "exits": one profiled trial per guest x benchmark
+    analysis: str = defaults.ANALYSIS      # the verdicts' analysis: "paired" or "unpaired"
+    correction: str = defaults.CORRECTION  # over the family of rows: "holm" (FWER) or "bh" (FDR)
+    claims: list[dict] = field(default_factory=list)   # the published studies' claims, study_claims.py
+    # trials = "auto" (adaptive): `trials` is then min_trials, the blocks every case gets
+    # first; then blocks for the undecided cases until decided, max_trials or the budget
+    adaptive: bool = False
+    min_trials: int = defaults.MIN_TRIALS
+    max_trials: int = defaults.MAX_TRIALS
+    budget_s: float | None = None    # wall-clock bound of an adaptive run, whole run
+    min_section_s: float = defaults.MIN_SECTION_S   # shorter measured sections repeat
+    duet: bool = False               # each block's pair measured at once on disjoint CPUs
+    # a trial over either limit is disturbed: kept, left out of the statistics (disturbance.py)
+    steal_limit_pct: float = defaults.STEAL_LIMIT_PCT
+    cpu_share_limit: float = defaults.CPU_SHARE_LIMIT
+
+    @property
+    def trials_text(self) -> str:
+        """`12`, or `auto (6..60, budget 15m)`."""
+        if not self.adaptive:
+            return str(self.trials)
+        budget = f", budget {self.budget_s / 60:g}m" if self.budget_s else ""
+        return f"auto ({self.min_trials}..{self.max_trials}{budget})"
+
+    def method_notes(self) -> dict[str, str]:
+        """{benchmark label: note} of the benchmarks that carry a method note."""
+        return {c.label: c.method_note for c in self.benchmarks if c.method_note}
+
+    def to_dict(self) -> dict:
+        """What the runner stores as the run's metadata: the study, and with it `alpha` and
+        `method_notes` ({benchmark label: note}) for the reports."""
+        d = asdict(self)
+        d["method_notes"] = self.method_notes()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Study":
+        d = dict(d)
+        d.pop("method_notes", None)      # derived from the benchmarks
+        d["environments"] = [EnvironmentEntry(**e) for e in d["environments"]]
+        d["benchmarks"] = [BenchmarkCase(**b) for b in d["benchmarks"]]
+        return cls(**d)
+
+
+def _fail(path, what: str) -> VirtbenchError:
+    return VirtbenchError(f"study {path}: {what}")
+
+
+def default_baseline(baseline: str | None, labels) -> str | None:
+    """The study's baseline, or `native` when the study has it and names none."""
+    if baseline is None and "native" in labels:
+        return "native"
+    return baseline
+
+
+def load(path: str | Path) -> Study:
+    """Read a study file; every problem is one line naming the file, the table, the key and
+    the fix (the schema is in study_schema.py)."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise VirtbenchError(f"study {path}: no such file; give the path of a .toml study "
+                             "(the published studies are in studies/)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(path, f"not valid TOML ({exc}); fix the syntax at that line") from None
+    try:
+        doc = study_schema.parse(data)
+        study_schema.check_params(doc)
+        for i, entry in enumerate(doc.environment, 1):
+            try:
+                EnvSpec.parse(entry.spec)      # the syntax, even for one that cannot start here
+            except VirtbenchError as exc:
+                raise VirtbenchError(f"environment[{i}]: spec: {exc}") from None
+    except VirtbenchError as exc:
+        raise _fail(path, str(exc)) from None
+    envs = [EnvironmentEntry(e.spec, e.requires, e.note, e.target, e.versus)
+            for e in doc.environment]
+    cases = [BenchmarkCase(b.name, dict(b.params), b.label, b.method_note) for b in doc.benchmark]
+    published = _published(path, data.get("published", []), envs, cases)  # types checked
+    _check_versus(path, envs)
+    try:
+        claims = study_claims.claims(doc.claim, normalize_spec,
+                                     {normalize_spec(e.spec) for e in envs},
+                                     {c.label for c in cases}, {c.label: c.name for c in cases})
+    except VirtbenchError as exc:
+        raise _fail(path, str(exc)) from None
+    study = Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
+                  baseline=doc.baseline, threshold_pct=float(doc.threshold),
+                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
+                  pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
+                  correction=doc.correction,
+                  claims=claims, min_trials=doc.min_trials, max_trials=doc.max_trials,
+                  min_section_s=float(doc.min_section), duet=doc.duet,
+                  steal_limit_pct=float(doc.steal_limit),
+                  cpu_share_limit=float(doc.cpu_share_limit),
+                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None)
+    set_trials(study, doc.trials)
+    return study
+
+
+def _check_versus(path, envs: list[EnvironmentEntry]) -> None:
+    """Each [[environment]]'s `versus` names another environment of the study (its spec),
+    written in the one spelling the analysis matches by."""
+    specs = {normalize_spec(e.spec) for e in envs}
+    for i, e in enumerate(envs, 1):
+        if e.versus is None:
+            continue
+        try:
+            versus = normalize_spec(e.versus)
+        except VirtbenchError as exc:
+            raise _fail(path, f"environment[{i}]: versus: {exc}") from None
+        if versus not in specs:
+            raise _fail(path, f"environment[{i}] ({e.spec}): versus {e.versus!r} is not the "
+                        "spec of any [[environment]] of this study; copy its spec")
+        if versus == normalize_spec(e.spec):
+            raise _fail(path, f"environment[{i}] ({e.spec}): versus names the environment "
+                        "itself; name the one to compare it with")
+        e.versus = versus
+
+
+def set_trials(study: Study, trials: int | str) -> None:
+    """trials = N (fixed blocks) or "auto" (adaptive: min_trials blocks first)."""
+    if trials == AUTO:
+        study.adaptive, study.trials = True, study.min_trials
+    else:
+        study.adaptive, study.trials = False, int(trials)
+
+
+def normalize_spec(spec: str) -> str:
+    """One spelling per environment spec (spaces dropped), to match entries by spec."""
+    return str(EnvSpec.parse(spec))
+
+
+def _published(path, entries, envs: list[EnvironmentEntry], cases: list[BenchmarkCase]) -> list[dict]:
+    """[[published]]: the source's own figures, to be shown beside the measured ones.
+
+    Each names an environment (its spec as in [[environment]]), a benchmark (its label) and
+    a metric, cites where the figure is (`source`), and gives the figure as the source does:
+    `ratio` (environment / reference), or `value` with `versus_value` (then the ratio is
+    derived), or a `value` alone, or only a `verdict` ("pass"/"fail", a source's own ✓/✗
+    table). `versus` is the spec of the reference environment when it is not the study's
+    baseline. `unmeasured = "why"` admits a figure of a benchmark the study cannot run
+    (e.g. a proprietary suite): it is shown, never matched.
+    """
+    specs = {normalize_spec(e.spec) for e in envs}
+    labels = {c.label for c in cases}
+    out = []
+    for i, entry in enumerate(entries, 1):     # types and ranges: study_schema.PublishedTable
+        where = f"published[{i}]"
+        env = normalize_spec(entry["environment"])
+        if env not in specs:
+            raise _fail(path, f"{where}: environment {entry['environment']!r} is not the spec of "
+                        "any [[environment]] of this study; copy its spec")
+        versus = normalize_spec(entry["versus"]) if "versus" in entry else None
+        if versus is not None and versus not in specs:
+            raise _fail(path, f"{where}: versus {entry['versus']!r} is not the spec of any "
+                        "[[environment]] of this study")
+        if entry["benchmark"] not in labels and "unmeasured" not in entry:
+            raise _fail(path, f"{where}: benchmark {entry['benchmark']!r} is not the label of any "
+                        f"[[benchmark]] (labels: {', '.join(sorted(labels))}); or say why it "
+                        "cannot be, with unmeasured = \"...\"")
+        ratio, derived = entry.get("ratio"), False
+        if ratio is None and "value" in entry and "versus_value" in entry:
+            ratio, derived = entry["value"] / entry["versus_value"], True
+        if ratio is None and "verdict" not in entry and "value" not in entry:
+            raise _fail(path, f"{where}: give ratio, or value (with versus_value), or verdict")
+        out.append({"environment": env, "benchmark": entry["benchmark"], "metric": entry["metric"],
+                    "ratio": None if ratio is None else float(ratio), "ratio_derived": derived,
+                    "value": entry.get("value"), "versus": versus,
+                    "versus_value": entry.get("versus_value"), "verdict": entry.get("verdict"),
+                    "source": entry["source"], "note": entry.get("note"),
+                    "unmeasured": entry.get("unmeasured")})
+    return out
+
+
+def skipped_environments(study: Study, targets: dict[str, str] | None = None,
+                         targets_file: str = "targets.toml") -> list[tuple[str, str]]:
+    """(spec, why) for every environment the study lists but virtbench cannot start here.
+
+    Pure: decided from the study and the user's targets (`targets`: name -> spec), so the
+    runner can print one line per entry and leave it out of the plan before anything is
+    probed or started. An entry with a `target` the user has named runs as that target.
+    """
+    from .targets import missing_target_message
+    targets = targets or {}
+    out = []
+    for e in study.environments:
+        if e.target:
+            if e.target not in targets:
+                why = missing_target_message(e.target, targets_file)
+                out.append((e.spec, f"{why}; {e.note}" if e.note else why))
+        elif e.requires:
+            why = f"needs {e.requires}, which virtbench cannot provide on this host yet"
+            out.append((e.spec, f"{why}; {e.note}" if e.note else why))
+    return out
+
+
+def validate(study: Study) -> None:
+    """Everything that can be checked without starting anything."""
+    if not study.benchmarks:
+        raise VirtbenchError("nothing to run: give a study file or --bench NAME "
+                             "(see `virtbench benchmarks`)")
+    if study.trials < 1:
+        raise VirtbenchError(f"trials must be at least 1, not {study.trials}")
+    if study.budget_s is not None and not study.adaptive:
+        raise VirtbenchError("a budget bounds adaptive trials; give trials = \"auto\" "
+                             "(--trials auto) with it, or drop the budget")
+    labels = set()
+    for case in study.benchmarks:
+        benchmarks.get(case.name).params(case.params, quick=study.quick)
+        if case.label in labels:
+            raise VirtbenchError(f"benchmark {case.label} appears twice; give one a label = \"...\"")
+        labels.add(case.label)
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    """One slot of the plan: run `benchmark` in `environment` for the `trial`-th time."""
+
+    seq: int
+    trial: int
+    environment: str        # environment label
+    benchmark: str          # benchmark case label
+
+
+def plan(env_labels: list[str], case_labels: list[str], trials: int, seed: int,
+         skip: set[tuple[str, str]] = frozenset()) -> list[PlannedTrial]:
+    """Randomised block order: each block is every (environment, benchmark) once, shuffled
+    with the run's seed, so slow drift of the host never lands on one environment. The
+    (environment, benchmark) pairs in `skip` are left out after the shuffle, so the others
+    keep the order the same seed gives them."""
+    rng = random.Random(seed)
+    slots: list[PlannedTrial] = []
+    for t in range(trials):
+        block = [(e, c) for e in env_labels for c in case_labels]
+        rng.shuffle(block)
+        for env, case in block:
+            if (env, case) in skip:
+                continue
+            slots.append(PlannedTrial(len(slots), t, env, case))
+    return slots

@@ -1,0 +1,267 @@
+"""The study file's schema: every table, key, type and range, checked by pydantic.
+
+A study file is read into `StudyFile` (strict types, no unknown keys anywhere); the first
+problem becomes one line naming the file, the table (`benchmark[2]`, `environment[1]`,
+counted from 1 as they appear in the file) and the key, with the fix. Each benchmark's
+`params` table is then checked against the parameters that benchmark declares
+(`Benchmark.defaults`, see benchmarks/base.py), so a misspelled parameter stops the run
+instead of being ignored under a label that lies.
+"""
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import benchmarks
+from ..core import defaults
+from ..core.errors import VirtbenchError
+
+DEFAULT_TRIALS = defaults.TRIALS
+DEFAULT_THRESHOLD = defaults.THRESHOLD_PCT
+DEFAULT_WARMUP = defaults.WARMUP
+DEFAULT_PIN = defaults.PIN
+DEFAULT_ALPHA = defaults.ALPHA
+AUTO = "auto"            # trials = "auto": adaptive trials (docs/decisions.md)
+DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def duration_s(text: str, what: str = "budget") -> float:
+    """`15m`, `90s`, `1h30m`, `1.5h`, `600` (seconds) as seconds; one line otherwise."""
+    m = DURATION.fullmatch(text.strip())
+    if not text.strip() or m is None or not any(m.groups()):
+        raise VirtbenchError(f"{what} {text!r} is not a duration; write e.g. 15m, 90s or 1h30m")
+    h, mi, se = (float(g) if g else 0.0 for g in m.groups())
+    seconds = 3600 * h + 60 * mi + se
+    if seconds <= 0:
+        raise VirtbenchError(f"{what} {text!r} is no time at all; give a positive duration")
+    return seconds
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class EnvironmentTable(_Table):
+    spec: str = Field(min_length=1)
+    requires: str | None = None
+    note: str | None = None
+    target: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    # the spec of the environment this one is also compared with (its own reference: a
+    # tuning against the untuned guest), besides the study's baseline
+    versus: str | None = Field(None, min_length=1)
+
+
+class BenchmarkTable(_Table):
+    name: str = Field(min_length=1)
+    label: str = ""
+    params: dict[str, Any] = Field(default_factory=dict)
+    method_note: str | None = Field(None, min_length=1)
+
+
+class PublishedTable(_Table):
+    environment: str
+    benchmark: str
+    metric: str
+    source: str
+    ratio: float | None = Field(None, gt=0)
+    value: float | None = Field(None, gt=0)
+    versus: str | None = None
+    versus_value: float | None = Field(None, gt=0)
+    verdict: Literal["pass", "fail"] | None = None
+    note: str | None = None
+    unmeasured: str | None = None
+
+
+class ClaimTable(_Table):
+    """A claim of the published paper, checked on the run (study_claims.py)."""
+    text: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    benchmark: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    environments: dict[str, str] = Field(min_length=2)
+    holds_if: str = Field(min_length=1)
+    within: float | None = Field(None, gt=0, lt=100)
+    note: str | None = None
+
+
+class StudyFile(_Table):
+    name: str | None = Field(None, min_length=1)
+    description: str | None = None
+    trials: Annotated[int, Field(ge=1, le=100_000)] | Literal["auto"] = DEFAULT_TRIALS
+    min_trials: int = Field(defaults.MIN_TRIALS, ge=2, le=100_000)
+    max_trials: int = Field(defaults.MAX_TRIALS, ge=2, le=100_000)
+    budget: str | None = Field(None, min_length=1)
+    min_section: float = Field(defaults.MIN_SECTION_S, ge=0, le=3600)
+    duet: bool = False
+    steal_limit: float = Field(defaults.STEAL_LIMIT_PCT, gt=0, le=100)
+    cpu_share_limit: float = Field(defaults.CPU_SHARE_LIMIT, ge=0, le=1)
+    baseline: str | None = None
+    threshold: float = Field(DEFAULT_THRESHOLD, gt=0, le=1000)
+    seed: int | None = Field(None, ge=0)
+    warmup: int = Field(DEFAULT_WARMUP, ge=0, le=1000)
+    pin: Literal["auto", "off"] = DEFAULT_PIN
+    alpha: float = Field(DEFAULT_ALPHA, gt=0, lt=0.5)
+    profile: Literal["exits"] | None = None
+    analysis: Literal["paired", "unpaired"] = defaults.ANALYSIS
+    correction: Literal["holm", "bh"] = defaults.CORRECTION
+    environment: list[EnvironmentTable] = Field(default_factory=list)
+    benchmark: list[BenchmarkTable] = Field(default_factory=list)
+    published: list[PublishedTable] = Field(default_factory=list)
+    claim: list[ClaimTable] = Field(default_factory=list)
+
+
+# What to write instead, per key, in the fix part of a message.
+EXAMPLES = {
+    "name": 'name = "my-study"', "description": 'description = "..."',
+    "trials": 'trials = 12 (or trials = "auto": blocks until decided)',
+    "min_trials": "min_trials = 6", "max_trials": "max_trials = 60",
+    "budget": 'budget = "15m" (s, m or h)', "min_section": "min_section = 0.5 (seconds)",
+    "duet": "duet = true", "steal_limit": "steal_limit = 10 (% of the host's CPU time)",
+    "cpu_share_limit": "cpu_share_limit = 0.7 (x the usual share; 0: off)",
+    "baseline": 'baseline = "native"', "threshold": "threshold = 10", "seed": "seed = 42",
+    "warmup": "warmup = 1", "pin": 'pin = "auto" (or "off")', "alpha": "alpha = 0.05",
+    "profile": 'profile = "exits" (one profiled trial per guest x benchmark)',
+    "environment": '[[environment]] tables with spec = "KIND[:key=value,...]"',
+    "benchmark": '[[benchmark]] tables with name = "BENCHMARK"',
+    "published": "[[published]] tables", "spec": 'spec = "KIND[:key=value,...]"',
+    "requires": 'requires = "xen"', "note": 'note = "..."',
+    "target": 'target = "xenserver" (a name in ~/.config/virtbench/targets.toml)',
+    "label": 'label = "my-label"', "params": "params = { key = value, ... }",
+    "method_note": 'method_note = "how virtbench deviates from the source"',
+    "verdict": 'verdict = "pass" (or "fail")', "ratio": "ratio = 0.95",
+    "value": "value = 123.4", "versus_value": "versus_value = 123.4",
+    "analysis": 'analysis = "paired" (or "unpaired")',
+    "correction": 'correction = "holm" (or "bh": Benjamini-Hochberg)',
+    "claim": "[[claim]] tables",
+    "text": 'text = "what the paper claims"', "source": 'source = "Table 3"',
+    "holds_if": 'holds_if = "ahci / ide >= 1.5" (or "a > b > c", "a == b")',
+    "environments": 'environments = { ahci = "qemu:disk=ahci", ide = "qemu:disk=ide" }',
+    "within": "within = 5 (%, for holds_if \"a == b\")",
+    "versus": 'versus = "qemu:disk=ide" (the spec of another [[environment]])',
+}
+# Where a key means something else in one table, its example there.
+TABLE_EXAMPLES = {
+    ("claim", "benchmark"): 'benchmark = "cdm" (a [[benchmark]] label)',
+    ("claim", "metric"): 'metric = "read_mb_s" (one of the benchmark\'s metrics)',
+    ("published", "benchmark"): 'benchmark = "cdm" (a [[benchmark]] label)',
+    ("published", "environment"): 'environment = "qemu:disk=ide" (an [[environment]] spec)',
+}
+TYPE_WORDS = {"int_type": "an integer", "float_type": "a number", "string_type": "a string",
+              "bool_type": "true or false", "list_type": "an array of tables",
+              "dict_type": "a table", "model_type": "a table", "literal_error": "one of"}
+
+
+KEY_TYPE_WORDS = {"trials": 'an integer or "auto"'}
+
+
+def table_name(loc: tuple) -> tuple[str, str | None]:
+    """(where, key) of a pydantic error location: ('benchmark', 1, 'params') ->
+    ('benchmark[2]', 'params'); ('trials',) -> ('', 'trials')."""
+    where, key = "", None
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
+        if parts and isinstance(parts[0], int):
+            where = f"{part}[{parts.pop(0) + 1}]"
+        else:
+            key = str(part)
+            break
+    return where, key
+
+
+def _which(loc: tuple, data: dict) -> str:
+    """` (tcp-1-send)`: the label, name or spec of the table at `loc`, to find it by eye."""
+    if len(loc) >= 2 and isinstance(loc[1], int):
+        try:
+            table = data[loc[0]][loc[1]]
+        except (KeyError, IndexError, TypeError):
+            return ""
+        if isinstance(table, dict):
+            for key in ("label", "name", "spec", "text"):
+                if isinstance(table.get(key), str) and table[key]:
+                    text = table[key]
+                    return f" ({text[:40]}...)" if len(text) > 43 else f" ({text})"
+    return ""
+
+
+def describe(error: dict, model: type[BaseModel], data: dict) -> str:
+    """One line for pydantic's first error: where, which key, what is wrong, the fix."""
+    where, key = table_name(tuple(error["loc"]))
+    if where:
+        where += _which(tuple(error["loc"]), data)
+    table_model = _model_at(model, tuple(error["loc"]))
+    head = f"{where}: " if where else ""
+    kind = error["type"]
+    loc = tuple(error["loc"])
+    example = TABLE_EXAMPLES.get((str(loc[0]), key)) if len(loc) > 2 else None
+    example = example or EXAMPLES.get(key, f"{key} = ...")
+    if kind == "extra_forbidden":
+        valid = ", ".join(sorted(table_model.model_fields))
+        return f"{head}unknown key {key!r}; valid keys: {valid}"
+    if kind == "missing":
+        return f"{head}needs {key}: add {example}"
+    got = error.get("input")
+    if kind in TYPE_WORDS and kind != "literal_error":
+        words = KEY_TYPE_WORDS.get(key, TYPE_WORDS[kind])
+        return f"{head}{key} must be {words}, not {got!r}; write {example}"
+    # ranges, choices, empty strings: pydantic's own words say which bound
+    rule = error["msg"].replace("Input should be", "must be").replace("String should", "must")
+    if rule.startswith("must"):
+        rule = f"{key} {rule}"
+    else:
+        rule = f"{key}: {rule}"
+    return f"{head}{rule}, not {got!r}; write e.g. {example}"
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
+    """The table model that holds the last key of `loc` (for its list of valid keys)."""
+    current = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(str(part))
+        inner = getattr(field.annotation, "__args__", (None,))[0] if field else None
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            current = inner
+        else:
+            break
+    return current
+
+
+def parse(data: dict) -> StudyFile:
+    """A TOML document as a StudyFile; VirtbenchError (one line, no file name) if invalid."""
+    try:
+        doc = StudyFile.model_validate(data)
+    except ValidationError as exc:
+        raise VirtbenchError(describe(exc.errors()[0], StudyFile, data)) from None
+    if doc.budget is not None:
+        duration_s(doc.budget)
+    check_bounds(doc.min_trials, doc.max_trials)
+    return doc
+
+
+def check_bounds(min_trials: int, max_trials: int) -> None:
+    if max_trials < min_trials:
+        raise VirtbenchError(f"max_trials {max_trials} is below min_trials {min_trials}; "
+                             "raise max_trials or lower min_trials")
+
+
+def check_params(doc: StudyFile) -> None:
+    """Every [[benchmark]]'s name and params against what that benchmark declares."""
+    for i, table in enumerate(doc.benchmark, 1):
+        where = f"benchmark[{i}] ({table.label or table.name})"
+        try:
+            benchmarks.get(table.name).params(table.params)
+        except VirtbenchError as exc:
+            raise VirtbenchError(f"{where}: params: {exc}") from None
+
+
+def cli_params(name: str, items: dict[str, str]) -> dict[str, Any]:
+    """`--bench NAME:key=value,...`'s values as the declared types of NAME's parameters,
+    validated like a study file's params (ranges included)."""
+    bench = benchmarks.get(name)
+    params = {key: bench.parse_param(key, text) for key, text in items.items()}
+    bench.params(params)
+    return params
