@@ -1,10 +1,13 @@
 import signal
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# the tests' harness (fakes, servers, guests): importable by name from every tier
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
 
 def pytest_configure(config):
@@ -36,6 +39,19 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def guest_image():
+    """virtbench's guest image, built once (a few minutes on a fresh machine, then cached) for
+    every test that boots a guest; skips where it cannot be built at all (not root,
+    mmdebstrap missing)."""
+    from virtbench.core.errors import VirtbenchError
+    from virtbench.image import guest as image
+    try:
+        return image.build()
+    except VirtbenchError as exc:
+        pytest.skip(f"guest image not buildable here: {exc}")
+
+
 @pytest.fixture
 def fixture_text():
     def read(*parts: str) -> str:
@@ -60,7 +76,7 @@ def loopback_sshd(tmp_path):
 
     if os.geteuid() != 0:
         pytest.skip("a private sshd needs root")
-    from virtbench.sshd import Sshd
+    from virtbench.host.sshd import Sshd
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -71,5 +87,8 @@ def loopback_sshd(tmp_path):
     server.stop()
 
 
-# a real PostgreSQL for the store tests (session server, a fresh database per test)
+# fixtures of tests/support shared by the tiers: a real PostgreSQL for the store tests (session
+# server, a fresh database per test), our kernels built once, a filled store for the reports
+from kernelfix import kernel_bin_dir, run_kernel  # noqa: E402,F401
 from pgserver import pg_server, pg_url  # noqa: E402,F401
+from reportfix import artifacts_dir, filled  # noqa: E402,F401

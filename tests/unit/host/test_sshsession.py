@@ -1,0 +1,43 @@
+"""The ssh transport: its failure messages on real ssh output, and a session against a private
+sshd started here on 127.0.0.1."""
+import re
+import pytest
+from virtbench.host.sshsession import (
+    SshOptions,
+    describe_failure,
+    remote_command,
+    ssh_argv,
+)
+
+OPTS = SshOptions(host="127.0.0.1", port=2222, known_hosts="/k/known_hosts")
+
+
+def captured(fixture_text, case):
+    text = fixture_text("ssh", f"{case}.txt")
+    code = int(re.search(r"^exit: (\d+)$", text, re.M).group(1))
+    return code, text.split("--stderr--\n", 1)[1]
+
+
+@pytest.mark.parametrize("case, words", [
+    ("wrong-key", "refused the key"),
+    ("unknown-host-key", "is not known: add it to /k/known_hosts"),
+    ("changed-host-key", "has changed since it was recorded"),
+    ("refused", "nothing listens for ssh at 127.0.0.1:2222"),
+    ("unresolvable", "does not resolve"),
+])
+def test_each_ssh_failure_is_one_line_with_the_fix(fixture_text, case, words):
+    code, stderr = captured(fixture_text, case)
+    message = describe_failure(OPTS, code, stderr)
+    assert message is not None and words in message and "\n" not in message
+
+
+def test_a_remote_commands_own_failure_is_not_sshs(fixture_text):
+    code, stderr = captured(fixture_text, "no-python")
+    assert code == 127 and describe_failure(OPTS, code, stderr) is None
+
+
+def test_argv_verifies_host_keys_and_multiplexes():
+    argv = ssh_argv(SshOptions("h", user="u", port=2200, key="/id"), "/c")
+    assert argv[-1] == "h" and "StrictHostKeyChecking=yes" in argv and "BatchMode=yes" in argv
+    assert "ControlPath=/c/cm" in argv and argv[argv.index("-i") + 1] == "/id"
+    assert remote_command(["echo", "a b"], 2.5) == "timeout -k 5 3 echo 'a b'"

@@ -1,0 +1,19 @@
+from virtbench.machine import fingerprint
+
+
+def test_parse_captured_fingerprint_of_this_host(fixture_text):
+    facts = fingerprint.parse(fixture_text("fingerprint", "native-debian12.txt"))
+    assert facts["cpu_model"] == "Intel(R) Xeon(R) Processor"
+    assert facts["logical_cpus"] == 2 and facts["cores"] == 2
+    assert facts["mem_bytes"] == 25276502016
+    assert facts["kernel"] == "Linux 6.18.44-fc-v669 x86_64"
+    assert facts["os"] == "Debian GNU/Linux 12 (bookworm)"
+    assert facts["clocksource"] == "tsc"
+    assert facts["governor"] is None            # no cpufreq in this machine
+    assert facts["hypervisor_flag"] is True     # this "bare metal" is itself a guest
+    assert "sse2" in facts["cpu_flags"]
+
+
+def test_sections_ignore_lines_before_the_first_marker():
+    s = fingerprint.split_sections("noise\n==uname\nLinux 6.1\n==nproc\n4\n")
+    assert s == {"uname": "Linux 6.1", "nproc": "4"}

@@ -1,0 +1,65 @@
+"""Every study file in studies/ loads; what the battery already has, validates."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from virtbench import benchmarks, environments
+from virtbench.study import design as study
+
+STUDIES = sorted((Path(__file__).resolve().parents[3] / "studies").glob("*.toml"))
+SEEDS = ["riken-2012", "virtualbox-ahci-2010", "zhang-kvm-io", "cnaf-xen-kvm-2009",
+         "xen-domu-io-2006"]
+
+
+def test_the_five_seed_studies_are_there():
+    names = {p.stem for p in STUDIES}
+    assert set(SEEDS) <= names
+
+
+@pytest.mark.parametrize("path", STUDIES, ids=lambda p: p.stem)
+def test_study_loads(path):
+    s = study.load(path)
+    assert s.name == path.stem
+    assert s.environments and s.benchmarks
+    # the baseline every ratio is against is one of the study's own environments
+    specs = {study.normalize_spec(e.spec) for e in s.environments}
+    baseline = study.default_baseline(s.baseline, specs)
+    assert baseline is not None and study.normalize_spec(baseline) in specs, (baseline, specs)
+    labels = [c.label for c in s.benchmarks]
+    assert len(labels) == len(set(labels))
+    skipped = {spec for spec, _ in study.skipped_environments(s)}
+    for e in s.environments:
+        if e.spec in skipped:
+            continue
+        spec = e.parsed()
+        if spec.kind in environments.KINDS:
+            environments.create(spec)      # its options are valid for its kind
+    if path.stem in SEEDS:
+        assert s.trials == 12 and s.threshold_pct == 10.0      # the published method
+        assert s.published, "a published study carries its source's figures"
+
+
+@pytest.mark.parametrize("path", STUDIES, ids=lambda p: p.stem)
+def test_registered_benchmarks_validate(path):
+    """Parameters and published metric names of every benchmark that exists already."""
+    s = study.load(path)
+    for case in s.benchmarks:
+        bench = benchmarks.get(case.name)           # every one exists (test below)
+        bench.params(case.params, quick=False)
+        bench.params(case.params, quick=True)
+    by_label = {c.label: c.name for c in s.benchmarks}
+    for p in s.published:
+        if p["unmeasured"]:                         # a figure the study cannot measure
+            assert p["benchmark"] not in by_label, p
+            continue
+        bench = benchmarks.get(by_label[p["benchmark"]])
+        assert p["metric"] in {m.name for m in bench.metrics}, (p["benchmark"], p["metric"])
+
+
+def test_every_benchmark_named_by_a_study_exists():
+    """The battery is complete: every benchmark a study file names is registered."""
+    missing = sorted({c.name for p in STUDIES for c in study.load(p).benchmarks}
+                     - set(benchmarks.REGISTRY))
+    assert missing == [], f"study files name unregistered benchmarks: {missing}"
