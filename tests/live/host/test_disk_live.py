@@ -7,16 +7,7 @@ import subprocess
 import pytest
 from virtbench import environments
 from virtbench.benchmarks import get
-
-
-# -- end to end in the native environment -----------------------------------------------------
-@pytest.fixture(scope="module")
-def native(tmp_path_factory):
-    scratch = tmp_path_factory.mktemp("disk-scratch")
-    env = environments.create(f"native:scratch={scratch}")
-    env.start()
-    yield env, scratch
-    env.stop()
+from nativekit import native  # noqa: F401
 
 
 @pytest.mark.parametrize("name, given, metric", [

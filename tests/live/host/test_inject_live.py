@@ -3,35 +3,11 @@
 The test hook bench/precision.py injects a known slowdown with:
 VIRTBENCH_INJECT_SLOWDOWN=F makes every measured section about 1 + F times as long.
 """
-import json
-import os
-import resource
-import subprocess
 import pytest
 import statistics
+from kernelfix import run_injected, runs_injected  # noqa: F401
 
 PAIRS = 7
-
-
-def _run(kernel_bin_dir, name, args, fraction):
-    env = dict(os.environ)
-    env.pop("VIRTBENCH_INJECT_SLOWDOWN", None)
-    if fraction is not None:
-        env["VIRTBENCH_INJECT_SLOWDOWN"] = fraction
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([str(kernel_bin_dir / name), *args], capture_output=True,
-                          text=True, timeout=120, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.splitlines()[-1])
-    # the kernel's CPU time: the hook spins, so it lengthens CPU time as it lengthens the
-    # section, and CPU time does not stretch when a shared host makes the kernel wait
-    result["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return result, proc.stderr
-
-
-def _runs(kernel_bin_dir, name, args, fraction, n=1):
-    return [_run(kernel_bin_dir, name, args, fraction) for _ in range(n)]
 
 
 @pytest.mark.parametrize("name, args", [
@@ -40,8 +16,8 @@ def _runs(kernel_bin_dir, name, args, fraction, n=1):
 def test_half_again_as_long_when_asked(kernel_bin_dir, name, args):
     ratios, notes = [], []
     for _ in range(PAIRS):         # back to back, so a busy moment of a shared host hits both
-        (plain, plain_err), = _runs(kernel_bin_dir, name, args, None)
-        (slowed, slowed_err), = _runs(kernel_bin_dir, name, args, "0.5")
+        (plain, plain_err), = runs_injected(kernel_bin_dir, name, args, None)
+        (slowed, slowed_err), = runs_injected(kernel_bin_dir, name, args, "0.5")
         ratios.append(slowed["cpu_s"] / plain["cpu_s"])
         notes.append(("test hook" in plain_err, "made 50 % longer (a test hook)" in slowed_err))
     # the whole process's CPU time: 1 + 0.5 x the measured sections' share of it (pi -k 18:

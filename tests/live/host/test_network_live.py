@@ -8,14 +8,7 @@ import pytest
 from virtbench import environments
 from virtbench.host import netns
 from virtbench.benchmarks import REGISTRY
-
-
-@pytest.fixture(scope="module")
-def native_env():
-    env = environments.create("native")
-    env.start()
-    yield env
-    env.stop()
+from nativekit import native_env  # noqa: F401
 
 
 @pytest.mark.parametrize("name, params, headline, metrics", [

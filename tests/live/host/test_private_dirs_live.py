@@ -12,27 +12,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 import pytest
 from virtbench import environments
 from virtbench.benchmarks import REGISTRY
 from virtbench.host import guardian, watch
-
-ROOT = os.geteuid() == 0
-
-
-@pytest.fixture
-def tmp_root(tmp_path, monkeypatch):
-    monkeypatch.setenv("VIRTBENCH_TMP", str(tmp_path))
-    return tmp_path / "virtbench"
-
-
-@pytest.fixture
-def no_system_tmp(monkeypatch, tmp_path):
-    """tempfile's default directory made unusable: anything that still puts files there fails."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-tmp"))
+from workrootkit import ROOT, no_system_tmp, tmp_root  # noqa: F401
 
 
 @pytest.mark.skipif(not ROOT, reason="namespaces and a private sshd need root")

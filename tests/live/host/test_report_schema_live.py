@@ -9,20 +9,8 @@ from __future__ import annotations
 import json
 import pytest
 from virtbench.cli import commands as cli
-from virtbench.model.schema import report_schema
+from schemakit import errors, validator  # noqa: F401
 jsonschema = pytest.importorskip("jsonschema")   # the test extras install it
-
-
-def validator(definition: str | None = None):
-    schema = report_schema()
-    if definition:
-        schema = {**schema, "$ref": f"#/$defs/{definition}"}
-    return jsonschema.Draft202012Validator(schema)
-
-
-def errors(document: dict, definition: str | None = None) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-            for e in validator(definition).iter_errors(document)]
 
 
 def test_a_real_native_run_of_a_quick_kernel_validates(capsys, store_url):

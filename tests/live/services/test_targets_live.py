@@ -7,26 +7,7 @@ measured through an ssh target with its published figure beside it.
 import json
 import pytest
 from virtbench.cli import commands as cli
-
-STUDY = """
-name = "targets"
-trials = 2
-[[environment]]
-spec = "native"
-[[environment]]
-spec = "xen:vcpus=1"
-requires = "xen"
-target = "loop"
-note = "XenServer in the paper"
-[[benchmark]]
-name = "pi"
-[[published]]
-environment = "xen:vcpus=1"
-benchmark = "pi"
-metric = "seconds"
-ratio = 1.05
-source = "Table 5"
-"""
+from targetkit import STUDY  # noqa: F401
 
 
 def run_with_target(tmp_path, monkeypatch, capsys, spec: str) -> dict:

@@ -7,6 +7,7 @@ from virtbench.benchmarks import get
 from virtbench.benchmarks.base import ParseError
 from virtbench.benchmarks.disk.parsers import fio_jobs, parse_bonnie, parse_dd, parse_hdparm
 from virtbench.core.errors import VirtbenchError
+from nativekit import native  # noqa: F401
 
 MIB = 1024 * 1024
 
@@ -155,16 +156,6 @@ def test_params_and_commands():
     bonnie = get("bonnie").argv(get("bonnie").params({"cache": "in"}, quick=True), env)
     assert "-D" not in bonnie and bonnie[bonnie.index("-s") + 1] == "256"
     shutil.rmtree("/var/tmp/vb-test-argv", ignore_errors=True)
-
-
-# -- end to end in the native environment -----------------------------------------------------
-@pytest.fixture(scope="module")
-def native(tmp_path_factory):
-    scratch = tmp_path_factory.mktemp("disk-scratch")
-    env = environments.create(f"native:scratch={scratch}")
-    env.start()
-    yield env, scratch
-    env.stop()
 
 
 def test_hdparm_without_a_device_is_a_failed_trial(tmp_path):

@@ -1,9 +1,9 @@
 """Network parsers on real iperf3/sockperf/ping output captured here over a veth pair,
 and the network benchmarks end to end between namespaces in `native`."""
 import pytest
-from virtbench import environments
 from virtbench.benchmarks import REGISTRY, ParseError
 from virtbench.benchmarks import network as net
+from nativekit import native_env  # noqa: F401
 
 
 def test_iperf3_send_one_stream(fixture_text):
@@ -61,14 +61,6 @@ def test_bad_parameters():
     from virtbench.core.errors import VirtbenchError
     with pytest.raises(VirtbenchError, match="use one of: send, receive, bidir"):
         REGISTRY["tcp"].params({"direction": "both"})
-
-
-@pytest.fixture(scope="module")
-def native_env():
-    env = environments.create("native")
-    env.start()
-    yield env
-    env.stop()
 
 
 def test_guest_to_guest_needs_two_instances(native_env):

@@ -7,8 +7,7 @@ from virtbench.core.capabilities import NAMES, Capabilities, can, cannot, cannot
 from virtbench.environments import KINDS, create
 from virtbench.environments.base import ABILITIES, Environment
 from virtbench.core.errors import VirtbenchError
-
-ROOT = os.geteuid() == 0
+from capkit import ROOT, SPECS, _declared, _implements  # noqa: F401
 
 
 def test_a_cannot_needs_its_reason_and_is_false():
@@ -142,27 +141,6 @@ def test_every_kind_answers_without_io(monkeypatch):
         assert isinstance(env.capabilities(), Capabilities)
         answered += 1
     assert answered >= 3
-
-
-# specs that construct without I/O, covering each kind's option-dependent answers
-SPECS = ("native", "qemu", "qemu:accel=tcg", "ssh:host=h", "ssh:host=h,peer=p,user=joe",
-         "libvirt:uri=qemu:///system", "libvirt:uri=test:///default,domain=d",
-         "libvirt:uri=test:///default,domain=d,peer=p", "container", "container:network=bridge",
-         "gvisor", "gvisor:network=none", "nested")
-
-
-def _implements(cls, method: str) -> bool:
-    return getattr(cls, method) is not getattr(Environment, method)
-
-
-def _declared() -> dict[type, set[str]]:
-    """Each kind's class and the capabilities (of ABILITIES) it declares for some spec."""
-    out: dict[type, set[str]] = {}
-    for spec in SPECS:
-        env = create(spec)
-        caps = env.capabilities()
-        out.setdefault(type(env), set()).update(c for c in ABILITIES if getattr(caps, c))
-    return out
 
 
 def test_a_kind_that_declares_a_capability_implements_its_methods():

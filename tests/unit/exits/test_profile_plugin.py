@@ -8,18 +8,7 @@ import pytest
 from virtbench.host import workroot
 from virtbench.core.errors import VirtbenchError
 from virtbench.exits import tcg
-
-QEMU = shutil.which("qemu-system-x86_64")
-
-needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
-
-needs_qemu = pytest.mark.skipif(QEMU is None, reason="needs qemu-system-x86_64")
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+from pluginkit import QEMU, cache, needs_gcc, needs_qemu  # noqa: F401
 
 
 @needs_gcc

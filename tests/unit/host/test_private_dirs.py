@@ -17,22 +17,10 @@ import pytest
 from virtbench import environments
 from virtbench.host import netns, workroot
 from virtbench.host import watch
+from workrootkit import ROOT, no_system_tmp, tmp_root  # noqa: F401
 
-ROOT = os.geteuid() == 0
 
 DEAD_OWNER = "1 0"
-
-
-@pytest.fixture
-def tmp_root(tmp_path, monkeypatch):
-    monkeypatch.setenv("VIRTBENCH_TMP", str(tmp_path))
-    return tmp_path / "virtbench"
-
-
-@pytest.fixture
-def no_system_tmp(monkeypatch, tmp_path):
-    """tempfile's default directory made unusable: anything that still puts files there fails."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-tmp"))
 
 
 def test_a_private_dir_is_ours_in_the_root_and_swept_once_its_owner_is_gone(tmp_root):

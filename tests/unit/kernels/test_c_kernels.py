@@ -6,65 +6,10 @@ stderr; exit 0 on success, 3 on a verification failure (JSON still printed),
 """
 import json
 import re
-import numpy as np
 import pytest
+from kernelfix import assert_contract, assert_usage_error, himeno_reference_gosa  # noqa: F401
 
 PI_FIRST50 = "3.14159265358979323846264338327950288419716939937510"
-
-
-def assert_contract(run, expected_rc=0):
-    assert run.returncode == expected_rc, f"{run.args}: rc {run.returncode}\n{run.stderr}"
-    lines = run.stdout.splitlines()
-    assert len(lines) == 1, f"stdout must be exactly one JSON line, got {run.stdout!r}"
-    return run.json
-
-
-def assert_usage_error(run):
-    assert run.returncode == 2, f"{run.args}: rc {run.returncode}\n{run.stderr}"
-    assert run.stdout == ""
-    assert "usage:" in run.stderr
-
-
-def himeno_reference_gosa(imax, jmax, kmax, iterations):
-    """Independent double-precision numpy Himeno: residual of the last iteration.
-
-    Same initialisation as the benchmark: a = (1, 1, 1, 1/6), b = 0, c = 1,
-    bnd = 1, wrk1 = 0, p = i^2/(imax-1)^2, omega = 0.8.  The initial values
-    are rounded to float32 first because that is what the kernel's float
-    arrays hold; all arithmetic is then done in float64.
-    """
-    shape = (imax, jmax, kmax)
-    f32 = lambda v: float(np.float32(v))  # noqa: E731
-    a = [np.ones(shape), np.ones(shape), np.ones(shape), np.full(shape, f32(np.float32(1) / np.float32(6)))]
-    b = [np.zeros(shape) for _ in range(3)]
-    c = [np.ones(shape) for _ in range(3)]
-    bnd = np.ones(shape)
-    wrk1 = np.zeros(shape)
-    i = np.arange(imax, dtype=np.float64)
-    p_i = (i * i / float((imax - 1) ** 2)).astype(np.float32).astype(np.float64)
-    p = np.broadcast_to(p_i[:, None, None], shape).copy()
-    omega = f32(0.8)
-
-    inner = (slice(1, -1),) * 3
-
-    def P(di, dj, dk):  # p shifted by (di, dj, dk), restricted to the interior
-        return p[1 + di:imax - 1 + di, 1 + dj:jmax - 1 + dj, 1 + dk:kmax - 1 + dk]
-
-    A = [x[inner] for x in a]
-    B = [x[inner] for x in b]
-    C = [x[inner] for x in c]
-    gosa = None
-    for _ in range(iterations):
-        s0 = (A[0] * P(1, 0, 0) + A[1] * P(0, 1, 0) + A[2] * P(0, 0, 1)
-              + B[0] * (P(1, 1, 0) - P(1, -1, 0) - P(-1, 1, 0) + P(-1, -1, 0))
-              + B[1] * (P(0, 1, 1) - P(0, -1, 1) - P(0, 1, -1) + P(0, -1, -1))
-              + B[2] * (P(1, 0, 1) - P(-1, 0, 1) - P(1, 0, -1) + P(-1, 0, -1))
-              + C[0] * P(-1, 0, 0) + C[1] * P(0, -1, 0) + C[2] * P(0, 0, -1)
-              + wrk1[inner])
-        ss = (s0 * A[3] - P(0, 0, 0)) * bnd[inner]
-        gosa = float(np.sum(ss * ss))
-        p[inner] = P(0, 0, 0) + omega * ss  # Jacobi: all of s0 used the old p
-    return gosa
 
 
 @pytest.mark.parametrize("size,iterations", [("XS", 1), ("XS", 96), ("S", 3), ("M", 1), ("L", 1)])

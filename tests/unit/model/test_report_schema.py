@@ -13,6 +13,7 @@ from virtbench.environments.group import InstanceGroup
 from virtbench.model import SCHEMA_VERSION
 from virtbench.model.schema import doc_text, report_schema
 from virtbench.store import Store
+from schemakit import errors, validator  # noqa: F401
 jsonschema = pytest.importorskip("jsonschema")   # the test extras install it
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
@@ -20,18 +21,6 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 REGENERATE = ("the result model and docs/{name} disagree; if the model's change is meant, "
               "regenerate it: python -m virtbench.model {flag} > docs/{name} (and raise "
               "SCHEMA_VERSION in virtbench/model/run.py when fields change or go)")
-
-
-def validator(definition: str | None = None):
-    schema = report_schema()
-    if definition:
-        schema = {**schema, "$ref": f"#/$defs/{definition}"}
-    return jsonschema.Draft202012Validator(schema)
-
-
-def errors(document: dict, definition: str | None = None) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-            for e in validator(definition).iter_errors(document)]
 
 
 def test_the_checked_in_schema_is_the_models():

@@ -4,6 +4,7 @@ measured through an ssh target with its published figure beside it."""
 import pytest
 from virtbench.study import design as study, targets
 from virtbench.core.errors import VirtbenchError
+from targetkit import STUDY  # noqa: F401
 
 
 @pytest.mark.parametrize("text, words", [
@@ -15,27 +16,6 @@ from virtbench.core.errors import VirtbenchError
 def test_targets_file_is_strict(text, words):
     with pytest.raises(VirtbenchError, match=words.replace("[", r"\[").replace("]", r"\]")):
         targets.parse_targets(text, "t.toml")
-
-
-STUDY = """
-name = "targets"
-trials = 2
-[[environment]]
-spec = "native"
-[[environment]]
-spec = "xen:vcpus=1"
-requires = "xen"
-target = "loop"
-note = "XenServer in the paper"
-[[benchmark]]
-name = "pi"
-[[published]]
-environment = "xen:vcpus=1"
-benchmark = "pi"
-metric = "seconds"
-ratio = 1.05
-source = "Table 5"
-"""
 
 
 def test_an_unnamed_target_is_skipped_with_the_key_to_set(tmp_path):
