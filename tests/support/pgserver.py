@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-SETUP_HINT = "PostgreSQL is not installed here: run scripts/setup.sh (Debian's postgresql package)"
+SETUP_HINT = "PostgreSQL is not installed here: run scripts/setup.sh --all (Debian's postgresql package)"
 
 
 def find_bindir() -> Path | None:
@@ -181,7 +181,7 @@ def skip_reason() -> str | None:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return "psycopg is not installed: run scripts/setup.sh (pip install -e '.[test]')"
+        return "psycopg is not installed: run scripts/setup.sh --all (pip install -e '.[test]')"
     return None
 
 

@@ -79,7 +79,7 @@ def redis_available() -> bool:
 @pytest.fixture
 def redis_server():
     if not redis_available():
-        pytest.skip("redis-server is not installed (scripts/setup.sh installs it)")
+        pytest.skip("redis-server is not installed (scripts/setup.sh --all installs it)")
     server = RedisServer()
     try:
         yield server

@@ -110,7 +110,7 @@ def open_in_chromium(html_path: Path, screenshot: Path | None = None,
     """Load a report in headless Chromium; return the probe's findings, the console errors
     Chromium logged, and write a screenshot when asked."""
     if CHROMIUM is None:
-        pytest.skip("chromium is not installed (scripts/setup.sh installs it)")
+        pytest.skip("chromium is not installed (scripts/setup.sh --all installs it)")
     text = html_path.read_text()
     probed = html_path.with_name(html_path.stem + ".probe.html")
     probed.write_text(text.replace("<head>", "<head>" + PROBE, 1))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 import time
 from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Iterable
 
 from ..core.capabilities import Capabilities
 from ..core.errors import AgentError, VirtbenchError
@@ -144,6 +144,11 @@ class Environment(ABC):
         Answered from the kind and its options alone (no I/O): the runner asks at plan time,
         before anything starts. The base offers nothing; each kind says what it has."""
         return Capabilities.none(f"environment {self.kind}")
+
+    def missing_tools(self, tools: Iterable[str]) -> list[str]:
+        """Which of a benchmark's programs this environment lacks, where it can tell before it
+        starts (the host's own, for kinds that run on it); others say so in the trial."""
+        return []
 
     def _cannot(self, capability: str) -> VirtbenchError:
         """The refusal of a capability, in the words of the record."""

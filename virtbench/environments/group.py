@@ -107,6 +107,9 @@ class InstanceGroup(Environment):
     def instance_count(self) -> int:
         return len(self.members)
 
+    def missing_tools(self, tools) -> list[str]:
+        return self.members[0].missing_tools(tools)
+
     def capabilities(self) -> Capabilities:
         """What every instance can (they are alike), and pairing: exactly two instances
         whose network paths virtbench can join."""

@@ -9,9 +9,9 @@ import sys
 
 from ..machine import fingerprint, meminfo
 from ..kernels import build as kernels
-from ..host import netns, workroot
+from ..host import netns, watch, workroot
+from ..host import tools as hosttools
 from ..core.errors import VirtbenchError
-from ..host import watch
 from ..core.capabilities import Capabilities, can, cannot
 from ..host.netpath_types import NetPath, SshTarget
 from ..stats.aggregate import ClockOffset
@@ -120,6 +120,10 @@ class Native(Environment):
         ours = set(getattr(bench, "tools", ())) & set(kernels.KERNELS)
         need = max(1, int(params.get("processes", 1) or 1)) if ours else 0
         return [(self.agent.proc.pid, need)]
+
+    def missing_tools(self, tools) -> list[str]:
+        """The host's: our kernels are built by virtbench, the rest must be installed."""
+        return hosttools.missing(t for t in tools if t not in kernels.PROGRAMS)
 
     def capabilities(self) -> Capabilities:
         """The host itself: a scratch directory, network paths made of namespaces (root),

@@ -53,7 +53,7 @@ def need_celery() -> None:
         import redis  # noqa: F401
     except ImportError:
         raise VirtbenchError("the fleet needs Celery and redis-py: pip install "
-                             "'virtbench[fleet]' (scripts/setup.sh does)") from None
+                             "'virtbench[fleet]' (scripts/setup.sh --all does)") from None
 
 
 def cmd_worker(args, out: Console, err: Console) -> int:

@@ -20,6 +20,7 @@ from ..host import workroot
 from ..core.errors import VirtbenchError
 
 KERNELS = ("himeno", "stream", "pi", "cyclepi", "primitives")
+PROGRAMS = KERNELS + ("himeno-l",)      # every binary the Makefile builds
 
 
 def source_dir() -> Path:

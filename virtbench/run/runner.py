@@ -22,6 +22,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
 from .. import __version__, benchmarks, environments
 from ..kernels import build as kernels
 from ..host import pinning, workroot
+from ..host import tools as hosttools
 from ..study import targets
 from . import warmup
 from ..core.capabilities import cannot_run
@@ -128,6 +129,8 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
         raise VirtbenchError(f"baseline {baseline!r} is not an environment of this study; "
                              f"use one of its labels ({', '.join(envs)}) or specs")
     check_modes(study, envs, baseline)
+    if not dry_run:
+        check_tools(envs, cases)
     needs_kernels = any(set(b.tools) & set(kernels.KERNELS) for b, _ in cases.values())
     if needs_kernels and not dry_run:
         kernels.build()   # a missing compiler is bad input: fail before the run exists
@@ -135,6 +138,18 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
         raise VirtbenchError("no environment of this study can run here: " + "; ".join(
             f"{spec}: {why}" for spec, why in skipped))
     return Prepared(study, envs, cases, baseline, skipped, skipped_cases(envs, cases))
+
+
+def check_tools(envs: dict[str, Environment], cases: dict) -> None:
+    """A benchmark whose program an environment lacks (where it can tell: the host's own) is
+    refused before anything runs, in one line naming the package that brings it."""
+    for label, env in envs.items():
+        for case, (bench, _) in cases.items():
+            lacking = env.missing_tools(bench.tools)
+            if lacking:
+                raise VirtbenchError(
+                    f"{label} cannot run {case}: {', '.join(lacking)} not found; "
+                    f"{hosttools.install_hint(lacking)}")
 
 
 def check_modes(study: Study, envs: dict[str, Environment], baseline: str | None) -> None:

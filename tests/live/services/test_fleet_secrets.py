@@ -17,7 +17,7 @@ SECRET = "s3cretPassw0rdXYZ"
 @pytest.fixture
 def secret_broker():
     if not redis_available():
-        pytest.skip("redis-server is not installed (scripts/setup.sh installs it)")
+        pytest.skip("redis-server is not installed (scripts/setup.sh --all installs it)")
     server = RedisServer(password=SECRET)
     try:
         yield server

@@ -1,0 +1,32 @@
+"""The programs benchmarks run on this host (bare metal), and the Debian packages that bring them.
+
+`scripts/setup.sh` installs only what the main job needs; a benchmark whose program is missing
+here is said before the run starts, in one line naming the package (`setup.sh --all` installs
+every benchmark's)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Iterable
+
+PACKAGES = {
+    "fio": "fio", "hdparm": "hdparm", "bonnie++": "bonnie++", "dd": "coreutils",
+    "iperf3": "iperf3", "sockperf": "sockperf", "ping": "iputils-ping",
+    "sshd": "openssh-server", "blastn": "ncbi-blast+", "makeblastdb": "ncbi-blast+",
+    "python3": "python3",
+}
+
+
+def found(tool: str) -> bool:
+    return shutil.which(tool) is not None or Path("/usr/sbin", tool).exists()
+
+
+def missing(tools: Iterable[str]) -> list[str]:
+    """The tools not on this host, in the order given, once each."""
+    return [t for t in dict.fromkeys(tools) if not found(t)]
+
+
+def install_hint(tools: Iterable[str]) -> str:
+    packages = sorted({PACKAGES.get(t, t) for t in tools})
+    return (f"install with: apt-get install {' '.join(packages)} "
+            "(scripts/setup.sh --all installs every benchmark's tools)")
