@@ -11,7 +11,7 @@ blocks no other run of the same method used.
      `native/twin` (the same: an A/A comparison), `native/slow5` and `native/slow10`, whose
      kernels run with VIRTBENCH_INJECT_SLOWDOWN=0.05 / 0.10 in their environment: our
      kernels then lengthen every measured section by that fraction of the CPU time its work
-     took (kernels/common.h), a known 5 % and 10 % slowdown (tests/kernels/test_inject.py);
+     took (kernels/common.h), a known 5 % and 10 % slowdown (tests/unit/kernels/test_inject.py);
    - duet: the same three comparisons, each its own run in duet mode (the pair measured at
      once on the two CPUs, virtbench/run/duet.py).
 2. Each run's blocks are cut into consecutive, disjoint stretches, each one independent run

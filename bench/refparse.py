@@ -1,6 +1,6 @@
 """Pure parsers of the reference programs bench/kernels.py sets our kernels beside: McCalpin's
 STREAM, RIKEN's Himeno and lmbench's lat_syscall, lat_ctx, lat_pagefault and lat_mem_rd.
-Tested on their real output (tests/benchscripts/test_refparse.py)."""
+Tested on their real output (tests/unit/bench/test_refparse.py)."""
 from __future__ import annotations
 
 import re

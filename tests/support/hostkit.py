@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from virtbench.host.commands import HostExecutor
+from virtbench.host.executor import HostExecutor
 from virtbench.agent.transport import ExecResult
 
 

@@ -20,7 +20,7 @@ def one_study(cases=(), **overrides) -> Study:
                     pin="off", min_section_s=0.0,
                     # the real host's steal (up to 20 % on this shared VM) must not mark a
                     # test's trials disturbed: tests that judge steal set it
-                    # (tests/test_disturbance_runner.py)
+                    # (tests/unit/run/test_disturbance_runner.py)
                     steal_limit_pct=100.0,
                     benchmarks=[BenchmarkCase(name, {}, label) for label, name in cases])
     return Study(**{**settings, **overrides})

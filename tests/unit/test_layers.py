@@ -140,7 +140,7 @@ def _tree_violations() -> list[tuple[str, str, str]]:
 
 def test_every_module_has_a_layer():
     unplaced = [name for name in _modules() if layer_of(name) is None]
-    assert unplaced == [], f"put these modules in a layer in tests/test_layers.py: {unplaced}"
+    assert unplaced == [], f"put these modules in a layer in tests/unit/test_layers.py: {unplaced}"
 
 
 def test_imports_run_one_way():

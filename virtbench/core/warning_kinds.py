@@ -2,7 +2,7 @@
 severity, the form of its message (fields in braces vary), where it comes from and what it
 means. The report's warnings carry their severity and documentation anchor from here;
 docs/warnings.md is generated from it (`python -m virtbench.core.warning_kinds`), and
-tests/test_warning_kinds.py fails when a warning is emitted anywhere in the package with a
+tests/unit/core/test_warning_kinds.py fails when a warning is emitted anywhere in the package with a
 kind not listed here, or when the page and this list disagree.
 
 Severities: "error": part of the study was not measured (an environment or a benchmark did

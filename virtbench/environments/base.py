@@ -19,7 +19,7 @@ What an environment offers benchmarks is declared once, in its capabilities reco
 (capabilities.py): a benchmark names what it needs and the runner matches the two before
 anything starts. ABILITIES maps each capability to the methods that use it; where a kind
 declares `cannot`, those methods here refuse with the record's own reason, and a kind that
-declares `can` implements them (tests/environments/test_capabilities.py checks both directions).
+declares `can` implements them (tests/unit/environments/test_capabilities.py checks both directions).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from typing import Any, Callable, ClassVar, Iterable
 
 from ..core.capabilities import Capabilities
 from ..core.errors import AgentError, VirtbenchError
-from ..host.commands import LOCAL, HostExecutor
+from ..host.executor import LOCAL, HostExecutor
 from ..host.netpath_types import NetPath, SshTarget
 from ..core.outcome import TrialOutcome
 from ..stats.aggregate import ClockOffset, best_offset, offset_from_ping

@@ -18,7 +18,7 @@ import time
 
 from . import netns
 from ..core.errors import VirtbenchError
-from .commands import LOCAL, HostExecutor
+from .executor import LOCAL, HostExecutor
 from .netpath_types import NetPath
 
 # Subnets inside our own namespaces only; never routed anywhere else. Instance i of a group

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.errors import VirtbenchError
 from . import watch
-from .commands import LOCAL, HostExecutor
+from .executor import LOCAL, HostExecutor
 from .netpath import HostServer
 
 PORT = 2222

@@ -3,7 +3,7 @@
     python -m virtbench.model --schema > docs/report.schema.json
     python -m virtbench.model --doc > docs/report-schema.md
 
-tests/model/test_report_schema.py fails when either differs from what the model generates.
+tests/unit/model/test_report_schema.py fails when either differs from what the model generates.
 The schema's root is the run report (`virtbench report --format json`); `$defs` holds the
 others: ProfilesReport (`report --profile`), Comparison (`virtbench compare`) and
 DensityReport (`virtbench density`).

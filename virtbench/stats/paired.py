@@ -13,7 +13,7 @@ Per block the unit of analysis is the log ratio d = log(env / reference):
 - CI: the t interval on mean d, back-transformed (`ratio_ci`, method "t", the default).
   Why t and not the bootstrap: runs have 6 to 60 blocks; a percentile bootstrap of so few
   blocks is too narrow (it ignores the t quantile's small-sample correction: at 6 blocks a
-  nominal 95 % percentile interval covers about 85 %, checked in tests/stats/test_paired.py),
+  nominal 95 % percentile interval covers about 85 %, checked in tests/unit/stats/test_paired.py),
   and BCa's acceleration is estimated from the same handful of blocks. The t interval is
   exact when log ratios are normal, and paired log ratios are close to symmetric (both
   members of a block share the block's disturbances, which cancel). "bca" and "percentile"

@@ -4,7 +4,7 @@ The runner (trials = "auto") runs min_blocks blocks, then after every further bl
 for each undecided row, whether it is decided, and stops the row when it is (or at
 max_blocks). A fixed-n interval looked at after every block would be wrong: checking a 95 %
 t interval 55 times and stopping at the first that excludes 1 finds a "difference" in far
-more than 5 % of A/A runs (tests/stats/test_sequential.py measures it). Here every interval
+more than 5 % of A/A runs (tests/unit/stats/test_sequential.py measures it). Here every interval
 is a confidence sequence: it covers the true mean log ratio at EVERY block count at once,
 with probability >= its level, so stopping whenever one looks decisive costs nothing.
 
@@ -49,7 +49,7 @@ before the difference shows) and so lets it be seen as "differs".
 
 The anytime-valid p of "no difference" is min(1, 1 / max_k B_k(0)) (`anytime_p`): a
 valid p at any stopping time, so Holm/BH apply to it (stats.multiplicity). Heavy tails
-are not covered by the proof; tests/stats/test_sequential.py measures A/A false alarms under
+are not covered by the proof; tests/unit/stats/test_sequential.py measures A/A false alarms under
 t(3) noise and 20 % outliers.
 """
 from __future__ import annotations

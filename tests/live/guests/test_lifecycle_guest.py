@@ -1,7 +1,7 @@
 """The life cycle end to end, through the command line into the JSON report: boot phases
 (qemu pc and microvm, container, gVisor), footprint, snapshot, live migration, a density
 sweep (native, and qemu guests). Slow: each boots TCG guests or runs several steps; the
-pure parts are tested in tests/vmlife/test_vmlife.py and tests/test_density.py."""
+pure parts are tested in tests/unit/vmlife/test_vmlife.py and tests/unit/run/test_density.py."""
 from __future__ import annotations
 
 import json

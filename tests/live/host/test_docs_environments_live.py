@@ -35,8 +35,10 @@ def test_the_guides_diff_applies_and_its_tests_pass(tmp_path):
     assert applied.returncode == 0, applied.stderr
     assert (tmp_path / "virtbench" / "environments" / "unshare" / "__init__.py").exists()
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "tests/environments/test_unshare.py", "tests/environments/test_capabilities.py",
-                          "tests/environments/test_environments.py"],
+                          "tests/live/host/test_unshare.py",
+                          "tests/unit/environments/test_capabilities.py",
+                          "tests/live/host/test_capabilities_live.py",
+                          "tests/unit/environments/test_environments.py"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
                          env=dict(os.environ, PYTHONPATH=str(tmp_path)))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]

@@ -46,9 +46,9 @@ def running(pid: int) -> bool:
 
 SSHD_CHILD = """
 import socket, sys, time
-import virtbench.host.commands
+import virtbench.host.executor
 if sys.argv[2] == "outlive":      # a server that outlives its owner (PR_SET_PDEATHSIG undone)
-    virtbench.host.commands.die_with_parent = lambda: None
+    virtbench.host.executor.die_with_parent = lambda: None
 from virtbench.host.sshd import Sshd
 with socket.socket() as s:
     s.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from virtbench.host.commands import HostExecutor
+from virtbench.host.executor import HostExecutor
 from virtbench.exits.kvm import HostCommands, KvmProfiler, query_stats_command
 
 pytestmark = pytest.mark.skipif(

@@ -1,5 +1,5 @@
 """The `ssh` environment against a second machine: an sshd in a network namespace of its own,
-reached over a veth from the root namespace, with its own /tmp (tests/nstarget.py). Unlike
+reached over a veth from the root namespace, with its own /tmp (tests/support/nstarget.py). Unlike
 the loopback sshd of test_ssh_environment.py, the target's addresses, routes and staged files
 are not this process's: what virtbench does there, it does over SSH or not at all."""
 import io

@@ -1,11 +1,11 @@
-"""One outer guest for the tests of a module that asks for it (tests/nested/outer.py:
+"""One outer guest for the tests of a module that asks for it (tests/live/nested/outer.py:
 test_kvm_path.py's), torn down on every exit path: the fixture's finally at the module's end,
 and the guest's guardian process should pytest itself be killed. Module scope, not session:
 test_nested_env.py boots outer guests of its own and runs after test_kvm_path.py, so the
 two never run at once (two TCG guests of 2 vCPUs each on this machine's 2 cores).
 
 $VIRTBENCH_NESTED_KEEP=DIR keeps what the tests read in the guest (raw tool outputs, reports)
-in DIR, for tests/nested/write_fixtures.py and the docs."""
+in DIR, for tests/live/nested/write_fixtures.py and the docs."""
 import os
 import time
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""virtbench's KVM path for real: KVM nested in a TCG guest with AMD-V (tests/nested/outer.py).
+"""virtbench's KVM path for real: KVM nested in a TCG guest with AMD-V (tests/live/nested/outer.py).
 
 This machine's /dev/kvm hangs ordinary guests, so without this the KVM probe's success branch,
 a KVM guest, `--profile exits` from perf and the kvm_exit tracepoint, and QMP query-stats ran

@@ -8,7 +8,7 @@ virtbench process starting a nested environment is SIGKILLed once its outer gues
 the outer guest's guardian removes its QEMU (and with it whatever runs inside), its namespace
 and its work directory.
 
-Runs on this host, not in test_kvm_path.py's outer guest (tests/nested/conftest.py `outer`):
+Runs on this host, not in test_kvm_path.py's outer guest (tests/live/nested/conftest.py `outer`):
 it boots its own; that fixture is module-scoped, so test_kvm_path.py's outer guest is gone
 before this module starts and the two never run at once.
 Run with --run-nested.

@@ -1,7 +1,7 @@
 """Turn the raw outputs kept by a nested run into tests/fixtures/kvm/ files with their headers.
 
     VIRTBENCH_NESTED_KEEP=/tmp/keep .venv/bin/python -m pytest -q --run-nested tests/nested
-    .venv/bin/python tests/nested/write_fixtures.py /tmp/keep/capture
+    .venv/bin/python tests/live/nested/write_fixtures.py /tmp/keep/capture
 
 Every file is written verbatim after its header (the perf script output gzipped: 1.9 MB of
 text); the kallsyms file is an excerpt (the lines around each exit RIP), as its header says.
@@ -20,7 +20,7 @@ OUT = Path(__file__).resolve().parents[2] / "fixtures" / "kvm"
 def where(versions: dict, day: str) -> str:
     return (
         f"## Source: captured on the virtbench development machine (2 cores, Debian 12), {day}, by\n"
-        "## tests/nested/capture_kvm.py run through tests/nested/test_kvm_path.py: KVM nested in a TCG guest\n"
+        "## tests/live/nested/capture_kvm.py run through tests/live/nested/test_kvm_path.py: KVM nested in a TCG guest\n"
         "## (QEMU 7.2.22 on this host: -machine q35,accel=tcg -cpu EPYC,+svm -smp 2 -m 2G, virtbench's host\n"
         f"## image, Linux {versions['kernel']} with kvm_amd nested=1, CPU \"{versions['cpu']}\"), with Debian's\n"
         f"## {versions['perf']} and {versions['qemu']} inside it. The inner guest:\n"

@@ -8,11 +8,7 @@ import time
 from pathlib import Path
 import pytest
 from virtbench.core.errors import VirtbenchError
-from virtbench.host.sshsession import (
-    TIMED_OUT,
-    SshOptions,
-    SshSession,
-)
+from virtbench.host.sshsession import TIMED_OUT, SshOptions, SshSession
 
 
 @pytest.fixture

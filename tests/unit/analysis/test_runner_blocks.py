@@ -1,4 +1,4 @@
-"""The real runner (fake environments, tests/runkit.py) stores what the paired analysis reads:
+"""The real runner (fake environments, tests/support/runkit.py) stores what the paired analysis reads:
 trial = block, seq = the order inside it; a study's `versus` and `report --baseline` work on
 what it stored, without running anything again."""
 import io

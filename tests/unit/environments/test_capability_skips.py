@@ -9,7 +9,7 @@ from virtbench import benchmarks
 from virtbench.cli import commands as cli
 from virtbench.core.capabilities import Capabilities
 from virtbench.environments.base import EnvSpec, Environment
-from virtbench.host.commands import HostExecutor
+from virtbench.host.executor import HostExecutor
 from virtbench.run.runner import Prepared, Runner, skipped_cases
 from virtbench.store import Store
 from virtbench.agent.transport import ExecResult

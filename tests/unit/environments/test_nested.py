@@ -3,7 +3,7 @@ machine, of the outer guest and of a published Intel host), each layer's acceler
 label, the capabilities, the options, the program inside's report and its relay (a real
 agent over real sockets), and the life cycle with a stand-in outer guest.
 
-The live test (an outer guest under TCG, KVM inside it) is tests/nested/test_nested_env.py."""
+The live test (an outer guest under TCG, KVM inside it) is tests/live/nested/test_nested_env.py."""
 from __future__ import annotations
 import json
 import os

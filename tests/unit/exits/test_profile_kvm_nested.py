@@ -1,5 +1,5 @@
 """virtbench's KVM readers on real outputs from THIS machine: KVM nested in a TCG guest with AMD-V
-(tests/fixtures/kvm/*nested_svm*, captured by tests/nested/capture_kvm.py; perf 6.1, QEMU 7.2,
+(tests/fixtures/kvm/*nested_svm*, captured by tests/live/nested/capture_kvm.py; perf 6.1, QEMU 7.2,
 Linux 6.1 kvm_amd). An inner guest with clocksource=acpi_pm ran the pi kernel under a profiled
 trial: perf kvm stat, perf script of kvm_exit/kvm_pio, query-stats, the probe's console. The
 guest's own Profile of that trial is kept too: recomputed here, it must come out the same."""

@@ -6,7 +6,7 @@ from hostkit import FakeHost, ok
 from virtbench.benchmarks import REGISTRY
 from virtbench.benchmarks.disk import physical_limit as pl
 from virtbench.environments.base import EnvSpec, Environment
-from virtbench.host.commands import HostExecutor
+from virtbench.host.executor import HostExecutor
 from virtbench.host.netpath_types import NetPath
 from virtbench.agent.transport import ExecResult
 
@@ -146,7 +146,7 @@ def test_the_host_device_behind_a_backing_file_is_read_through_the_executor(fixt
 def test_stop_sends_sigint_first_and_collects_output():
     import subprocess
     import sys
-    from virtbench.host.commands import HostExecutor
+    from virtbench.host.executor import HostExecutor
     host = HostExecutor()
     # a recorder that writes its file on SIGINT, as perf record does (its own handler, so it
     # works even where SIGINT was ignored on entry: a shell's trap would not)
@@ -164,7 +164,7 @@ def test_stop_sends_sigint_first_and_collects_output():
 def test_stop_kills_what_ignores_the_signal():
     import signal
     import subprocess
-    from virtbench.host.commands import HostExecutor
+    from virtbench.host.executor import HostExecutor
     host = HostExecutor()
     p = host.popen(["sh", "-c", "trap '' INT; echo started; while :; do sleep 0.05; done"],
                    stdout=subprocess.PIPE, text=True)
@@ -202,7 +202,7 @@ def test_a_host_server_dies_with_virtbench_even_on_sigkill():
     import subprocess
     import sys
     import time
-    code = ("import subprocess, sys, time; from virtbench.host.commands import HostExecutor; "
+    code = ("import subprocess, sys, time; from virtbench.host.executor import HostExecutor; "
             "p = HostExecutor().popen(['sleep', '300']); print(p.pid, flush=True); time.sleep(300)")
     owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     server = int(owner.stdout.readline())

@@ -2,12 +2,7 @@
 sshd started here on 127.0.0.1."""
 import re
 import pytest
-from virtbench.host.sshsession import (
-    SshOptions,
-    describe_failure,
-    remote_command,
-    ssh_argv,
-)
+from virtbench.host.sshsession import SshOptions, describe_failure, remote_command, ssh_argv
 
 OPTS = SshOptions(host="127.0.0.1", port=2222, known_hosts="/k/known_hosts")
 

@@ -4,7 +4,7 @@ Each metric is a calibrated loop (the median loop time over the operations it he
 pointer chase visits every line of one random cycle once per lap, the page fault figures
 count one fault per page, the timer percentiles are nearest ranks of its samples. The ioport
 family is never run here: it writes an I/O port, which only a guest may (its parser is tested
-on output captured in a TCG guest, tests/benchmarks/test_primitives.py)."""
+on output captured in a TCG guest, tests/unit/benchmarks/test_primitives.py)."""
 import json
 import statistics
 import time

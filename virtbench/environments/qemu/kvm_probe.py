@@ -14,7 +14,7 @@ from ...kernels import build as kernels
 from ...core.errors import VirtbenchError
 from ...image import guest as guest_image
 from ...host import watch
-from ...host.commands import die_with_parent
+from ...host.executor import die_with_parent
 from . import version
 
 # A KVM host boots the probe kernel in well under a second; KVM nested in a TCG guest took

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from ...core.errors import EnvironmentUnusable
-from ...host.commands import die_with_parent
+from ...host.executor import die_with_parent
 
 NBD_SOCKET = "nbd.sock"
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from ...core.errors import AgentError, EnvironmentUnusable
-from ...host.commands import die_with_parent
+from ...host.executor import die_with_parent
 from .process import describe_loss, ended_while_booting
 from .qmp import Qmp
 
