@@ -22,6 +22,8 @@ PACKAGES=(
 )
 if [ "$all" = 1 ]; then PACKAGES+=(
   nfs-ganesha nfs-ganesha-vfs rpcbind       # backing=nfs: a user-space NFS server per guest
+  qemu-block-extra                          # ... and QEMU's nfs:// block driver (a Recommends
+                                            # of qemu-system-x86, which the main job skips)
   podman crun runc runsc                    # container and gvisor kinds (no daemon; runc:
                                             # crun 1.8 refuses a hybrid cgroup v1 host)
   linux-perf                                # KVM exit profiles (perf kvm stat, kvm:kvm_exit)

@@ -1,7 +1,24 @@
-"""A store filled by hand: environments with given samples per metric (no guest needed)."""
+"""Stores for the tests: one filled by hand (environments with given samples per metric, no
+guest needed), and the saved stores of real runs under tests/fixtures/reports."""
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 from virtbench.store import Sample, Store
+
+SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
+
+
+def open_fixture(name: str, tmp_path: Path) -> tuple[Store, list[str]]:
+    """The saved store `name` (SAVED/<name>-0003.sql) as a new SQLite file, opened (migrated);
+    its run ids, oldest first."""
+    path = tmp_path / f"{name}.db"
+    con = sqlite3.connect(path)
+    con.executescript((SAVED / f"{name}-0003.sql").read_text())
+    con.close()
+    store = Store(f"sqlite:///{path}")
+    return store, [r["id"] for r in reversed(store.list_runs())]
 
 
 def filled_run(store: Store, envs: dict[str, dict], samples: dict[str, dict[str, list[float]]],

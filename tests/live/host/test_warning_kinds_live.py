@@ -22,7 +22,7 @@ def _pattern(message_form: str) -> re.Pattern:
 
 
 def test_messages_have_the_form_the_catalogue_gives(tmp_path):
-    from report.test_unchanged import open_fixture
+    from storekit import open_fixture
     from virtbench.analysis.references import References
     from virtbench.benchmarks.memory import cache_rule_warning
     messages = []

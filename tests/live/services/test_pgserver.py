@@ -50,7 +50,7 @@ time.sleep(600)
 def test_killed_owner_leaves_no_server_and_no_directory():
     if pgserver.skip_reason():
         pytest.skip(pgserver.skip_reason())
-    owner = subprocess.Popen([sys.executable, "-c", _OWNER, str(Path(__file__).resolve().parents[3] / "support")],
+    owner = subprocess.Popen([sys.executable, "-c", _OWNER, str(Path(__file__).resolve().parents[2] / "support")],
                              stdout=subprocess.PIPE, text=True)
     try:
         root, pid, watchdog = owner.stdout.readline().split()

@@ -323,8 +323,11 @@ def test_hugepages_beyond_memory_is_one_line_exit_2_and_nothing_written(tmp_path
 def test_missing_nfs_server_is_named(monkeypatch):
     from virtbench.environments.qemu import netdisk
     monkeypatch.setattr(netdisk.shutil, "which", lambda name: None)
+    monkeypatch.setattr(netdisk, "NFS_BLOCK_MODULE", Path("/nonexistent/block-nfs.so"))
     with pytest.raises(EnvironmentUnusable, match="backing=nfs needs ganesha.nfsd, rpcbind, "
-                                                  "unshare; install them with: apt-get"):
+                                                  "unshare, QEMU's nfs block driver; install "
+                                                  "them with: apt-get install nfs-ganesha "
+                                                  "nfs-ganesha-vfs rpcbind qemu-block-extra$"):
         netdisk.check_nfs()
     with pytest.raises(EnvironmentUnusable, match="apt-get install qemu-utils"):
         netdisk.check_nbd()

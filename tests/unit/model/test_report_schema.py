@@ -102,7 +102,7 @@ def test_a_fleets_report_validates(tmp_path):
 def test_reports_of_saved_runs_validate(tmp_path, name):
     """Stores saved before the model (tests/fixtures/reports): verdicts against a baseline,
     groups of instances, published figures, profiles."""
-    from report.test_unchanged import open_fixture
+    from storekit import open_fixture
     store, ids = open_fixture(name, tmp_path)
     for run_id in ids:
         doc = json.loads(report.render(analysis.analyze_run(store, run_id), "json"))

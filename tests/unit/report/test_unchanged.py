@@ -13,26 +13,14 @@ the same ones."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
+from storekit import open_fixture
 
 from virtbench import analysis, report
-from virtbench.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
-
-
-def open_fixture(name: str, tmp_path: Path) -> tuple[Store, list[str]]:
-    """The saved store `name` as a new SQLite file, opened (migrated); its run ids, oldest
-    first."""
-    path = tmp_path / f"{name}.db"
-    con = sqlite3.connect(path)
-    con.executescript((FIXTURES / f"{name}-0003.sql").read_text())
-    con.close()
-    store = Store(f"sqlite:///{path}")
-    return store, [r["id"] for r in reversed(store.list_runs())]
 
 
 def added_only(golden, now, where: str = "report") -> list[str]:

@@ -109,12 +109,20 @@ def nfs_url(image: str) -> str:
     return f"nfs://127.0.0.1{image}"
 
 
+# Debian's QEMU keeps its nfs:// client in a module of qemu-block-extra (only a Recommends)
+NFS_BLOCK_MODULE = Path("/usr/lib/x86_64-linux-gnu/qemu/block-nfs.so")
+
+
 def check_nfs() -> None:
     missing = [t for t in ("ganesha.nfsd", "rpcbind", "unshare") if not shutil.which(t)]
+    packages = ["nfs-ganesha", "nfs-ganesha-vfs", "rpcbind"]
+    if not NFS_BLOCK_MODULE.exists():
+        missing.append("QEMU's nfs block driver")
+        packages.append("qemu-block-extra")
     if missing:
         raise EnvironmentUnusable(
             f"environment qemu: backing=nfs needs {', '.join(missing)}; install them with: "
-            "apt-get install nfs-ganesha nfs-ganesha-vfs rpcbind")
+            f"apt-get install {' '.join(packages)}")
 
 
 def _spawn(argv: list[str], log: Path) -> subprocess.Popen:
