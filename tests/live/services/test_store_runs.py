@@ -86,7 +86,7 @@ def test_two_runs_writing_one_store_at_once_lose_nothing(store_url):
     kernels.build()
     trials = 15
     argv = _virtbench("run", "--env", "native", "--bench", "pi:k=14", "--trials", str(trials),
-                      "--no-progress", "--store", store_url)
+                      "--min-section", "0", "--no-progress", "--store", store_url)
     procs = [subprocess.Popen(argv + ["--seed", str(seed)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
     for p in procs:
