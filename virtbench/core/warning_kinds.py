@@ -155,9 +155,11 @@ _KINDS = (
                 "each STREAM array ({size} MB over {n} process(es)) is smaller than 4 x the "
                 "{llc} MiB last-level cache: the rates include cache hits, not only memory; "
                 "STREAM's rule wants elements >= {need} per process (the published studies' "
+                "10,000,000 may be below it on today's caches) | ... (the seed studies' "
                 "10,000,000 may be below it on today's caches)", "benchmark stream",
                 "STREAM's own rule: arrays of at least 4 x the last-level cache, else the "
-                "rates measure the cache too. Raise elements."),
+                "rates measure the cache too. Raise elements. (Runs stored before 2026-11-28 "
+                "say \"the seed studies'\".)"),
     WarningKind("primitives-skipped", NOTE, "{primitive}: {why}", "benchmark primitives",
                 "A primitive the kernel did not measure in this environment (a cross-CPU figure "
                 "on one CPU, huge pages not granted, no I/O port outside a guest): left out of "
