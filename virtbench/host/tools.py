@@ -18,7 +18,9 @@ PACKAGES = {
 
 
 def found(tool: str) -> bool:
-    return shutil.which(tool) is not None or Path("/usr/sbin", tool).exists()
+    """On PATH, or in an sbin directory a root shell has but a service's PATH may lack."""
+    return shutil.which(tool) is not None or any(Path(d, tool).exists()
+                                                 for d in ("/usr/sbin", "/sbin"))
 
 
 def missing(tools: Iterable[str]) -> list[str]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..core.errors import VirtbenchError
+from ..host import tools as hosttools
 from ..kernels.build import cache_dir
 from ..agent.transport import AGENT_SOURCE   # the agent every environment runs
 
@@ -207,8 +208,7 @@ def prune(keep_current: bool = True) -> list[Path]:
 def check_tools() -> None:
     for tool, pkg in ((BOOTSTRAP, BOOTSTRAP), ("mkfs.ext4", "e2fsprogs"),
                       ("chroot", "coreutils")):
-        if not shutil.which(tool) and not Path("/usr/sbin", tool).exists() \
-                and not Path("/sbin", tool).exists():
+        if not hosttools.found(tool):
             raise VirtbenchError(f"{tool} not found (needed to build the guest image); "
                                  f"install it with: apt-get install {pkg}")
     if os.geteuid() != 0:
