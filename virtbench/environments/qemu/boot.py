@@ -18,7 +18,8 @@ NFS_EXPORT = "nfs"                # the directory backing=nfs exports (netdisk.p
 
 
 class GuestBootError(EnvironmentUnusable):
-    """The guest never answered; `console_log` is the kept serial console."""
+    """The guest never answered, or ended (reset, power-off, panic) before it did;
+    `console_log` is the kept serial console."""
 
     def __init__(self, message: str, console_log: Path | None = None):
         super().__init__(message)
@@ -117,10 +118,16 @@ def wait_for_agent(vmm, sock_path: Path, label: str,
 
 
 def ended(vmm, label: str) -> EnvironmentUnusable:
-    """The VMM ended before the agent answered: why (vmm.failed()), with its console kept."""
+    """The VMM ended before the agent answered: why (vmm.failed()), with its console kept.
+    A QEMU that printed nothing ended because its guest did (a reset, a power-off, a panic):
+    that is the guest failing to boot, GuestBootError, as a guest that never answers is."""
     exc = vmm.failed()
     log = keep_console(getattr(vmm, "console_log", None), label)
-    return EnvironmentUnusable(f"{exc}; console log: {log}") if log is not None else exc
+    if log is None:
+        return exc
+    if isinstance(exc, GuestBootError):
+        return GuestBootError(f"{exc}; console log: {log}", log)
+    return EnvironmentUnusable(f"{exc}; console log: {log}")
 
 
 def keep_console(console_log: Path | None, label: str) -> Path | None:

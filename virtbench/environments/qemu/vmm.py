@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ...core.errors import AgentError, EnvironmentUnusable
 from ...host.executor import die_with_parent
+from .boot import GuestBootError
 from .process import describe_loss, ended_while_booting
 from .qmp import Qmp
 
@@ -77,14 +78,15 @@ class QemuProcess:
 
     def failed(self) -> EnvironmentUnusable:
         """Why QEMU ended while the guest booted: the last line it printed, or (it printed
-        nothing) how it ended, with a guest panic from the console."""
+        nothing: its guest reset, powered off or panicked) GuestBootError saying how it ended,
+        with a guest panic from the console."""
         path = self.stderr_path
         text = path.read_text(errors="replace").strip() if path.exists() else ""
         if text:
             return EnvironmentUnusable(f"{self.label}: QEMU failed to start: "
                                        f"{text.splitlines()[-1]}")
         how = ended_while_booting(self.proc.returncode, console_text(self.console_log))
-        return EnvironmentUnusable(f"{self.label}: QEMU failed to start: {how}")
+        return GuestBootError(f"{self.label}: QEMU failed to start: {how}")
 
     def end(self) -> None:
         """End QEMU (QMP quit, then kill) and let go of its monitor; then forget it."""
