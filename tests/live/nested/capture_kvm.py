@@ -15,6 +15,7 @@ verbatim in OUTDIR, beside what virtbench made of it:
   kvm-exit-format.txt                  /sys/kernel/tracing/events/kvm/kvm_exit/format (the SVM
                                        or VMX exit names this kernel prints)
   versions.json                        perf, QEMU and kernel versions; the spec and benchmark
+  metadata.json                        the inner guest's metadata (its tunings read back)
 
 Usage: capture_kvm.py OUTDIR [--spec qemu:clocksource=acpi_pm] [--bench pi]
 """
@@ -141,6 +142,7 @@ def main() -> int:
         (out / "perf-script-kvm-exit.txt").write_text(scr.stdout)
         rips = set(kvm.parse_kvm_exit_lines(scr.stdout).by_rip)
         (out / "kallsyms-excerpt.txt").write_text(kallsyms_excerpt(kallsyms(env, env.label), rips))
+        (out / "metadata.json").write_text(json.dumps(env.metadata(), indent=1, default=str))
     finally:
         step(f"stopping {env.label}")
         env.stop()
