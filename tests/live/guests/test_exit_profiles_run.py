@@ -51,7 +51,7 @@ def report(tmp_path_factory, guest_image):
         [sys.executable, "-m", "virtbench.cli.commands", "run", "--env",
          "qemu:accel=tcg,disk=ide,nic=e1000",
          "--env", "qemu:accel=tcg,disk=virtio-blk,nic=virtio-net", "--bench", "dd-write",
-         "--bench", "tcp", "--trials", "2", "--quick", "--profile", "exits",
+         "--bench", "tcp", "--trials", "2", "--quick", "--min-section", "0", "--profile", "exits",
          "--no-progress", "--seed", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=env)
     _, stderr = proc.communicate(timeout=900)

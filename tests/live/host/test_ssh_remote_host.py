@@ -58,7 +58,7 @@ def test_the_quick_study_against_a_remote_host(remote, known_hosts, capsys, stor
     before = remote.link.counters()
     code = cli.main(["run", "--env", "native", "--env", remote.spec(known_hosts),
                      "--bench", "pi", "--bench", "stream", "--bench", "tcp", "--trials", "3",
-                     "--quick", "--no-progress", "--seed", "1"])
+                     "--quick", "--min-section", "0", "--no-progress", "--seed", "1"])
     err = capsys.readouterr().err
     assert code == 0, err
     over_veth = remote.link.counters() - before
