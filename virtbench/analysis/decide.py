@@ -140,8 +140,10 @@ def _order(effect: paired.PositionEffect | None, p_holm: float | None,
                        balanced_ratio=effect.balanced_ratio, message=effect.message)
 
 
-def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None) -> VsReference:
+def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None,
+          correction: str | None = "holm") -> VsReference:
     d = decision
+    claim, verdict_p, verdict_p_adjusted = multiplicity.verdict_claim(d, correction)
     over = [stats.overhead_pct(x, d.higher_is_better) for x in (d.ci_low, d.ci_high)
             if x is not None]
     lo, hi = (sorted(over) if len(over) == 2 else (None, None))
@@ -156,6 +158,7 @@ def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None) -> VsRe
         reference_metric=p.inputs.reference_metric, basis=p.inputs.basis, analysis=d.analysis,
         estimator=d.estimator, p_method=d.p_method, p_holm=d.p_holm, p_bh=d.p_bh,
         p_band=d.p_band, p_band_holm=d.p_band_holm, p_band_bh=d.p_band_bh,
+        verdict_claim=claim, verdict_p=verdict_p, verdict_p_adjusted=verdict_p_adjusted,
         eq_ci_low=d.eq_ci_low, eq_ci_high=d.eq_ci_high, blocks=d.blocks, sd_log=d.sd_log,
         mdc_pct=d.mdc_pct, disturbed_excluded=p.disturbed_excluded, published_rule=p.published_rule,
         order=_order(p.order, order_p_holm, d.alpha))
@@ -170,4 +173,5 @@ def finish(pending: list[Pending], correction: str | None) -> list[VsReference]:
     order_holm: list[float | None] = [None] * len(pending)
     for k, i in enumerate(idx):
         order_holm[i] = float(adj[k])
-    return [to_vs(p, d, order_holm[i]) for i, (p, d) in enumerate(zip(pending, decisions))]
+    return [to_vs(p, d, order_holm[i], correction)
+            for i, (p, d) in enumerate(zip(pending, decisions))]

@@ -28,6 +28,7 @@ from ..store import Store
 from ..study.design import default_baseline
 from . import decide
 from .claims import check_claims, labels_by_spec
+from .headline import headlines
 from .pricelist import price_lists
 from .profiles import profile_entries
 from .published import attach_published
@@ -439,6 +440,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
              for b in s.study["benchmarks"]]
     return RunReport(
         run=_run_info(run, s),
+        headline=headlines(results, s.labels),
         benchmarks=cases,
         environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
                                   options=e["options"], status=e["status"], error=e["error"],

@@ -1,6 +1,6 @@
 """The result model: what analysis makes and every report format renders (pydantic).
 
-run.py       a run's report: run, benchmarks, environments, results (with the comparison
+run.py       a run's report: run, its headline, benchmarks, environments, results (with the comparison
              against their reference), trials, warnings, method notes, published figures
 decision.py  a result against its reference: the decision, published rule, order effect
 claims.py    the study's claims, checked
@@ -26,6 +26,9 @@ from .run import (
     Environment,
     EvidenceValue,
     FailedTrial,
+    Headline,
+    HeadlineItem,
+    HeadlineSummary,
     HostRun,
     MethodNote,
     MetricIdentity,
@@ -45,7 +48,7 @@ from .run import (
 __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "DisturbedTrial",
            "OrderEffect", "PublishedRule", "CompareRow", "Comparison", "MetadataDifference", "Explained",
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
-           "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
+           "FailedTrial", "Headline", "HeadlineItem", "HeadlineSummary", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
            "RunWarning", "SCHEMA_VERSION", "Section", "AdaptiveSummary", "TrialCount",
            "VsReference", "FamilySentence",

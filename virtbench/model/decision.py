@@ -116,6 +116,14 @@ class VsReference(Record):
     p_band_holm: float | None = Field(None, description="p_band adjusted by Holm over the "
                                       "run's rows")
     p_band_bh: float | None = Field(None, description="p_band adjusted by Benjamini-Hochberg")
+    verdict_claim: Literal["band", "difference"] | None = Field(
+        None, description="the claim the verdict makes: band (pass: inside ±threshold, fail: "
+        "beyond it) or difference (differs); inconclusive: the claim it could not make")
+    verdict_p: float | None = Field(None, description="the p of that claim, raw (p_band or "
+                                    "p_value): the p shown beside the verdict")
+    verdict_p_adjusted: float | None = Field(None, description="verdict_p adjusted over the "
+                                             "run's claims by the run's correction; a pass, "
+                                             "fail or differs has it below alpha")
     eq_ci_low: float | None = Field(None, description="(1 - 2 alpha) interval of ratio, low "
                                     "(the equivalence test's)")
     eq_ci_high: float | None = Field(None, description="(1 - 2 alpha) interval of ratio, high")

@@ -29,8 +29,9 @@ class HostRun(Record):
 # the version of the report's schema (docs/report.schema.json): the minor part grows when
 # fields are added, the major part when a field changes or goes (2.0: verdicts are the
 # decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
-# price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`)
-SCHEMA_VERSION = "3.0"
+# price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`; 3.1:
+# headline, verdict_p and verdict_p_adjusted)
+SCHEMA_VERSION = "3.1"
 
 
 class Section(Record):
@@ -311,10 +312,54 @@ class MigrationTimeline(Record):
                                       "received the ticker's lines, at most 400")
 
 
+class HeadlineItem(Record):
+    """One row against its reference, as a factor (virtbench/analysis/headline.py)."""
+
+    benchmark: str = Field("", description="the benchmark case's label")
+    metric: str = Field("", description="the metric")
+    unit: str = Field("", description="its unit")
+    ratio: float = Field(0.0, description="env / reference on the metric's scale (vs_baseline)")
+    factor: float = Field(1.0, description="how many times slower (or faster), >= 1")
+    direction: Literal["slower", "faster", "worse", "better"] = Field(
+        "slower", description="slower / faster for time and rate metrics, worse / better "
+        "for others")
+    factor_low: float | None = Field(None, description="the factor's (1 - alpha) interval, low")
+    factor_high: float | None = Field(None, description="the factor's (1 - alpha) interval, "
+                                      "high")
+    verdict: str = Field("", description="the row's verdict")
+    words: str = Field("", description="the row in words: '41.7× slower [38.1, 45.0]', "
+                       "'within ±10 %: equivalent'")
+
+
+class HeadlineSummary(Record):
+    """An environment over its benchmarks: the geometric mean of its rows' factors."""
+
+    factor: float = Field(1.0, description="the geometric mean of the slowdowns (per "
+                          "benchmark first), as a factor >= 1")
+    direction: Literal["slower", "faster", "worse", "better"] = Field(
+        "slower", description="which way")
+    benchmarks: int = Field(0, description="benchmarks it covers")
+    rows: int = Field(0, description="rows (metrics) it covers")
+    left_out: int = Field(0, description="rows with no ratio, left out")
+    words: str = Field("", description="the summary in words")
+
+
+class Headline(Record):
+    """An environment against its reference, first thing in every report."""
+
+    environment: str = Field("", description="the environment's label")
+    reference: str | None = Field(None, description="its reference(s)")
+    summary: HeadlineSummary | None = Field(None, description="over its benchmarks")
+    items: list[HeadlineItem] = Field(default_factory=list, description="each row")
+
+
 class RunReport(Record):
     """`virtbench report --format json`: a run (or a fleet's runs, as one)."""
 
     run: RunInfo = Field(default_factory=RunInfo, description="the run")
+    headline: list[Headline] = Field(default_factory=list, description="each environment "
+                                     "against its reference in words, with a summary over "
+                                     "its benchmarks: what the report says first")
     benchmarks: list[Case] = Field(default_factory=list, description="its benchmark cases, "
                                    "in the study's order")
     environments: list[Environment] = Field(default_factory=list,
@@ -347,3 +392,4 @@ class ProfilesReport(Record):
 
     run: RunInfo = Field(default_factory=RunInfo, description="the run")
     profiles: list[Profile] = Field(default_factory=list, description="its exit profiles")
+

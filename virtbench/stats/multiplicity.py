@@ -123,6 +123,32 @@ def adjust_family(decisions: Sequence[Decision], method: str | None = "holm"
     return out
 
 
+def verdict_claim(d: Decision, method: str | None = "holm"
+                  ) -> tuple[str, float | None, float | None]:
+    """The claim a decision's verdict makes and its p, raw and adjusted by the family's
+    correction `method` (None: no adjusted p): what a report shows beside the verdict, so
+    that the two never disagree.
+    - pass and fail claim the band ("inside" / "beyond"): p_band; a fail without p_band (a
+      decision made before it existed) was judged by p of no difference: p_value.
+    - differs claims a difference: p_value.
+    - inconclusive claims nothing: the claim the correction took back when it did, else the
+      band claim it could not make (its p is then above alpha, or missing).
+    Returns ("band" | "difference", p, adjusted p)."""
+    def band() -> tuple[str, float | None, float | None]:
+        return "band", d.p_band, {"holm": d.p_band_holm, "bh": d.p_band_bh}.get(method)
+
+    def difference() -> tuple[str, float | None, float | None]:
+        return "difference", d.p_value, {"holm": d.p_holm, "bh": d.p_bh}.get(method)
+
+    if d.decision == DIFFERS:
+        return difference()
+    if d.decision == FAIL and d.p_band is None:
+        return difference()
+    if d.decision == INCONCLUSIVE and d.taken_back is not None:
+        return difference() if d.taken_back.claim == "difference" else band()
+    return band()
+
+
 def blocks_for_a_difference(rows: int, alpha: float) -> int | None:
     """Fewest blocks from which the sign-flip test's smallest p lets a lone difference among
     `rows` rows survive Holm or Benjamini-Hochberg (both ask p < alpha / rows of the one

@@ -164,3 +164,41 @@ def test_no_number_of_blocks_reaches_below_the_monte_carlo_floor():
     assert mt.blocks_for_a_difference(200, 0.05) == 13
     assert mt.blocks_for_a_difference(450, 0.05) == 15     # exact stops at 14: 1/10000 after
     assert mt.blocks_for_a_difference(600, 0.05) is None
+
+
+
+# -- the claim a verdict makes and its p (verdict_claim) ------------------------------------
+def test_each_verdict_names_its_claim_and_a_decided_one_has_its_adjusted_p_below_alpha():
+    rows = [_row(1.04, 0.02, 6, 1), _row(1.3, 0.02, 6, 2), _row(1.0, 0.01, 12, 3),
+            _row(1.05, 0.01, 12, 4), _row(1.0, 0.05, 6, 6), _row(1.0, 0.05, 6, 13)]
+    for method in ("holm", "bh"):
+        fam = mt.adjust_family(rows, method)
+        claims = [mt.verdict_claim(d, method) for d in fam]
+        # the difference taken back: a pass, judged by its band claim
+        assert fam[0].decision == dc.PASS and claims[0] == (
+            "band", fam[0].p_band, fam[0].p_band_holm if method == "holm" else fam[0].p_band_bh)
+        assert claims[1][0] == "band" and fam[1].decision == dc.FAIL
+        assert claims[3] == ("difference", fam[3].p_value,
+                             fam[3].p_holm if method == "holm" else fam[3].p_bh)
+        for d, (_, p, adj) in zip(fam, claims):
+            if d.decision in (dc.PASS, dc.FAIL, dc.DIFFERS):
+                assert adj < d.alpha and p <= adj
+    fam = mt.adjust_family(rows, "holm")
+    # the narrow passes taken back: inconclusive, shown with the band claim's p above alpha
+    for d in fam[4:]:
+        claim, p, adj = mt.verdict_claim(d, "holm")
+        assert d.decision == dc.INCONCLUSIVE and claim == "band" and adj >= d.alpha
+    # no correction: no adjusted p
+    assert mt.verdict_claim(mt.adjust_family(rows, None)[2], None)[2] is None
+
+
+def test_a_fail_judged_by_the_older_rule_shows_the_p_of_no_difference():
+    from dataclasses import replace
+    rows = [replace(_row(1.3, 0.02, 12, 2), p_band=None), _row(1.0, 0.01, 12, 3)]
+    fam = mt.adjust_family(rows, "holm")
+    assert fam[0].decision == dc.FAIL
+    assert mt.verdict_claim(fam[0], "holm") == ("difference", fam[0].p_value, fam[0].p_holm)
+    taken = mt.adjust_family([replace(_row(1.3, 0.02, 6, 2), p_band=None),
+                              _row(1.0, 0.01, 12, 3), _row(1.0, 0.01, 12, 4)], "holm")[0]
+    assert taken.decision == dc.INCONCLUSIVE
+    assert mt.verdict_claim(taken, "holm")[0] == "difference"

@@ -110,8 +110,10 @@ def footer(analysis: RunReport) -> str:
             "rest); published: the published rule, its ratio of trimmed means, ✓ within "
             f"±{run.threshold_pct:g} %, ✗ not (the published studies' own verdict, no statistics). Overhead: "
             "the verdict's estimate, positive = worse than the reference whatever the metric's "
-            f"direction, with its {conf} interval; p: raw p of 'no difference'; "
-            f"p {CORRECTIONS.get(run.correction, 'adj')}: adjusted over the run's "
+            f"direction, with its {conf} interval; p: the p of the claim the verdict makes "
+            f"(pass, fail: inside or beyond ±{run.threshold_pct:g} %; differs: a difference; "
+            f"inconclusive: the claim it could not make); "
+            f"p {CORRECTIONS.get(run.correction, 'adj')}: that p adjusted over the run's "
             f"{family_size(analysis)} comparisons; MDC: the smallest change these blocks "
             f"detect with 80 % power (no difference means none this large). Verdicts at alpha "
             f"{alpha} by {ANALYSES.get(run.analysis, run.analysis)} (docs/decisions.md).")

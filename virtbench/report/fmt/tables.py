@@ -18,11 +18,26 @@ def cv_cell(result: Result) -> str:
     return numbers.pct(result.cv * 100, signed=False) if result.cv is not None else "n/a"
 
 
-def adjusted_p(vs, correction: str | None) -> float | None:
+def verdict_p(vs) -> float | None:
+    """The p of the claim the verdict makes (VsReference.verdict_p); a report made before
+    verdicts named their claim: the p of 'no difference'."""
+    if vs is None:
+        return None
+    return vs.verdict_p if vs.verdict_claim else vs.p_value
+
+
+def difference_p_adjusted(vs, correction: str | None) -> float | None:
     """The p of 'no difference' after the run's correction."""
     if vs is None:
         return None
     return vs.p_bh if correction == "bh" else vs.p_holm
+
+
+def adjusted_p(vs, correction: str | None) -> float | None:
+    """verdict_p after the run's correction."""
+    if vs is None:
+        return None
+    return vs.verdict_p_adjusted if vs.verdict_claim else difference_p_adjusted(vs, correction)
 
 
 def mdc_cell(vs) -> str:
@@ -37,11 +52,11 @@ def comparison_columns(correction: str | None) -> list[str]:
 
 def comparison_cells(vs, correction: str | None) -> list[str]:
     """The published rule (trimmed means, ✓/✗), the verdict's overhead and (1 - alpha) interval,
-    the raw and adjusted p of 'no difference', the minimal detectable change."""
+    the raw and adjusted p of the claim the verdict makes, the minimal detectable change."""
     if vs is None:
         return ["—"] * 6
     return [published.published_cell(vs), numbers.pct(vs.overhead_pct),
-            numbers.ci_pct(vs.ci_low, vs.ci_high), numbers.p(vs.p_value),
+            numbers.ci_pct(vs.ci_low, vs.ci_high), numbers.p(verdict_p(vs)),
             numbers.p(adjusted_p(vs, correction)), mdc_cell(vs)]
 
 

@@ -16,7 +16,15 @@ def _writer(buf: io.StringIO):
 
 DECISION_COLUMNS = ["record", "analysis", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value",
                     "p_adjusted", "correction", "mdc_pct", "blocks", "disturbed_excluded",
-                    "published_ratio", "published_verdict", "claim", "holds_if"]
+                    "published_ratio", "published_verdict", "claim", "holds_if",
+                    "verdict_claim", "verdict_p", "verdict_p_adjusted"]
+NO_VERDICT_P = [None, None, None]
+
+
+def _verdict_p(vs) -> list:
+    """The claim the verdict makes and its p, raw and adjusted (VsReference.verdict_p)."""
+    return NO_VERDICT_P if vs is None else [vs.verdict_claim, vs.verdict_p,
+                                            vs.verdict_p_adjusted]
 
 
 def _decision(vs, correction) -> list:
@@ -24,7 +32,7 @@ def _decision(vs, correction) -> list:
         return [None] * 11
     rule = vs.published_rule
     return [vs.analysis, vs.ratio, vs.ratio_ci_low, vs.ratio_ci_high, vs.p_value,
-            tables.adjusted_p(vs, correction), correction, vs.mdc_pct, vs.blocks,
+            tables.difference_p_adjusted(vs, correction), correction, vs.mdc_pct, vs.blocks,
             vs.disturbed_excluded, rule.ratio if rule else None, rule.verdict if rule else None]
 
 
@@ -57,7 +65,7 @@ def to_csv(analysis: RunReport) -> str:
                         vs.direction if vs else None, vs.trials_needed if vs else None,
                         vs.reference if vs else None, notes.get(r.benchmark),
                         r.failed_trials, r.planned_trials, r.aggregate, "sample",
-                        *_decision(vs, correction), None, None])
+                        *_decision(vs, correction), None, None, *_verdict_p(vs)])
     for r in analysis.results:
         for vs in r.vs_others:
             w.writerow([run, r.environment, r.benchmark, r.metric, r.unit,
@@ -65,7 +73,7 @@ def to_csv(analysis: RunReport) -> str:
                         r.ci_low, r.ci_high, vs.overhead_pct, vs.verdict, vs.direction,
                         vs.trials_needed, vs.reference, notes.get(r.benchmark),
                         r.failed_trials, r.planned_trials, r.aggregate, "versus",
-                        *_decision(vs, correction), None, None])
+                        *_decision(vs, correction), None, None, *_verdict_p(vs)])
     for c in analysis.claims:
         link = c.links[0] if c.links else None
         w.writerow([run, link.left if link else None, c.benchmark, c.metric, None, None, None,
@@ -76,7 +84,7 @@ def to_csv(analysis: RunReport) -> str:
                     link.ci_low if link else None, link.ci_high if link else None,
                     link.p_value if link else None, link.p_holm if link else None,
                     "holm" if link else None, None, link.blocks if link else None, None, None,
-                    None, c.text, c.holds_if])
+                    None, c.text, c.holds_if, *NO_VERDICT_P])
     for pl in analysis.price_lists:
         for row in pl.rows:
             for c in row.cells:
@@ -86,10 +94,11 @@ def to_csv(analysis: RunReport) -> str:
                             None, c.value, None, None, None, None, c.verdict, None, None,
                             None if c.environment == pl.baseline else pl.baseline,
                             notes.get(pl.benchmark), None, None, None, "price", None, c.ratio,
-                            *([None] * 10), exits, row.family])
+                            *([None] * 10), exits, row.family, *NO_VERDICT_P])
         for sentence in pl.sentences:
             w.writerow([run, None, pl.benchmark, sentence.family] + [None] * 17
-                       + ["price_family"] + [None] * 12 + [sentence.sentence, sentence.family])
+                       + ["price_family"] + [None] * 12 + [sentence.sentence, sentence.family]
+                       + NO_VERDICT_P)
     return buf.getvalue()
 
 
