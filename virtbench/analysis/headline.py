@@ -15,8 +15,10 @@ says it is undecided.
 
 The summary (one line per environment): the geometric mean of the slowdowns, first over each
 benchmark's metrics, then over the benchmarks (each benchmark weighs the same, however many
-metrics it has), as PTS and SPEC summarise; with the benchmarks and rows it covers. Rows with
-no ratio (a failed side, a value of 0) are left out and counted.
+metrics it has), as PTS and SPEC summarise; with the benchmarks and rows it covers, and how
+many rows are undecided. When every row passes it says so first ("equivalent within ±10 %
+on every metric of 3 benchmarks"), the mean after it. Rows with no ratio (a failed side, a
+value of 0) are left out and counted.
 """
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ from ..stats.decision import DIFFERS, FAIL, INCONCLUSIVE, PASS
 
 SPEED_UNITS = {"s", "ms", "µs", "us", "ns", "seconds", "s/gib", "iops", "mflops", "gflops",
                "flops"}
-# the overhead a table keeps saying in %; beyond it, the factor ("beyond ±50 % say the factor")
+# the overhead a table keeps saying in % below it; from it on, the factor ("beyond ±50 % say
+# the factor": -50 % is 2× faster)
 PCT_LIMIT = 50.0
 
 
@@ -127,10 +130,19 @@ def summary(items: list[HeadlineItem], results: list[Result]) -> HeadlineSummary
         speeds.add(is_speed(it.unit))
     mean = geometric_mean([geometric_mean(v) for v in by_bench.values()])
     size, direction, words = factor_words(mean, "s" if speeds == {True} else "")
-    return HeadlineSummary(factor=size, direction=direction, benchmarks=len(by_bench),
-                           rows=len(items), left_out=len(results) - len(items),
-                           words=f"{words} (geometric mean over {len(by_bench)} "
-                                 f"benchmark{'s' if len(by_bench) != 1 else ''})")
+    n = len(by_bench)
+    over = f"{n} benchmark{'s' if n != 1 else ''}"
+    verdicts = [it.verdict for it in items]
+    if all(v == PASS for v in verdicts):
+        said = f"equivalent within ±{results[0].vs_baseline.threshold_pct:g} % on every " \
+               f"metric of {over} (geometric mean {words})"
+    else:
+        said = f"{words} (geometric mean over {over})"
+        undecided = verdicts.count(INCONCLUSIVE)
+        if undecided:
+            said += f"; {undecided} of {len(items)} metrics undecided"
+    return HeadlineSummary(factor=size, direction=direction, benchmarks=n,
+                           rows=len(items), left_out=len(results) - len(items), words=said)
 
 
 def headlines(results: list[Result], labels: list[str]) -> list[Headline]:

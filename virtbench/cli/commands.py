@@ -14,6 +14,7 @@ from rich.table import Table
 # (scipy), the environments or the runner.
 from . import density
 from .. import report
+from ..report.view import View, width_for
 from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
 from ..core.errors import VirtbenchError
 from ..fleet import commands as fleet_commands
@@ -99,7 +100,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
     from ..report.formats.table import print_report
-    print_report(analysis.analyze_run(store, outcome.run_id), out)
+    print_report(analysis.analyze_run(store, outcome.run_id), out, _view(args))
     if outcome.failed_profiles:
         err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
                   f"why is in `virtbench report {outcome.run_id} --profile`")
@@ -204,10 +205,16 @@ def cmd_report(args, out: Console) -> int:
         return EXIT_OK
     if args.format == "table" and not args.output:
         from ..report.formats.table import print_report
-        print_report(result, out)
+        print_report(result, out, _view(args))
     else:
-        _emit(report.render(result, args.format), args.output, out)
+        _emit(report.render(result, args.format, _view(args)), args.output, out)
     return EXIT_OK
+
+
+def _view(args):
+    """--wide, and the columns a report written to a file is laid out in."""
+    wide = bool(getattr(args, "wide", False))
+    return View(wide=wide, width=width_for(False, wide))
 
 
 def cmd_compare(args, out: Console) -> int:
@@ -253,9 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:          # --help, --version, or a usage error (exit 2)
         return int(exc.code or 0)
-    # Tables want room: a pipe or a file gets 200 columns rather than rich's 80.
-    out = Console(width=None if sys.stdout.isatty() else 200)
-    err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+    # a terminal's own width; a pipe the COLUMNS it is given, else 100 for the compact report
+    # and 200 for the rest (report --wide, compare, density, a dry run's plan)
+    wide = bool(getattr(args, "wide", False) or getattr(args, "dry_run", False)) \
+        or args.command not in ("report", "run")
+    out = Console(width=width_for(sys.stdout.isatty(), wide))
+    err = Console(stderr=True, width=width_for(sys.stderr.isatty(), wide))
     commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
                 "report": cmd_report, "compare": cmd_compare,

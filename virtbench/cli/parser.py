@@ -57,6 +57,8 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
     run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
     run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
+    run.add_argument("--wide", action="store_true",
+                     help="the report at the end with every column (as report --wide)")
     run.add_argument("--profile", choices=["exits"],
                      help="exits: after the measured trials, one profiled trial per guest x "
                           "benchmark says why (VM exits under KVM, would-be exits under TCG)")
@@ -125,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_correction_flag(rep)
     rep.add_argument("--profile", action="store_true",
                      help="only the run's exit profiles (recorded by run --profile exits)")
+    rep.add_argument("--wide", action="store_true",
+                     help="every column: the per-benchmark tables with trimmed mean, median, "
+                          "CV, intervals, p, MDC and the published rule (the terminal report "
+                          "is compact by default: headline, verdicts with values)")
     rep.add_argument("--fleet", metavar="FLEET_ID",
                      help="a fleet run: its hosts side by side (labels HOST:LABEL; each host "
                           "against the first host's same environment)")

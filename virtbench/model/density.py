@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .base import Number, Record
-from .run import SCHEMA_VERSION
+from .run import SCHEMA_VERSION, read_schema_version
 
 StopReason = Literal["qos", "aggregate_flat", "max", "time", "memory", "failed"]
 
@@ -76,6 +76,8 @@ class DensityReport(Record):
 
     schema_version: Literal[SCHEMA_VERSION] = Field(SCHEMA_VERSION,
                                                     description="the report schema's version")
+    _same_major = field_validator("schema_version", mode="before")(
+        classmethod(lambda cls, v: read_schema_version(v)))
     environment: str = Field("", description="the environment spec swept")
     schedule: Literal["linear", "doubling"] = Field("linear", description="1, 2, 3 ... or "
                                                                           "1, 2, 4 ...")

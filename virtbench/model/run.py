@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..core import warning_kinds
 from .base import Number, Record
@@ -32,6 +32,14 @@ class HostRun(Record):
 # price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`; 3.1:
 # headline, verdict_p and verdict_p_adjusted)
 SCHEMA_VERSION = "3.1"
+
+
+def read_schema_version(value):
+    """A report of the same major version reads as this one (minor versions only add
+    fields, which every record defaults); another major version stays as given and fails."""
+    if isinstance(value, str) and value.split(".")[0] == SCHEMA_VERSION.split(".")[0]:
+        return SCHEMA_VERSION
+    return value
 
 
 class Section(Record):
@@ -72,6 +80,8 @@ class RunInfo(Record):
     schema_version: Literal[SCHEMA_VERSION] = Field(
         SCHEMA_VERSION, description="the version of the report's schema "
                                     "(docs/report.schema.json)")
+    _same_major = field_validator("schema_version", mode="before")(
+        classmethod(lambda cls, v: read_schema_version(v)))
     id: str = Field("", description="the run's id (a fleet's report: the fleet's id)")
     study: str | None = Field(None, description="the study's name")
     started: str | None = Field(None, description="when it started (ISO 8601, UTC)")

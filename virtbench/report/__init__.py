@@ -11,10 +11,13 @@ from __future__ import annotations
 from .registry import FORMATS, load
 
 
-def render(analysis, fmt: str) -> str:
-    """A run's report (a RunReport, or the JSON report's mapping) in format `fmt`."""
+def render(analysis, fmt: str, view=None) -> str:
+    """A run's report (a RunReport, or the JSON report's mapping) in format `fmt`; `view`
+    (view.View: --wide, the width) for the formats with a compact form."""
     from ..model import RunReport
-    return load(fmt).render(RunReport.of(analysis))
+    exporter = load(fmt)
+    report = RunReport.of(analysis)
+    return exporter.render(report) if view is None else exporter.render_view(report, view)
 
 
 def render_profiles(analysis, fmt: str) -> str:

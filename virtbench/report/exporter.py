@@ -3,6 +3,8 @@ name in registry.py. Each renders the result model (virtbench/model) to text; no
 store or the analysis' dicts.
 
     render(report)           a run                  `virtbench report --format NAME`
+    render_view(report, v)   the same, laid out for view v (--wide, the width): the formats
+                             with a compact form (table) override it; the others render all
     render_profiles(report)  a run's exit profiles  `virtbench report --profile --format NAME`
     render_compare(cmp)      two runs side by side  `virtbench compare --format NAME`
     render_density(report)   a density sweep        `virtbench density --format NAME`
@@ -20,6 +22,7 @@ from ..core.errors import VirtbenchError
 if TYPE_CHECKING:
     from ..model import Comparison, RunReport
     from ..model.density import DensityReport
+    from .view import View
 
 
 class Exporter(ABC):
@@ -28,6 +31,11 @@ class Exporter(ABC):
     @abstractmethod
     def render(self, report: "RunReport") -> str:
         """The run's report."""
+
+    def render_view(self, report: "RunReport", view: "View") -> str:
+        """The run's report laid out for `view`: all of it, unless the format has a
+        compact form."""
+        return self.render(report)
 
     def render_profiles(self, report: "RunReport") -> str:
         """Only the run's exit profiles."""

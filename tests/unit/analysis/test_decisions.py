@@ -243,7 +243,7 @@ def test_the_report_says_how_adaptive_trials_ended_and_which_sections_were_repea
     assert [(s.benchmark, s.repetitions) for s in result.run.sections] == [
         ("himeno", 1), ("stream", 24)]
     for fmt in ("table", "markdown", "html"):
-        text = report.render(result, fmt)
+        text = " ".join(report.render(result, fmt).split())     # the terminal's wraps at 100
         assert "budget after 148 s of a 900 s budget; 8-19 blocks per case; still undecided: " \
                "twin · stream" in text, fmt
         assert "(values per repetition): stream 0.0209 s x 24" in text, fmt

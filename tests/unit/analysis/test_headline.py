@@ -92,3 +92,14 @@ def test_environments_without_comparisons_have_no_headline_and_rows_without_rati
                                     (41.66, "41.7"), (123.4, "123")])
 def test_factors_keep_three_significant_digits(x, text):
     assert h.factor(x) == text
+
+
+def test_a_summary_says_equivalent_when_every_row_passes_and_counts_the_undecided():
+    passes = [row(bench=b, ratio=0.97, lo=0.95, hi=0.99, verdict="pass") for b in ("a", "b")]
+    [hl] = h.headlines(passes, ["guest"])
+    assert hl.summary.words == ("equivalent within ±10 % on every metric of 2 benchmarks "
+                                "(geometric mean 1.03× slower)")
+    mixed = passes + [row(bench="c", unit="s", higher=False, ratio=1.3, lo=0.9, hi=1.8,
+                          verdict="inconclusive")]
+    [hl] = h.headlines(mixed, ["guest"])
+    assert hl.summary.words.endswith("; 1 of 3 metrics undecided")

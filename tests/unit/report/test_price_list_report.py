@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from virtbench.report.view import View
 from virtbench import analysis, report
 from virtbench.report import pricelist
 from virtbench.store import Store
@@ -91,7 +92,9 @@ def _sections(run):
 @pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
 def test_every_text_format_shows_the_table_the_sentences_and_the_exits(runs, fmt):
     for run in runs:
-        text = report.render(run, fmt)
+        # the terminal's rows on one line each: at 200 columns (at 100 a row of four
+        # environments folds inside its cells)
+        text = report.render(run, fmt, View(wide=True, width=200))
         if fmt == "html":
             import html
             text = html.unescape(text)

@@ -10,6 +10,7 @@ from virtbench import analysis
 from virtbench.study import design as study, flags as study_flags
 from virtbench.core.errors import VirtbenchError
 from virtbench.report import render
+from virtbench.report.view import View
 from virtbench.store import Store
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[3]
@@ -62,8 +63,11 @@ def test_every_format_shows_published_beside_measured(riken_run):
     assert "0.943" in row and "Table 4" in row
     assert "## Published figures not measured in this run" in md
     assert "xen:vcpus=4,mem=10G · hdparm-read · read_mb_s: 0.958 ✓" in md
-    table = render(riken_run, "table")
+    table = render(riken_run, "table", View(wide=True))     # the published columns: --wide
     assert "published" in table and "Table 4" in table and "0.943" in table
+    compact = render(riken_run, "table")
+    assert "published figures not measured in this run" in compact
+    assert "0.943" not in compact                  # the published ratio column is --wide's
     data = json.loads(render(riken_run, "json"))
     pub = [r["published"] for r in data["results"] if r["published"]]
     assert {p["source"] for p in pub} == {"Table 4", "Table 5"}

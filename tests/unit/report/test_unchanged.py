@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from storekit import open_fixture
 
+from virtbench.report.view import View
 from virtbench import analysis, report
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
@@ -81,8 +82,22 @@ def test_compare_and_profiles_json_only_add_fields(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["real", "failures"])
-@pytest.mark.parametrize("fmt", ["table", "markdown", "csv"])
+@pytest.mark.parametrize("fmt", ["table", "table-wide", "markdown", "csv"])
 def test_text_reports_of_saved_runs_are_unchanged(tmp_path, name, fmt):
     store, ids = open_fixture(name, tmp_path)
     golden = (FIXTURES / f"{name}.0.golden.{fmt}").read_text()
-    assert report.render(analysis.analyze_run(store, ids[0]), fmt) == golden
+    view = View(wide=True) if fmt == "table-wide" else None
+    assert report.render(analysis.analyze_run(store, ids[0]), fmt.split("-")[0],
+                         view) == golden
+
+
+@pytest.mark.parametrize("name", ["real", "failures", "published", "profiles"])
+def test_the_compact_terminal_report_of_every_saved_run_fits_100_columns_uncut(tmp_path, name):
+    store, ids = open_fixture(name, tmp_path)
+    for run_id in ids:
+        text = report.render(analysis.analyze_run(store, run_id), "table")
+        long = [line for line in text.splitlines() if len(line.rstrip()) > 100]
+        assert long == [] and "…" not in text
+        lines = [line.strip() for line in text.splitlines()]
+        if analysis.analyze_run(store, run_id).headline:
+            assert lines.index("headline") < lines.index("verdicts")

@@ -10,6 +10,7 @@ from storekit import around, filled_run
 
 from virtbench.analysis import analyze_run, compare_runs  # noqa: E402
 from virtbench.report import matrix, render, render_compare  # noqa: E402
+from virtbench.report.view import View  # noqa: E402
 from virtbench.store import Store  # noqa: E402
 
 NOTE = "k=17 instead of the published studies' [k=20]"
@@ -37,16 +38,19 @@ def test_matrix_cells_say_direction_and_trials_needed(tmp_path):
     assert name == "pi[k=17] · wall_s ↓"
     text = [c.text for c in cells]
     assert text[0] == "baseline"
-    assert text[1] == "2.000 ✗ worse"
-    assert text[2] == "0.500 ✗ better"
-    assert text[3] == "1.181 ? ≥92 blocks"       # 3 noisy blocks of around(13, 3, 0.5)
+    assert text[1] == "2.00× slower ✗"           # twice the time: a factor, not "+100 %"
+    assert text[2] == "2.00× faster ✗"           # half the time: -50 %, said as a factor
+    assert text[3] == "+18.1 % ? ≥92 blocks"     # 3 noisy blocks of around(13, 3, 0.5)
     # each instance a constant 5 % slower: a real difference, within ±10 % (issue 21's
     # vocabulary; before it, a pass)
-    assert text[4] == "1.050 ✓ differs worse per instance"
+    assert text[4] == "+5.0 % ✓ differs per instance"
+    # the compact terminal table puts each row's value first
+    values = [c.text for c in matrix.build(_analysis(tmp_path / "v"), values=True).rows[0][1]]
+    assert values[0] == "9.996" and values[1] == "19.99 2.00× slower ✗"
 
 
 def test_terminal_opens_with_the_matrix_and_prints_labels_literally(tmp_path):
-    out = render(_analysis(tmp_path), "table")
+    out = render(_analysis(tmp_path), "table", View(wide=True))
     assert out.index("verdicts") < out.index("trimmed mean")       # matrix before the detail
     # not eaten as a style tag: in the matrix, as a table title, in a table cell
     assert "│ pi[k=17] · wall_s ↓ │" in out
@@ -67,11 +71,13 @@ def test_markdown_and_html_open_with_the_matrix_and_carry_method_notes(tmp_path)
     a = _analysis(tmp_path)
     md = render(a, "markdown")
     assert md.index("## Verdicts") < md.index("| environment |")
-    assert "| pi[k=17] · wall_s ↓ | baseline | 2.000 ✗ worse | 0.500 ✗ better |" in md
+    assert "| pi[k=17] · wall_s ↓ | baseline | 2.00× slower ✗ | 2.00× faster ✗ |" in md
+    assert md.index("## Headline") < md.index("## Verdicts")
+    assert "- **qemu-slow against native: 2.00× slower (geometric mean over 1 benchmark)**" in md
     assert "## Method notes" in md and "k=17 instead of the published studies' \\[k=20\\]" in md
     page = render(a, "html")
     assert page.index("<h2>Verdicts</h2>") < page.index("<h2>Run</h2>")
-    assert "0.500 ✗ better" in page and "Method notes" in page
+    assert "2.00× faster ✗" in page and "Method notes" in page
     assert "k=17 instead of the published studies&#x27; [k=20]" in page
 
 

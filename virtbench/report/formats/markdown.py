@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
-from ..fmt import compare, header, lists, numbers, published, tables, verdicts
+from ..fmt import compare, header, headline, lists, numbers, published, tables, verdicts
 from ..exporter import Exporter
 
 
@@ -15,6 +15,18 @@ def _row(cells) -> str:
 def _esc(text: str) -> str:
     """Markdown text outside tables: brackets and stars as themselves (pi[k=17])."""
     return "".join("\\" + c if c in "[]*_`" else c for c in str(text))
+
+
+def headline_lines(analysis: RunReport) -> list[str]:
+    """## Headline: each environment's summary in bold, its benchmarks below it."""
+    lines = headline.lines(analysis)
+    if not lines:
+        return []
+    out = ["## Headline", ""]
+    for line in lines:
+        out.append(f"  - {_esc(line.strip())}" if line.startswith("  ")
+                   else f"- **{_esc(line)}**")
+    return out + [""]
 
 
 def matrix_lines(analysis: RunReport) -> list[str]:
@@ -80,6 +92,7 @@ def render(analysis: RunReport) -> str:
     out = [f"# virtbench run {run.id}", ""]
     out += [f"- {_esc(line.strip())}" for line in header.header_lines(analysis)]
     out.append("")
+    out += headline_lines(analysis)
     out += matrix_lines(analysis)
     out += price_lines(analysis)
     if analysis.method_notes:

@@ -11,12 +11,22 @@ from rich.table import Table
 
 from ...model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
-from ..fmt import compare, header, lists, numbers, published, tables, verdicts
+from ..fmt import compare, header, headline, lists, numbers, published, tables, verdicts
 from ..exporter import Exporter
+from ..view import View
 
 STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "differs": "cyan",
          verdicts.DIFFERS: "cyan", "worse": "red", "better": "green", "holds": "green",
          "does not hold": "red"}
+
+
+def fit(table: Table) -> Table:
+    """A table that folds what does not fit, never "…": a narrow terminal gets taller cells,
+    not cut ones (labels that must not wrap keep no_wrap and their minimum width)."""
+    for column in table.columns:
+        if not column.no_wrap:
+            column.overflow = "fold"
+    return table
 
 
 def _styled(text: str, key: str | None) -> str:
@@ -24,12 +34,14 @@ def _styled(text: str, key: str | None) -> str:
     return f"[{style}]{escape(text)}[/]" if style else escape(text)
 
 
-def matrix_table(analysis: RunReport) -> Table:
-    m = matrix.build(analysis)
+def matrix_table(analysis: RunReport, values: bool = False) -> Table:
+    """The verdict matrix; `values`: each cell starts with the row's value (the compact
+    report). Cells fold rather than end in "…": nothing is cut."""
+    m = matrix.build(analysis, values=values)
     table = Table(title="verdicts", title_justify="left")
-    table.add_column("metric", no_wrap=True)
+    table.add_column("metric", overflow="fold")
     for col in m.columns:
-        table.add_column(escape(col), justify="right")
+        table.add_column(escape(col), justify="right", overflow="fold")
     for name, cells in m.rows:
         table.add_row(escape(name), *(_styled(c.text, c.verdict) for c in cells))
     return table
@@ -91,7 +103,7 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
             table.add_column(escape(name), justify="right")
         for row in part.rows:
             table.add_row(*(escape(c) for c in row))
-        console.print(table)
+        console.print(fit(table))
         for sentence in part.sentences:
             console.print(f"  {sentence}", highlight=False, markup=False)
         if part.missing:
@@ -106,18 +118,23 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
             console.print(f"  {note}", style="dim", highlight=False, markup=False)
 
 
-def print_report(analysis, console: Console) -> None:
+def print_report(analysis, console: Console, view: View = View()) -> None:
+    """The run's report: the headline, the verdict matrix (with each row's value unless
+    --wide), then (--wide) the per-benchmark tables with every column, the lists, the
+    warnings."""
     analysis = RunReport.of(analysis)
     for line in header.header_lines(analysis):
         console.print(line, highlight=False, markup=False)
+    _print_lines(console, headline.TITLE, headline.lines(analysis))
     if analysis.results:
-        console.print(matrix_table(analysis))
+        console.print(fit(matrix_table(analysis, values=not view.wide)))
         console.print(matrix.LEGEND, style="dim", markup=False)
     print_price_lists(analysis, console)
     _print_lines(console, "method notes (where virtbench deviates from the published method)",
                  lists.method_note_lines(analysis))
-    for table in _tables(analysis):
-        console.print(table)
+    if view.wide:
+        for table in _tables(analysis):
+            console.print(fit(table))
     _print_lines(console, "inconclusive verdicts", lists.inconclusive_lines(analysis))
     _print_lines(console, "claims of the study's source, checked on this run",
                  lists.claim_lines(analysis))
@@ -128,18 +145,27 @@ def print_report(analysis, console: Console) -> None:
     evidence = failures.evidence_lines(analysis)
     _print_lines(console, failures.EVIDENCE_TITLE, evidence + [failures.FOOTNOTE] if evidence
                  else [])
-    print_profiles(analysis, console)
+    print_profiles(analysis, console, view)
     if analysis.warnings:
         console.print("[bold yellow]warnings[/]")
         for w in analysis.warnings:
             console.print(f"  [yellow]{escape(w.kind)}[/] {escape(lists.where(w))}: "
                           f"{escape(w.message)}", highlight=False)
-    console.print(header.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
-                  style="dim", markup=False)
+    if view.wide:
+        console.print(header.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
+                      style="dim", markup=False)
+    else:
+        console.print(COMPACT_FOOTER, style="dim", markup=False)
 
 
-def print_profiles(analysis: RunReport, console: Console) -> None:
-    """Exit profiles, one block per environment x benchmark (`report --profile`: only these)."""
+COMPACT_FOOTER = ("↑ higher is better, ↓ lower is better. Every column (trimmed mean, median, "
+                  "CV, intervals, p, MDC, the published rule): virtbench report --wide, or "
+                  "--format markdown.")
+
+
+def print_profiles(analysis: RunReport, console: Console, view: View = View(wide=True)) -> None:
+    """Exit profiles, one block per environment x benchmark (`report --profile`: only these);
+    the compact report leaves out the guest addresses (the functions name them)."""
     parts = profiles.sections(analysis)
     if not parts:
         return
@@ -152,13 +178,15 @@ def print_profiles(analysis: RunReport, console: Console) -> None:
                             (profiles.FUNCTION_HEADER, part.functions)):
             if not rows:
                 continue
+            keep = [i for i, col in enumerate(names) if view.wide or col != "address"]
             table = Table(show_edge=False)
-            for col in names:
-                table.add_column(col, justify="right" if col in ("count", "share", "time share")
+            for col in (names[i] for i in keep):
+                table.add_column(col, no_wrap=col in ("address", "function", "caller"),
+                                 justify="right" if col in ("count", "share", "time share")
                                  else "left")
             for row in rows:
-                table.add_row(*(escape(c) for c in row))
-            console.print(table)
+                table.add_row(*(escape(row[i]) for i in keep))
+            console.print(fit(table))
         for note in part.notes:
             console.print(f"  note: {escape(note)}", style="dim", highlight=False)
 
@@ -177,9 +205,9 @@ def render_profiles_text(analysis, width: int = 200) -> str:
     return console.export_text()
 
 
-def render_text(analysis, width: int = 200) -> str:
-    console = _recorder(width)
-    print_report(analysis, console)
+def render_text(analysis, view: View = View()) -> str:
+    console = _recorder(view.columns)
+    print_report(analysis, console, view)
     return console.export_text()
 
 
@@ -201,7 +229,7 @@ def print_compare(comparison, console: Console) -> None:
                       numbers.value(r.a), numbers.value(r.b), f"{r.n_a}/{r.n_b}",
                       numbers.pct(r.change_pct), numbers.ci_pct(r.ci_low, r.ci_high),
                       numbers.p(r.p_value), _styled(compare.compare_verdict(r), r.verdict))
-    console.print(table)
+    console.print(fit(table))
     console.print("change: positive = B worse than A", style="dim")
     _print_lines(console, "inconclusive", [f"{r.environment} · {r.benchmark} · "
                                             f"{r.metric}: {r.message}"
@@ -221,6 +249,9 @@ class TableExporter(Exporter):
     def render(self, report: RunReport) -> str:
         return render_text(report)
 
+    def render_view(self, report: RunReport, view: View) -> str:
+        return render_text(report, view)
+
     def render_profiles(self, report: RunReport) -> str:
         return render_profiles_text(report)
 
@@ -239,4 +270,4 @@ def print_density(report, out: Console) -> None:
     for c in report.curves:
         for s in c.steps:
             table.add_row(*(escape(x) for x in density.step_row(c, s)))
-    out.print(table)
+    out.print(fit(table))
