@@ -185,7 +185,9 @@ _KINDS = (
                 "the device (docs/instances-and-limits.md)."),
     WarningKind("unmeasured", NOTE,
                 "bonnie++ printed +++++ for {tests}: the test finished too fast to time; use a "
-                "larger size_mb | iperf3 {version} reports no receiver-side UDP throughput ...",
+                "larger size_mb | iperf3 {version} reports no receiver-side UDP throughput "
+                "(only the sender's rate; iperf3 3.11 added it) and its JSON lacks the packets, "
+                "lost packets, block size or time to compute it ...",
                 "benchmarks bonnie, udp",
                 "A figure the tool did not measure: left out, never a 0."),
     WarningKind("unsupported_cipher", NOTE,
@@ -194,8 +196,11 @@ _KINDS = (
                 "The guest's OpenSSH does not offer a cipher the study asks for."),
     WarningKind("method", NOTE,
                 "dd-write form=sync-mount: could not loop-mount an ext4 image -o sync ({why}); "
-                "measured with oflag=sync on the scratch file system instead ...",
-                "benchmark dd-write",
+                "measured with oflag=sync on the scratch file system instead ... | "
+                "udp_mbit_s computed: iperf3 {version} reports no receiver-side UDP throughput "
+                "(3.11 added it), so it is (end.sum.packets - end.sum.lost_packets) x "
+                "start.test_start.blksize x 8 / end.sum.seconds, the receiver's datagrams ...",
+                "benchmarks dd-write, udp",
                 "The benchmark measured with a fallback method; the message says which."),
     WarningKind("cleanup", WARNING, "{command} failed: {error}", "disk benchmarks",
                 "Undoing a trial's set-up failed (an unmount, a removal): later trials may "
