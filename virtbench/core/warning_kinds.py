@@ -101,10 +101,15 @@ _KINDS = (
                 "(add native:instances=N); in a fleet, a host's environment only with the "
                 "first host's same one. Without it the row has no verdict."),
     WarningKind("baseline_virtualized", WARNING,
-                "the baseline itself runs under a hypervisor ({what}); overheads are relative "
-                "to that, not to bare metal", "analysis",
-                "The host that ran the baseline is itself a guest (CPUID's hypervisor bit): "
-                "every overhead is against a virtual machine."),
+                "the baseline itself runs under a hypervisor, {hypervisor}[, inside a "
+                "{container} container]; overheads are relative to that, not to bare metal",
+                "analysis",
+                "The host that ran the baseline is itself a guest (CPUID's hypervisor bit, "
+                "the kernel's \"Hypervisor detected\", systemd-detect-virt --vm): every "
+                "overhead is against a virtual machine. The message names the hypervisor (and "
+                "its product: Firecracker, QEMU...) and, apart, a container between it and the "
+                "baseline; the environment's metadata has both (`hypervisor`, "
+                "`hypervisor_product`, `container`, `platform_description`)."),
     WarningKind("host_without_run", WARNING,
                 "no run yet on {hosts} (see `virtbench fleet status`)", "fleet report",
                 "A fleet host has not run the study yet; its column is missing."),
