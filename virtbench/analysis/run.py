@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from .. import benchmarks, stats
 from ..core.errors import VirtbenchError
 from ..core.metric_id import MetricId, identify
+from ..machine import hypervisor
 from ..model import (
     AdaptiveSummary,
     Case,
@@ -413,16 +414,31 @@ def _settle(pending: list[_Pending], correction: str) -> list[RunWarning]:
     return warnings
 
 
+def baseline_layers(md: dict) -> str | None:
+    """Pure: what a baseline's fingerprint says it runs under, the hypervisor and the container
+    apart ("KVM (Firecracker), inside a docker container"), or None on bare metal. A run
+    stored before both layers were kept names its container only: its hypervisor is "one this
+    run did not record"."""
+    hyper, product, container = hypervisor.layers_of(md)
+    if hyper in (None, hypervisor.BARE) and not md.get("hypervisor_flag"):
+        return None
+    if hyper in (None, hypervisor.BARE):
+        what = "one this run did not record (CPUID hypervisor bit set)"
+    else:
+        what = hypervisor.hypervisor_words(hyper, product)
+    return what + (f", inside a {container} container" if container else "")
+
+
 def _virtualized_baseline(s: _Settings) -> list[RunWarning]:
-    """A warning when the baseline itself runs under a hypervisor."""
+    """A warning when the baseline itself runs under a hypervisor, naming it and the
+    container between it and the baseline."""
     out = []
     for e in s.envs:
-        md = e.get("metadata") or {}
-        if e["label"] == s.baseline and md.get("hypervisor_flag"):
+        what = baseline_layers(e.get("metadata") or {}) if e["label"] == s.baseline else None
+        if what:
             out.append(RunWarning(
                 environment=e["label"], kind="baseline_virtualized",
-                message="the baseline itself runs under a hypervisor "
-                        f"({md.get('virtualization') or 'CPUID hypervisor bit set'}); "
+                message=f"the baseline itself runs under a hypervisor, {what}; "
                         "overheads are relative to that, not to bare metal"))
     return out
 

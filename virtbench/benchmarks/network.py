@@ -134,7 +134,8 @@ class Udp(NetworkBenchmark):
     name = "udp"
     description = "iperf3 UDP at a target rate from the environment: throughput, loss, jitter"
     metrics = (Metric("udp_mbit_s", "Mbit/s", True,
-                      "received at the host side, as the receiver counted it (iperf3 >= 3.11)"),
+                      "received at the host side, as the receiver counted it (iperf3 >= 3.11; "
+                      "before, its datagrams: packets - lost, x block size, over the time)"),
                Metric("loss_pct", "%", False, "datagrams lost, as the receiver counted them"),
                Metric("jitter_ms", "ms", False, "iperf3's jitter at the receiver"))
     tools = ("iperf3",)

@@ -101,10 +101,15 @@ _KINDS = (
                 "(add native:instances=N); in a fleet, a host's environment only with the "
                 "first host's same one. Without it the row has no verdict."),
     WarningKind("baseline_virtualized", WARNING,
-                "the baseline itself runs under a hypervisor ({what}); overheads are relative "
-                "to that, not to bare metal", "analysis",
-                "The host that ran the baseline is itself a guest (CPUID's hypervisor bit): "
-                "every overhead is against a virtual machine."),
+                "the baseline itself runs under a hypervisor, {hypervisor}[, inside a "
+                "{container} container]; overheads are relative to that, not to bare metal",
+                "analysis",
+                "The host that ran the baseline is itself a guest (CPUID's hypervisor bit, "
+                "the kernel's \"Hypervisor detected\", systemd-detect-virt --vm): every "
+                "overhead is against a virtual machine. The message names the hypervisor (and "
+                "its product: Firecracker, QEMU...) and, apart, a container between it and the "
+                "baseline; the environment's metadata has both (`hypervisor`, "
+                "`hypervisor_product`, `container`, `platform_description`)."),
     WarningKind("host_without_run", WARNING,
                 "no run yet on {hosts} (see `virtbench fleet status`)", "fleet report",
                 "A fleet host has not run the study yet; its column is missing."),
@@ -185,7 +190,9 @@ _KINDS = (
                 "the device (docs/instances-and-limits.md)."),
     WarningKind("unmeasured", NOTE,
                 "bonnie++ printed +++++ for {tests}: the test finished too fast to time; use a "
-                "larger size_mb | iperf3 {version} reports no receiver-side UDP throughput ...",
+                "larger size_mb | iperf3 {version} reports no receiver-side UDP throughput "
+                "(only the sender's rate; iperf3 3.11 added it) and its JSON lacks the packets, "
+                "lost packets, block size or time to compute it ...",
                 "benchmarks bonnie, udp",
                 "A figure the tool did not measure: left out, never a 0."),
     WarningKind("unsupported_cipher", NOTE,
@@ -194,8 +201,11 @@ _KINDS = (
                 "The guest's OpenSSH does not offer a cipher the study asks for."),
     WarningKind("method", NOTE,
                 "dd-write form=sync-mount: could not loop-mount an ext4 image -o sync ({why}); "
-                "measured with oflag=sync on the scratch file system instead ...",
-                "benchmark dd-write",
+                "measured with oflag=sync on the scratch file system instead ... | "
+                "udp_mbit_s computed: iperf3 {version} reports no receiver-side UDP throughput "
+                "(3.11 added it), so it is (end.sum.packets - end.sum.lost_packets) x "
+                "start.test_start.blksize x 8 / end.sum.seconds, the receiver's datagrams ...",
+                "benchmarks dd-write, udp",
                 "The benchmark measured with a fallback method; the message says which."),
     WarningKind("cleanup", WARNING, "{command} failed: {error}", "disk benchmarks",
                 "Undoing a trial's set-up failed (an unmount, a removal): later trials may "

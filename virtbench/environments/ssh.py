@@ -278,7 +278,6 @@ class Ssh(Environment):
     def metadata(self) -> dict:
         facts = dict(self._facts) or fingerprint.collect(self)
         if self.platform is not None:
-            facts["platform"] = self.platform.label
-            facts["platform_evidence"] = "; ".join(self.platform.evidence)
+            facts.update(fingerprint.platform_facts(self.platform))
         facts["ssh_target"] = self.ssh_options.where
         return facts

@@ -19,6 +19,11 @@ section nproc; nproc 2>/dev/null
 section governor; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null
 section clocksource; cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null
 section virt; systemd-detect-virt 2>/dev/null
+section virt_vm; systemd-detect-virt --vm 2>/dev/null
+section virt_container; systemd-detect-virt --container 2>/dev/null
+section container_files
+for f in /.dockerenv /run/.containerenv; do [ -e $f ] && echo $f; done
+[ -r /run/systemd/container ] && printf '/run/systemd/container: %s\n' "$(cat /run/systemd/container)"
 section dmi; cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name 2>/dev/null
 section dmi_fields
 for f in sys_vendor product_name product_version bios_vendor board_vendor; do
@@ -29,7 +34,7 @@ for f in type guest_type; do
   [ -r /sys/hypervisor/$f ] && printf '%s: %s\n' $f "$(cat /sys/hypervisor/$f)"
 done
 section dmesg_virt
-dmesg 2>/dev/null | grep -E 'Hypervisor detected|Booting paravirtualized kernel|DMI: |Xen HVM callback' | head -n 8
+dmesg 2>/dev/null | grep -E 'Hypervisor detected|Booting paravirtualized kernel|DMI: |DMI not present|ACPI: RSDP|Xen HVM callback' | head -n 8
 section cc; cc --version 2>/dev/null | head -n 1
 section python; python3 -c 'import platform; print(platform.python_version())' 2>/dev/null
 section end
@@ -88,12 +93,27 @@ def parse(text: str) -> dict:
         "python": s.get("python") or None,
     })
     platform = hypervisor.detect(s)
-    facts["platform"] = platform.label
-    facts["platform_evidence"] = "; ".join(platform.evidence)
+    facts.update(platform_facts(platform))
     # systemd-detect-virt's word where it ran, else what the other signs say
     facts["virtualization"] = (virt if virt and virt != "none" else
                                "none" if platform.name == "bare-metal" else platform.name)
     return facts
+
+
+def platform_facts(platform: hypervisor.Platform) -> dict:
+    """Both layers as separate facts, and in words; `platform` and `platform_evidence` as
+    before (the one-word label, every sign)."""
+    return {
+        "platform": platform.label,
+        "platform_evidence": "; ".join(platform.evidence),
+        "hypervisor": platform.vm.label,
+        "hypervisor_product": platform.vm.product,
+        "hypervisor_evidence": "; ".join(platform.vm.evidence),
+        "container": platform.container.name if platform.container else None,
+        "container_evidence": "; ".join(platform.container.evidence) if platform.container
+        else None,
+        "platform_description": platform.describe(),
+    }
 
 
 def collect(env, timeout: float = 60) -> dict:

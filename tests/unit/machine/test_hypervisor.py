@@ -12,7 +12,8 @@ def detect(fixture_text, name):
 @pytest.mark.parametrize("name, label", [
     ("tcg-guest-q35.txt", "qemu"),            # QEMU's DMI, no KVM CPUID leaf: emulated
     ("tcg-guest-pc.txt", "qemu"),
-    ("dev-machine-container.txt", "docker"),  # a container first, whatever runs beneath
+    ("dev-machine-container.txt", "kvm"),     # the hypervisor under the container
+    ("dev-machine-firecracker-docker.txt", "kvm"),
     ("xen-pv-ec2.txt", "xen-pv"),             # no DMI at all, only the kernel's boot line
     ("xen-pvhvm-ec2.txt", "xen-hvm"),
     ("xen-hvm-imvirt.txt", "xen-hvm"),
@@ -22,6 +23,64 @@ def detect(fixture_text, name):
 ])
 def test_platform_of_real_outputs(fixture_text, name, label):
     assert detect(fixture_text, name).label == label
+
+
+# (fixture, hypervisor, its product, container, in words)
+LAYERS = [
+    # this machine, 2026-11-28: plain systemd-detect-virt says docker, --vm kvm; no DMI, the
+    # ACPI tables' OEM ID is Firecracker's
+    ("dev-machine-firecracker-docker.txt", "kvm", "Firecracker", "docker",
+     "KVM guest (Firecracker) inside a docker container"),
+    # the same machine on 2026-11-23, the script then asked systemd-detect-virt once: the
+    # kernel's CPUID line still finds KVM under the container
+    ("dev-machine-container.txt", "kvm", None, "docker", "KVM guest inside a docker container"),
+    ("tcg-guest-q35.txt", "qemu", None, None, "QEMU guest (TCG, no KVM)"),
+    ("xen-pv-ec2.txt", "xen-pv", None, None, "Xen PV guest"),
+    ("vmware.txt", "vmware", None, None, "VMware guest"),
+]
+
+
+@pytest.mark.parametrize("name, hyper, product, container, words", LAYERS,
+                         ids=[x[0] for x in LAYERS])
+def test_both_layers_of_real_outputs(fixture_text, name, hyper, product, container, words):
+    p = detect(fixture_text, name)
+    assert (p.vm.label, p.vm.product, p.container and p.container.name) == (
+        hyper, product, container)
+    assert p.describe() == words
+
+
+def test_this_machines_evidence_names_each_layers_own_signs(fixture_text):
+    p = detect(fixture_text, "dev-machine-firecracker-docker.txt")
+    assert p.vm.evidence == ("dmesg: Hypervisor detected: KVM", "systemd-detect-virt --vm kvm",
+                             "ACPI OEM FIRECK")
+    assert p.container.evidence == ("systemd-detect-virt --container docker",)
+    s = fingerprint.split_sections(fixture_text("hypervisor",
+                                                "dev-machine-firecracker-docker.txt"))
+    assert hypervisor.parse_acpi_oem(s["dmesg_virt"]) == "FIRECK"
+    # without systemd-detect-virt at all: /.dockerenv still names the container
+    bare = {k: v for k, v in s.items() if not k.startswith("virt")}
+    p = hypervisor.detect(bare)
+    assert p.container.name == "docker" and p.container.evidence == ("/.dockerenv",)
+    assert (p.vm.label, p.vm.product) == ("kvm", "Firecracker")
+
+
+def test_the_acpi_oem_of_a_qemu_guest_is_bochs():
+    # the RSDP line of a published QEMU/KVM guest's dmesg (SeaBIOS rel-1.16.0, 2022-11-24)
+    line = "[    0.027049] ACPI: RSDP 0x00000000000F59C0 000014 (v00 BOCHS )"
+    assert hypervisor.parse_acpi_oem(line) == "BOCHS"
+    assert hypervisor.parse_acpi_oem("[    0.0] DMI not present or invalid.") is None
+
+
+@pytest.mark.parametrize("facts, expected", [
+    # stored before both layers were kept: a container leaves the hypervisor unknown
+    ({"platform": "docker", "virtualization": "docker", "hypervisor_flag": True},
+     (None, None, "docker")),
+    ({"platform": "xen-pv", "virtualization": "xen"}, ("xen-pv", None, None)),
+    ({"platform": "kvm", "hypervisor": "kvm", "hypervisor_product": "Firecracker",
+      "container": "docker"}, ("kvm", "Firecracker", "docker")),
+])
+def test_layers_of_old_and_new_metadata(facts, expected):
+    assert hypervisor.layers_of(facts) == expected
 
 
 def test_xen_guest_type_wins_over_the_boot_line():
@@ -46,8 +105,21 @@ def test_fingerprint_records_the_platform(fixture_text):
     assert facts["platform"] == "qemu"
     assert "QEMU" in facts["platform_evidence"]
     assert facts["virtualization"] == "qemu"   # no systemd-detect-virt in the guest image
+    assert facts["container"] is None and facts["hypervisor"] == "qemu"
     assert fingerprint.parse(fixture_text("fingerprint", "native-debian12.txt"))[
         "virtualization"] == "docker"
+
+
+def test_fingerprint_keeps_both_layers_apart(fixture_text):
+    facts = fingerprint.parse(fixture_text("hypervisor", "dev-machine-firecracker-docker.txt"))
+    assert {k: facts[k] for k in ("platform", "hypervisor", "hypervisor_product", "container",
+                                  "platform_description", "virtualization")} == {
+        "platform": "kvm", "hypervisor": "kvm", "hypervisor_product": "Firecracker",
+        "container": "docker",
+        "platform_description": "KVM guest (Firecracker) inside a docker container",
+        "virtualization": "docker"}           # systemd-detect-virt's own (innermost) word
+    assert facts["hypervisor_evidence"].startswith("dmesg: Hypervisor detected: KVM")
+    assert facts["container_evidence"] == "systemd-detect-virt --container docker"
 
 
 def test_dmi_fields_skip_unreadable_ones():

@@ -28,7 +28,8 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 # The fingerprint's headline, in this order; everything else goes under "all details".
 HEADLINE_KEYS = ("cpu_model", "cores", "logical_cpus", "cpus", "mem", "memory", "kernel", "os",
-                 "accel", "accel_reason", "platform", "virtualization", "hypervisor_flag",
+                 "accel", "accel_reason", "platform_description", "platform", "hypervisor",
+                 "hypervisor_product", "container", "virtualization", "hypervisor_flag",
                  "qemu_version", "machine", "dmi", "disk", "disk_model", "guest_disk_drivers",
                  "nic", "nic_model", "guest_nic_drivers", "cache", "backing", "clocksource")
 
