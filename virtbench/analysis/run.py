@@ -31,7 +31,7 @@ from .claims import check_claims, labels_by_spec
 from .pricelist import price_lists
 from .profiles import profile_entries
 from .published import attach_published
-from .references import Reference, References
+from .references import Reference, References, label_named
 from .rows import Key, Row, disturbed_trials, rows_of
 from .trials import (
     aggregate_methods,
@@ -219,9 +219,12 @@ def _settings(store: Store, run: dict, *, threshold_pct: float | None, reference
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
     study_baseline = default_baseline(study.get("baseline"), labels)
-    if baseline is not None and baseline not in labels:
-        raise VirtbenchError(f"--baseline {baseline}: run {run_id} has no such environment; "
-                             f"its environments: {', '.join(labels)}")
+    if baseline is not None:
+        named = label_named(baseline, envs)
+        if named is None:
+            raise VirtbenchError(f"--baseline {baseline}: run {run_id} has no such "
+                                 f"environment; its environments: {', '.join(labels)}")
+        baseline = named
     chosen = baseline if baseline is not None else study_baseline
     return _Settings(
         run_id=run_id, study=study,

@@ -226,8 +226,7 @@ def cmd_compare(args, out: Console) -> int:
     if args.with_labels and not args.pair:
         raise VirtbenchError("--with LABEL_B needs --pair LABEL_A before it")
     pairs = analysis.resolve_pairs(args.pair or [], args.with_labels,
-                                   [e.label for e in a.environments],
-                                   [e.label for e in b.environments])
+                                   analysis.names_of(a), analysis.names_of(b))
     comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change,
                                        pairs=pairs or None)
     if args.format == "table" and not args.output:

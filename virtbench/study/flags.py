@@ -7,7 +7,8 @@ from __future__ import annotations
 from .. import benchmarks
 from . import schema as study_schema
 from ..core.errors import VirtbenchError
-from .design import BenchmarkCase, EnvironmentEntry, Study, normalize_spec, set_trials
+from .design import (BenchmarkCase, EnvironmentEntry, Study, normalize_spec, set_trials,
+                     spec_resolver)
 
 QUICK_TRIALS = 5         # --quick without --trials caps a study's trials at this: the fewest
                          # per side whose trimmed-mean permutation test can reach p < 0.05
@@ -136,7 +137,7 @@ def _pin_published_reference(study: Study) -> None:
     specs = {normalize_spec(e.spec) for e in study.environments}
     own = study.baseline or ("native" if "native" in specs else None)
     try:
-        own = normalize_spec(own) if own else None
+        own = spec_resolver(study.environments)(own) if own else None
     except VirtbenchError:
         return              # a baseline named by a label: left to the run's baseline, as before
     if own not in specs:
