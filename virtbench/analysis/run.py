@@ -31,6 +31,7 @@ from .claims import check_claims, labels_by_spec
 from .pricelist import price_lists
 from .profiles import profile_entries
 from .published import attach_published
+from .adaptive_record import reconcile
 from .references import Reference, References, label_named
 from .rows import Key, Row, disturbed_trials, rows_of
 from .trials import (
@@ -440,8 +441,10 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
     profiles = profile_entries(store.profiles(s.run_id), results)
     cases = [Case(label=b["label"], name=b["name"], params=b.get("params") or {})
              for b in s.study["benchmarks"]]
+    info = _run_info(run, s)
+    adaptive_record, warnings = reconcile(info.adaptive, results, warnings)
     return RunReport(
-        run=_run_info(run, s),
+        run=info.model_copy(update={"adaptive": adaptive_record}),
         benchmarks=cases,
         environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
                                   options=e["options"], status=e["status"], error=e["error"],
@@ -522,8 +525,10 @@ def adaptive_summary(detail: dict) -> AdaptiveSummary | None:
     if not rec:
         return None
     return AdaptiveSummary(**{k: rec.get(k) for k in ("stopped", "spent_s", "budget_s",
-                                                      "min_trials", "max_trials")},
-                           blocks=rec.get("blocks") or {}, undecided=rec.get("undecided") or {})
+                                                      "min_trials", "max_trials",
+                                                      "resolution_pct")},
+                           blocks=rec.get("blocks") or {}, undecided=rec.get("undecided") or {},
+                           unresolved=rec.get("unresolved") or {})
 
 
 def sections_of(detail: dict) -> list[Section]:

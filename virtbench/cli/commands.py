@@ -127,7 +127,9 @@ def _print_plan(prepared, out: Console) -> int:
     if s.adaptive:
         say(f"trials auto: {s.min_trials} blocks first, then blocks for the undecided cases "
             f"until decided, {s.max_trials} usable blocks per case"
-            + (f" or {s.budget_s / 60:g} min in all" if s.budget_s else ""))
+            + (f" or {s.budget_s / 60:g} min in all" if s.budget_s else "")
+            + (f"; a pass runs on until a change of {s.resolution_pct:g} % is ruled out"
+               if s.resolution_pct else ""))
     say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
         f"environment(s) x {len(prepared.cases)} benchmark(s)"
         + (f" - {n_skip} skipped case(s)" if n_skip else "") + f" = {total} trials"

@@ -100,6 +100,9 @@ class Study:
     min_trials: int = defaults.MIN_TRIALS
     max_trials: int = defaults.MAX_TRIALS
     budget_s: float | None = None    # wall-clock bound of an adaptive run, whole run
+    # a finer question of an adaptive run's passes: run on (to max_trials) until a change of
+    # resolution_pct % is ruled out too; None: stop when every verdict is decided
+    resolution_pct: float | None = None
     min_section_s: float = defaults.MIN_SECTION_S   # shorter measured sections repeat
     duet: bool = False               # each block's pair measured at once on disjoint CPUs
     # a trial over either limit is disturbed: kept, left out of the statistics (disturbance.py)
@@ -112,7 +115,8 @@ class Study:
         if not self.adaptive:
             return str(self.trials)
         budget = f", budget {self.budget_s / 60:g}m" if self.budget_s else ""
-        return f"auto ({self.min_trials}..{self.max_trials}{budget})"
+        resolution = f", resolution {self.resolution_pct:g} %" if self.resolution_pct else ""
+        return f"auto ({self.min_trials}..{self.max_trials}{budget}{resolution})"
 
     def method_notes(self) -> dict[str, str]:
         """{benchmark label: note} of the benchmarks that carry a method note."""
@@ -187,7 +191,8 @@ def load(path: str | Path) -> Study:
                   min_section_s=float(doc.min_section), duet=doc.duet,
                   steal_limit_pct=float(doc.steal_limit),
                   cpu_share_limit=float(doc.cpu_share_limit),
-                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None)
+                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
+                  resolution_pct=doc.resolution)
     set_trials(study, doc.trials)
     return study
 
@@ -232,6 +237,18 @@ def _check_versus(path, envs: list[EnvironmentEntry],
             raise _fail(path, f"environment[{i}] ({e.spec}): versus names the environment "
                         "itself; name the one to compare it with")
         e.versus = versus
+
+
+def check_resolution(study: Study) -> None:
+    """`resolution` (--resolution) asks adaptive trials a finer question of their passes:
+    a percentage above 0 and below the threshold, with trials = "auto"."""
+    r = study.resolution_pct
+    if not study.adaptive:
+        raise VirtbenchError(f"resolution {r:g} % refines adaptive trials' passes; give "
+                             "trials = \"auto\" (--trials auto) with it, or drop it")
+    if not 0 < r < study.threshold_pct:
+        raise VirtbenchError(f"resolution {r:g} % must lie above 0 and below the verdict "
+                             f"threshold ({study.threshold_pct:g} %), e.g. 5")
 
 
 def set_trials(study: Study, trials: int | str) -> None:
@@ -323,6 +340,8 @@ def validate(study: Study) -> None:
     if study.budget_s is not None and not study.adaptive:
         raise VirtbenchError("a budget bounds adaptive trials; give trials = \"auto\" "
                              "(--trials auto) with it, or drop the budget")
+    if study.resolution_pct is not None:
+        check_resolution(study)
     labels = set()
     for case in study.benchmarks:
         benchmarks.get(case.name).params(case.params, quick=study.quick)

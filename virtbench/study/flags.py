@@ -64,7 +64,7 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
                analysis: str | None = None, correction: str | None = None,
                min_trials: int | None = None, max_trials: int | None = None,
                budget: str | None = None, min_section: float | None = None,
-               duet: bool = False) -> Study:
+               duet: bool = False, resolution: float | None = None) -> Study:
     """Apply command-line flags on top of a study (or make one from flags alone).
 
     `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
@@ -89,6 +89,8 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
     study_schema.check_bounds(study.min_trials, study.max_trials)
     if budget is not None:
         study.budget_s = study_schema.duration_s(budget, "--budget")
+    if resolution is not None:
+        study.resolution_pct = float(resolution)
     if min_section is not None:
         if not 0 <= min_section <= 3600:
             raise VirtbenchError(f"--min-section {min_section:g}: give 0 (off) to 3600 seconds")
@@ -119,7 +121,8 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
 
 
 FLAGS = ("envs", "benches", "trials", "baseline", "seed", "quick", "profile", "analysis",
-         "correction", "min_trials", "max_trials", "budget", "min_section", "duet")
+         "correction", "min_trials", "max_trials", "budget", "min_section", "duet",
+         "resolution")
 _ARGS = {"envs": "env", "benches": "bench"}
 
 
