@@ -72,3 +72,4 @@ def test_the_baseline_is_named_by_its_name(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "baseline: full;" in out
+
