@@ -9,11 +9,13 @@ undecided   what the runner asks after each block: which cases are still undecid
 references  which row each result is compared with (instances against the right baseline)
 compare     two runs: change per metric, rows in one run only, metadata that differ
 """
-from .compare import compare_runs, environment_pairs, metadata_differences, resolve_pairs
+from .compare import (compare_runs, environment_pairs, metadata_differences, names_of,
+                      resolve_pairs)
 from .references import References, instance_count
 from .run import DEFAULT_ALPHA, analyze_run, run_settings
 from .undecided import undecided_cases
 
-__all__ = ["compare_runs", "environment_pairs", "metadata_differences", "resolve_pairs",
+__all__ = ["compare_runs", "environment_pairs", "metadata_differences", "names_of",
+           "resolve_pairs",
            "References",
            "instance_count", "DEFAULT_ALPHA", "analyze_run", "run_settings", "undecided_cases"]

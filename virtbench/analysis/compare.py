@@ -8,6 +8,7 @@ import zlib
 from .. import stats
 from ..core.errors import VirtbenchError
 from ..model import CompareRow, Comparison, MetadataDifference, Result, RunReport
+from .references import label_named
 
 # (key shown, where to read it in an environment's metadata (first present wins))
 METADATA_KEYS = (
@@ -47,27 +48,45 @@ def environment_pairs(a, b, pairs: dict[str, str] | None = None) -> dict[str, st
 WITH_FIX = "write --pair LABEL_A --with LABEL_B"
 
 
+def names_of(report) -> dict[str, str]:
+    """What names each environment of a run, for --pair: its label, and (a run stored
+    before name=LABEL became the label: `native/twin`) its stored name when no other
+    environment has it -> the label."""
+    envs = [{"label": e.label, "options": e.options, "metadata": e.metadata}
+            for e in RunReport.of(report).environments]
+    out = {e["label"]: e["label"] for e in envs}
+    for e in envs:
+        for name in ((e["options"] or {}).get("name"), (e["metadata"] or {}).get("name")):
+            if name and name not in out and label_named(name, envs) == e["label"]:
+                out[name] = e["label"]
+    return out
+
+
 def resolve_pairs(items: list[str], withs: list[str] | None, labels_a, labels_b
                   ) -> dict[str, str]:
     """`--pair` values (with `--with`, one each: whole labels; without, `A=B`) as A label ->
-    B label. A label may itself hold `=` (`qemu-tcg/ide/e1000/cache=writethrough`): `A=B` is
-    split at the `=` that yields a label of run A and one of run B; when none does, or more
-    than one, a one-line error names the way out."""
+    B label. `labels_a`, `labels_b`: each run's labels, or what names them -> the label
+    (names_of). A label may itself hold `=` (`qemu-tcg/ide/e1000/cache=writethrough`): `A=B`
+    is split at the `=` that yields a label of run A and one of run B; when none does, or
+    more than one, a one-line error names the way out."""
+    names_a = labels_a if isinstance(labels_a, dict) else {x: x for x in labels_a}
+    names_b = labels_b if isinstance(labels_b, dict) else {x: x for x in labels_b}
+    shown_a, shown_b = sorted(set(names_a.values())), sorted(set(names_b.values()))
     if withs:
         if len(withs) != len(items):
             raise VirtbenchError(f"--with: give one per --pair ({len(items)} --pair, "
                                  f"{len(withs)} --with)")
-        return dict(zip(items, withs))
+        return {names_a.get(a, a): names_b.get(b, b) for a, b in zip(items, withs)}
     out = {}
     for item in items:
         fits = [(item[:i], item[i + 1:]) for i, c in enumerate(item)
-                if c == "=" and item[:i] in labels_a and item[i + 1:] in labels_b]
+                if c == "=" and item[:i] in names_a and item[i + 1:] in names_b]
         if len(fits) == 1:
-            out[fits[0][0]] = fits[0][1]
+            out[names_a[fits[0][0]]] = names_b[fits[0][1]]
         elif not fits:
             raise VirtbenchError(f"--pair {item}: no '=' in it splits it into a label of run A "
-                                 f"({', '.join(labels_a)}) and one of run B "
-                                 f"({', '.join(labels_b)}); {WITH_FIX}")
+                                 f"({', '.join(shown_a)}) and one of run B "
+                                 f"({', '.join(shown_b)}); {WITH_FIX}")
         else:
             ways = ", ".join(f"{a!r} with {b!r}" for a, b in fits)
             raise VirtbenchError(f"--pair {item} splits more than one way ({ways}); {WITH_FIX}")

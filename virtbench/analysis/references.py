@@ -35,6 +35,19 @@ def member_label(label: str) -> str:
     return m["base"] if m else label
 
 
+def label_named(text: str, environments: list[dict]) -> str | None:
+    """The label of the run's environment that `text` names: its label, or (a run stored
+    before name=LABEL became the label, when `native:name=twin` was labelled `native/twin`)
+    the one environment whose stored name is `text`; None when none or several are."""
+    labels = [e["label"] for e in environments]
+    if text in labels:
+        return text
+    named = [e["label"] for e in environments
+             if text in ((e.get("options") or {}).get("name"),
+                         (e.get("metadata") or {}).get("name"))]
+    return named[0] if len(named) == 1 else None
+
+
 def metric_identity(metric: MetricId | str, metrics: set[str] | None = None) -> MetricId:
     """`metric` as a MetricId: as given, or (a bare name, from a caller that has no identity)
     read from its row's metric names by metric_id.identify."""

@@ -33,7 +33,8 @@ from .headline import headlines
 from .pricelist import price_lists
 from .profiles import profile_entries
 from .published import attach_published
-from .references import Reference, References
+from .adaptive_record import reconcile
+from .references import Reference, References, label_named
 from .rows import Key, Row, disturbed_trials, rows_of
 from .trials import (
     aggregate_methods,
@@ -221,9 +222,12 @@ def _settings(store: Store, run: dict, *, threshold_pct: float | None, reference
     envs = store.environments(run_id)
     labels = [e["label"] for e in envs]
     study_baseline = default_baseline(study.get("baseline"), labels)
-    if baseline is not None and baseline not in labels:
-        raise VirtbenchError(f"--baseline {baseline}: run {run_id} has no such environment; "
-                             f"its environments: {', '.join(labels)}")
+    if baseline is not None:
+        named = label_named(baseline, envs)
+        if named is None:
+            raise VirtbenchError(f"--baseline {baseline}: run {run_id} has no such "
+                                 f"environment; its environments: {', '.join(labels)}")
+        baseline = named
     chosen = baseline if baseline is not None else study_baseline
     return _Settings(
         run_id=run_id, study=study,
@@ -454,8 +458,10 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
     profiles = profile_entries(store.profiles(s.run_id), results)
     cases = [Case(label=b["label"], name=b["name"], params=b.get("params") or {})
              for b in s.study["benchmarks"]]
+    info = _run_info(run, s)
+    adaptive_record, warnings = reconcile(info.adaptive, results, warnings)
     return RunReport(
-        run=_run_info(run, s),
+        run=info.model_copy(update={"adaptive": adaptive_record}),
         headline=headlines(results, s.labels),
         benchmarks=cases,
         environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
@@ -537,8 +543,10 @@ def adaptive_summary(detail: dict) -> AdaptiveSummary | None:
     if not rec:
         return None
     return AdaptiveSummary(**{k: rec.get(k) for k in ("stopped", "spent_s", "budget_s",
-                                                      "min_trials", "max_trials")},
-                           blocks=rec.get("blocks") or {}, undecided=rec.get("undecided") or {})
+                                                      "min_trials", "max_trials",
+                                                      "resolution_pct")},
+                           blocks=rec.get("blocks") or {}, undecided=rec.get("undecided") or {},
+                           unresolved=rec.get("unresolved") or {})
 
 
 def sections_of(detail: dict) -> list[Section]:

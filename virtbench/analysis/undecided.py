@@ -6,8 +6,10 @@ A comparison is every one the report will make (analysis/run.py): each row again
 reference (the baseline, an instance's single baseline, a group's baseline at the same N)
 and against the environment's own reference (the study's `versus`). Its row needs another
 block when stats.sequential.still_undecided says so (confidence sequences: valid whenever
-the run stops), or when, read with the sequences and corrected over the whole family
-(stats.multiplicity, Holm), it is still inconclusive; until max_blocks. The reference's
+the run stops; inconclusive, or a pass short of the study's `resolution` when it asks one),
+or when, read with the sequences and corrected over the whole family (stats.multiplicity,
+Holm), it is still inconclusive; until max_blocks. A pass short of the resolution is listed
+with its line starting UNRESOLVED: decided, so never called undecided. The reference's
 case runs in the same block as the row, so it is listed too ("the reference of ...").
 Rows that cannot be read with the sequences are not in the stopping rule: values of 0 or
 below (no logarithm), a reference whose trimmed mean is 0, rows of another run."""
@@ -25,6 +27,9 @@ Case = tuple[str, str]          # (environment, benchmark)
 # the reason given for a reference's case, listed so that it runs in the same block as the
 # rows that need it (it is not undecided itself: virtbench.run.adaptive.own_reasons)
 REFERENCE_OF = "the reference of "
+# the start of the line given for a row decided "pass" that runs on only because the study
+# asked a finer resolution (`resolution`): decided, so never called undecided, but unresolved
+UNRESOLVED = "unresolved: "
 
 
 def _pairs(rows, ids, refs, versus):
@@ -70,7 +75,8 @@ def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_
     states = {(key, target): sequential.RowState(
         rows[key].by_block, rows[target].by_block, rows[key].higher_is_better, threshold)
         for key, target in pairs}
-    why = {pair: prose.undecided_reason(u, reference=pair[1][0])
+    why = {pair: (UNRESOLVED if u.resolve_pct is not None else "")
+           + prose.undecided_reason(u, reference=pair[1][0])
            for pair, u in sequential.still_undecided(states, alpha, min_blocks, max_blocks,
                                                      resolve_pct=resolve_pct).items()}
     decisions = [sequential.decide_sequential(s.env, s.ref, s.higher_is_better, threshold,
@@ -83,7 +89,9 @@ def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_
     for (key, target), reason in why.items():
         env, bench, metric = key
         ref = f" vs {target[0]}" + (f" ({target[2]})" if target[2] != metric else "")
-        out.setdefault((env, bench), []).append(f"{metric}{ref}: {reason}")
+        tag = UNRESOLVED if reason.startswith(UNRESOLVED) else ""
+        out.setdefault((env, bench), []).append(
+            f"{tag}{metric}{ref}: {reason[len(tag):]}")
         out.setdefault((target[0], bench), [])
         line = f"{REFERENCE_OF}{env}'s {metric}"
         if line not in out[(target[0], bench)]:

@@ -128,7 +128,9 @@ def _print_plan(prepared, out: Console) -> int:
     if s.adaptive:
         say(f"trials auto: {s.min_trials} blocks first, then blocks for the undecided cases "
             f"until decided, {s.max_trials} usable blocks per case"
-            + (f" or {s.budget_s / 60:g} min in all" if s.budget_s else ""))
+            + (f" or {s.budget_s / 60:g} min in all" if s.budget_s else "")
+            + (f"; a pass runs on until a change of {s.resolution_pct:g} % is ruled out"
+               if s.resolution_pct else ""))
     say(f"study {s.name}: ({s.trials} trials + {s.warmup} warm-up) x {len(prepared.envs)} "
         f"environment(s) x {len(prepared.cases)} benchmark(s)"
         + (f" - {n_skip} skipped case(s)" if n_skip else "") + f" = {total} trials"
@@ -233,8 +235,7 @@ def cmd_compare(args, out: Console) -> int:
     if args.with_labels and not args.pair:
         raise VirtbenchError("--with LABEL_B needs --pair LABEL_A before it")
     pairs = analysis.resolve_pairs(args.pair or [], args.with_labels,
-                                   [e.label for e in a.environments],
-                                   [e.label for e in b.environments])
+                                   analysis.names_of(a), analysis.names_of(b))
     comparison = analysis.compare_runs(a, b, alpha=args.alpha, min_change_pct=args.min_change,
                                        pairs=pairs or None)
     if args.format == "table" and not args.output:

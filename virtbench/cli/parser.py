@@ -29,6 +29,14 @@ def _trials(text: str):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of trials or auto") from None
 
 
+def _percent(text: str) -> float:
+    """--resolution 5 or 5%: a percentage."""
+    try:
+        return float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage, e.g. 5 or 5%") from None
+
+
 def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     """The flags that shape a study (run and fleet run take the same; fleet run has no
     dry run: `virtbench run --dry-run` shows the plan each host runs)."""
@@ -48,6 +56,10 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
                      help="with --trials auto: usable blocks at most per case (default 60)")
     run.add_argument("--budget", metavar="DURATION",
                      help="with --trials auto: wall-clock bound of the run, e.g. 15m, 1h30m")
+    run.add_argument("--resolution", type=_percent, metavar="PCT",
+                     help="with --trials auto: a pass runs on (to --max-trials) until a "
+                          "change of PCT %% is ruled out too (default: none, stop when every "
+                          "verdict is decided)")
     run.add_argument("--min-section", type=float, metavar="SECONDS",
                      help="a kernel's measured section shorter than this is repeated inside "
                           "each trial until reached (default 0.5; 0: off)")

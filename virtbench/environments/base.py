@@ -101,18 +101,16 @@ class Environment(ABC):
         return cls(spec)
 
     # -- identity ------------------------------------------------------------------------
-    # name=LABEL (every kind takes it, here once): the label is the kind's label, then
-    # "/LABEL" (`native/twin`), so two environments of one kind and the same options are
-    # two environments (an A/A twin: --env native --env native:name=twin). A kind whose label
-    # ends in what identifies its machine (ssh: the host) lets the name stand there instead.
-    names_identity: ClassVar[bool] = False
+    # name=LABEL (every kind takes it, here once) IS the label: what reports show and what
+    # --baseline, `versus` and compare --pair accept (an A/A twin: --env native
+    # --env native:name=twin labels the second `twin`). The kind and its options stay in the
+    # facts: the stored kind, spec and options, and the generated label as the metadata's
+    # `kind_label`. Without a name the label is the generated one.
 
     @property
     def label(self) -> str:
-        """The kind's label, then `/NAME` when the spec gave name=NAME."""
-        if self.name and not self.names_identity:
-            return f"{self.kind_label}/{self.name}"
-        return self.kind_label
+        """name=NAME when the spec gave it, else the kind's generated label."""
+        return self.name or self.kind_label
 
     @property
     def kind_label(self) -> str:

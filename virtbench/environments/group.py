@@ -76,7 +76,7 @@ class InstanceGroup(Environment):
         self.step_s = {}
         self._instances_held = None
         self.kind = members[0].kind
-        self.name = members[0].name      # in the members' label, which the group's extends
+        self.name = members[0].name      # the members' label, which the group's extends
         self._pair: PairPath | None = None
         self.together = Together()       # start lead and slots per benchmark, learnt
         for i, m in enumerate(members):
@@ -101,7 +101,13 @@ class InstanceGroup(Environment):
 
     @property
     def label(self) -> str:
+        """The members' label, then `/xN` (`native/x4`, `pool/x4` for name=pool): the
+        references find the baseline at the same N by it (analysis/references.py)."""
         return f"{self.members[0].label}/x{len(self.members)}"
+
+    @property
+    def kind_label(self) -> str:
+        return f"{self.members[0].kind_label}/x{len(self.members)}"
 
     @property
     def instance_count(self) -> int:

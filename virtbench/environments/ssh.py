@@ -136,8 +136,6 @@ class Ssh(Environment):
                        "as the target reaches it: network benchmarks run their server end "
                        "here, on that address", in_label=False),
     }
-    names_identity = True      # name= stands where the host would in the label
-
     def __init__(self, spec):
         super().__init__(spec)
         if not self.values["host"]:
@@ -159,9 +157,8 @@ class Ssh(Environment):
 
     @property
     def kind_label(self) -> str:
-        name = self.name or self.values["host"]
         what = f"ssh-{self.platform.label}" if self.platform else "ssh"
-        return f"{what}/{name}"
+        return f"{what}/{self.values['host']}"
 
     def _session(self) -> SshSession:
         """The connection to the target (one per life: made on first need, closed by stop(),

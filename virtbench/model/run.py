@@ -30,7 +30,7 @@ class HostRun(Record):
 # fields are added, the major part when a field changes or goes (2.0: verdicts are the
 # decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
 # price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`; 3.1:
-# headline, verdict_p and verdict_p_adjusted)
+# headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved)
 SCHEMA_VERSION = "3.1"
 
 
@@ -71,7 +71,16 @@ class AdaptiveSummary(Record):
                                               "-> benchmark case -> blocks run")
     undecided: dict[str, list[str]] = Field(default_factory=dict, description="\"environment "
                                             "· case\" -> why, for the cases a bound left "
-                                            "undecided")
+                                            "undecided: a verdict inconclusive, never a "
+                                            "decided one")
+    resolution_pct: Number | None = Field(None, description="the resolution asked "
+                                          "(`--resolution`): a pass ran on until a change "
+                                          "of this many % was ruled out (null: none asked, "
+                                          "it stopped when every verdict was decided)")
+    unresolved: dict[str, list[str]] = Field(default_factory=dict, description="\"environment"
+                                             " · case\" -> why, for the cases decided "
+                                             "(pass) whose asked resolution a bound left "
+                                             "unreached")
 
 
 class RunInfo(Record):

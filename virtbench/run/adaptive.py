@@ -1,6 +1,18 @@
 """Adaptive trials (`trials = "auto"`): after the plan's min_trials blocks, more blocks for the
 cases whose verdicts are still undecided, until every verdict is decided or a bound is hit.
 
+The rule, as a specification (stats/sequential.py states the per-row rule and
+docs/decisions.md the same in words): after every block, a case gets another block exactly
+when one of its rows needs one (fewer than min_trials usable blocks; a verdict
+"inconclusive" at the study's threshold, after the family's correction; or, only when the
+study asks a `resolution` R, a "pass" whose sequence does not yet rule out a change of R %)
+and the case has fewer than max_trials usable blocks and fewer than 2 x max_trials blocks
+in all. The loop ends at the first block after which no case gets one: "all decided" when
+every verdict is decided (pass, fail, differs) and every asked resolution reached,
+"max_trials" when a case that needs a block is at its bound, "budget" or "no reference".
+Without a resolution an A/A twin whose verdicts are all "pass" after min_trials blocks stops
+there.
+
 After every block the loop asks which (environment, benchmark) cases still need a block
 (analysis.undecided_cases with the study's bounds: the sequential decisions of docs/decisions.md, whose confidence
 sequences stay valid however often they are looked at; disturbed and failed trials leave
@@ -10,12 +22,12 @@ with its reference inside a block), shuffled with the run's seed and the block's
 Before it runs, the block is written into the run's detail ("adaptive": "pending"), so a
 resumed run finishes that very block before it asks again.
 
-It stops when nothing is undecided ("all decided"), when the undecided cases have their
-max_trials usable blocks or 2 x max_trials blocks in all ("max_trials"), or when the next
-block would end past the wall-clock budget ("budget": the time of the run's sessions, the
-plan's blocks included; the plan's min_trials blocks always run). Why it stopped, the
-blocks each case got and what was still undecided go into the run's detail ("adaptive"),
-and an `undecided` warning names the cases a bound left undecided.
+"budget": the next block would end past the wall-clock budget (the time of the run's
+sessions, the plan's blocks included; the plan's min_trials blocks always run). Why it
+stopped, the blocks each case got, the cases a bound left undecided (a verdict
+"inconclusive": never a decided one) and those left unresolved (decided "pass", a change
+of R % not ruled out) go into the run's detail ("adaptive"), and an `undecided` warning
+names the cases a bound left undecided.
 """
 from __future__ import annotations
 
@@ -39,22 +51,33 @@ ALL_DECIDED, MAX_TRIALS, BUDGET, NO_REFERENCE = "all decided", "max_trials", "bu
 Undecided = Callable[[Store, str], dict[tuple[str, str], list[str]]]
 
 
-def own_reasons(undecided: dict[tuple[str, str], list[str]]) -> dict[tuple[str, str], list[str]]:
+def own_reasons(undecided: dict[tuple[str, str], list[str]], unresolved: bool = False
+                ) -> dict[tuple[str, str], list[str]]:
     """The cases undecided for a row of their own, with only those rows' reasons (a case
     listed only as another row's reference left out: analysis.undecided_cases lists it, so
-    that it runs in the same block as the rows that need it)."""
-    from ..analysis.undecided import REFERENCE_OF      # lazily: the analysis loads numpy/scipy
-    out = {case: [w for w in whys if not w.startswith(REFERENCE_OF)]
-           for case, whys in undecided.items()}
+    that it runs in the same block as the rows that need it). Rows decided "pass" that run on
+    for the study's resolution are not undecided: `unresolved=True` gives those instead."""
+    from ..analysis.undecided import REFERENCE_OF, UNRESOLVED   # lazily: numpy/scipy
+
+    def keep(why: str) -> bool:
+        return not why.startswith(REFERENCE_OF) and why.startswith(UNRESOLVED) == unresolved
+    out = {case: [w for w in whys if keep(w)] for case, whys in undecided.items()}
     return {case: whys for case, whys in out.items() if whys}
 
 
-def undecided_function(min_blocks: int, max_blocks: int) -> Undecided:
-    """analysis.undecided_cases with the run's bounds (the study's min_trials, max_trials)."""
+# the max_blocks the analysis is asked with: the loop applies max_trials itself (from the
+# stored trials), so that the cases a bound stopped are still answered, with why
+UNBOUNDED = 10**9
+
+
+def undecided_function(min_blocks: int, resolve_pct: float | None = None) -> Undecided:
+    """analysis.undecided_cases with the run's minimum and resolution (the study's
+    min_trials, resolution); the maximum is the loop's to apply."""
     from ..analysis import undecided_cases
 
     def ask(store: Store, run_id: str) -> dict[tuple[str, str], list[str]]:
-        return undecided_cases(store, run_id, min_blocks=min_blocks, max_blocks=max_blocks)
+        return undecided_cases(store, run_id, min_blocks=min_blocks, max_blocks=UNBOUNDED,
+                               resolve_pct=resolve_pct)
     return ask
 
 
@@ -67,7 +90,7 @@ class AdaptiveLoop:
         self.store = runner.store
         self.study = active.prepared.study
         self.undecided = undecided or undecided_function(self.study.min_trials,
-                                                         self.study.max_trials)
+                                                         self.study.resolution_pct)
         self.clock = clock
         self.session_start = session_start if session_start is not None else clock()
         self._slot_s: float | None = None    # the last block's time per slot
@@ -141,9 +164,7 @@ class AdaptiveLoop:
             cases.append((env, case))
         if cases:
             return cases, ""
-        at_max = any(usable[(e, c)] >= most or counts[(e, c)] >= 2 * most
-                     for e in self.prepared.envs for c in self.prepared.cases if e != ref)
-        return [], MAX_TRIALS if capped or at_max else NO_REFERENCE if no_ref else ALL_DECIDED
+        return [], MAX_TRIALS if capped else NO_REFERENCE if no_ref else ALL_DECIDED
 
     def _next_block(self) -> int:
         trials = [t["trial"] for t in self.store.trials(self.run_id)]
@@ -185,25 +206,29 @@ class AdaptiveLoop:
         detail = (self.store.get_run(self.run_id).get("detail") or {}).get("adaptive") or {}
         detail = {**detail, **parts, "spent_s": round(self.spent_s(), 3),
                   "min_trials": self.study.min_trials, "max_trials": self.study.max_trials,
-                  "budget_s": self.study.budget_s}
+                  "budget_s": self.study.budget_s,
+                  "resolution_pct": self.study.resolution_pct}
         self.store.update_run_detail(self.run_id, adaptive=detail)
 
     def _stop(self, reason: str, undecided, counts) -> str:
         blocks: dict[str, dict[str, int]] = {}
         for (env, case), n in sorted(counts.items()):
             blocks.setdefault(env, {})[case] = n
-        left = {f"{e} · {c}": whys for (e, c), whys in sorted(own_reasons(undecided).items())
-                if e in self.prepared.envs}
-        if reason == MAX_TRIALS and not left:
-            left = {f"{e} · {c}": [f"{n} blocks"] for e, c_n in blocks.items()
-                    for c, n in c_n.items() if e != self.prepared.baseline
-                    and n >= self.study.max_trials}
-        self._save(stopped=reason, blocks=blocks, undecided=left, pending=None)
+        def listed(unresolved: bool) -> dict[str, list[str]]:
+            return {f"{e} · {c}": whys for (e, c), whys
+                    in sorted(own_reasons(undecided, unresolved).items())
+                    if e in self.prepared.envs}
+        left, unresolved = listed(False), listed(True)
+        self._save(stopped=reason, blocks=blocks, undecided=left, unresolved=unresolved,
+                   pending=None)
         spent = self.spent_s()
         self.runner.console.print(escape(
             f"adaptive trials stopped: {reason} after {spent:.0f} s"
             + (f"; still undecided: {', '.join(left)}" if left and reason != ALL_DECIDED
-               else "")), highlight=False)
+               else "")
+            + (f"; decided, a change of {self.study.resolution_pct:g} % not ruled out: "
+               f"{', '.join(unresolved)}" if unresolved and reason != ALL_DECIDED else "")),
+            highlight=False)
         if left and reason != ALL_DECIDED:
             self.store.add_warning(
                 self.run_id, "undecided",

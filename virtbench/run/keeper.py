@@ -111,7 +111,8 @@ class Keeper:
         self.boot[label] = self.store.record_boot(self.run_id, label, reason, boot_s=boot_s)
         meta = dict(meta)
         if env.name:
-            meta["name"] = env.name                # name=: one of two alike environments
+            meta["name"] = env.name                # name=: the label the user gave it
+            meta["kind_label"] = env.kind_label    # and the one its kind and options make
         if env.stands_for:
             meta["stands_for"] = env.stands_for    # a user's target measured as a study's env
         meta["pinning"] = {"mode": self.pin, "host_cpus": list(self.cpus), "benchmarks": {}}

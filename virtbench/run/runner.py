@@ -105,6 +105,8 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
             continue
         else:
             env = environments.create(entry.parsed())
+        if env.name and env.name in envs:          # known before any probe: say it now
+            raise _same_label(entry.spec, env.label)
         if not dry_run:
             usability = type(env).probe()
             if not usability.usable:
@@ -112,8 +114,7 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
                                      f"{usability.reason}")
             env.resolve()
         if env.label in envs:
-            raise VirtbenchError(f"environment {entry.spec} has the same label as another "
-                                 f"({env.label}); change one of its options")
+            raise _same_label(entry.spec, env.label)
         envs[env.label] = env
         label_of[entry.spec] = env.label
     if study.baseline in label_of:
@@ -138,6 +139,11 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
         raise VirtbenchError("no environment of this study can run here: " + "; ".join(
             f"{spec}: {why}" for spec, why in skipped))
     return Prepared(study, envs, cases, baseline, skipped, skipped_cases(envs, cases))
+
+
+def _same_label(spec: str, label: str) -> VirtbenchError:
+    return VirtbenchError(f"environment {spec} has the same label as another ({label}); "
+                          "give one of them a name of its own (name=LABEL)")
 
 
 def check_tools(envs: dict[str, Environment], cases: dict) -> None:

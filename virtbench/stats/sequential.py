@@ -41,11 +41,24 @@ tightest; it must be fixed before the data. It is chosen so that the multiplier 
 at TIGHT_AT blocks (20: between the minimum of 6 and the maximum of 60 on a log scale, and
 where the power goal of detecting 5 % within 30 blocks is decided).
 
-When a row may stop (`still_undecided`, `stop_codes`): at max_blocks, or once decided
-"fail" or "differs, within threshold", or "pass" once the (1 - alpha) sequence also rules
-out a change of half the threshold. Any rule for stopping keeps the sequences valid; this
-one keeps a 5 % slowdown under a 10 % threshold from stopping at an early "pass" (equivalent
-before the difference shows) and so lets it be seen as "differs".
+The stopping rule (`still_undecided`, `stop_codes`), as a specification. Let T be the
+study's threshold (%), R its resolution (%, `resolution`, `--resolution`; none by default),
+n a row's usable blocks, and D_n its decision above at n blocks. A row needs another block
+exactly when
+
+    n < min_blocks,
+    or D_n is "inconclusive" (its own or after the family's correction) and n < max_blocks,
+    or R is given, D_n is "pass", the (1 - alpha) sequence does not yet lie within
+       [1 - R/100, 1 + R/100], and n < max_blocks.
+
+Otherwise it stops: a verdict at the threshold ("pass", "fail", "differs, within threshold")
+answers the study's question, so without R the run ends at the first block where every
+row is decided. R asks a finer question of a pass ("is any difference under R %?"); it is
+never required (an A/A twin decided "pass" at 6 blocks stops there). The run's adaptive
+record lists as undecided only the rows whose decision is "inconclusive"; a decided pass
+short of R is listed as unresolved, never as undecided. Any rule for stopping keeps the
+sequences valid, this one included: each decision is as valid at the block the row stopped
+as at any other.
 
 The anytime-valid p of "no difference" is min(1, 1 / max_k B_k(0)) (`anytime_p`): a
 valid p at any stopping time, so Holm/BH apply to it (stats.multiplicity). Heavy tails
@@ -239,10 +252,13 @@ def codes(seq: Sequences, threshold_pct: float) -> np.ndarray:
 
 
 def resolved(seq: Sequences, threshold_pct: float, resolve_pct: float | None = None) -> np.ndarray:
-    """Whether the (1 - alpha) sequence has ruled out a change of resolve_pct (default half
-    the threshold) either way: the ratio lies within [1 - r, 1 + r]. A "pass" that is not yet
-    resolved keeps running (see still_undecided); resolve_pct inf stops at the first pass."""
-    r = (threshold_pct / 2 if resolve_pct is None else resolve_pct) / 100
+    """Whether the (1 - alpha) sequence has ruled out a change of resolve_pct either way:
+    the ratio lies within [1 - r, 1 + r]. None (the default: no resolution asked) or inf:
+    nothing more to rule out, every block counts as resolved. A "pass" that is not yet
+    resolved keeps running (see still_undecided)."""
+    if resolve_pct is None:
+        return np.ones(np.shape(seq.lo), dtype=bool)
+    r = resolve_pct / 100
     if r >= 1:          # resolve_pct inf (or >= 100): nothing more to rule out
         return np.ones(np.shape(seq.lo), dtype=bool)
     return (seq.lo > log(1 - r)) & (seq.hi < log(1 + r))
@@ -315,7 +331,8 @@ class RowState:
 @dataclass(frozen=True)
 class Undecided:
     """Why a row needs another block: fewer blocks than the minimum yet (no decision), or
-    its decision; a pass runs on until a change of `resolve_pct` % is ruled out too."""
+    its decision; a pass (only when a resolution was asked) runs on until a change of
+    `resolve_pct` % is ruled out too."""
     blocks: int
     min_blocks: int
     decision: Decision | None = None
@@ -326,14 +343,12 @@ def still_undecided(rows: Mapping[Hashable, RowState], alpha: float = DEFAULT_AL
                     min_blocks: int = DEFAULT_MIN_BLOCKS, max_blocks: int = DEFAULT_MAX_BLOCKS,
                     tight_at: int = TIGHT_AT, resolve_pct: float | None = None
                     ) -> dict[Hashable, Undecided]:
-    """The rows that need another block, each with why. A row leaves when it has max_blocks
-    blocks, or is decided "fail" or "differs, within threshold", or is a "pass" whose
-    (1 - alpha) sequence also rules out a change of resolve_pct (default half the
-    threshold) either way (`stop_codes`). Without that last condition a 5 % slowdown under a
-    10 % threshold would mostly stop at an early "pass" (equivalent, difference not yet
-    seen) instead of going on to "differs"; with it, a row stops as a pass only once any
-    difference it hides is known to be under half the threshold. Stopping for any of these
-    reasons, at any block, is what the sequences stay valid under."""
+    """The rows that need another block, each with why: the module docstring's stopping
+    rule before the family's correction (analysis.undecided applies that). A row leaves
+    when it has max_blocks blocks, or is decided ("pass", "fail", "differs, within
+    threshold"); when `resolve_pct` is given, a "pass" leaves only once its (1 - alpha)
+    sequence also rules out a change of resolve_pct either way (`stop_codes`). Stopping for
+    any of these reasons, at any block, is what the sequences stay valid under."""
     out: dict[Hashable, Undecided] = {}
     for key, row in rows.items():
         lr = paired.log_ratios(row.env, row.ref)
@@ -347,6 +362,6 @@ def still_undecided(rows: Mapping[Hashable, RowState], alpha: float = DEFAULT_AL
             continue
         d = decide_sequential(row.env, row.ref, row.higher_is_better, row.threshold_pct,
                               alpha, min_blocks, tight_at)
-        r = row.threshold_pct / 2 if resolve_pct is None else resolve_pct
-        out[key] = Undecided(lr.n, min_blocks, d, r if d.decision == PASS else None)
+        out[key] = Undecided(lr.n, min_blocks, d,
+                             resolve_pct if d.decision == PASS else None)
     return out

@@ -162,11 +162,14 @@ def false_alarms(model: NoiseModel, runs: int = 4000, seed=0, alpha: float = DEF
 
 def detection(model: NoiseModel, ratio: float, runs: int = 4000, seed=0,
               alpha: float = DEFAULT_ALPHA, within: int = 30,
-              max_blocks: int = sequential.DEFAULT_MAX_BLOCKS) -> dict[str, float]:
-    """A/B with a true ratio: the adaptive rule's decisions taken within `within` blocks, the
-    share whose (1 - alpha) sequence excludes 1 by then, and fixed-n at `within` blocks."""
+              max_blocks: int = sequential.DEFAULT_MAX_BLOCKS,
+              resolve_pct: float | None = None) -> dict[str, float]:
+    """A/B with a true ratio: the adaptive rule's decisions taken within `within` blocks (with
+    the resolution `resolve_pct` when given: a difference under the threshold is seen as
+    "differs" only by a run that asks one), the share whose (1 - alpha) sequence excludes 1
+    by then, and fixed-n at `within` blocks."""
     d = log_ratios(model, runs, max_blocks, ratio, seed)
-    a = adaptive(d, alpha)
+    a = adaptive(d, alpha, resolve_pct=resolve_pct)
     early = a.stopped_at <= within
     seq = sequential.sequences(d[:, :within], alpha)
     out = {f"adaptive {o.word} by {within}": float(np.mean(early & (a.codes == o)))

@@ -9,12 +9,13 @@ import random
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import benchmarks
 from ..core import defaults
 from . import claims as study_claims, schema as study_schema
 from ..environments import EnvSpec
+from ..environments.spec import NAME_OPTION
 from ..core.errors import VirtbenchError
 from .schema import (
     AUTO,
@@ -99,6 +100,9 @@ class Study:
     min_trials: int = defaults.MIN_TRIALS
     max_trials: int = defaults.MAX_TRIALS
     budget_s: float | None = None    # wall-clock bound of an adaptive run, whole run
+    # a finer question of an adaptive run's passes: run on (to max_trials) until a change of
+    # resolution_pct % is ruled out too; None: stop when every verdict is decided
+    resolution_pct: float | None = None
     min_section_s: float = defaults.MIN_SECTION_S   # shorter measured sections repeat
     duet: bool = False               # each block's pair measured at once on disjoint CPUs
     # a trial over either limit is disturbed: kept, left out of the statistics (disturbance.py)
@@ -111,7 +115,8 @@ class Study:
         if not self.adaptive:
             return str(self.trials)
         budget = f", budget {self.budget_s / 60:g}m" if self.budget_s else ""
-        return f"auto ({self.min_trials}..{self.max_trials}{budget})"
+        resolution = f", resolution {self.resolution_pct:g} %" if self.resolution_pct else ""
+        return f"auto ({self.min_trials}..{self.max_trials}{budget}{resolution})"
 
     def method_notes(self) -> dict[str, str]:
         """{benchmark label: note} of the benchmarks that carry a method note."""
@@ -168,10 +173,11 @@ def load(path: str | Path) -> Study:
     envs = [EnvironmentEntry(e.spec, e.requires, e.note, e.target, e.versus)
             for e in doc.environment]
     cases = [BenchmarkCase(b.name, dict(b.params), b.label, b.method_note) for b in doc.benchmark]
-    published = _published(path, data.get("published", []), envs, cases)  # types checked
-    _check_versus(path, envs)
+    spec_of = spec_resolver(envs)
+    published = _published(path, data.get("published", []), envs, cases, spec_of)
+    _check_versus(path, envs, spec_of)
     try:
-        claims = study_claims.claims(doc.claim, normalize_spec,
+        claims = study_claims.claims(doc.claim, spec_of,
                                      {normalize_spec(e.spec) for e in envs},
                                      {c.label for c in cases}, {c.label: c.name for c in cases})
     except VirtbenchError as exc:
@@ -185,29 +191,64 @@ def load(path: str | Path) -> Study:
                   min_section_s=float(doc.min_section), duet=doc.duet,
                   steal_limit_pct=float(doc.steal_limit),
                   cpu_share_limit=float(doc.cpu_share_limit),
-                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None)
+                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
+                  resolution_pct=doc.resolution)
     set_trials(study, doc.trials)
     return study
 
 
-def _check_versus(path, envs: list[EnvironmentEntry]) -> None:
-    """Each [[environment]]'s `versus` names another environment of the study (its spec),
-    written in the one spelling the analysis matches by."""
+def spec_resolver(envs: list[EnvironmentEntry]) -> Callable[[str], str]:
+    """`versus`, a claim's or a published figure's environment, as written -> the
+    normalised spec of the study's environment it names: its name= (`twin` for
+    `native:name=twin`: the name is the label) or its spec. VirtbenchError when it is
+    neither a name of the study nor a spec that parses."""
+    named: dict[str, str] = {}
+    for e in envs:
+        try:
+            parsed = EnvSpec.parse(e.spec)
+        except VirtbenchError:
+            continue
+        if NAME_OPTION in parsed.options:
+            named.setdefault(parsed.options[NAME_OPTION], str(parsed))
+
+    def spec_of(text: str) -> str:
+        return named[text.strip()] if text.strip() in named else normalize_spec(text)
+    return spec_of
+
+
+def _check_versus(path, envs: list[EnvironmentEntry],
+                  spec_of: Callable[[str], str] | None = None) -> None:
+    """Each [[environment]]'s `versus` names another environment of the study (its name=
+    or its spec), stored as its spec in the one spelling the analysis matches by."""
+    spec_of = spec_of or spec_resolver(envs)
     specs = {normalize_spec(e.spec) for e in envs}
     for i, e in enumerate(envs, 1):
         if e.versus is None:
             continue
         try:
-            versus = normalize_spec(e.versus)
+            versus = spec_of(e.versus)
         except VirtbenchError as exc:
             raise _fail(path, f"environment[{i}]: versus: {exc}") from None
         if versus not in specs:
             raise _fail(path, f"environment[{i}] ({e.spec}): versus {e.versus!r} is not the "
-                        "spec of any [[environment]] of this study; copy its spec")
+                        "name or spec of any [[environment]] of this study; copy its "
+                        "name= or its spec")
         if versus == normalize_spec(e.spec):
             raise _fail(path, f"environment[{i}] ({e.spec}): versus names the environment "
                         "itself; name the one to compare it with")
         e.versus = versus
+
+
+def check_resolution(study: Study) -> None:
+    """`resolution` (--resolution) asks adaptive trials a finer question of their passes:
+    a percentage above 0 and below the threshold, with trials = "auto"."""
+    r = study.resolution_pct
+    if not study.adaptive:
+        raise VirtbenchError(f"resolution {r:g} % refines adaptive trials' passes; give "
+                             "trials = \"auto\" (--trials auto) with it, or drop it")
+    if not 0 < r < study.threshold_pct:
+        raise VirtbenchError(f"resolution {r:g} % must lie above 0 and below the verdict "
+                             f"threshold ({study.threshold_pct:g} %), e.g. 5")
 
 
 def set_trials(study: Study, trials: int | str) -> None:
@@ -223,27 +264,29 @@ def normalize_spec(spec: str) -> str:
     return str(EnvSpec.parse(spec))
 
 
-def _published(path, entries, envs: list[EnvironmentEntry], cases: list[BenchmarkCase]) -> list[dict]:
+def _published(path, entries, envs: list[EnvironmentEntry], cases: list[BenchmarkCase],
+               spec_of: Callable[[str], str] | None = None) -> list[dict]:
     """[[published]]: the source's own figures, to be shown beside the measured ones.
 
-    Each names an environment (its spec as in [[environment]]), a benchmark (its label) and
+    Each names an environment (its name= or its spec as in [[environment]]), a benchmark (its label) and
     a metric, cites where the figure is (`source`), and gives the figure as the source does:
     `ratio` (environment / reference), or `value` with `versus_value` (then the ratio is
     derived), or a `value` alone, or only a `verdict` ("pass"/"fail", a source's own ✓/✗
-    table). `versus` is the spec of the reference environment when it is not the study's
+    table). `versus` is the name or spec of the reference environment when it is not the study's
     baseline. `unmeasured = "why"` admits a figure of a benchmark the study cannot run
     (e.g. a proprietary suite): it is shown, never matched.
     """
+    spec_of = spec_of or spec_resolver(envs)
     specs = {normalize_spec(e.spec) for e in envs}
     labels = {c.label for c in cases}
     out = []
     for i, entry in enumerate(entries, 1):     # types and ranges: study_schema.PublishedTable
         where = f"published[{i}]"
-        env = normalize_spec(entry["environment"])
+        env = spec_of(entry["environment"])
         if env not in specs:
             raise _fail(path, f"{where}: environment {entry['environment']!r} is not the spec of "
                         "any [[environment]] of this study; copy its spec")
-        versus = normalize_spec(entry["versus"]) if "versus" in entry else None
+        versus = spec_of(entry["versus"]) if "versus" in entry else None
         if versus is not None and versus not in specs:
             raise _fail(path, f"{where}: versus {entry['versus']!r} is not the spec of any "
                         "[[environment]] of this study")
@@ -297,6 +340,8 @@ def validate(study: Study) -> None:
     if study.budget_s is not None and not study.adaptive:
         raise VirtbenchError("a budget bounds adaptive trials; give trials = \"auto\" "
                              "(--trials auto) with it, or drop the budget")
+    if study.resolution_pct is not None:
+        check_resolution(study)
     labels = set()
     for case in study.benchmarks:
         benchmarks.get(case.name).params(case.params, quick=study.quick)

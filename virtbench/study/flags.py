@@ -7,7 +7,8 @@ from __future__ import annotations
 from .. import benchmarks
 from . import schema as study_schema
 from ..core.errors import VirtbenchError
-from .design import BenchmarkCase, EnvironmentEntry, Study, normalize_spec, set_trials
+from .design import (BenchmarkCase, EnvironmentEntry, Study, normalize_spec, set_trials,
+                     spec_resolver)
 
 QUICK_TRIALS = 5         # --quick without --trials caps a study's trials at this: the fewest
                          # per side whose trimmed-mean permutation test can reach p < 0.05
@@ -63,7 +64,7 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
                analysis: str | None = None, correction: str | None = None,
                min_trials: int | None = None, max_trials: int | None = None,
                budget: str | None = None, min_section: float | None = None,
-               duet: bool = False) -> Study:
+               duet: bool = False, resolution: float | None = None) -> Study:
     """Apply command-line flags on top of a study (or make one from flags alone).
 
     `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
@@ -88,6 +89,8 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
     study_schema.check_bounds(study.min_trials, study.max_trials)
     if budget is not None:
         study.budget_s = study_schema.duration_s(budget, "--budget")
+    if resolution is not None:
+        study.resolution_pct = float(resolution)
     if min_section is not None:
         if not 0 <= min_section <= 3600:
             raise VirtbenchError(f"--min-section {min_section:g}: give 0 (off) to 3600 seconds")
@@ -118,7 +121,8 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
 
 
 FLAGS = ("envs", "benches", "trials", "baseline", "seed", "quick", "profile", "analysis",
-         "correction", "min_trials", "max_trials", "budget", "min_section", "duet")
+         "correction", "min_trials", "max_trials", "budget", "min_section", "duet",
+         "resolution")
 _ARGS = {"envs": "env", "benches": "bench"}
 
 
@@ -136,7 +140,7 @@ def _pin_published_reference(study: Study) -> None:
     specs = {normalize_spec(e.spec) for e in study.environments}
     own = study.baseline or ("native" if "native" in specs else None)
     try:
-        own = normalize_spec(own) if own else None
+        own = spec_resolver(study.environments)(own) if own else None
     except VirtbenchError:
         return              # a baseline named by a label: left to the run's baseline, as before
     if own not in specs:

@@ -93,6 +93,7 @@ class StudyFile(_Table):
     min_trials: int = Field(defaults.MIN_TRIALS, ge=2, le=100_000)
     max_trials: int = Field(defaults.MAX_TRIALS, ge=2, le=100_000)
     budget: str | None = Field(None, min_length=1)
+    resolution: float | None = Field(None, gt=0, lt=100)
     min_section: float = Field(defaults.MIN_SECTION_S, ge=0, le=3600)
     duet: bool = False
     steal_limit: float = Field(defaults.STEAL_LIMIT_PCT, gt=0, le=100)
@@ -117,7 +118,7 @@ EXAMPLES = {
     "name": 'name = "my-study"', "description": 'description = "..."',
     "trials": 'trials = 12 (or trials = "auto": blocks until decided)',
     "min_trials": "min_trials = 6", "max_trials": "max_trials = 60",
-    "budget": 'budget = "15m" (s, m or h)', "min_section": "min_section = 0.5 (seconds)",
+    "budget": 'budget = "15m" (s, m or h)', "resolution": "resolution = 5 (%, finer than threshold)", "min_section": "min_section = 0.5 (seconds)",
     "duet": "duet = true", "steal_limit": "steal_limit = 10 (% of the host's CPU time)",
     "cpu_share_limit": "cpu_share_limit = 0.7 (x the usual share; 0: off)",
     "baseline": 'baseline = "native"', "threshold": "threshold = 10", "seed": "seed = 42",

@@ -23,8 +23,8 @@ def test_a_native_duet_runs_both_at_once_on_their_own_cpus(store_url, capsys):
     assert len(trials) == 8                      # (3 trials + 1 warm-up) x 2, all in pairs
     by = {(t["environment"], t["trial"]): t["detail"]["duet"] for t in trials}
     for n in (-1, 0, 1, 2):
-        a, b = by[("native", n)], by[("native/twin", n)]
-        assert a["partner"] == "native/twin" and b["partner"] == "native"
+        a, b = by[("native", n)], by[("twin", n)]
+        assert a["partner"] == "twin" and b["partner"] == "native"
         assert a["overlap"] == b["overlap"] > 0.5        # they ran at the same time
         assert abs(a["start_skew_s"]) < 0.5 and a["start_skew_s"] == -b["start_skew_s"]
         assert len(a["cpus"]) == len(b["cpus"]) == 1 and a["cpus"] != b["cpus"]

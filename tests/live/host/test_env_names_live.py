@@ -1,7 +1,7 @@
 """The live part of tests/unit/study/test_env_names.py: its tests that need root and this host.
 
 `name=LABEL` for every environment kind: one option, taken by the base, shown in the
-label, kept in the store; two environments alike but for their names are two environments.
+label (the generated one kept as kind_label), kept in the store; two environments alike but for their names are two environments.
 """
 from __future__ import annotations
 import json
@@ -23,11 +23,8 @@ def test_every_kind_takes_a_name_shown_in_its_label(kind):
     plain = environments.create(SPECS[kind])
     named = environments.create(SPECS[kind] + ("," if ":" in SPECS[kind] else ":") + "name=twin")
     assert named.name == "twin" and plain.name is None
-    assert named.label != plain.label
-    if kind == "ssh":          # the name stands where the host would be
-        assert named.label == "ssh/twin" and plain.label == "ssh/192.0.2.1"
-    else:
-        assert named.label == f"{plain.label}/twin"
+    assert named.label == "twin" != plain.label      # the name is the label
+    assert named.kind_label == plain.label              # the generated one stays a fact
     assert "name=LABEL" in KINDS[kind.split("-")[0]].options_text()
 
 
@@ -40,11 +37,13 @@ def test_an_aa_twin_is_a_one_liner(tmp_path, monkeypatch):
     store = Store(url)
     run = store.get_run()
     envs = {e["label"]: e for e in store.environments(run["id"])}
-    assert set(envs) == {"native", "native/twin"}
-    assert envs["native/twin"]["options"]["name"] == "twin"
-    assert envs["native/twin"]["metadata"]["name"] == "twin"
+    assert set(envs) == {"native", "twin"}
+    assert envs["twin"]["options"]["name"] == "twin"
+    assert envs["twin"]["metadata"]["name"] == "twin"
+    assert envs["twin"]["metadata"]["kind_label"] == "native"
+    assert envs["twin"]["kind"] == "native" and envs["twin"]["spec"] == "native:name=twin"
     assert "name" not in envs["native"]["options"]
     trials = store.trials(run["id"])
     assert {(t["environment"], t["status"]) for t in trials} == {("native", "ok"),
-                                                                  ("native/twin", "ok")}
-    assert json.dumps(envs["native/twin"]["metadata"])     # stored as JSON
+                                                                  ("twin", "ok")}
+    assert json.dumps(envs["twin"]["metadata"])     # stored as JSON

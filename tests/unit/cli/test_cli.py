@@ -161,7 +161,7 @@ def test_a_dry_run_of_adaptive_trials_says_its_bounds(capsys):
     assert code == 0, err
     assert "trials auto: 6 blocks first, then blocks for the undecided cases until decided, " \
            "60 usable blocks per case or 15 min in all" in out
-    assert "environment native/twin  (native:name=twin)" in out
+    assert "environment twin  (native:name=twin)" in out
 
 
 def test_adaptive_trials_and_duet_need_a_reference(capsys):

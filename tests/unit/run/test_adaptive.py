@@ -13,7 +13,7 @@ from virtbench.benchmarks.base import Benchmark, Metric
 from virtbench.core.outcome import TrialOutcome
 from virtbench.run.runner import Prepared, Runner
 from virtbench.store import Store
-from virtbench.run.adaptive import undecided_function
+from virtbench.run.adaptive import UNBOUNDED, undecided_function
 
 REF = "ref"
 
@@ -214,7 +214,7 @@ def test_the_real_rule_decides_an_a_a_twin_and_stops(tmp_path):
     assert detail["stopped"] == "all decided"
     n = detail["blocks"]["a"]["x"]
     assert 6 <= n < 60
-    assert undecided_function(6, 60)(store, outcome.run_id) == {}
+    assert undecided_function(6)(store, outcome.run_id) == {}
 
 
 def test_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
@@ -228,7 +228,7 @@ def test_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
         c.execute(trials.update().where(trials.c.run_id == outcome.run_id,
                                         trials.c.environment == "a", trials.c.trial == 2)
                   .values(detail={"disturbed": {"reason": "test"}}))
-    assert undecided_function(6, 8)(store, outcome.run_id) == {
+    assert undecided_function(6)(store, outcome.run_id) == {
         ("a", "x"): ["seconds vs ref: 5 of at least 6 blocks"],
         ("ref", "x"): ["the reference of a's seconds"]}
 
@@ -242,9 +242,11 @@ def test_the_analysis_is_asked_with_the_study_s_own_bounds(tmp_path, monkeypatch
         return {}
     monkeypatch.setattr(analysis, "undecided_cases", fake)
     _run(tmp_path, {"x": Values({REF: 1, "a": 1})}, envs=(REF, "a"), min_trials=4,
-         max_trials=9)
+         max_trials=9, resolution_pct=3.0)
+    # max_trials is the loop's to apply (from the stored trials): the analysis is asked
+    # without a bound, so that a case a bound stopped is still answered with why
     assert seen and set(map(tuple, (b.items() for b in seen))) == {
-        (("min_blocks", 4), ("max_blocks", 9))}
+        (("min_blocks", 4), ("max_blocks", UNBOUNDED), ("resolve_pct", 3.0))}
 
 
 def test_a_case_listed_only_as_another_row_s_reference_is_not_itself_undecided():
@@ -253,3 +255,86 @@ def test_a_case_listed_only_as_another_row_s_reference_is_not_itself_undecided()
                         ("ref", "x"): ["the reference of a's seconds"],
                         ("b", "x"): ["mb_s vs ref: wide", "the reference of c's mb_s"]}) == {
         ("a", "x"): ["seconds vs ref: 5 of at least 6 blocks"], ("b", "x"): ["mb_s vs ref: wide"]}
+
+
+# -- the stopping rule with the real analysis (issue 30): stop when every verdict is decided
+
+
+def _verdicts(store, run_id):
+    from virtbench.analysis import analyze_run
+    report = analyze_run(store, run_id)
+    return report, {(r.environment, r.benchmark): r.vs_baseline.verdict
+                    for r in report.results if r.vs_baseline}
+
+
+def test_an_a_a_twin_all_pass_early_stops_at_the_first_block_all_are_decided(tmp_path):
+    benches = {c: Values({REF: 1.0, "a": 1.0}, cv=0.002, seed=i) for i, c in enumerate("xyz")}
+    store, outcome, text = _run(tmp_path, benches, envs=(REF, "a"), min_trials=6,
+                                max_trials=60)
+    detail = store.get_run(outcome.run_id)["detail"]["adaptive"]
+    assert detail["stopped"] == "all decided"
+    n = detail["blocks"]["a"]["x"]
+    assert detail["blocks"]["a"] == {"x": n, "y": n, "z": n} and 6 <= n < 10
+    # the block before still had a case undecided (or was the plan's); this one had none
+    assert n == 6 or f"block {n}: still undecided" in text
+    assert f"block {n + 1}:" not in text
+    assert detail["undecided"] == {} and detail["unresolved"] == {}
+    report, verdicts = _verdicts(store, outcome.run_id)
+    assert set(verdicts.values()) == {"pass"}
+    assert report.run.adaptive.undecided == {}
+    assert not [w for w in report.warnings if w.kind == "undecided"]
+
+
+def test_one_undecided_case_runs_on_and_the_decided_ones_stop(tmp_path):
+    benches = {"x": Values({REF: 1.0, "a": 1.0}, cv=0.002, seed=1),
+               "noisy": Values({REF: 1.0, "a": 1.0}, cv=0.15, seed=2)}
+    store, outcome, text = _run(tmp_path, benches, envs=(REF, "a"), min_trials=6,
+                                max_trials=10)
+    detail = store.get_run(outcome.run_id)["detail"]["adaptive"]
+    assert detail["blocks"]["a"]["x"] == 6
+    assert detail["blocks"]["a"]["noisy"] > 6
+    report, verdicts = _verdicts(store, outcome.run_id)
+    assert verdicts[("a", "x")] == "pass"
+    # whatever remains undecided is exactly what the verdicts leave inconclusive
+    open_ = {f"a · {c}" for (e, c), v in verdicts.items() if v == "inconclusive"}
+    assert set(detail["undecided"]) == set(report.run.adaptive.undecided) == open_
+    assert (detail["stopped"] == "max_trials") == bool(open_)
+
+
+def test_a_resolution_asked_runs_a_pass_on_until_it_is_reached(tmp_path):
+    benches = {"x": Values({REF: 1.0, "a": 1.0}, cv=0.002, seed=1)}
+    store, outcome, _ = _run(tmp_path, benches, envs=(REF, "a"), min_trials=6,
+                             max_trials=60, resolution_pct=0.5)
+    detail = store.get_run(outcome.run_id)["detail"]["adaptive"]
+    # the pass at 6 blocks does not yet rule out 0.5 %: it runs on until it does
+    assert detail["stopped"] == "all decided" and 6 < detail["blocks"]["a"]["x"] < 60
+    assert detail["resolution_pct"] == 0.5
+
+
+def test_a_resolution_out_of_reach_runs_to_the_max_and_is_not_called_undecided(tmp_path):
+    benches = {"x": Values({REF: 1.0, "a": 1.0}, cv=0.01, seed=3)}
+    store, outcome, text = _run(tmp_path, benches, envs=(REF, "a"), min_trials=6,
+                                max_trials=12, resolution_pct=0.2)
+    detail = store.get_run(outcome.run_id)["detail"]["adaptive"]
+    assert detail["stopped"] == "max_trials" and detail["blocks"]["a"]["x"] == 12
+    report, verdicts = _verdicts(store, outcome.run_id)
+    assert verdicts[("a", "x")] == "pass"
+    assert detail["undecided"] == {} and report.run.adaptive.undecided == {}
+    assert list(detail["unresolved"]) == ["a · x"]
+    assert not [w for w in store.warnings(outcome.run_id) if w["kind"] == "undecided"]
+    assert "a change of 0.2 % not ruled out: a · x" in text
+
+
+def test_a_stored_record_that_calls_a_decided_case_undecided_is_read_by_its_verdicts(tmp_path):
+    """Runs stored before the change listed every case at max_trials as undecided."""
+    benches = {"x": Values({REF: 1.0, "a": 1.0}, cv=0.002, seed=1)}
+    store, outcome, _ = _run(tmp_path, benches, envs=(REF, "a"), min_trials=6)
+    detail = store.get_run(outcome.run_id)["detail"]["adaptive"]
+    store.update_run_detail(outcome.run_id, adaptive={
+        **detail, "stopped": "max_trials", "undecided": {"a · x": ["60 blocks"]}})
+    store.add_warning(outcome.run_id, "undecided", "adaptive trials stopped (max_trials) "
+                      "after 445 s with 1 case(s) still undecided: a · x")
+    report, verdicts = _verdicts(store, outcome.run_id)
+    assert verdicts[("a", "x")] == "pass"
+    assert report.run.adaptive.undecided == {}
+    assert not [w for w in report.warnings if w.kind == "undecided"]

@@ -153,7 +153,7 @@ def test_an_adaptive_run_runs_another_block_for_a_case_with_a_disturbed_trial(tm
     assert detail["stopped"] == "all decided"
     assert detail["blocks"] == {"ref": {"kernel": 7}, "g": {"kernel": 7}}
     assert "block 7: still undecided: g · kernel (seconds vs ref: 5 of at least 6 blocks)" in text
-    assert undecided_function(6, 12)(store, run.run_id) == {}
+    assert undecided_function(6)(store, run.run_id) == {}
 
 
 def test_without_a_disturbed_trial_the_same_run_stops_at_its_minimum(tmp_path, proc):

@@ -117,30 +117,35 @@ def test_still_undecided_lists_the_rows_that_need_another_block_and_why():
     assert todo["noisy"].decision.blocks_needed > 8 and todo["noisy"].resolve_pct is None
 
 
-def test_a_pass_keeps_running_until_half_the_threshold_is_ruled_out():
-    # 3 % slower: equivalent within 10 % from block 12, but a 5 % change is not yet ruled
-    # out, so the row runs on, and decides "differs" at block 16
+def test_a_pass_keeps_running_only_when_a_resolution_is_asked():
+    # 3 % slower: equivalent within 10 % from block 12. Without a resolution that pass
+    # answers the question and the row stops there; asked a 5 % resolution it runs on while
+    # a 5 % change is not ruled out, and decides "differs" at block 16
     env, ref = _rows(1.03, 60, 6, sd=0.04)
     seen = {}
     for n in range(6, 61):
         e = {b: env[b] for b in range(n)}
         r = {b: ref[b] for b in range(n)}
         row = {"r": sq.RowState(e, r, higher_is_better=False)}
-        seen[n] = (sq.decide_sequential(e, r, False).decision, "r" in sq.still_undecided(row))
-    running_passes = [n for n, (dec, more) in seen.items() if dec == dc.PASS and more]
-    assert running_passes, "an early pass should have kept the row running"
+        seen[n] = (sq.decide_sequential(e, r, False).decision,
+                   "r" in sq.still_undecided(row, resolve_pct=5),
+                   "r" in sq.still_undecided(row))
+    running_passes = [n for n, (dec, more, _) in seen.items() if dec == dc.PASS and more]
+    assert running_passes == [12, 13, 14, 15]
     why = sq.still_undecided(
-        {"r": sq.RowState({b: env[b] for b in range(running_passes[0])},
-                          {b: ref[b] for b in range(running_passes[0])}, False)})["r"]
+        {"r": sq.RowState({b: env[b] for b in range(12)}, {b: ref[b] for b in range(12)},
+                          False)}, resolve_pct=5)["r"]
     assert why.decision.decision == dc.PASS and why.resolve_pct == 5
-    stopped = [n for n, (_, more) in seen.items() if not more]
-    assert running_passes == [12, 13, 14, 15] and stopped[0] == 16
-    assert seen[16][0] == dc.DIFFERS
-    # without the extra condition it would have stopped at the first pass
-    first_pass = running_passes[0]
+    stopped = [n for n, (_, more, _) in seen.items() if not more]
+    assert stopped[0] == 16 and seen[16][0] == dc.DIFFERS
+    # no resolution asked (the default): the first block decided is where it stops
+    first_decided = min(n for n, (dec, _, _) in seen.items() if dec != dc.INCONCLUSIVE)
+    assert first_decided == 12 and seen[12][0] == dc.PASS
+    assert [n for n, (_, _, more) in seen.items() if not more][0] == first_decided
+    assert all(more for n, (_, _, more) in seen.items() if n < first_decided)
     assert not sq.still_undecided(
-        {"r": sq.RowState({b: env[b] for b in range(first_pass)},
-                          {b: ref[b] for b in range(first_pass)}, False)}, resolve_pct=float("inf"))
+        {"r": sq.RowState({b: env[b] for b in range(12)}, {b: ref[b] for b in range(12)},
+                          False)}, resolve_pct=float("inf"))
 
 
 def test_identical_blocks_give_a_point_sequence_and_no_numerical_warnings():

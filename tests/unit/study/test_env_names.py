@@ -1,5 +1,5 @@
 """`name=LABEL` for every environment kind: one option, taken by the base, shown in the
-label, kept in the store; two environments alike but for their names are two environments."""
+label (the generated one kept as kind_label), kept in the store; two environments alike but for their names are two environments."""
 from __future__ import annotations
 import pytest
 from virtbench.cli import commands as cli
@@ -20,8 +20,17 @@ def test_every_kind_is_covered():
 
 def test_a_group_of_named_instances_keeps_the_name_before_the_count():
     env = environments.create("native:instances=2,name=twin")
-    assert env.label == "native/twin/x2"
-    assert all(m.name == "twin" for m in env.members)
+    assert env.label == "twin/x2" and env.kind_label == "native/x2"
+    assert all(m.name == "twin" and m.label == "twin" for m in env.members)
+
+
+@pytest.mark.parametrize("kind", sorted(SPECS))
+def test_the_name_is_the_label_and_the_kind_label_stays(kind):
+    spec = SPECS[kind]
+    plain = environments.create(spec)
+    named = environments.create(spec + ("," if ":" in spec else ":") + "name=full")
+    assert named.label == "full"
+    assert named.kind_label == plain.kind_label == plain.label
 
 
 @pytest.mark.parametrize("bad", ["a/b", "-x", "a b", "x" * 64, "é"])
@@ -40,8 +49,27 @@ def test_two_named_natives_are_two_agents():
         assert b.exec(["echo", "b"], timeout=10).stdout == "b\n"
 
 
-def test_two_environments_with_one_label_are_refused(tmp_path):
+def test_two_environments_with_one_label_are_refused(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
-    code = cli.main(["run", "--env", "native:name=twin", "--env", "native:name=twin",
-                     "--bench", "pi:k=10", "--store", url])
+    code = cli.main(["run", "--env", "native:name=twin", "--env", "qemu:name=twin",
+                     "--bench", "pi:k=10", "--store", url, "--dry-run"])
+    err = capsys.readouterr().err.strip()
     assert code == 2
+    assert err.count("\n") == 0 and "same label as another (twin)" in err \
+        and "name=LABEL" in err
+    assert not (tmp_path / "runs.db").exists()
+
+
+def test_a_name_that_is_another_environments_label_is_refused(capsys):
+    code = cli.main(["run", "--env", "native", "--env", "qemu:name=native",
+                     "--bench", "pi", "--dry-run"])
+    assert code == 2 and "same label as another (native)" in capsys.readouterr().err
+
+
+def test_the_baseline_is_named_by_its_name(capsys):
+    code = cli.main(["run", "--env", "native", "--env", "container:name=full",
+                     "--bench", "pi", "--baseline", "full", "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "baseline: full;" in out
+

@@ -111,7 +111,7 @@ def test_versus_names_another_environment_of_the_study(tmp_path):
     s = _load(tmp_path, versus("qemu: disk=ide"))
     assert [e.versus for e in s.environments] == [None, None, "qemu:disk=ide"]
     with pytest.raises(VirtbenchError, match=r"environment\[3\] \(qemu:disk=ahci\): versus "
-                                             r"'qemu:disk=scsi' is not the spec of any"):
+                                             r"'qemu:disk=scsi' is not the name or spec of any"):
         _load(tmp_path, versus("qemu:disk=scsi"))
     with pytest.raises(VirtbenchError, match="versus names the environment itself"):
         _load(tmp_path, versus("qemu:disk=ahci"))
