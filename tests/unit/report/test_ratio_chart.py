@@ -125,3 +125,37 @@ def test_html_has_one_ratio_chart_per_benchmark_and_the_headline_first(slow_run)
     specs = json.loads(page[page.index("var specs=") + 10:page.index(";specs.forEach")]
                        .replace("<\\/", "</"))
     assert all(s["fig"]["layout"]["xaxis"]["type"] == "log" for s in specs)
+
+
+def test_overhead_as_a_slowdown_either_direction():
+    # a time 25 % longer is 1.25× slower; a rate that lost 20 % is 1.25× slower too
+    assert ratios.overhead_slowdown(25.0, False) == pytest.approx(1.25)
+    assert ratios.overhead_slowdown(20.0, True) == pytest.approx(1.25)
+    assert ratios.overhead_slowdown(-50.0, False) == pytest.approx(0.5)
+    # the saturation the issue names: 94.5 % and 97.6 % of a rate lost are 18× and 41×
+    assert ratios.overhead_slowdown(94.5, True) == pytest.approx(18.2, rel=0.01)
+    assert ratios.overhead_slowdown(97.6, True) == pytest.approx(41.7, rel=0.01)
+    assert ratios.overhead_slowdown(100.0, True) is None
+    assert ratios.overhead_slowdown(None, True) is None
+
+
+def test_compare_chart_puts_run_a_at_one(slow_run, tmp_path):
+    from virtbench.model import CompareRow
+    rows = [CompareRow(environment="g", benchmark="stream", metric="copy", unit="MB/s",
+                       higher_is_better=True, a=100.0, b=50.0, ratio=0.5, change_pct=50.0,
+                       ci_low=40.0, ci_high=60.0, verdict="worse"),
+            CompareRow(environment="g", benchmark="pi", metric="seconds", unit="s",
+                       higher_is_better=False, a=2.0, b=1.0, ratio=0.5, change_pct=-50.0,
+                       ci_low=-55.0, ci_high=-45.0, verdict="better"),
+            CompareRow(environment="g", benchmark="x", metric="n", unit="", a=0.0, b=1.0)]
+    fig = ratios.compare_figure(rows, "t", 5.0)
+    bars = fig["data"][0]
+    assert len(bars["y"]) == 2                      # A's 0 has no ratio: not drawn
+    ends = [b + x for b, x in zip(bars["base"], bars["x"])]
+    assert ends == pytest.approx([2.0, 0.5])        # 2× slower, 2× faster
+    assert bars["error_x"]["arrayminus"][0] == pytest.approx(2.0 - 1 / 0.6)
+    assert bars["error_x"]["array"][0] == pytest.approx(2.5 - 2.0)
+    assert [a["text"] for a in fig["layout"]["annotations"][:2]] == ["2.00× slower",
+                                                                     "2.00× faster"]
+    assert fig["layout"]["shapes"][0]["x0"] == pytest.approx(0.95)
+    assert ratios.compare_figure(rows[2:], "t", 5.0) is None

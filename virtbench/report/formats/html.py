@@ -299,9 +299,10 @@ def render_profiles(analysis: RunReport) -> str:
 def render_compare(comparison: Comparison) -> str:
     a, b = comparison.a, comparison.b
     chart_specs = []
-    if comparison.rows:
-        chart_specs.append(("chart-0", charts.compare_figure(comparison.rows,
-                                                             "change per metric, with 95 % CI")))
+    fig = ratios.compare_figure(comparison.rows, "B against A per metric, log scale",
+                                comparison.min_change_pct)
+    if fig is not None:
+        chart_specs.append(("chart-0", fig))
     rows = [[r.environment, r.benchmark, tables.metric_cell(r), numbers.value(r.a),
              numbers.value(r.b), f"{r.n_a} / {r.n_b}", numbers.pct(r.change_pct),
              numbers.ci_pct(r.ci_low, r.ci_high), numbers.p(r.p_value),
