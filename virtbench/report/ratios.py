@@ -17,6 +17,7 @@ from . import logscale
 from .charts import BASELINE_COLOR, FAIL_COLOR, PASS_COLOR, PUBLISHED_COLOR, UNDECIDED_COLOR
 
 BAND_COLOR = "#16a34a"
+LABEL_MARGIN_MAX = 420          # px; a longer label wraps
 VERDICT_COLOR = {"pass": PASS_COLOR, "differs, within threshold": PASS_COLOR,
                  "fail": FAIL_COLOR}
 
@@ -188,7 +189,10 @@ def figure(bars: list[Bar], title: str, threshold_pct: float, axis_title: str,
                "font": {"size": 10, "color": BAND_COLOR}}]
     layout = {"title": {"text": escape(title), "font": {"size": 13}, "x": 0.01,
                         "xanchor": "left"},
-              "height": 110 + 30 * len(labels), "margin": {"l": 20, "r": 20, "t": 56, "b": 44},
+              "height": 110 + 30 * len(labels),
+              # room for the longest label (plotly's automargin alone clipped it)
+              "margin": {"l": min(LABEL_MARGIN_MAX, 24 + 7 * max(map(len, labels))), "r": 20,
+                         "t": 56, "b": 44},
               "xaxis": {"type": "log", "range": [-half, half], "tickvals": tickvals,
                         "ticktext": [logscale.tick_text(t) for t in tickvals],
                         "showgrid": True, "gridcolor": "#e5e7eb", "zeroline": False,
