@@ -159,3 +159,12 @@ def test_compare_chart_puts_run_a_at_one(slow_run, tmp_path):
                                                                      "2.00× faster"]
     assert fig["layout"]["shapes"][0]["x0"] == pytest.approx(0.95)
     assert ratios.compare_figure(rows[2:], "t", 5.0) is None
+
+
+def test_labels_are_shown_escaped(slow_run):
+    rows, _ = _figure(slow_run, "pi")
+    r = next(r for r in rows if r.environment == TCG[0]).model_copy(
+        update={"environment": "<b>x</b>"})
+    fig = ratios.ratio_figure([r], "native", "t", 10)
+    assert fig["layout"]["yaxis"]["ticktext"] == ["seconds · &lt;b&gt;x&lt;/b&gt;"]
+    assert "<b>" not in fig["data"][0]["hovertext"][0]
