@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..model import CompareRow, Profile, Result
+from ..model import Profile, Result
 from ..model.run import MigrationTimeline
 from . import profiles
 from .fmt import numbers
@@ -96,30 +96,6 @@ def bar_figure(metric_rows: list[Result], baseline: str | None, title: str) -> d
         layout["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1,
                              "y0": y[x.index(baseline)], "y1": y[x.index(baseline)],
                              "line": {"color": BASELINE_COLOR, "width": 1, "dash": "dot"}}]
-    return {"data": data, "layout": layout}
-
-
-def compare_figure(rows: list[CompareRow], title: str) -> dict:
-    """The change per metric from A to B, with its CI."""
-    labels = [f"{r.environment} · {r.benchmark} · {r.metric}" for r in rows]
-    color = {"worse": FAIL_COLOR, "better": "#15803d"}
-    data = [{"type": "bar", "orientation": "h", "y": labels, "x": [r.change_pct for r in rows],
-             "marker": {"color": [color.get(r.verdict, BASELINE_COLOR) for r in rows]},
-             "error_x": {"type": "data", "symmetric": False,
-                         "array": [max(0.0, r.ci_high - r.change_pct)
-                                   if r.ci_high is not None else 0 for r in rows],
-                         "arrayminus": [max(0.0, r.change_pct - r.ci_low)
-                                        if r.ci_low is not None else 0 for r in rows],
-                         "color": "#111827", "thickness": 1.5},
-             "hovertext": [f"{lab}<br>change {numbers.pct(r.change_pct)} "
-                           f"CI {numbers.ci_pct(r.ci_low, r.ci_high)} p {numbers.p(r.p_value)}"
-                           for lab, r in zip(labels, rows)], "hoverinfo": "text"}]
-    layout = {"title": {"text": title, "font": {"size": 13}, "x": 0.02, "xanchor": "left"},
-              "height": 120 + 28 * len(rows), "margin": {"l": 20, "r": 20, "t": 44, "b": 40},
-              "xaxis": {"title": {"text": "change B vs A, % (positive = B worse)"},
-                        "zeroline": True, "zerolinecolor": "#111827"},
-              "yaxis": {"automargin": True, "autorange": "reversed"},
-              "showlegend": False, "font": {"family": "system-ui, sans-serif", "size": 11}}
     return {"data": data, "layout": layout}
 
 

@@ -1,9 +1,11 @@
 """The HTML report (`--format html`): one self-contained file (plotly.js inline, nothing
 fetched when opened), laid out by the Jinja2 templates in ../templates/.
 
-Per benchmark, one bar chart per metric (environments as bars, 95 % CI as error bars, the
-baseline drawn apart, the source's published ratio as a marker where the study has one),
-then the overhead table with its verdicts and the exit profiles; before that the run and the
+First the headline: per environment its factor against its reference in words
+(analysis/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
+against its reference on a log scale centred on 1, the ±threshold band shaded, each bar
+labelled with its factor, its interval as a whisker), a bar chart of the values for each
+metric with no comparison, then the overhead table with its verdicts and the exit profiles; before that the run and the
 environments' fingerprints side by side; after it the warnings. This module builds what the
 templates show (cells as text, or {text, cls, title} spans) and the charts (../charts.py);
 the templates escape every value.
@@ -20,7 +22,7 @@ from ...core import warning_kinds
 from ...model import Comparison, Result, RunReport
 from ...model.density import DensityReport
 from ...vmlife.phases import ORDER as PHASE_ORDER
-from .. import aggregates, charts, density, failures, matrix, pricelist, profiles
+from .. import aggregates, charts, density, failures, matrix, pricelist, profiles, ratios
 from ..fmt import compare, header, lists, numbers, published, tables, verdicts
 from ..exporter import Exporter
 
@@ -192,6 +194,21 @@ def _about(kind: str) -> str | None:
     return f"{known.severity}: {known.meaning} ({known.anchor})" if known else None
 
 
+def headline_view(analysis: RunReport) -> list[dict]:
+    """Per environment: against what, its summary words and each row's words
+    (analysis/headline.py), first thing on the page."""
+    out = []
+    for h in analysis.headline:
+        s = h.summary
+        out.append({"environment": h.environment, "reference": h.reference,
+                    "summary": s.words if s else "no row with a ratio",
+                    "left_out": (f"{s.left_out} row{'s' if s.left_out != 1 else ''} without "
+                                 "a ratio left out") if s and s.left_out else None,
+                    "rows": [{"text": f"{i.benchmark} · {i.metric}: {i.words}",
+                               "cls": _cls(i.verdict)} for i in h.items]})
+    return out
+
+
 def render(analysis: RunReport) -> str:
     run = analysis.run
     baseline = run.baseline
@@ -215,8 +232,17 @@ def render(analysis: RunReport) -> str:
                 chart_specs.append((cid, charts.migration_figure(
                     mig, f"{mig.environment} · {bench}: timeline of trial {mig.trial}")))
                 metric_charts.append({"id": cid, "metric": "timeline"})
+        ratio_chart = ratios.ratio_figure(
+            rows, baseline, f"{bench}: each environment against its reference, log scale",
+            run.threshold_pct)
+        if ratio_chart is not None:
+            cid = f"chart-{len(chart_specs)}"
+            chart_specs.append((cid, ratio_chart))
+            metric_charts.append({"id": cid, "metric": "ratios", "wide": True})
         for metric, mrows in groupby(rows, key=lambda r: r.metric):
             mrows = list(mrows)
+            if ratios.comparisons(mrows, baseline):
+                continue            # drawn as ratios above
             cid = f"chart-{len(chart_specs)}"
             title = (f"{metric} ({mrows[0].unit}) · "
                      f"{'higher' if mrows[0].higher_is_better else 'lower'} is better")
@@ -240,6 +266,7 @@ def render(analysis: RunReport) -> str:
         ("warnings", len(analysis.warnings))) if v is not None]
     return _page(
         "run.html.j2", f"virtbench {run.id}", chart_specs, run=run,
+        headline=headline_view(analysis),
         matrix={"columns": m.columns,
                 "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
                                    for c in cells)] for name, cells in m.rows]},
@@ -273,9 +300,10 @@ def render_profiles(analysis: RunReport) -> str:
 def render_compare(comparison: Comparison) -> str:
     a, b = comparison.a, comparison.b
     chart_specs = []
-    if comparison.rows:
-        chart_specs.append(("chart-0", charts.compare_figure(comparison.rows,
-                                                             "change per metric, with 95 % CI")))
+    fig = ratios.compare_figure(comparison.rows, "B against A per metric, log scale",
+                                comparison.min_change_pct)
+    if fig is not None:
+        chart_specs.append(("chart-0", fig))
     rows = [[r.environment, r.benchmark, tables.metric_cell(r), numbers.value(r.a),
              numbers.value(r.b), f"{r.n_a} / {r.n_b}", numbers.pct(r.change_pct),
              numbers.ci_pct(r.ci_low, r.ci_high), numbers.p(r.p_value),
