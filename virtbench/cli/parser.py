@@ -4,8 +4,10 @@ test_cli_startup.py), so `virtbench --version` and `--help` start without the an
 from __future__ import annotations
 
 import argparse
+import re
 
 from .. import __version__, report
+from ..core import defaults, ranges
 from . import density
 from ..fleet import commands as fleet_commands
 
@@ -16,6 +18,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit 2 like every other bad input."""
 
     def error(self, message):
+        # a flag's own check already names it: "argument --alpha: --alpha 1.5 is ..." once
+        message = re.sub(r"^argument (\S+): (?=\1 )", "", message)
         self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
 
 
@@ -27,6 +31,23 @@ def _trials(text: str):
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of trials or auto") from None
+
+
+def _in_range(flag: str, rng):
+    """An argparse type: a number within `rng` (core/defaults.py), else one line naming
+    `flag` and the range."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number; give {rng.what} {rng.phrase()}, e.g. "
+                f"{flag} {rng.example}") from None
+        why = ranges.problem(flag, value, rng)
+        if why:
+            raise argparse.ArgumentTypeError(why)
+        return value
+    return parse
 
 
 def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
@@ -117,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("run_id", nargs="?", metavar="RUN_ID")
     rep.add_argument("--format", default="table", choices=report.FORMATS)
     rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    rep.add_argument("--threshold", type=float, help="verdict threshold in %% (default: the study's)")
+    rep.add_argument("--threshold", type=_in_range("--threshold", defaults.THRESHOLD_RANGE),
+                     help="verdict threshold in %% (default: the study's)")
     rep.add_argument("--baseline", metavar="LABEL",
                      help="re-analyse the stored run against another of its environments "
                           "(default: the run's baseline); nothing is run again")
@@ -138,8 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "names (default: its first two hosts)")
     cmp.add_argument("--format", default="table", choices=report.FORMATS)
     cmp.add_argument("-o", "--output", metavar="FILE")
-    cmp.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
-    cmp.add_argument("--min-change", type=float, default=5.0,
+    cmp.add_argument("--alpha", type=_in_range("--alpha", defaults.ALPHA_RANGE), default=0.01,
+                     help="significance level (default 0.01)")
+    cmp.add_argument("--min-change", type=_in_range("--min-change", defaults.MIN_CHANGE_RANGE),
+                     default=5.0,
                      help="smallest change in %% that counts (default 5)")
     cmp.add_argument("--pair", action="append", metavar="LABEL_A=LABEL_B",
                      help="compare environment LABEL_A of run A with LABEL_B of run B "
