@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 
 from .. import __version__, report
-from ..core import defaults, ranges
+from ..core import defaults, ranges, suggest
 from . import density
 from ..fleet import commands as fleet_commands
 
@@ -17,10 +18,43 @@ EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit 2 like every other bad input."""
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)   # for error()'s hints
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
         # a flag's own check already names it: "argument --alpha: --alpha 1.5 is ..." once
         message = re.sub(r"^argument (\S+): (?=\1 )", "", message)
+        message = _with_suggestion(message, self)
         self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
+
+
+def _with_suggestion(message: str, parser: argparse.ArgumentParser) -> str:
+    """argparse's message with "did you mean" for a mistyped flag or choice (Python 3.11's
+    argparse has none)."""
+    if "did you mean" in message or "maybe you meant" in message:
+        return message
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if choice:
+        return message + suggest.did_you_mean(choice[1], re.findall(r"'([^']*)'", choice[2]))
+    if message.startswith("unrecognized arguments: "):
+        flags = _flags_of(parser, getattr(parser, "_argv", []))
+        for word in message[len("unrecognized arguments: "):].split():
+            flag = word.split("=", 1)[0]
+            hint = suggest.nearest(flag, flags) if flag.startswith("-") else None
+            if hint:
+                return f"{message} (did you mean {hint}?)"
+    return message
+
+
+def _flags_of(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The flags of the (sub)command `argv` names: `report ...` -> report's flags."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for i, word in enumerate(argv):
+                if word in action.choices:
+                    return _flags_of(action.choices[word], argv[i + 1:])
+    return [f for action in parser._actions for f in action.option_strings]
 
 
 def _trials(text: str):
