@@ -22,11 +22,18 @@ from ..fleet import commands as fleet_commands
 
 def cmd_envs(args, out: Console) -> int:
     from .. import environments
-    table = Table(title="environment kinds")
+    from ..environments import probes
+    err = Console(stderr=True)
+    found = probes.answers(environments.KINDS, fresh=args.probe,
+                           progress=lambda line: err.print(f"envs: {line}", highlight=False))
+    when = f"{found.probed.astimezone():%Y-%m-%d %H:%M}"
+    table = Table(title="environment kinds", caption=(
+        f"probed {when} (cached; `virtbench envs --probe` probes again)" if found.cached
+        else f"probed now, {when}"))
     for col in ("kind", "usable", "why / details", "options"):
         table.add_column(col)
     for kind, cls in sorted(environments.KINDS.items()):
-        u = cls.probe()
+        u = found.kinds[kind]
         details = u.reason or "; ".join(f"{k}: {v}" for k, v in u.details.items()) or cls.summary
         opts = cls.options_text()
         table.add_row(kind, "[green]yes[/]" if u.usable else "[red]no[/]", details, opts or "—")

@@ -143,7 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"virtbench {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    sub.add_parser("envs", help="every environment kind, whether it is usable here, and why not")
+    envs = sub.add_parser("envs", help="every environment kind, whether it is usable here, "
+                                       "and why not (cached probes; --probe to probe again)")
+    envs.add_argument("--probe", action="store_true",
+                      help="probe every kind again now (boots a short KVM probe, starts "
+                           "sandboxes) instead of showing the cached answers")
     sub.add_parser("benchmarks", help="every benchmark: family, metrics, tools it needs")
 
     img = sub.add_parser("image", help="the guest image")
