@@ -184,7 +184,11 @@ def cmd_runs(args, out: Console) -> int:
 
 def _emit(text: str, output: str | None, out: Console) -> None:
     if output:
-        Path(output).write_text(text)
+        try:
+            Path(output).write_text(text)
+        except OSError as exc:
+            raise VirtbenchError(f"-o {output}: cannot write it ({exc.strerror}); give a file "
+                                 "in a directory that exists and you can write") from None
         out.print(f"wrote {output}", highlight=False)
     else:
         sys.stdout.write(text)
