@@ -6,6 +6,7 @@ it needs, parameters, and a pure parser tested on captured real output) and list
 from __future__ import annotations
 
 from ..core.errors import VirtbenchError
+from ..core.suggest import did_you_mean
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 from . import application, cpu, disk, lifecycle, memory, network, primitives, transfer
 
@@ -25,7 +26,7 @@ REGISTRY: dict[str, Benchmark] = {b.name: b for b in (cls() for cls in _CLASSES)
 def get(name: str) -> Benchmark:
     if name not in REGISTRY:
         raise VirtbenchError(
-            f"unknown benchmark {name!r}; valid benchmarks: {', '.join(sorted(REGISTRY))} "
+            f"unknown benchmark {name!r}{did_you_mean(name, REGISTRY)}; valid benchmarks: {', '.join(sorted(REGISTRY))} "
             "(see `virtbench benchmarks`)")
     return REGISTRY[name]
 

@@ -2,6 +2,7 @@
 worker, fleet."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,11 +23,18 @@ from ..fleet import commands as fleet_commands
 
 def cmd_envs(args, out: Console) -> int:
     from .. import environments
-    table = Table(title="environment kinds")
+    from ..environments import probes
+    err = Console(stderr=True)
+    found = probes.answers(environments.KINDS, fresh=args.probe,
+                           progress=lambda line: err.print(f"envs: {line}", highlight=False))
+    when = f"{found.probed.astimezone():%Y-%m-%d %H:%M}"
+    table = Table(title="environment kinds", caption=(
+        f"probed {when} (cached; `virtbench envs --probe` probes again)" if found.cached
+        else f"probed now, {when}"))
     for col in ("kind", "usable", "why / details", "options"):
         table.add_column(col)
     for kind, cls in sorted(environments.KINDS.items()):
-        u = cls.probe()
+        u = found.kinds[kind]
         details = u.reason or "; ".join(f"{k}: {v}" for k, v in u.details.items()) or cls.summary
         opts = cls.options_text()
         table.add_row(kind, "[green]yes[/]" if u.usable else "[red]no[/]", details, opts or "—")
@@ -77,6 +85,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
                              "trials to run again)")
     if args.resume:
         store = Store(args.store)
+        args.resume = store.resolve_run_id(args.resume)      # a unique prefix will do
         outcome = Runner(store, console=err, show_progress=not args.no_progress).resume(
             args.resume, retry_failed=args.retry_failed)
     else:
@@ -165,7 +174,7 @@ def _print_plan(prepared, out: Console) -> int:
 
 def cmd_runs(args, out: Console) -> int:
     from ..store import Store
-    store = Store(args.store)
+    store = Store(args.store, read_only=True)
     table = Table(title=f"runs in {store.shown}")
     for col in ("id", "study", "status", "quick", "started", "finished"):
         table.add_column(col)
@@ -178,7 +187,11 @@ def cmd_runs(args, out: Console) -> int:
 
 def _emit(text: str, output: str | None, out: Console) -> None:
     if output:
-        Path(output).write_text(text)
+        try:
+            Path(output).write_text(text)
+        except OSError as exc:
+            raise VirtbenchError(f"-o {output}: cannot write it ({exc.strerror}); give a file "
+                                 "in a directory that exists and you can write") from None
         out.print(f"wrote {output}", highlight=False)
     else:
         sys.stdout.write(text)
@@ -187,7 +200,7 @@ def _emit(text: str, output: str | None, out: Console) -> None:
 def cmd_report(args, out: Console) -> int:
     from .. import analysis
     from ..store import Store
-    store = Store(args.store)
+    store = Store(args.store, read_only=True)
     if args.fleet:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
@@ -222,7 +235,7 @@ def _view(args):
 def cmd_compare(args, out: Console) -> int:
     from .. import analysis
     from ..store import Store
-    store = Store(args.store)
+    store = Store(args.store, read_only=True)
     if args.fleet:
         from ..fleet.view import host_runs
         run_a, run_b = host_runs(store, args.fleet, args.run_a, args.run_b)
@@ -267,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         or args.command not in ("report", "run")
     out = Console(width=width_for(sys.stdout.isatty(), wide))
     err = Console(stderr=True, width=width_for(sys.stderr.isatty(), wide))
+    out.on_broken_pipe = _broken_pipe     # rich's own exits with status 1
     commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
                 "report": cmd_report, "compare": cmd_compare,
@@ -274,13 +288,35 @@ def main(argv: list[str] | None = None) -> int:
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}
     try:
-        return commands[args.command](args, out)
+        code = commands[args.command](args, out)
+        sys.stdout.flush()              # here, where a closed pipe is still caught
+        return code
     except VirtbenchError as exc:
         print(f"virtbench: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("virtbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`virtbench report | head -1`): stop quietly, as Unix tools do
+        _quiet_stdout()
+        return EXIT_OK
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError("stdout closed by its reader")
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what the closed
+    pipe did not take says nothing either."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):    # not a file (tests capture it)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,11 @@ test_cli_startup.py), so `virtbench --version` and `--help` start without the an
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 
 from .. import __version__, report
+from ..core import defaults, ranges, suggest
 from . import density
 from ..fleet import commands as fleet_commands
 
@@ -15,8 +18,43 @@ EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit 2 like every other bad input."""
 
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)   # for error()'s hints
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        # a flag's own check already names it: "argument --alpha: --alpha 1.5 is ..." once
+        message = re.sub(r"^argument (\S+): (?=\1 )", "", message)
+        message = _with_suggestion(message, self)
         self.exit(EXIT_BAD_INPUT, f"virtbench: {message} (see `{self.prog} --help`)\n")
+
+
+def _with_suggestion(message: str, parser: argparse.ArgumentParser) -> str:
+    """argparse's message with "did you mean" for a mistyped flag or choice (Python 3.11's
+    argparse has none)."""
+    if "did you mean" in message or "maybe you meant" in message:
+        return message
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if choice:
+        return message + suggest.did_you_mean(choice[1], re.findall(r"'([^']*)'", choice[2]))
+    if message.startswith("unrecognized arguments: "):
+        flags = _flags_of(parser, getattr(parser, "_argv", []))
+        for word in message[len("unrecognized arguments: "):].split():
+            flag = word.split("=", 1)[0]
+            hint = suggest.nearest(flag, flags) if flag.startswith("-") else None
+            if hint:
+                return f"{message} (did you mean {hint}?)"
+    return message
+
+
+def _flags_of(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The flags of the (sub)command `argv` names: `report ...` -> report's flags."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for i, word in enumerate(argv):
+                if word in action.choices:
+                    return _flags_of(action.choices[word], argv[i + 1:])
+    return [f for action in parser._actions for f in action.option_strings]
 
 
 def _trials(text: str):
@@ -35,6 +73,23 @@ def _percent(text: str) -> float:
         return float(text.strip().removesuffix("%"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a percentage, e.g. 5 or 5%") from None
+
+
+def _in_range(flag: str, rng):
+    """An argparse type: a number within `rng` (core/defaults.py), else one line naming
+    `flag` and the range."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a number; give {rng.what} {rng.phrase()}, e.g. "
+                f"{flag} {rng.example}") from None
+        why = ranges.problem(flag, value, rng)
+        if why:
+            raise argparse.ArgumentTypeError(why)
+        return value
+    return parse
 
 
 def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
@@ -102,7 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"virtbench {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    sub.add_parser("envs", help="every environment kind, whether it is usable here, and why not")
+    envs = sub.add_parser("envs", help="every environment kind, whether it is usable here, "
+                                       "and why not (cached probes; --probe to probe again)")
+    envs.add_argument("--probe", action="store_true",
+                      help="probe every kind again now (boots a short KVM probe, starts "
+                           "sandboxes) instead of showing the cached answers")
     sub.add_parser("benchmarks", help="every benchmark: family, metrics, tools it needs")
 
     img = sub.add_parser("image", help="the guest image")
@@ -131,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("run_id", nargs="?", metavar="RUN_ID")
     rep.add_argument("--format", default="table", choices=report.FORMATS)
     rep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    rep.add_argument("--threshold", type=float, help="verdict threshold in %% (default: the study's)")
+    rep.add_argument("--threshold", type=_in_range("--threshold", defaults.THRESHOLD_RANGE),
+                     help="verdict threshold in %% (default: the study's)")
     rep.add_argument("--baseline", metavar="LABEL",
                      help="re-analyse the stored run against another of its environments "
                           "(default: the run's baseline); nothing is run again")
@@ -156,8 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "names (default: its first two hosts)")
     cmp.add_argument("--format", default="table", choices=report.FORMATS)
     cmp.add_argument("-o", "--output", metavar="FILE")
-    cmp.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
-    cmp.add_argument("--min-change", type=float, default=5.0,
+    cmp.add_argument("--alpha", type=_in_range("--alpha", defaults.ALPHA_RANGE), default=0.01,
+                     help="significance level (default 0.01)")
+    cmp.add_argument("--min-change", type=_in_range("--min-change", defaults.MIN_CHANGE_RANGE),
+                     default=5.0,
                      help="smallest change in %% that counts (default 5)")
     cmp.add_argument("--pair", action="append", metavar="LABEL_A=LABEL_B",
                      help="compare environment LABEL_A of run A with LABEL_B of run B "

@@ -30,3 +30,53 @@ MAX_TRIALS = 60        # usable blocks at most per case (failed or disturbed one
 STEAL_LIMIT_PCT = 10.0   # steal above this share of the host's CPU time over the trial
 CPU_SHARE_LIMIT = 0.7    # a CPU-bound kernel that got less than this x its usual CPU share
 CPU_SHARE_HISTORY = 3    # trials of an environment and case before their median is usual
+
+
+# The valid ranges of the numbers a user gives, on every command and in study files (the
+# study schema and the CLI's flags both read them here; docs/contract.md)
+from dataclasses import dataclass as _dataclass
+from math import isfinite as _isfinite
+
+
+@_dataclass(frozen=True)
+class Range:
+    """An interval of valid values: `low` (excluded when `low_open`) to `high` (None: no
+    bound; excluded when `high_open`), and what the value is, with an example, for messages."""
+    low: float
+    high: float | None
+    low_open: bool
+    high_open: bool
+    what: str
+    example: str
+
+    def contains(self, value: float) -> bool:
+        if not _isfinite(value):
+            return False
+        if value < self.low or (self.low_open and value == self.low):
+            return False
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            return False
+        return True
+
+    def text(self) -> str:
+        """`(0, 0.5]`, `>= 0`."""
+        if self.high is None:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        return (f"{'(' if self.low_open else '['}{self.low:g}, {self.high:g}"
+                f"{')' if self.high_open else ']'}")
+
+    def phrase(self) -> str:
+        """`in (0, 0.5]`, `>= 0`: the range after what the value is."""
+        return self.text() if self.high is None else f"in {self.text()}"
+
+    def bounds(self) -> dict:
+        """pydantic Field keywords for this range."""
+        out = {"gt" if self.low_open else "ge": self.low}
+        if self.high is not None:
+            out["lt" if self.high_open else "le"] = self.high
+        return out
+
+
+ALPHA_RANGE = Range(0.0, 0.5, True, False, "a significance level", "0.05")
+THRESHOLD_RANGE = Range(0.0, 100.0, True, True, "a verdict threshold in %", "10")
+MIN_CHANGE_RANGE = Range(0.0, None, False, False, "a change in %", "5")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..core.errors import VirtbenchError
+from ..core.suggest import did_you_mean
 from .base import Environment
 from .spec import EnvSpec, Option, Usability
 from .container import Container
@@ -39,7 +40,7 @@ def create(spec: EnvSpec | str) -> Environment:
         spec = EnvSpec.parse(spec)
     if spec.kind not in KINDS:
         raise VirtbenchError(
-            f"unknown environment kind {spec.kind!r}; valid kinds: {', '.join(sorted(KINDS))}")
+            f"unknown environment kind {spec.kind!r}{did_you_mean(spec.kind, KINDS)}; valid kinds: {', '.join(sorted(KINDS))}")
     options = dict(spec.options)
     raw = options.pop("instances", "1")
     if not raw.isdigit() or not 1 <= int(raw) <= 64:

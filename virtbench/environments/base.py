@@ -30,6 +30,7 @@ from typing import Any, Callable, ClassVar, Iterable
 
 from ..core.capabilities import Capabilities
 from ..core.errors import AgentError, VirtbenchError
+from ..core.suggest import did_you_mean
 from ..host.executor import LOCAL, HostExecutor
 from ..host.netpath_types import NetPath, SshTarget
 from ..core.outcome import TrialOutcome
@@ -80,7 +81,8 @@ class Environment(ABC):
         if unknown:
             valid = ", ".join(sorted([*self.options, NAME_OPTION]))
             raise VirtbenchError(
-                f"environment {spec.kind}: unknown option {unknown[0]}; valid options: {valid}")
+                f"environment {spec.kind}: unknown option {unknown[0]}"
+                f"{did_you_mean(unknown[0], [*self.options, NAME_OPTION])}; valid options: {valid}")
         self.spec = spec
         self.name: str | None = None
         if NAME_OPTION in spec.options:

@@ -95,7 +95,7 @@ def _fleet_run(args, out: Console, err: Console) -> int:
 def _fleet_status(args, out: Console) -> int:
     from ..store import Store
     from .status import fleet_status
-    store = Store(args.store)
+    store = Store(args.store, read_only=True)
     fleet_id = args.fleet_id
     if fleet_id is None:
         fleets = store.list_fleets(limit=1)

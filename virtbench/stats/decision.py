@@ -295,8 +295,12 @@ def mdc_paired(n: int, s: float | None, alpha: float, power: float = TARGET_POWE
         return 0.0
     f = lambda x: paired_power(n, s, x, alpha) - power     # noqa: E731
     hi = s
-    while f(hi) < 0:
+    for _ in range(64):             # bounded: a power that never reaches the target is no MDC
+        if f(hi) >= 0:
+            break
         hi *= 2
+    else:
+        return None
     return (exp(optimize.brentq(f, 0.0, hi, xtol=1e-10)) - 1) * 100
 
 
@@ -350,7 +354,8 @@ def decide_paired(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
     eq = paired.log_ci(lr.d, 1 - 2 * alpha, ci_method, seed)
     p = paired.sign_flip_p(lr.d, seed)
     need = blocks_needed(m, s, threshold_pct, t_multiplier(alpha), at_least=n + 1)
-    need = max(need, _blocks_to_reach(alpha)) if need is not None else None
+    reach = _blocks_to_reach(alpha)
+    need = max(need, reach) if need is not None and reach is not None else None
     mp = paired.min_sign_flip_p(n)
     return build(Evidence(
         classify(ci[0], ci[1], eq[0], eq[1], p < alpha, threshold_pct), PAIRED, blocks=n,
@@ -360,10 +365,13 @@ def decide_paired(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
         notes=(SignFlipUnreachable(mp),) if mp >= alpha else ()), question)
 
 
-def _blocks_to_reach(alpha: float) -> int:
-    """Fewest blocks from which the exact sign-flip test can give p < alpha."""
+def _blocks_to_reach(alpha: float) -> int | None:
+    """Fewest blocks from which the sign-flip test can give p < alpha; None when no number
+    can (alpha at or below the Monte Carlo test's floor, past exact enumeration)."""
     n = 2
     while paired.min_sign_flip_p(n) >= alpha:
+        if n > paired.EXACT_MAX_BLOCKS:     # the floor is fixed from here on
+            return None
         n += 1
     return n
 
@@ -405,8 +413,8 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
         def mult(n, eq_):
             return sps.t.ppf(1 - alpha if eq_ else 1 - alpha / 2, 2 * np.asarray(n) - 2)
         need = blocks_needed(m, s, threshold_pct, mult, at_least=max(a.size, b.size) + 1)
-        if need is not None:
-            need = max(need, sig.trials_to_reach(alpha))
+        reach = sig.trials_to_reach(alpha)
+        need = max(need, reach) if need is not None and reach is not None else None
     mdc = None
     if cvp is not None and reachable:
         if cvp == 0:

@@ -70,12 +70,15 @@ def can_reach(n_a: int, n_b: int, alpha: float) -> bool:
     return p is not None and p < alpha
 
 
-def trials_to_reach(alpha: float) -> int:
+def trials_to_reach(alpha: float) -> int | None:
     """Fewest trials per side (equal sides) for which p < alpha is possible at all
-    (5 at alpha 0.05, 6 at 0.01)."""
+    (5 at alpha 0.05, 6 at 0.01); None when no number can: alpha at or below the Monte Carlo
+    test's floor, 2 / (N_PERMUTATIONS + 1), or not a positive number."""
     n = 2
     while not can_reach(n, n, alpha):
         n += 1
+        if n > MAX_TRIALS or not is_exact(n, n):    # past exact splits the floor is fixed
+            return n if can_reach(n, n, alpha) else None
     return n
 
 
@@ -113,6 +116,8 @@ def trials_for_power(cv: float | None, change: float, alpha: float,
     if cv is None:
         return None
     n = trials_to_reach(alpha)
+    if n is None:
+        return None
     if cv == 0:
         return n
     if change == 0:

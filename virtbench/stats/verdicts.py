@@ -61,6 +61,9 @@ def _need_text(n: int | None, n_a: int, n_b: int, cv_known: bool = True) -> str:
 
 def _undecided(n_a, n_b, alpha, cv_pooled, change_pct) -> tuple[float | None, int | None, str | None]:
     """(power, trials needed, why not decidable) for a change of change_pct %."""
+    if sig.trials_to_reach(alpha) is None:
+        return None, None, (f"no number of trials lets the test reach alpha {alpha:g} (its "
+                            f"smallest p is {2 / (sig.N_PERMUTATIONS + 1):.2g}); raise alpha")
     if n_a < 2 or n_b < 2:
         need = sig.trials_to_reach(alpha)
         return None, need, f"fewer than 2 samples a side: no test; {_need_text(need, n_a, n_b)}"

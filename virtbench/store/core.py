@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..core.errors import VirtbenchError
 from ..core.urls import shown
-from .upgrade import open_schema
+from .upgrade import current_revision, open_schema
 from .sample import Sample, identified
 from .schema import (
     boots,
@@ -87,6 +87,10 @@ def shown_url(url: str) -> str:
     return shown(url)
 
 
+def _no_store(where: str) -> VirtbenchError:
+    return VirtbenchError(f"no store at {where}: run `virtbench run` first or pass --store")
+
+
 def new_run_id() -> str:
     return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
@@ -131,19 +135,42 @@ def _guarded(method):
     return call
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of a `sqlite:///PATH` URL; None for other URLs and in-memory databases."""
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url[len("sqlite:///"):].split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
+PREFIX_SHOWN = 5     # the candidates an ambiguous run-id prefix names
+
+
 class Store:
-    def __init__(self, url: str | None = None):
+    def __init__(self, url: str | None = None, read_only: bool = False):
+        """Open the store at `url` (default: default_url()). `read_only` (what the commands
+        that only read use: runs, report, compare, fleet status): a store that does not
+        exist yet is one line and exit 2, and nothing is created (no directory, no file, no
+        tables); an existing one is read as it is (still upgraded when older)."""
         self.url = normalize_url(url)
         self.shown = shown_url(self.url)      # for messages: no password
-        if self.url.startswith("sqlite:///"):
-            Path(self.url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        path = sqlite_path(self.url)
+        if read_only and path is not None and not path.is_file():
+            raise _no_store(str(path))
+        if path is not None and not read_only:
+            path.parent.mkdir(parents=True, exist_ok=True)
         try:
             # a long-lived process (a fleet worker) outlives a server restart: test pooled
             # connections before use
             self.engine = sa.create_engine(self.url,
                                            pool_pre_ping=self.url.startswith("postgresql"))
             if self.engine.dialect.name == "sqlite":
-                sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+                sa.event.listen(self.engine, "connect",
+                                _sqlite_read_pragmas if read_only else _sqlite_pragmas)
+            if read_only and current_revision(self.engine) is None and \
+                    not sa.inspect(self.engine).has_table("runs"):
+                self.engine.dispose()
+                raise _no_store(str(path) if path is not None else self.shown)
             open_schema(self.engine, self.shown)
         except (SQLAlchemyError, ImportError) as exc:
             first = str(exc).strip().splitlines()[0]
@@ -184,11 +211,27 @@ class Store:
                     raise VirtbenchError(f"store {self.shown} holds no runs yet; "
                                          "start one with `virtbench run`")
             else:
-                row = c.execute(runs.select().where(runs.c.id == run_id)).first()
-                if row is None:
-                    raise VirtbenchError(f"no run {run_id!r} in {self.shown}; "
-                                         "list runs with `virtbench runs`")
+                row = c.execute(runs.select().where(
+                    runs.c.id == self.resolve_run_id(run_id))).first()
         return dict(row._mapping)
+
+    def resolve_run_id(self, text: str) -> str:
+        """The run whose id is `text` or, when none is, the one run whose id starts with it;
+        one line when no run does, or when several do (naming them)."""
+        with self.engine.connect() as c:
+            if text and c.execute(sa.select(runs.c.id).where(runs.c.id == text)).first():
+                return text
+            found = [r.id for r in c.execute(
+                sa.select(runs.c.id).where(sa.func.substr(runs.c.id, 1, len(text)) == text)
+                .order_by(runs.c.id).limit(PREFIX_SHOWN + 1))] if text else []
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise VirtbenchError(f"no run {text!r} in {self.shown}; "
+                                 "list runs with `virtbench runs`")
+        more = ", ..." if len(found) > PREFIX_SHOWN else ""
+        raise VirtbenchError(f"run id {text!r} is ambiguous in {self.shown}: "
+                             f"{', '.join(found[:PREFIX_SHOWN])}{more}; give more of it")
 
     def list_runs(self, limit: int = 20) -> list[dict]:
         with self.engine.connect() as c:
@@ -430,6 +473,15 @@ def _sqlite_pragmas(dbapi_conn, _record):
     # two runs writing one file wait for each other's commit (up to a minute) rather than fail
     cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
     _wal(cur)   # a reader (report) never blocks a running study
+    cur.close()
+
+
+def _sqlite_read_pragmas(dbapi_conn, _record):
+    """A reader's: the busy timeout, no change of journal mode (a store virtbench made is
+    already in WAL mode; switching would write to a file it only reads)."""
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
     cur.close()
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import benchmarks
-from ..core import defaults
+from ..core import defaults, ranges
 from ..core.errors import VirtbenchError
 
 DEFAULT_TRIALS = defaults.TRIALS
@@ -99,11 +99,11 @@ class StudyFile(_Table):
     steal_limit: float = Field(defaults.STEAL_LIMIT_PCT, gt=0, le=100)
     cpu_share_limit: float = Field(defaults.CPU_SHARE_LIMIT, ge=0, le=1)
     baseline: str | None = None
-    threshold: float = Field(DEFAULT_THRESHOLD, gt=0, le=1000)
+    threshold: float = Field(DEFAULT_THRESHOLD, **defaults.THRESHOLD_RANGE.bounds())
     seed: int | None = Field(None, ge=0)
     warmup: int = Field(DEFAULT_WARMUP, ge=0, le=1000)
     pin: Literal["auto", "off"] = DEFAULT_PIN
-    alpha: float = Field(DEFAULT_ALPHA, gt=0, lt=0.5)
+    alpha: float = Field(DEFAULT_ALPHA, **defaults.ALPHA_RANGE.bounds())
     profile: Literal["exits"] | None = None
     analysis: Literal["paired", "unpaired"] = defaults.ANALYSIS
     correction: Literal["holm", "bh"] = defaults.CORRECTION
@@ -155,6 +155,9 @@ TYPE_WORDS = {"int_type": "an integer", "float_type": "a number", "string_type":
 
 
 KEY_TYPE_WORDS = {"trials": 'an integer or "auto"'}
+# Keys whose valid range is one of core/defaults.py's (the same as their flags'): a value out
+# of it is said with the whole range
+RANGES = {"alpha": defaults.ALPHA_RANGE, "threshold": defaults.THRESHOLD_RANGE}
 
 
 def table_name(loc: tuple) -> tuple[str, str | None]:
@@ -207,6 +210,11 @@ def describe(error: dict, model: type[BaseModel], data: dict) -> str:
     if kind in TYPE_WORDS and kind != "literal_error":
         words = KEY_TYPE_WORDS.get(key, TYPE_WORDS[kind])
         return f"{head}{key} must be {words}, not {got!r}; write {example}"
+    if key in RANGES and len(loc) == 1 and isinstance(got, (int, float)) \
+            and not isinstance(got, bool):
+        why = ranges.problem(key, float(got), RANGES[key])
+        if why:
+            return why
     # ranges, choices, empty strings: pydantic's own words say which bound
     rule = error["msg"].replace("Input should be", "must be").replace("String should", "must")
     if rule.startswith("must"):

@@ -49,8 +49,34 @@ def test_malformed_study_file(capsys, store_url, tmp_path):
 
 
 def test_report_of_an_empty_store(capsys, store_url):
+    Store(store_url)
     code, _, err = run_cli(capsys, "report")
     assert code == 2 and "holds no runs yet" in err
+
+
+@pytest.mark.parametrize("argv", [["report"], ["runs"], ["compare", "a", "b"],
+                                  ["report", "--threshold", "5"]])
+def test_read_commands_never_create_a_store(capsys, tmp_path, argv):
+    where = tmp_path / "typo" / "store.db"
+    code, out, err = run_cli(capsys, *argv, "--store", f"sqlite:///{where}")
+    assert code == 2 and out == ""
+    assert err == (f"virtbench: no store at {where}: run `virtbench run` first or pass "
+                   "--store\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_ids_by_unique_prefix(capsys, store_url):
+    from storekit import around, filled_run
+    store = Store(store_url)
+    ids = [filled_run(store, {"native": {}}, {"native": {"copy": around(100, n=3)}})
+           for _ in range(2)]
+    common = next(i for i in range(len(ids[0])) if ids[0][i] != ids[1][i])
+    code, out, _ = run_cli(capsys, "report", ids[0][:common + 1], "--format", "json")
+    assert code == 0 and f'"id": "{ids[0]}"' in out
+    code, out, err = run_cli(capsys, "report", ids[0][:common])
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert f"run id {ids[0][:common]!r} is ambiguous" in err
+    assert ids[0] in err and ids[1] in err
 
 
 def test_dry_run_prints_the_plan_and_runs_nothing(capsys, store_url):

@@ -53,8 +53,12 @@ def clean_dirs(tmp_path, monkeypatch, store_url):
     ('benchmark = "pi"\n', "benchmark must be an array of tables, not 'pi'"),
     # out of range
     ('trials = 0\n', "trials must be greater than or equal to 1, not 0"),
-    ('alpha = 0.5\n', "alpha must be less than 0.5, not 0.5"),
-    ('alpha = 0\n', "alpha must be greater than 0"),
+    ('alpha = 0.51\n', "alpha 0.51 is out of range: give a significance level in (0, 0.5], "
+                        "e.g. alpha = 0.05"),
+    ('alpha = 0\n', "alpha 0 is out of range"),
+    ('threshold = 100\n', "threshold 100 is out of range: give a verdict threshold in % in "
+                           "(0, 100), e.g. threshold = 10"),
+    ('threshold = -5.0\n', "threshold -5 is out of range"),
     ('warmup = -1\n', "warmup must be greater than or equal to 0"),
     ('pin = "always"\n', "pin must be 'auto' or 'off', not 'always'"),
     ('correction = "bonferroni"\n', "correction must be 'holm' or 'bh', not 'bonferroni'; "

@@ -116,6 +116,16 @@ def probe(platform: str, rootfs=None, network: str = "none") -> tuple[bool, str]
     return answer
 
 
+def forget() -> None:
+    """Drop every cached answer (memory and disk): the next probe() runs a sandbox again
+    (`virtbench envs --probe`)."""
+    _memo.clear()
+    try:
+        _cache_file().unlink()
+    except FileNotFoundError:
+        pass
+
+
 def cached(platform: str, network: str = "none") -> tuple[bool, str] | None:
     """The cached answer for `platform`, or None (no probe run)."""
     key = f"{_key()}|{platform}" + ("" if network == "none" else f"|network={network}")
