@@ -33,6 +33,8 @@ from .profiles import profile_entries
 from .published import attach_published
 from .references import Reference, References
 from .rows import Key, Row, disturbed_trials, rows_of
+from .warning_groups import attach as attach_groups
+from .warning_words import in_words
 from .trials import (
     aggregate_methods,
     failed_trial_evidence,
@@ -252,7 +254,7 @@ def _measured(store: Store, s: _Settings) -> _Measured:
 def _run_warnings(store: Store, s: _Settings, m: _Measured) -> list[RunWarning]:
     """The warnings before any row's: the store's, then failed trials (first: dropping them
     biases what follows), then disturbed trials."""
-    return [RunWarning.of(w) for w in store.warnings(s.run_id)] + \
+    return [in_words(RunWarning.of(w)) for w in store.warnings(s.run_id)] + \
         failure_warnings(m.counts, m.trials) + disturbed_warnings(m.rows)
 
 
@@ -437,7 +439,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
     profiles = profile_entries(store.profiles(s.run_id), results)
     cases = [Case(label=b["label"], name=b["name"], params=b.get("params") or {})
              for b in s.study["benchmarks"]]
-    return RunReport(
+    return attach_groups(RunReport(
         run=_run_info(run, s),
         benchmarks=cases,
         environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
@@ -454,7 +456,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
         profiles=profiles,
         claims=claims,
         price_lists=price_lists(cases, s.labels, s.baseline, results, profiles, warnings),
-        migrations=migration_timelines(m.trials, m.samples))
+        migrations=migration_timelines(m.trials, m.samples)))
 
 
 def _run_info(run: dict, s: _Settings) -> RunInfo:

@@ -99,7 +99,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
     from ..report.formats.table import print_report
-    print_report(analysis.analyze_run(store, outcome.run_id), out)
+    print_report(analysis.analyze_run(store, outcome.run_id), out,
+                 getattr(args, "verbosity", "normal"))
     if outcome.failed_profiles:
         err.print(f"[yellow]{outcome.failed_profiles} exit profile(s) could not be taken[/]; "
                   f"why is in `virtbench report {outcome.run_id} --profile`")
@@ -204,9 +205,10 @@ def cmd_report(args, out: Console) -> int:
         return EXIT_OK
     if args.format == "table" and not args.output:
         from ..report.formats.table import print_report
-        print_report(result, out)
+        print_report(result, out, getattr(args, "verbosity", "normal"))
     else:
-        _emit(report.render(result, args.format), args.output, out)
+        _emit(report.render(result, args.format, getattr(args, "verbosity", "normal")),
+              args.output, out)
     return EXIT_OK
 
 

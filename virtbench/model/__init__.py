@@ -37,6 +37,7 @@ from .run import (
     RunReport,
     RunWarning,
     SCHEMA_VERSION,
+    WarningGroup,
     Section,
     TrialCount,
     VsReference,
@@ -47,6 +48,7 @@ __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "Disturbe
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
-           "RunWarning", "SCHEMA_VERSION", "Section", "AdaptiveSummary", "TrialCount",
+           "RunWarning", "WarningGroup", "SCHEMA_VERSION", "Section", "AdaptiveSummary",
+           "TrialCount",
            "VsReference", "FamilySentence",
            "PriceCell", "PriceExit", "PriceList", "PriceRow"]

@@ -8,13 +8,19 @@ matrix, failures, aggregates, profiles, charts: the other pieces every format sh
 """
 from __future__ import annotations
 
+import inspect
+
 from .registry import FORMATS, load
 
 
-def render(analysis, fmt: str) -> str:
-    """A run's report (a RunReport, or the JSON report's mapping) in format `fmt`."""
+def render(analysis, fmt: str, verbosity: str = "normal") -> str:
+    """A run's report (a RunReport, or the JSON report's mapping) in format `fmt`;
+    `verbosity`: quiet, normal or verbose (`--quiet`, `--verbose`)."""
     from ..model import RunReport
-    return load(fmt).render(RunReport.of(analysis))
+    exporter = load(fmt)
+    if "verbosity" not in inspect.signature(exporter.render).parameters:
+        return exporter.render(RunReport.of(analysis))     # a format with one form only
+    return exporter.render(RunReport.of(analysis), verbosity=verbosity)
 
 
 def render_profiles(analysis, fmt: str) -> str:

@@ -26,8 +26,11 @@ class Exporter(ABC):
     name: str = ""
 
     @abstractmethod
-    def render(self, report: "RunReport") -> str:
-        """The run's report."""
+    def render(self, report: "RunReport", verbosity: str = "normal") -> str:
+        """The run's report; `verbosity` (report/fmt/lists.py VERBOSITIES): quiet, the
+        header and the verdicts with the warnings counted; normal, the warnings one line per
+        kind; verbose, every warning with its details. A format whose render() takes no
+        `verbosity` has one form, whatever --quiet or --verbose say."""
 
     def render_profiles(self, report: "RunReport") -> str:
         """Only the run's exit profiles."""

@@ -106,13 +106,38 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
             console.print(f"  {note}", style="dim", highlight=False, markup=False)
 
 
-def print_report(analysis, console: Console) -> None:
+def print_warnings(analysis: RunReport, console: Console, verbosity: str = "normal") -> None:
+    """The warnings: one line per kind (normal), every one with its details (verbose), or
+    one line of counts (quiet)."""
+    if not analysis.warnings:
+        return
+    if verbosity == "quiet":
+        console.print(f"[bold yellow]{escape(lists.warning_count_line(analysis))}[/]",
+                      highlight=False)
+        return
+    console.print("[bold yellow]warnings[/]")
+    if verbosity == "verbose":
+        for w in analysis.warnings:
+            first, *rest = lists.warning_lines(w)
+            kind, _, text = first.partition(" ")
+            console.print(f"  [yellow]{escape(kind)}[/] {escape(text)}", highlight=False)
+            for line in rest:
+                console.print(f"  {line}", highlight=False, markup=False, style="dim")
+        return
+    for g in lists.groups(analysis):
+        console.print(f"  [yellow]{escape(g.kind)}[/] {escape(g.line)}", highlight=False)
+
+
+def print_report(analysis, console: Console, verbosity: str = "normal") -> None:
     analysis = RunReport.of(analysis)
     for line in header.header_lines(analysis):
         console.print(line, highlight=False, markup=False)
     if analysis.results:
         console.print(matrix_table(analysis))
         console.print(matrix.LEGEND, style="dim", markup=False)
+    if verbosity == "quiet":
+        print_warnings(analysis, console, verbosity)
+        return
     print_price_lists(analysis, console)
     _print_lines(console, "method notes (where virtbench deviates from the published method)",
                  lists.method_note_lines(analysis))
@@ -129,11 +154,7 @@ def print_report(analysis, console: Console) -> None:
     _print_lines(console, failures.EVIDENCE_TITLE, evidence + [failures.FOOTNOTE] if evidence
                  else [])
     print_profiles(analysis, console)
-    if analysis.warnings:
-        console.print("[bold yellow]warnings[/]")
-        for w in analysis.warnings:
-            console.print(f"  [yellow]{escape(w.kind)}[/] {escape(lists.where(w))}: "
-                          f"{escape(w.message)}", highlight=False)
+    print_warnings(analysis, console, verbosity)
     console.print(header.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
                   style="dim", markup=False)
 
@@ -177,9 +198,9 @@ def render_profiles_text(analysis, width: int = 200) -> str:
     return console.export_text()
 
 
-def render_text(analysis, width: int = 200) -> str:
+def render_text(analysis, width: int = 200, verbosity: str = "normal") -> str:
     console = _recorder(width)
-    print_report(analysis, console)
+    print_report(analysis, console, verbosity)
     return console.export_text()
 
 
@@ -218,8 +239,8 @@ def render_compare_text(comparison, width: int = 160) -> str:
 
 
 class TableExporter(Exporter):
-    def render(self, report: RunReport) -> str:
-        return render_text(report)
+    def render(self, report: RunReport, verbosity: str = "normal") -> str:
+        return render_text(report, verbosity=verbosity)
 
     def render_profiles(self, report: RunReport) -> str:
         return render_profiles_text(report)
