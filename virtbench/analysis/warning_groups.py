@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..core import warning_kinds
 from ..core.warning_kinds import ERROR, NOTE, WARNING
 from ..model import RunReport, RunWarning, WarningGroup
+from ..study.flags import QUICK_TRIALS
 
 SHOWN_PLACES = 3        # places named on the line; the rest counted ("and 4 more")
 _ORDER = {ERROR: 0, WARNING: 1, NOTE: 2}
@@ -26,11 +27,11 @@ HOST_ADVICE = frozenset({"high_cv", "few_samples"})
 @dataclass(frozen=True)
 class Host:
     """What the advice depends on: the fingerprint of the host that ran the baseline (its
-    CPU frequency driver and governor) and the run (--quick)."""
+    CPU frequency driver and governor) and the run (were its trials --quick's cap?)."""
 
     cpufreq: bool | None = None      # None: not known (a fingerprint before issue 30)
     governor: str | None = None
-    quick: bool = False
+    quick: bool = False              # --quick capped the trials (QUICK_TRIALS planned)
 
     @classmethod
     def of(cls, report: RunReport) -> "Host":
@@ -44,7 +45,7 @@ class Host:
         cpufreq = md.get("cpufreq")
         return cls(cpufreq=bool(cpufreq) if cpufreq is not None else
                    (True if governor else None), governor=governor,
-                   quick=bool(report.run.quick))
+                   quick=bool(report.run.quick) and report.run.trials_planned == QUICK_TRIALS)
 
 
 def advice(kind: str, host: Host) -> str | None:

@@ -286,8 +286,8 @@ GROUPED_VIEW = (
     "- The advice is one that applies on the host that ran the baseline (its fingerprint "
     "in the JSON report's environment metadata): for `high_cv`, setting the CPU governor to "
     "performance only when that host has cpufreq (`cpufreq: true`) and its governor is "
-    "another one; for `few_samples` in a `--quick` run, dropping `--quick` (it caps trials "
-    "at 5).",
+    "another one; for `few_samples`, dropping `--quick` only when it capped the run's "
+    "trials at 5.",
     "- A tool's own error line is put in words (the KVM probe's: \"KVM unusable here: "
     "QEMU's KVM probe failed (details in --verbose)\"); the raw line is the warning's "
     "`detail`.",

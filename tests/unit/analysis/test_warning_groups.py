@@ -110,7 +110,8 @@ def test_the_host_is_the_baselines_fingerprint(tmp_path):
     run = filled_run(store, {"native": {"cpufreq": True, "governor": "powersave"}, "qemu": {}},
                      {"native": {"copy": NOISY}, "qemu": {"copy": [50.0, 40.0, 60.0]}})
     result = analysis.analyze_run(store, run)
-    assert Host.of(result) == Host(cpufreq=True, governor="powersave", quick=True)
+    # 3 trials asked under --quick: not its cap of 5, so not "drop --quick"
+    assert Host.of(result) == Host(cpufreq=True, governor="powersave", quick=False)
     cv = next(g for g in result.warning_groups if g.kind == "high_cv")
     assert cv.advice.startswith("set the CPU governor to performance (it is powersave")
     # the JSON keeps every warning and adds the groups
@@ -144,3 +145,15 @@ def test_text_formats_show_groups_verbose_each_warning_quiet_a_count(tmp_path):
     assert "warnings (" in table and "--verbose lists them" in table
     assert "Trimmed mean" not in table                           # no detail tables
     assert "Assertion" not in report.render(result, "table")
+
+
+def test_quick_is_named_only_when_it_capped_the_trials(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    five = [100.0, 80.0, 120.0, 90.0, 110.0]
+    run = filled_run(store, {"native": {}, "qemu": {}},
+                     {"native": {"copy": five}, "qemu": {"copy": [x / 2 for x in five]}})
+    result = analysis.analyze_run(store, run)
+    assert result.run.quick and result.run.trials_planned == 5
+    assert Host.of(result).quick
+    few = next(g for g in result.warning_groups if g.kind == "few_samples")
+    assert few.advice.startswith("drop --quick (it caps trials at 5)")
