@@ -36,6 +36,8 @@ from .published import attach_published
 from .adaptive_record import reconcile
 from .references import Reference, References, label_named
 from .rows import Key, Row, disturbed_trials, rows_of
+from .warning_groups import attach as attach_groups
+from .warning_words import in_words
 from .trials import (
     aggregate_methods,
     failed_trial_evidence,
@@ -258,7 +260,7 @@ def _measured(store: Store, s: _Settings) -> _Measured:
 def _run_warnings(store: Store, s: _Settings, m: _Measured) -> list[RunWarning]:
     """The warnings before any row's: the store's, then failed trials (first: dropping them
     biases what follows), then disturbed trials."""
-    return [RunWarning.of(w) for w in store.warnings(s.run_id)] + \
+    return [in_words(RunWarning.of(w)) for w in store.warnings(s.run_id)] + \
         failure_warnings(m.counts, m.trials) + disturbed_warnings(m.rows)
 
 
@@ -460,7 +462,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
              for b in s.study["benchmarks"]]
     info = _run_info(run, s)
     adaptive_record, warnings = reconcile(info.adaptive, results, warnings)
-    return RunReport(
+    return attach_groups(RunReport(
         run=info.model_copy(update={"adaptive": adaptive_record}),
         headline=headlines(results, s.labels),
         benchmarks=cases,
@@ -478,7 +480,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
         profiles=profiles,
         claims=claims,
         price_lists=price_lists(cases, s.labels, s.baseline, results, profiles, warnings),
-        migrations=migration_timelines(m.trials, m.samples))
+        migrations=migration_timelines(m.trials, m.samples)))
 
 
 def _run_info(run: dict, s: _Settings) -> RunInfo:

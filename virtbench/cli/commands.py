@@ -229,7 +229,8 @@ def cmd_report(args, out: Console) -> int:
 def _view(args):
     """--wide, and the columns a report written to a file is laid out in."""
     wide = bool(getattr(args, "wide", False))
-    return View(wide=wide, width=width_for(False, wide))
+    return View(wide=wide, width=width_for(False, wide),
+                verbosity=getattr(args, "verbosity", "normal"))
 
 
 def cmd_compare(args, out: Console) -> int:

@@ -152,6 +152,17 @@ def add_correction_flag(parser: argparse.ArgumentParser) -> None:
                              "docs/decisions.md); adaptive trials stop by it")
 
 
+def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
+    """--quiet and --verbose: how much of a run's report is printed (report/fmt/lists.py)."""
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--quiet", dest="verbosity", action="store_const", const="quiet",
+                     default="normal", help="the report's header and verdicts only, the "
+                                            "warnings as one line of counts")
+    how.add_argument("--verbose", dest="verbosity", action="store_const", const="verbose",
+                     help="every warning, with its raw details (the report's default: one "
+                          "line per kind of warning)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="virtbench", description="What does virtualization cost me, and why?")
     p.add_argument("--version", action="version", version=f"virtbench {__version__}")
@@ -182,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(the failed rows are kept as superseded)")
     run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_verbosity_flags(run)
 
     runs = sub.add_parser("runs", help="list the runs in the store")
     runs.add_argument("--store", metavar="URL")
@@ -207,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a fleet run: its hosts side by side (labels HOST:LABEL; each host "
                           "against the first host's same environment)")
     rep.add_argument("--store", metavar="URL")
+    add_verbosity_flags(rep)
 
     cmp = sub.add_parser("compare", help="A/B two runs with significance")
     cmp.add_argument("run_a", metavar="RUN_A", nargs="?")

@@ -28,6 +28,10 @@ class WarningKind:
                         # part left out
     source: str         # who gives it
     meaning: str        # what it means, what to do
+    gist: str = ""      # the grouped view's words for many of them whose messages differ
+                        # (analysis/warning_groups.py adds their figures' range)
+    advice: str = ""    # the grouped view's one piece of advice (analysis/warning_groups.py
+                        # may choose another that applies on the host: docs/warnings.md)
 
     @property
     def anchor(self) -> str:
@@ -41,13 +45,18 @@ _KINDS = (
                 "only {n} samples: the CI and p-value are rough; run 12 trials (--trials 12) "
                 "as the published studies did", "analysis (stats.noise_warnings)",
                 "Fewer than the samples a CI and a permutation test need to be more than rough; "
-                "said once per environment x benchmark. Raise --trials."),
+                "said once per environment x benchmark. Raise --trials.",
+                gist="few samples: the CI and p-value are rough",
+                advice="run 12 trials (--trials 12) as the published studies did"),
     WarningKind("high_cv", WARNING,
                 "CV {cv} % is above {limit} %: stop other work on the host, set the CPU "
                 "governor to performance, or raise --trials", "analysis (stats.noise_warnings)",
                 "The samples of a row scatter more than 5 % around their mean: the host was "
                 "busy, its clock varied, or the benchmark is noisy. Verdicts need more trials "
-                "to decide."),
+                "to decide. The grouped view advises what applies on the host: the CPU "
+                "governor only when the host has cpufreq and its governor is not "
+                "performance.", gist="CV above 5 %",
+                advice="stop other work on the host while virtbench measures"),
     WarningKind("outlier", WARNING,
                 "{trials} ({values}) is an outlier by MAD against the median {median}: "
                 "something disturbed it; check the host's load at that time or rerun | "
@@ -55,13 +64,17 @@ _KINDS = (
                 "something disturbed them; check the host's load at that time or rerun",
                 "analysis (stats.noise_warnings)",
                 "A sample far from the others by the median absolute deviation; it stays in "
-                "the figures (the trimmed mean drops the extremes). Find what ran then."),
+                "the figures (the trimmed mean drops the extremes). Find what ran then.",
+                gist="samples far from their row's median (MAD)",
+                advice="check the host's load at those trials' times (--verbose names them)"),
     WarningKind("failed_trials", WARNING,
                 "{failed} of {planned} trials failed; the figures are from the survivors | "
                 "{failed} trials failed; the figures are from the survivors", "analysis",
                 "Some trials of an environment x benchmark failed; the figures are from the "
                 "others, which biases them (a guest that fails its slow trials looks fast). "
-                "What the failed ones measured is in failed_trial_evidence."),
+                "What the failed ones measured is in failed_trial_evidence.",
+                gist="trials failed; the figures are from the survivors",
+                advice="read why in failed_trial_evidence (--format json)"),
     WarningKind("all_trials_failed", ERROR,
                 "all {failed} of {planned} trial(s) failed; last error: {error} | all {failed} "
                 "trial(s) failed; last error: {error}", "analysis",
@@ -91,7 +104,10 @@ _KINDS = (
                 "analysis (trials the runner marked disturbed)",
                 "The host was disturbed while these trials ran (steal time, run queue, the "
                 "measured process's CPU share): they stay in the store and are left out of "
-                "every statistic of their rows, each with its reason (results[].disturbed)."),
+                "every statistic of their rows, each with its reason (results[].disturbed).",
+                gist="trials left out of the statistics as disturbed",
+                advice="stop other work on the host while virtbench measures (--verbose: "
+                       "each trial's reason)"),
     WarningKind("no_like_for_like_baseline", WARNING,
                 "no like-for-like baseline: the run has no {kind}/x{n} ({kind}:instances={n}); "
                 "the aggregate over {n} instances is not compared with a single baseline "
@@ -138,14 +154,19 @@ _KINDS = (
                 "scheduler may move it, which adds noise."),
     WarningKind("short_section", WARNING,
                 "{benchmark} on {environment}: the measured section lasted {seconds} s per "
-                "trial ({k} repetition(s)), below the minimum of {minimum} s: timer and "
-                "scheduler noise weigh on its figures; give the benchmark a larger size, or "
-                "raise the repetitions with a larger --min-section", "runner (sections.py)",
-                "A kernel's measured section, repeated as often as its calibration asked, "
-                "still lasted less than the minimum (min_section, default 0.5 s): it was "
-                "calibrated in a slower environment, hit the cap of repetitions, or is a group "
-                "of instances (run once per trial). Short sections measure the timer and the "
-                "scheduler as much as the kernel (docs/decisions.md)."),
+                "trial ({k} repetition(s)), below the minimum of {minimum} s ({why}): timer "
+                "and scheduler noise weigh on its figures; give the benchmark a larger size "
+                "| ... raise the repetitions with a larger --min-section",
+                "runner (sections.py)",
+                "A kernel's measured section could not be repeated to the minimum "
+                "(min_section, default 0.5 s): a group of instances runs it once per trial, "
+                "or the repetitions reached their cap (200). A section virtbench can repeat "
+                "is repeated until it reaches the minimum, never warned about. Short "
+                "sections measure the timer and the scheduler as much as the kernel "
+                "(docs/decisions.md). (Runs stored before 2026-11-28's issue 30 also say it "
+                "of sections virtbench repeated too few times.)",
+                gist="measured sections below the minimum", advice="give the benchmark a "
+                "larger size"),
     WarningKind("undecided", WARNING,
                 "adaptive trials stopped ({reason}) after {seconds} s with {n} case(s) still "
                 "undecided: {cases}", "runner (adaptive.py)",
@@ -164,7 +185,9 @@ _KINDS = (
                 "10,000,000 may be below it on today's caches)", "benchmark stream",
                 "STREAM's own rule: arrays of at least 4 x the last-level cache, else the "
                 "rates measure the cache too. Raise elements. (Runs stored before 2026-11-28 "
-                "say \"the seed studies'\".)"),
+                "say \"the seed studies'\".)",
+                gist="STREAM arrays under 4 x the last-level cache: the rates include cache "
+                     "hits", advice="raise elements to STREAM's rule (--verbose: how many)"),
     WarningKind("primitives-skipped", NOTE, "{primitive}: {why}", "benchmark primitives",
                 "A primitive the kernel did not measure in this environment (a cross-CPU figure "
                 "on one CPU, huge pages not granted, no I/O port outside a guest): left out of "
@@ -256,6 +279,35 @@ def get(code: str) -> WarningKind | None:
     return CATALOGUE.get(code)
 
 
+GROUPED_VIEW = (
+    "## The grouped view", "",
+    "The terminal, Markdown and HTML reports show the warnings grouped: one line per kind, "
+    "errors first, then warnings, then notes, each kind in the order it first appears. The "
+    "line names how many rows (or benchmarks, or environments) the kind affects, the first "
+    "few of them (`native · stream (4 metrics)`: four of that benchmark's metrics), what "
+    "they say, and one piece of advice:", "",
+    "```",
+    "high_cv on 9 rows: native · himeno · mflops, native · stream (4 metrics), and 4 more: "
+    "CV above 5 % (11.3-22.6 %); stop other work on the host while virtbench measures",
+    "```", "",
+    "- When every warning of the kind says the same, the line says it once; when their "
+    "figures differ, it gives the kind's gist with their range (below, \"grouped\"), "
+    "and the advice.",
+    "- The advice is one that applies on the host that ran the baseline (its fingerprint "
+    "in the JSON report's environment metadata): for `high_cv`, setting the CPU governor to "
+    "performance only when that host has cpufreq (`cpufreq: true`) and its governor is "
+    "another one; for `few_samples`, dropping `--quick` only when it capped the run's "
+    "trials at 5.",
+    "- A tool's own error line is put in words (the KVM probe's: \"KVM unusable here: "
+    "QEMU's KVM probe failed (details in --verbose)\"); the raw line is the warning's "
+    "`detail`.",
+    "- `--verbose` (`virtbench report`, `virtbench run`) lists every warning with its "
+    "details; `--quiet` prints only the header and the verdicts, and the warnings as one "
+    "line of counts.",
+    "- The JSON report keeps every warning (`warnings`, for machines) and adds the grouped "
+    "view (`warning_groups`: kind, count, places, summary, advice, line).", "")
+
+
 def doc_text() -> str:
     """docs/warnings.md."""
     out = ["# Warnings", "",
@@ -265,11 +317,15 @@ def doc_text() -> str:
            "`doc` (this page's anchor).", "",
            "- **error**: part of the study was not measured;",
            "- **warning**: the figures were measured, read them with care;",
-           "- **note**: how something was measured, nothing wrong with the figures.", ""]
+           "- **note**: how something was measured, nothing wrong with the figures.", "",
+           *GROUPED_VIEW]
     for k in _KINDS:
         forms = [f"> {form}" for form in k.message.split(" | ")]
+        grouped = ([f"Grouped: \"{k.gist}\" with the figures' range; advice: {k.advice}.", ""]
+                   if k.gist else [])
         out += [f"## {k.code}", "", f"**{k.severity}**, from {k.source}. The message:", "",
-                *[x for form in forms for x in (form, ">")][:-1], "", k.meaning, ""]
+                *[x for form in forms for x in (form, ">")][:-1], "", k.meaning, "",
+                *grouped]
     return "\n".join(out)
 
 

@@ -108,6 +108,7 @@ def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None,
     host compares two runs: no common blocks, so those rows are compared unpaired; the first
     host's rows against its baseline are paired as in its own report."""
     from ..analysis import analyze_run
+    from ..analysis.warning_groups import attach as attach_groups
     view = FleetView(store, fleet_id)
     result = analyze_run(view, fleet_id, threshold_pct=threshold_pct,
                          references=view.references, analysis=analysis)
@@ -121,7 +122,7 @@ def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None,
                                                   "(see `virtbench fleet status`)"))
     for e in result.environments:
         e.host = split_label(e.label)[0]
-    return result
+    return attach_groups(result)
 
 
 def host_runs(store, fleet_id: str, host_a: str | None, host_b: str | None) -> tuple[str, str]:

@@ -16,6 +16,7 @@ section meminfo; head -n 3 /proc/meminfo 2>/dev/null
 section uname; uname -srm
 section os; (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")
 section nproc; nproc 2>/dev/null
+section cpufreq; if [ -d /sys/devices/system/cpu/cpu0/cpufreq ]; then echo present; else echo absent; fi
 section governor; cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null
 section clocksource; cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null
 section virt; systemd-detect-virt 2>/dev/null
@@ -86,6 +87,9 @@ def parse(text: str) -> dict:
         "kernel": s.get("uname") or None,
         "os": s.get("os") or None,
         "cores": int(s["nproc"]) if s.get("nproc", "").isdigit() else facts["logical_cpus"],
+        # a CPU frequency driver (cpufreq) and its governor: the governor is worth setting
+        # to performance only where there is one (None: a fingerprint without the section)
+        "cpufreq": {"present": True, "absent": False}.get(s.get("cpufreq", "")),
         "governor": s.get("governor") or None,
         "clocksource": s.get("clocksource") or None,
         "dmi": " ".join(s.get("dmi", "").split()) or None,

@@ -40,6 +40,7 @@ from .run import (
     RunReport,
     RunWarning,
     SCHEMA_VERSION,
+    WarningGroup,
     Section,
     TrialCount,
     VsReference,
@@ -50,6 +51,7 @@ __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "Disturbe
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "Headline", "HeadlineItem", "HeadlineSummary", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
-           "RunWarning", "SCHEMA_VERSION", "Section", "AdaptiveSummary", "TrialCount",
+           "RunWarning", "WarningGroup", "SCHEMA_VERSION", "Section", "AdaptiveSummary",
+           "TrialCount",
            "VsReference", "FamilySentence",
            "PriceCell", "PriceExit", "PriceList", "PriceRow"]

@@ -30,7 +30,8 @@ class HostRun(Record):
 # fields are added, the major part when a field changes or goes (2.0: verdicts are the
 # decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
 # price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`; 3.1:
-# headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved)
+# headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved;
+# warning_groups, warnings[].detail)
 SCHEMA_VERSION = "3.1"
 
 
@@ -273,6 +274,8 @@ class RunWarning(Record):
         "figures with care; note: how something was measured (null: a kind this virtbench "
         "does not know)")
     doc: str | None = Field(None, description="where docs/warnings.md explains its kind")
+    detail: str | None = Field(None, description="the raw text the message puts in words (a "
+                               "tool's own error line), when it does (`--verbose` shows it)")
 
     @model_validator(mode="before")
     @classmethod
@@ -283,6 +286,28 @@ class RunWarning(Record):
             if kind is not None:
                 data = {"severity": kind.severity, "doc": kind.anchor, **data}
         return data
+
+
+class WarningGroup(Record):
+    """The warnings of one kind as the text formats show them: one line, the places it
+    affects and one piece of advice that applies on this host (docs/warnings.md, "The
+    grouped view"). Every warning stays in `warnings`."""
+
+    kind: str = Field("", description="its code, in docs/warnings.md")
+    severity: Literal["error", "warning", "note"] | None = Field(
+        None, description="the kind's severity (null: a kind this virtbench does not know)")
+    doc: str | None = Field(None, description="where docs/warnings.md explains its kind")
+    count: int = Field(0, description="how many warnings of this kind the run has")
+    places: list[str] = Field(default_factory=list, description="what they affect, in "
+                              "order: \"environment · benchmark · metric\", \"environment · "
+                              "benchmark (N metrics)\", \"environment · benchmark\" or "
+                              "\"environment\"")
+    summary: str = Field("", description="what they say: their one message when they say the "
+                         "same, else the kind's gist with its figures' range")
+    advice: str | None = Field(None, description="the one thing to do that applies on this "
+                               "host and run (null: none, or it is in the summary)")
+    line: str = Field("", description="the one line the text formats print after the kind: "
+                      "how many, the places (the first few), the summary and the advice")
 
 
 class MethodNote(Record):
@@ -391,6 +416,9 @@ class RunReport(Record):
                                                      description="every failed trial")
     warnings: list[RunWarning] = Field(default_factory=list, description="what to know "
                                        "before trusting the figures")
+    warning_groups: list[WarningGroup] = Field(default_factory=list, description="the "
+                                               "warnings, one group per kind: what the text "
+                                               "formats show (--verbose: each warning)")
     method_notes: list[MethodNote] = Field(default_factory=list, description="where the "
                                            "method deviates from the published study's")
     published_only: list[PublishedFigure] = Field(default_factory=list, description="the "

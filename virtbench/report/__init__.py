@@ -13,7 +13,7 @@ from .registry import FORMATS, load
 
 def render(analysis, fmt: str, view=None) -> str:
     """A run's report (a RunReport, or the JSON report's mapping) in format `fmt`; `view`
-    (view.View: --wide, the width) for the formats with a compact form."""
+    (view.View: --wide, --quiet/--verbose, the width) lays it out."""
     from ..model import RunReport
     exporter = load(fmt)
     report = RunReport.of(analysis)

@@ -14,6 +14,7 @@ line (exit 2) rather than write something else.
 """
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
@@ -29,12 +30,17 @@ class Exporter(ABC):
     name: str = ""
 
     @abstractmethod
-    def render(self, report: "RunReport") -> str:
-        """The run's report."""
+    def render(self, report: "RunReport", verbosity: str = "normal") -> str:
+        """The run's report; `verbosity` (report/fmt/lists.py VERBOSITIES): quiet, the
+        header and the verdicts with the warnings counted; normal, the warnings one line per
+        kind; verbose, every warning with its details. A format whose render() takes no
+        `verbosity` has one form, whatever --quiet or --verbose say."""
 
     def render_view(self, report: "RunReport", view: "View") -> str:
-        """The run's report laid out for `view`: all of it, unless the format has a
-        compact form."""
+        """The run's report laid out for `view` (view.py): its verbosity, for a format
+        whose render() takes one; the table also reads --wide and the width."""
+        if "verbosity" in inspect.signature(self.render).parameters:
+            return self.render(report, verbosity=view.verbosity)
         return self.render(report)
 
     def render_profiles(self, report: "RunReport") -> str:

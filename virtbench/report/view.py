@@ -1,5 +1,5 @@
-"""How much of a report to show and how wide (`virtbench report --wide`, the terminal's
-width). The formats that have a compact form read it; the others show everything."""
+"""How much of a report to show and how wide (`virtbench report --wide`, --quiet, --verbose,
+the terminal's width). The table reads all of it; the other formats read the verbosity."""
 from __future__ import annotations
 
 import os
@@ -13,6 +13,7 @@ WIDE_WIDTH = 200         # --wide written to a pipe or a file, when COLUMNS does
 class View:
     wide: bool = False            # every column: the per-benchmark detail tables
     width: int | None = None      # the columns the text is laid out in (None: 100, wide 200)
+    verbosity: str = "normal"     # quiet, normal, verbose (report/fmt/lists.py VERBOSITIES)
 
     @property
     def columns(self) -> int:

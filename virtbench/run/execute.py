@@ -88,6 +88,13 @@ class SlotExecutor:
         cal = self.calibrations.get(case)
         return cal.repetitions if cal is not None and env.instance_count == 1 else 1
 
+    def minimum(self, case: str, env: Environment) -> float:
+        """The section a trial of `case` in `env` repeats to (beyond its calibrated loop
+        count when its sections turn out shorter than calibrated); 0 (none) for a case not
+        calibrated and for a group of instances, which runs once."""
+        cal = self.calibrations.get(case)
+        return self.min_section_s if cal is not None and env.instance_count == 1 else 0.0
+
     def calibrate(self, case: str, env: Environment) -> str | None:
         """One calibration run of `case` (in the reference environment when it can run it,
         else in `env`), once per run; None, or why the slot's trial fails."""
@@ -137,7 +144,8 @@ class SlotExecutor:
         with LoadSampler(threads) as sampler:
             outcome = run_repeated(lambda: env.run_trial(bench, params), bench,
                                    env.metrics_for(bench), self.repetitions(ready.slot.benchmark, env),
-                                   lambda exc: lost_outcome(bench, exc))
+                                   lambda exc: lost_outcome(bench, exc),
+                                   self.minimum(ready.slot.benchmark, env))
         busy = max(1, int(params.get("processes", 1) or 1)) * env.instance_count
         share = cpu_share(sampler.load, outcome.cpu_s, outcome.wall_s, busy)
         outcome.detail["load"] = figures(sampler.load, share)
@@ -194,7 +202,8 @@ class SlotExecutor:
         self.tracker.recorded += 1
         for kind, message in result.warnings:
             self.keeper.warn_once(kind, message, slot.environment, slot.benchmark)
-        short = short_warning(slot.benchmark, slot.environment, result, self.min_section_s)
+        short = short_warning(slot.benchmark, slot.environment, result, self.min_section_s,
+                              repeatable=env.instance_count == 1)
         if short is not None:
             self.keeper.warn_once("short_section", short, slot.environment, slot.benchmark,
                                  key=("short_section", slot.environment, slot.benchmark))

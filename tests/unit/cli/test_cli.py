@@ -32,6 +32,7 @@ def run_cli(capsys, *argv):
      "max_trials 8 is below min_trials 9"),
     (["run", "--bench", "pi", "--min-section", "-1"], "--min-section -1: give 0 (off) to 3600"),
     (["report", "--format", "pdf"], "invalid choice"),
+    (["report", "--quiet", "--verbose"], "argument --verbose: not allowed with argument --quiet"),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_stored(capsys, store_url, argv, words):
     code, out, err = run_cli(capsys, *argv)
@@ -197,3 +198,17 @@ def test_adaptive_trials_and_duet_need_a_reference(capsys):
     code, _, err = run_cli(capsys, "run", "--env", "native", "--bench", "pi", "--duet",
                            "--dry-run")
     assert code == 2 and "give exactly two environments, one of them the baseline, not 1" in err
+
+
+def test_report_quiet_and_verbose(capsys, store_url):
+    from storekit import filled_run
+    store = Store(store_url)
+    filled_run(store, {"native": {}, "qemu": {}},
+               {"native": {"copy": [100.0, 80.0, 120.0]}, "qemu": {"copy": [50.0, 40.0, 60.0]}})
+    code, quiet, _ = run_cli(capsys, "report", "--quiet")
+    assert code == 0 and "warnings (" in quiet and "--verbose lists them" in quiet
+    assert "CV 20.0 % is above 5 %" not in quiet
+    code, verbose, _ = run_cli(capsys, "report", "--verbose")
+    assert code == 0 and "CV 20.0 % is above 5 %" in verbose
+    code, normal, _ = run_cli(capsys, "report", "--format", "markdown")
+    assert code == 0 and "**high_cv** on 2 rows" in normal

@@ -1,6 +1,6 @@
 """Measured sections long enough to measure: the runner calibrates each case once per run,
-repeats a short section inside every trial, stores the loop count for --resume and says when
-a section was still short."""
+repeats a short section inside every trial until it reaches the minimum, stores the loop count
+for --resume and says a section was short only when it could not be repeated to the minimum."""
 from __future__ import annotations
 
 import io
@@ -13,7 +13,7 @@ from runkit import Quiet, one_study
 from virtbench.benchmarks.base import Benchmark, Metric, Span, Timing, kernel_result, number
 from virtbench.core.outcome import TrialOutcome
 from virtbench.run.runner import Prepared, Runner
-from virtbench.run.sections import calibration_of, run_repeated, short_warning
+from virtbench.run.sections import calibration_of, more_needed, run_repeated, short_warning
 from virtbench.store import Store
 
 
@@ -73,15 +73,41 @@ def test_a_short_section_is_calibrated_once_in_the_reference_and_repeated(tmp_pa
     assert not [w for w in store.warnings(run.run_id) if w["kind"] == "short_section"]
 
 
-def test_a_section_still_short_after_calibration_is_said_once_per_case(tmp_path):
+def test_a_section_shorter_than_calibrated_is_repeated_on_to_the_minimum_and_not_warned(
+        tmp_path):
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     bench = Timed({"ref": 0.1, "b": 0.05})         # calibrated in ref: b's 5 x 0.05 s = 0.25 s
     runner, _ = _runner(store)
     run = runner.start(_prepared(bench, trials=3))
+    assert not [w for w in store.warnings(run.run_id) if w["kind"] == "short_section"]
+    b = [t["detail"] for t in store.trials(run.run_id) if t["environment"] == "b"]
+    assert {d["repetitions"] for d in b} == {10}             # 10 x 0.05 s reaches 0.5 s
+    assert [d["section_s"] for d in b] == [pytest.approx(0.5)] * 3
+    ref = [t["detail"] for t in store.trials(run.run_id) if t["environment"] == "ref"]
+    assert {d["repetitions"] for d in ref} == {5}
+
+
+class Grouped(Quiet):
+    """A group of 2 instances: its trials run once, never repeated."""
+
+    @property
+    def instance_count(self) -> int:
+        return 2
+
+
+def test_a_group_that_cannot_repeat_its_short_section_is_said_once_with_why(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    bench = Timed({"ref": 0.1, "b": 0.1})
+    study = one_study(trials=3, min_section_s=0.5)
+    prepared = Prepared(study, {"ref": Quiet("ref"), "b": Grouped("b")},
+                        {"timed": (bench, {})}, "ref")
+    runner, _ = _runner(store)
+    run = runner.start(prepared)
     short = [w for w in store.warnings(run.run_id) if w["kind"] == "short_section"]
     assert [(w["environment"], w["benchmark"]) for w in short] == [("b", "timed")]
-    assert short[0]["message"].startswith("timed on b: the measured section lasted 0.25 s per "
-                                          "trial (5 repetition(s)), below the minimum of 0.5 s")
+    assert short[0]["message"].startswith(
+        "timed on b: the measured section lasted 0.1 s per trial (1 repetition(s)), below the "
+        "minimum of 0.5 s (a group of instances runs its section once per trial)")
 
 
 def test_a_resumed_run_repeats_its_stored_loop_count_without_calibrating(tmp_path):
@@ -124,9 +150,36 @@ def test_repetitions_stop_at_the_first_failure():
     assert len(calls) == 2 and out.error == "repetition 2 of 2: exit status 1: no"
 
 
-def test_the_short_warning_wants_a_known_short_section():
+def test_the_short_warning_wants_a_known_short_section_that_could_not_be_repeated():
     ok = TrialOutcome(values={"x": 1.0}, detail={"section_s": 0.3, "repetitions": 2})
-    assert "0.3 s per trial (2 repetition(s)), below the minimum of 0.5 s" in \
-        short_warning("pi", "native", ok, 0.5)
-    assert short_warning("pi", "native", ok, 0.2) is None
-    assert short_warning("pi", "native", TrialOutcome(values={"x": 1.0}), 0.5) is None
+    # virtbench could have repeated it: its own choice, never a warning
+    assert short_warning("pi", "native", ok, 0.5) is None
+    assert "0.3 s per trial (2 repetition(s)), below the minimum of 0.5 s (a group of " \
+        "instances runs its section once per trial)" in \
+        short_warning("pi", "native/x2", ok, 0.5, repeatable=False)
+    assert "(the cap of 2 repetitions was reached)" in short_warning("pi", "native", ok, 0.5,
+                                                                      most=2)
+    assert short_warning("pi", "native", ok, 0.2, repeatable=False) is None
+    assert short_warning("pi", "native", TrialOutcome(values={"x": 1.0}), 0.5,
+                         repeatable=False) is None
+
+
+def test_more_repetitions_until_the_minimum_the_cap_or_an_unknown_section():
+    assert more_needed([], 1, 0.5)                              # always one
+    assert more_needed([0.039] * 12, 13, 0.5)                   # the planned 13 first
+    assert more_needed([0.0368] * 13, 13, 0.5)                  # 0.478 s: one more
+    assert not more_needed([0.0368] * 14, 13, 0.5)              # 0.515 s: reached
+    assert not more_needed([0.01] * 13, 13, 0.5, most=13)       # the cap
+    assert not more_needed([0.01, None], 1, 0.5)                # a section not known
+    assert not more_needed([0.01], 1, 0.0)                      # no minimum: as planned
+    assert more_needed([0.4], 1, 0.5)                           # calibrated long, ran short
+
+
+def test_run_repeated_goes_on_until_the_sections_reach_the_minimum():
+    bench = Timed({"x": 0.0368})
+    env = Quiet("x")
+    out = run_repeated(lambda: bench.run_trial(env, {}), bench, Timed.metrics, 13,
+                       lambda exc: None, 0.5)
+    assert out.ok and out.detail["repetitions"] == 14
+    assert out.detail["section_s"] == pytest.approx(14 * 0.0368)
+    assert out.detail["per_repetition"] == {"seconds": [float(i) for i in range(1, 15)]}

@@ -134,8 +134,8 @@ def compare_to_csv(comparison: Comparison) -> str:
 
 
 class CsvExporter(Exporter):
-    def render(self, report: RunReport) -> str:
-        return to_csv(report)
+    def render(self, report: RunReport, verbosity: str = "normal") -> str:
+        return to_csv(report)        # results only: no warnings to say more or less of
 
     def render_profiles(self, report: RunReport) -> str:
         return profiles_to_csv(report)

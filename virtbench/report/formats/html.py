@@ -194,6 +194,19 @@ def _about(kind: str) -> str | None:
     return f"{known.severity}: {known.meaning} ({known.anchor})" if known else None
 
 
+def warnings_view(analysis: RunReport, verbosity: str = "normal") -> list[dict]:
+    """The warnings as the page lists them: one item per kind with its warnings folded
+    under it (normal), or every warning with its details (verbose)."""
+    if verbosity == "verbose":
+        return [{"kind": w.kind, "line": f"{lists.where(w)}: {w.message}" if lists.where(w)
+                 else w.message, "about": _about(w.kind), "each": [],
+                 "detail": w.detail} for w in analysis.warnings]
+    return [{"kind": g.kind, "line": g.line, "about": _about(g.kind), "detail": None,
+             "each": [lists.warning_lines(w) for w in analysis.warnings if w.kind == g.kind]
+             if g.count > 1 or any(w.detail for w in analysis.warnings if w.kind == g.kind)
+             else []} for g in lists.groups(analysis)]
+
+
 def headline_view(analysis: RunReport) -> list[dict]:
     """Per environment: against what, its summary words and each row's words
     (analysis/headline.py), first thing on the page."""
@@ -209,7 +222,7 @@ def headline_view(analysis: RunReport) -> list[dict]:
     return out
 
 
-def render(analysis: RunReport) -> str:
+def render(analysis: RunReport, verbosity: str = "normal") -> str:
     run = analysis.run
     baseline = run.baseline
     pub = published.has_published(analysis)
@@ -265,8 +278,8 @@ def render(analysis: RunReport) -> str:
         ("results", f"{len(analysis.results)} (environment × benchmark × metric)"),
         ("warnings", len(analysis.warnings))) if v is not None]
     return _page(
-        "run.html.j2", f"virtbench {run.id}", chart_specs, run=run,
-        headline=headline_view(analysis),
+        "run.html.j2", f"virtbench {run.id}", chart_specs if verbosity != "quiet" else [],
+        run=run, headline=headline_view(analysis),
         matrix={"columns": m.columns,
                 "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
                                    for c in cells)] for name, cells in m.rows]},
@@ -284,8 +297,8 @@ def render(analysis: RunReport) -> str:
         published_only=published.published_only_lines(analysis),
         aggregates_title=failures.title(aggregates.AGGREGATES_TITLE),
         aggregates=aggregates.aggregate_lines(analysis), failures=failures_view(analysis),
-        warnings=[{"kind": w.kind, "where": lists.where(w), "message": w.message,
-                   "about": _about(w.kind)} for w in analysis.warnings],
+        warnings=warnings_view(analysis, verbosity), quiet=verbosity == "quiet",
+        warning_count=lists.warning_count_line(analysis),
         threshold=f"{run.threshold_pct:g}", alpha=f"{run.alpha:g}", published=pub)
 
 
@@ -336,8 +349,8 @@ def render_density(report: DensityReport) -> str:
 
 
 class HtmlExporter(Exporter):
-    def render(self, report: RunReport) -> str:
-        return render(report)
+    def render(self, report: RunReport, verbosity: str = "normal") -> str:
+        return render(report, verbosity)
 
     def render_profiles(self, report: RunReport) -> str:
         return render_profiles(report)

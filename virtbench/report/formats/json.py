@@ -15,8 +15,8 @@ def to_json(data: Record) -> str:
 
 
 class JsonExporter(Exporter):
-    def render(self, report: RunReport) -> str:
-        return to_json(report)
+    def render(self, report: RunReport, verbosity: str = "normal") -> str:
+        return to_json(report)        # every warning and the grouped view, whatever the verbosity
 
     def render_profiles(self, report: RunReport) -> str:
         return to_json(only_profiles(report))

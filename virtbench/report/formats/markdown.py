@@ -87,13 +87,33 @@ def _section(title: str, lines: list[str]) -> list[str]:
     return ["", f"## {title}", ""] + [f"- {line}" for line in lines] if lines else []
 
 
-def render(analysis: RunReport) -> str:
+def warning_lines(analysis: RunReport, verbosity: str = "normal") -> list[str]:
+    """## Warnings: one item per kind (normal), every warning with its details (verbose), or
+    one line of counts (quiet)."""
+    if not analysis.warnings:
+        return []
+    if verbosity == "quiet":
+        return ["", f"_{_esc(lists.warning_count_line(analysis))}_", ""]
+    if verbosity == "verbose":
+        items = []
+        for w in analysis.warnings:
+            first, *rest = lists.warning_lines(w)
+            kind, _, text = first.partition(" ")
+            items.append(f"**{kind}** {_esc(text)}" + "".join(
+                f"<br>`{line.strip().replace('`', chr(39))}`" for line in rest))
+        return _section("Warnings", items)
+    return _section("Warnings", [f"**{g.kind}** {_esc(g.line)}" for g in lists.groups(analysis)])
+
+
+def render(analysis: RunReport, verbosity: str = "normal") -> str:
     run = analysis.run
     out = [f"# virtbench run {run.id}", ""]
     out += [f"- {_esc(line.strip())}" for line in header.header_lines(analysis)]
     out.append("")
     out += headline_lines(analysis)
     out += matrix_lines(analysis)
+    if verbosity == "quiet":
+        return "\n".join(out + warning_lines(analysis, verbosity)) + "\n"
     out += price_lines(analysis)
     if analysis.method_notes:
         out += ["## Method notes", ""]
@@ -138,8 +158,7 @@ def render(analysis: RunReport) -> str:
         out += _section(failures.title(failures.EVIDENCE_TITLE), [_esc(x) for x in evidence])
         out += ["", f"_{_esc(failures.title(failures.FOOTNOTE))}._"]
     out += profile_lines(analysis)
-    out += _section("Warnings", [f"**{w.kind}** {_esc(lists.where(w))}: {_esc(w.message)}"
-                                 for w in analysis.warnings])
+    out += warning_lines(analysis, verbosity)
     out += ["", f"_{_esc(header.footer(analysis))} 95 % CI: bootstrap CI of the trimmed mean._"
             + (" _Measured ratio: environment / reference (the baseline unless named), beside "
                "the source's published ratio (derived from its table's values where it gives "
@@ -174,8 +193,8 @@ def render_compare(comparison: Comparison) -> str:
 
 
 class MarkdownExporter(Exporter):
-    def render(self, report: RunReport) -> str:
-        return render(report)
+    def render(self, report: RunReport, verbosity: str = "normal") -> str:
+        return render(report, verbosity)
 
     def render_profiles(self, report: RunReport) -> str:
         return render_profiles(report)

@@ -118,6 +118,28 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
             console.print(f"  {note}", style="dim", highlight=False, markup=False)
 
 
+def print_warnings(analysis: RunReport, console: Console, verbosity: str = "normal") -> None:
+    """The warnings: one line per kind (normal), every one with its details (verbose), or
+    one line of counts (quiet)."""
+    if not analysis.warnings:
+        return
+    if verbosity == "quiet":
+        console.print(f"[bold yellow]{escape(lists.warning_count_line(analysis))}[/]",
+                      highlight=False)
+        return
+    console.print("[bold yellow]warnings[/]")
+    if verbosity == "verbose":
+        for w in analysis.warnings:
+            first, *rest = lists.warning_lines(w)
+            kind, _, text = first.partition(" ")
+            console.print(f"  [yellow]{escape(kind)}[/] {escape(text)}", highlight=False)
+            for line in rest:
+                console.print(f"  {line}", highlight=False, markup=False, style="dim")
+        return
+    for g in lists.groups(analysis):
+        console.print(f"  [yellow]{escape(g.kind)}[/] {escape(g.line)}", highlight=False)
+
+
 def print_report(analysis, console: Console, view: View = View()) -> None:
     """The run's report: the headline, the verdict matrix (with each row's value unless
     --wide), then (--wide) the per-benchmark tables with every column, the lists, the
@@ -129,6 +151,9 @@ def print_report(analysis, console: Console, view: View = View()) -> None:
     if analysis.results:
         console.print(fit(matrix_table(analysis, values=not view.wide)))
         console.print(matrix.LEGEND, style="dim", markup=False)
+    if view.verbosity == "quiet":
+        print_warnings(analysis, console, view.verbosity)
+        return
     print_price_lists(analysis, console)
     _print_lines(console, "method notes (where virtbench deviates from the published method)",
                  lists.method_note_lines(analysis))
@@ -146,11 +171,7 @@ def print_report(analysis, console: Console, view: View = View()) -> None:
     _print_lines(console, failures.EVIDENCE_TITLE, evidence + [failures.FOOTNOTE] if evidence
                  else [])
     print_profiles(analysis, console, view)
-    if analysis.warnings:
-        console.print("[bold yellow]warnings[/]")
-        for w in analysis.warnings:
-            console.print(f"  [yellow]{escape(w.kind)}[/] {escape(lists.where(w))}: "
-                          f"{escape(w.message)}", highlight=False)
+    print_warnings(analysis, console, view.verbosity)
     if view.wide:
         console.print(header.footer(analysis) + " ↑ higher is better, ↓ lower is better.",
                       style="dim", markup=False)
@@ -246,8 +267,8 @@ def render_compare_text(comparison, width: int = 160) -> str:
 
 
 class TableExporter(Exporter):
-    def render(self, report: RunReport) -> str:
-        return render_text(report)
+    def render(self, report: RunReport, verbosity: str = "normal") -> str:
+        return render_text(report, View(verbosity=verbosity))
 
     def render_view(self, report: RunReport, view: View) -> str:
         return render_text(report, view)
