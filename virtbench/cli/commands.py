@@ -280,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     wide = bool(getattr(args, "wide", False) or getattr(args, "dry_run", False)) \
         or args.command not in ("report", "run")
     out = Console(width=width_for(sys.stdout.isatty(), wide))
-    err = Console(stderr=True, width=width_for(sys.stderr.isatty(), wide))
+    # messages are lines, not layout: never hard-wrapped (a log or a grep reads them whole)
+    err = Console(stderr=True, soft_wrap=True, width=width_for(sys.stderr.isatty(), True))
     out.on_broken_pipe = _broken_pipe     # rich's own exits with status 1
     commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,

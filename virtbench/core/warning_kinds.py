@@ -117,8 +117,10 @@ _KINDS = (
                 "(add native:instances=N); in a fleet, a host's environment only with the "
                 "first host's same one. Without it the row has no verdict."),
     WarningKind("baseline_virtualized", WARNING,
-                "the baseline itself runs under a hypervisor, {hypervisor}[, inside a "
-                "{container} container]; overheads are relative to that, not to bare metal",
+                "the baseline itself runs under a hypervisor, {hypervisor}; overheads are "
+                "relative to that, not to bare metal | the baseline itself runs under a "
+                "hypervisor, {hypervisor}, inside a {container} container; overheads are "
+                "relative to that, not to bare metal",
                 "analysis",
                 "The host that ran the baseline is itself a guest (CPUID's hypervisor bit, "
                 "the kernel's \"Hypervisor detected\", systemd-detect-virt --vm): every "

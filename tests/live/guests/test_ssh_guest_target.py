@@ -50,8 +50,9 @@ def test_a_tcg_guest_as_an_ssh_target(tmp_path, capsys, store_url, guest_image):
         run_id = store.list_runs()[0]["id"]
         [env] = store.environments(run_id)
         # QEMU's DMI, no KVM CPUID leaf: emulation, as hypervisor.detect reads it
-        assert env["label"] == "ssh-qemu/guest"
+        assert env["label"] == "guest"                        # name=guest is the label
         meta = env["metadata"]
+        assert meta["kind_label"] == f"ssh-qemu/{guest.guest_ip}"
         assert meta["platform"] == "qemu" and "QEMU" in meta["platform_evidence"]
         assert meta["ssh_target"] == f"root@{guest.guest_ip}:22"
         trials = store.trials(run_id)

@@ -29,7 +29,7 @@ def empty(tmp_path):
     (("envs",), 0), (("benchmarks",), 0),
     (("run", str(REPO / "studies" / "quick.toml"), "--dry-run"), 0),
     (("run", "--env", "native", "--bench", "stream", "--bench", "pi", "--dry-run"), 0),
-    (("runs",), 0), (("report",), 2), (("compare", "A", "B"), 2)])
+    (("runs",), 2), (("report",), 2), (("compare", "A", "B"), 2)])   # no store yet: one line
 def test_a_newcomers_first_commands_on_an_empty_store(args, code, empty, tmp_path):
     proc = cli(*args, env=empty, cwd=tmp_path)
     assert proc.returncode == code, proc.stdout + proc.stderr

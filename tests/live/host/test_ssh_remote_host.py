@@ -70,7 +70,8 @@ def test_the_quick_study_against_a_remote_host(remote, known_hosts, capsys, stor
     [(label, ssh)] = envs.items()
     # the same machine underneath, detected from the target's side
     assert ssh["metadata"]["platform"] == native["platform"]
-    assert label == f"ssh-{native['platform']}/remote"
+    assert label == "remote"                                  # name=remote is the label
+    assert ssh["metadata"]["kind_label"] == f"ssh-{native['platform']}/{remote.address}"
     assert ssh["metadata"]["ssh_target"] == f"root@{remote.address}:22"
 
     store = Store(store_url)

@@ -39,15 +39,18 @@ def test_the_default_scratch_is_private_to_the_run_and_removed_at_stop(target):
 
 def test_label_names_what_the_target_runs_on_and_nothing_is_left(target):
     env = create(target)
-    assert env.label == "ssh/loop"
+    assert env.label == "loop"                   # name=loop is the label
     env.resolve()
-    assert env.label == "ssh-docker/loop"        # the development machine is a container
+    # the label the kind makes names what the target runs on: the development machine is a
+    # KVM guest (its hypervisor, not the container it also is)
+    assert env.label == "loop" and env.kind_label == f"ssh-{env.platform.label}/127.0.0.1"
     with env:
         staged = env.kernel_path("pi").rsplit("/", 1)[0]
         assert os.path.isdir(staged)             # the target is this machine
         res = env.exec([env.kernel_path("pi"), "-k", "10"], timeout=60)
         assert res.exit == 0 and '"verified":true' in res.stdout
-        assert env.metadata()["platform"] == "docker"
+        meta = env.metadata()
+        assert meta["platform"] == env.platform.label
     assert not os.path.exists(staged)
 
 
@@ -59,8 +62,8 @@ def test_a_run_through_ssh_beside_native(target, capsys, store_url):
     assert cli.main(["report", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     labels = {e["label"] for e in data["environments"]}
-    assert labels == {"native", "ssh-docker/loop"}
-    rows = [r for r in data["results"] if r["environment"] == "ssh-docker/loop"]
+    assert labels == {"native", "loop"}
+    rows = [r for r in data["results"] if r["environment"] == "loop"]
     assert rows and rows[0]["n"] == 2
 
 

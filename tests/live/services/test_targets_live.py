@@ -31,9 +31,9 @@ def test_a_named_target_runs_as_the_study_environment(tmp_path, monkeypatch, cap
                            f"ssh:host=127.0.0.1,port={server.port},key={server.identity},"
                            f"known_hosts={known},name=loop")
     env = {e["label"]: e for e in data["environments"]}
-    assert set(env) == {"native", "ssh-docker/loop"}
-    assert env["ssh-docker/loop"]["metadata"]["stands_for"] == "xen:vcpus=1"
-    row = next(r for r in data["results"] if r["environment"] == "ssh-docker/loop")
+    assert set(env) == {"native", "loop"}
+    assert env["loop"]["metadata"]["stands_for"] == "xen:vcpus=1"
+    row = next(r for r in data["results"] if r["environment"] == "loop")
     assert row["published"]["ratio"] == 1.05 and row["published"]["source"] == "Table 5"
     assert data["published_only"] == []
 
