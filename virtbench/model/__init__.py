@@ -1,6 +1,6 @@
 """The result model: what analysis makes and every report format renders (pydantic).
 
-run.py       a run's report: run, its headline, benchmarks, environments, results (with the comparison
+run.py       a run's report: run, its headline (headline.py), benchmarks, environments, results (with the comparison
              against their reference), trials, warnings, method notes, published figures
 decision.py  a result against its reference: the decision, published rule, order effect
 claims.py    the study's claims, checked
