@@ -49,7 +49,21 @@ class KilledUptime(Benchmark):
         return {"uptime_s": float(stdout.split()[0])}
 
 
-class Quiet(Environment):
+class Inert(Environment):
+    """An environment with nothing to start or stop, whose kernels are their names: the base
+    of the tests' fakes, which add only what their test asks of an environment."""
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    def kernel_path(self, name):
+        return name
+
+
+class Quiet(Inert):
     """An environment that runs nothing itself: its trials are what the benchmark returns.
     `name` is its label."""
 
@@ -62,15 +76,6 @@ class Quiet(Environment):
     @property
     def label(self):
         return self.name
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
-
-    def kernel_path(self, name):
-        return name
 
 
 class Flaky(Benchmark):

@@ -4,6 +4,7 @@ device behind a virtual disk on any bus, and one warning per environment and ben
 naming the cache mode in use."""
 import pytest
 
+from runkit import Inert
 from virtbench.benchmarks import get
 from virtbench.benchmarks.disk.physical_limit import (
     LimitCheck,
@@ -17,7 +18,6 @@ from virtbench.benchmarks.disk.physical_limit import (
     rated_speed,
     xfer_mode_mb_s,
 )
-from virtbench.environments.base import Environment
 from virtbench.agent.transport import ExecResult
 
 
@@ -103,20 +103,11 @@ def test_causes_follow_the_cache_mode():
     assert "cache=in" in cause(None, "in") and "host" not in cause(None, "out")
 
 
-class FakeEnv(Environment):
+class FakeEnv(Inert):
     kind = "fake"
 
     def __init__(self, backing=None, cache=None):
         self.backing, self.cache = backing, cache
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
-
-    def kernel_path(self, name):
-        return name
 
     def scratch_backing(self):
         return self.backing

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
+from runkit import Inert
 from virtbench import environments
 from virtbench.benchmarks import REGISTRY
 from virtbench.benchmarks.base import Benchmark, Metric, Timing, span_of
-from virtbench.environments.base import Environment, EnvSpec
+from virtbench.environments.base import EnvSpec
 from virtbench.environments.group import InstanceGroup
 from virtbench.environments.instances import aggregates, group_metrics
 from virtbench.core.errors import AgentError
@@ -93,7 +94,7 @@ def test_clock_offsets_from_pings():
 
 
 # -- a group of fakes whose clocks are far from the host's -------------------------------------
-class Clocked(Environment):
+class Clocked(Inert):
     """An instance whose CLOCK_MONOTONIC is the host's + `offset` (a guest's since its boot)."""
 
     kind = "clocked"
@@ -102,15 +103,6 @@ class Clocked(Environment):
         super().__init__(EnvSpec("clocked"))
         self.offset, self.uncertainty = offset, uncertainty
         self.lost = False
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
-
-    def kernel_path(self, name):
-        return name
 
     def clock_offset(self, rounds=3):
         return ClockOffset(self.offset, self.uncertainty)

@@ -3,9 +3,10 @@ and benchmarks' host sides driven through a fake one that answers with captured 
 from __future__ import annotations
 import io
 from hostkit import FakeHost, ok
+from runkit import Inert
 from virtbench.benchmarks import REGISTRY
 from virtbench.benchmarks.disk import physical_limit as pl
-from virtbench.environments.base import EnvSpec, Environment
+from virtbench.environments.base import EnvSpec
 from virtbench.host.executor import HostExecutor
 from virtbench.host.netpath_types import NetPath
 from virtbench.agent.transport import ExecResult
@@ -44,7 +45,7 @@ def test_a_time_limit_is_a_result_not_an_exception():
     assert res.timed_out and res.exit == -9 and res.wall_s < 3
 
 
-class PathEnv(Environment):
+class PathEnv(Inert):
     """An environment with a made-up network path and scripted commands inside."""
 
     kind = "path"
@@ -52,15 +53,6 @@ class PathEnv(Environment):
     def __init__(self, host, inside=lambda argv: ok()):
         super().__init__(EnvSpec("path"))
         self.host, self.inside, self.execs = host, inside, []
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
-
-    def kernel_path(self, name):
-        return name
 
     def net_path(self):
         return NetPath(env_address="10.215.0.2", host_address="10.215.0.1",
