@@ -134,7 +134,12 @@ def images_dir() -> Path:
 # -- entry points --------------------------------------------------------------------------
 def cached() -> ImageInfo | None:
     """The image for the current recipe if it is already built, else None (no building)."""
-    out = images_dir() / recipe_hash()
+    return built_image(images_dir() / recipe_hash())
+
+
+def built_image(out: Path, **extra) -> ImageInfo | None:
+    """The image built in `out` (its info.json), reused; None when there is none. `extra`:
+    the fields a variant adds (the host image's root_label)."""
     info = out / "info.json"
     if not info.exists():
         return None
@@ -144,7 +149,7 @@ def cached() -> ImageInfo | None:
                      size_bytes=data["size_bytes"], recipe_hash=data["recipe_hash"],
                      build_s=data["build_s"], reused=True,
                      linux_version=data.get("kernel_version", ""),
-                     ssh_key=out / "id_ed25519")
+                     ssh_key=out / "id_ed25519", **extra)
 
 
 def build(force: bool = False, progress: Progress = None) -> ImageInfo:

@@ -137,17 +137,7 @@ def recipe_hash(root: Path | None = None) -> str:
 # -- entry points ---------------------------------------------------------------------------
 def cached(root: Path | None = None) -> ImageInfo | None:
     """The host image for the current recipe if it is built, else None."""
-    out = images_dir() / recipe_hash(root)
-    info = out / "info.json"
-    if not info.exists():
-        return None
-    data = json.loads(info.read_text())
-    kernel = out / "vmlinux" if (out / "vmlinux").exists() else out / "vmlinuz"
-    return ImageInfo(path=out / "root.raw", linux=kernel, initrd=out / "initrd.img",
-                     size_bytes=data["size_bytes"], recipe_hash=data["recipe_hash"],
-                     build_s=data["build_s"], reused=True,
-                     linux_version=data.get("kernel_version", ""),
-                     ssh_key=out / "id_ed25519", root_label=HOST_LABEL)
+    return image.built_image(images_dir() / recipe_hash(root), root_label=HOST_LABEL)
 
 
 def build(force: bool = False, progress: Progress = None) -> ImageInfo:
