@@ -114,6 +114,15 @@ def item(result: Result) -> HeadlineItem | None:
                         factor_low=low, factor_high=high, verdict=vs.verdict, words=said)
 
 
+def is_worse(direction: str) -> bool:
+    return direction in ("slower", "worse")
+
+
+def item_slowdown(it: HeadlineItem) -> float:
+    """An item's factor back as a slowdown (> 1 worse, < 1 better)."""
+    return it.factor if is_worse(it.direction) else 1.0 / it.factor
+
+
 def geometric_mean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
@@ -125,8 +134,7 @@ def summary(items: list[HeadlineItem], results: list[Result]) -> HeadlineSummary
     by_bench: dict[str, list[float]] = defaultdict(list)
     speeds = set()
     for it in items:
-        slow = it.factor if it.direction in ("slower", "worse") else 1.0 / it.factor
-        by_bench[it.benchmark].append(slow)
+        by_bench[it.benchmark].append(item_slowdown(it))
         speeds.add(is_speed(it.unit))
     mean = geometric_mean([geometric_mean(v) for v in by_bench.values()])
     size, direction, words = factor_words(mean, "s" if speeds == {True} else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from ...analysis.headline import factor
+from ...analysis.headline import factor, is_worse, item_slowdown
 from ...model import RunReport
 
 TITLE = "headline"
@@ -23,11 +23,10 @@ def benchmark_line(bench: str, items) -> str:
         return f"{bench}: {items[0].words} ({len(items)} metrics)"
     if len({(factor(it.factor), it.direction, it.verdict) for it in items}) == 1:
         return f"{bench}: {factor(items[0].factor)}× {items[0].direction} ({len(items)} metrics)"
-    slow = sorted(items, key=lambda it: it.factor if it.direction in ("slower", "worse")
-                  else 1 / it.factor)
+    slow = sorted(items, key=item_slowdown)
     lo, hi = slow[0], slow[-1]
     if lo.direction == hi.direction:
-        a, b = (lo, hi) if lo.direction in ("slower", "worse") else (hi, lo)
+        a, b = (lo, hi) if is_worse(lo.direction) else (hi, lo)
         span = f"{factor(a.factor)}× to {factor(b.factor)}× {a.direction}"
     else:
         span = f"{factor(lo.factor)}× {lo.direction} to {factor(hi.factor)}× {hi.direction}"
