@@ -1,8 +1,12 @@
 """What a machine runs on, detected from real output: captured here (our own guests, this
 machine) or published (Xen, VMware, VirtualBox: sources in each fixture's header)."""
+from pathlib import Path
+
 import pytest
 
 from virtbench.machine import fingerprint, hypervisor
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "hypervisor"
 
 
 def detect(fixture_text, name):
@@ -65,9 +69,13 @@ def test_this_machines_evidence_names_each_layers_own_signs(fixture_text):
 
 
 def test_the_acpi_oem_of_a_qemu_guest_is_bochs():
-    # the RSDP line of a published QEMU/KVM guest's dmesg (SeaBIOS rel-1.16.0, 2022-11-24)
-    line = "[    0.027049] ACPI: RSDP 0x00000000000F59C0 000014 (v00 BOCHS )"
-    assert hypervisor.parse_acpi_oem(line) == "BOCHS"
+    # a TCG guest's dmesg, captured here (the fixture's header says how)
+    lines = [ln for ln in (FIXTURES / "tcg-guest-q35-dmesg-acpi.txt").read_text().splitlines()
+             if not ln.startswith("#")]
+    [rsdp] = [ln for ln in lines if "ACPI: RSDP" in ln]
+    assert hypervisor.parse_acpi_oem(rsdp) == "BOCHS"
+    assert [hypervisor.parse_acpi_oem(ln) for ln in lines if "DMI:" in ln] == [None]
+    assert hypervisor.parse_acpi_oem("[    0.0] DMI not present or invalid.") is None
     assert hypervisor.parse_acpi_oem("[    0.0] DMI not present or invalid.") is None
 
 
