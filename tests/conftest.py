@@ -27,6 +27,17 @@ def pytest_addoption(parser):
                           "AMD-V (tests/nested, about 10 minutes; builds the host image)")
 
 
+def pytest_collection_finish(session):
+    # the nested tier's host image, built while the tiers before it run (tests/support)
+    import hostimagebg
+    hostimagebg.start(session.config, session.items)
+
+
+def pytest_unconfigure(config):
+    import hostimagebg
+    hostimagebg.stop()
+
+
 def pytest_collection_modifyitems(config, items):
     skips = []
     if not config.getoption("--run-slow"):

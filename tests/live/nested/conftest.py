@@ -22,6 +22,10 @@ def outer():
         pytest.skip("nested tests need root and qemu-system-x86_64")
     from outer import OuterGuest
     from virtbench.image import host as host_image
+    import hostimagebg
+    said = hostimagebg.wait()
+    if said:
+        print(said, flush=True)
     t0 = time.monotonic()
     try:
         info = host_image.build(progress=lambda m: print(f"host image: {m}", flush=True))
