@@ -24,6 +24,7 @@ from ..model import (
     Section,
     TrialCount,
 )
+from ..stats.advice import advice_text, trials_to_advise
 from ..stats.multiplicity import METHODS as CORRECTIONS
 from ..store import Store
 from ..study.design import default_baseline
@@ -185,6 +186,7 @@ class _Measured:
     samples: list[dict]
     rows: dict[Key, Row]
     ids: dict[Key, MetricId]
+    advised: int                    # trials to advise for its compared rows (stats/advice.py)
 
 
 @dataclass(frozen=True)
@@ -249,12 +251,15 @@ def _measured(store: Store, s: _Settings) -> _Measured:
     trials = store.trials(s.run_id)
     counts = trial_counts(trials, s.planned_trials)
     samples = store.samples(s.run_id)
+    rows, ids = rows_of(samples, disturbed_trials(trials)), _identities(samples)
+    compared = sum(1 for (env, _, _), mid in ((k, ids[k]) for k in rows)
+                   if s.refs.for_row(env, mid).label not in (None, env))
     return _Measured(
         trials=trials, counts=counts, methods=aggregate_methods(trials),
         failed={(c.environment, c.benchmark): c.failed for c in counts},
         planned={(c.environment, c.benchmark): c.planned for c in counts},
-        samples=samples, rows=rows_of(samples, disturbed_trials(trials)),
-        ids=_identities(samples))
+        samples=samples, rows=rows, ids=ids,
+        advised=trials_to_advise(compared, s.alpha))
 
 
 def _run_warnings(store: Store, s: _Settings, m: _Measured) -> list[RunWarning]:
@@ -300,7 +305,7 @@ def _row(s: _Settings, m: _Measured, key: Key, warnings: list[RunWarning]
     versus = _against_versus(s, m, key, ref.label)
     if versus is not None:
         pending.append(_Pending(result, False, versus))
-    warnings += _noise_warnings(key, m.rows[key], warnings)
+    warnings += _noise_warnings(key, m.rows[key], warnings, m.advised)
     return result, pending
 
 
@@ -386,12 +391,13 @@ def _reference_warnings(key: Key, ref: Reference, no_ratio: bool,
                        message=ref.note)]
 
 
-def _noise_warnings(key: Key, row: Row, warnings: list[RunWarning]) -> list[RunWarning]:
+def _noise_warnings(key: Key, row: Row, warnings: list[RunWarning], advised: int
+                    ) -> list[RunWarning]:
     """The row's noise warnings; too few samples is a property of the trial, not of each
     metric: said once per case."""
     env, bench, metric = key
     out: list[RunWarning] = []
-    for kind, message in stats.noise_warnings(row.values, row.trials):
+    for kind, message in stats.noise_warnings(row.values, row.trials, advice_text(advised)):
         if kind == "few_samples" and any(w.kind == kind and w.environment == env
                                          and w.benchmark == bench for w in warnings + out):
             continue
@@ -460,7 +466,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
     profiles = profile_entries(store.profiles(s.run_id), results)
     cases = [Case(label=b["label"], name=b["name"], params=b.get("params") or {})
              for b in s.study["benchmarks"]]
-    info = _run_info(run, s)
+    info = _run_info(run, s, m)
     adaptive_record, warnings = reconcile(info.adaptive, results, warnings)
     return attach_groups(RunReport(
         run=info.model_copy(update={"adaptive": adaptive_record}),
@@ -483,7 +489,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
         migrations=migration_timelines(m.trials, m.samples)))
 
 
-def _run_info(run: dict, s: _Settings) -> RunInfo:
+def _run_info(run: dict, s: _Settings, m: _Measured) -> RunInfo:
     """The run's header: what it was, and how this report reads it."""
     return RunInfo(id=s.run_id, study=run["study_name"],
                    started=run["started"].isoformat() if run["started"] else None,
@@ -492,7 +498,7 @@ def _run_info(run: dict, s: _Settings) -> RunInfo:
                    baseline=s.baseline, threshold_pct=s.threshold, alpha=s.alpha,
                    analysis=s.mode, correction=s.correction,
                    study_baseline=s.study_baseline if s.baseline != s.study_baseline else None,
-                   trials_planned=s.planned_trials,
+                   trials_planned=s.planned_trials, trials_advised=m.advised,
                    adaptive=adaptive_summary(run.get("detail") or {}),
                    sections=sections_of(run.get("detail") or {}),
                    virtbench_version=run["virtbench_version"], host=run["host"],

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..core import warning_kinds
 from ..core.warning_kinds import ERROR, NOTE, WARNING
 from ..model import RunReport, RunWarning, WarningGroup
+from ..stats.advice import PUBLISHED_TRIALS, advice_text
 from ..study.flags import QUICK_TRIALS
 
 SHOWN_PLACES = 3        # places named on the line; the rest counted ("and 4 more")
@@ -32,6 +33,7 @@ class Host:
     cpufreq: bool | None = None      # None: not known (a fingerprint before issue 30)
     governor: str | None = None
     quick: bool = False              # --quick capped the trials (QUICK_TRIALS planned)
+    trials_advised: int = PUBLISHED_TRIALS   # the run's (stats/advice.py)
 
     @classmethod
     def of(cls, report: RunReport) -> "Host":
@@ -45,7 +47,8 @@ class Host:
         cpufreq = md.get("cpufreq")
         return cls(cpufreq=bool(cpufreq) if cpufreq is not None else
                    (True if governor else None), governor=governor,
-                   quick=bool(report.run.quick) and report.run.trials_planned == QUICK_TRIALS)
+                   quick=bool(report.run.quick) and report.run.trials_planned == QUICK_TRIALS,
+                   trials_advised=report.run.trials_advised or PUBLISHED_TRIALS)
 
 
 def advice(kind: str, host: Host) -> str | None:
@@ -54,9 +57,10 @@ def advice(kind: str, host: Host) -> str | None:
     if kind == "high_cv" and host.cpufreq and host.governor and host.governor != "performance":
         return (f"set the CPU governor to performance (it is {host.governor}: "
                 "cpupower frequency-set -g performance)")
-    if kind == "few_samples" and host.quick:
-        return ("drop --quick (it caps trials at 5) and run 12 trials (--trials 12) as the "
-                "published studies did")
+    if kind == "few_samples":
+        said = advice_text(host.trials_advised)
+        return (f"drop --quick (it caps trials at {QUICK_TRIALS}) and {said}" if host.quick
+                else said)
     return known.advice or None if known is not None else None
 
 

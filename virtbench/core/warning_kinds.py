@@ -42,12 +42,16 @@ class WarningKind:
 _KINDS = (
     # -- analysis: the statistics of a row ------------------------------------------------
     WarningKind("few_samples", WARNING,
-                "only {n} samples: the CI and p-value are rough; run 12 trials (--trials 12) "
+                "only {n} samples: the CI and p-value are rough; run {t} trials (--trials {t}) "
                 "as the published studies did", "analysis (stats.noise_warnings)",
                 "Fewer than the samples a CI and a permutation test need to be more than rough; "
-                "said once per environment x benchmark. Raise --trials.",
+                "said once per environment x benchmark. The trials it advises follow one rule "
+                "(the run's `trials_advised`): the published studies' 12, or more when a lone "
+                "difference among the run's compared rows needs more blocks to survive the "
+                "correction (2 / 2^n < alpha / rows); the dry run's reach note says the same.",
                 gist="few samples: the CI and p-value are rough",
-                advice="run 12 trials (--trials 12) as the published studies did"),
+                advice="run 12 trials (--trials 12) as the published studies did, or the count "
+                       "the message names"),
     WarningKind("high_cv", WARNING,
                 "CV {cv} % is above {limit} %: stop other work on the host, set the CPU "
                 "governor to performance, or raise --trials", "analysis (stats.noise_warnings)",

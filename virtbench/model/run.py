@@ -117,6 +117,11 @@ class RunInfo(Record):
                                        "report chose another (`report --baseline`)")
     trials_planned: int | None = Field(None, description="trials per environment x benchmark "
                                        "(null for adaptive trials: see `adaptive`)")
+    trials_advised: int | None = Field(None, description="the trials virtbench advises for "
+                                       "this run: the published studies' 12, or the blocks a "
+                                       "lone difference among its compared rows needs to "
+                                       "survive the correction (the few-samples warning's "
+                                       "advice)")
     adaptive: AdaptiveSummary | None = Field(None, description="adaptive trials: why they "
                                              "stopped, the blocks each case got")
     sections: list[Section] = Field(default_factory=list, description="the cases whose "

@@ -112,17 +112,19 @@ def _trial_names(trials, idx: list[int]) -> str:
     return ("trial " if len(names) == 1 else "trials ") + ", ".join(names)
 
 
-def noise_warnings(samples, trials=None) -> list[tuple[str, str]]:
+def noise_warnings(samples, trials=None, advice: str | None = None
+                   ) -> list[tuple[str, str]]:
     """(kind, message) pairs in the pyperf spirit; each message says what to do.
 
     `trials` gives each sample's trial number as the reports show it (1-based); by default
-    the samples' positions + 1."""
+    the samples' positions + 1. `advice`: what the few-samples warning advises (the run's
+    count, stats/advice.py)."""
     a = np.asarray(samples, dtype=float)
     trials = list(trials) if trials is not None else list(range(1, a.size + 1))
     found: list[tuple[str, str]] = []
     if a.size < FEW_SAMPLES:
-        found.append(("few_samples", f"only {a.size} samples: the CI and p-value are rough; "
-                      "run 12 trials (--trials 12) as the published studies did"))
+        found.append(("few_samples", f"only {a.size} samples: the CI and p-value are rough"
+                      + (f"; {advice}" if advice else "")))
     c = cv(a)
     if c is not None and c > CV_WARN:
         found.append(("high_cv", f"CV {c * 100:.1f} % is above {CV_WARN * 100:.0f} %: "

@@ -10,8 +10,10 @@ from ..core.errors import VirtbenchError
 from .design import (BenchmarkCase, EnvironmentEntry, Study, normalize_spec, set_trials,
                      spec_resolver)
 
-QUICK_TRIALS = 5         # --quick without --trials caps a study's trials at this: the fewest
-                         # per side whose trimmed-mean permutation test can reach p < 0.05
+QUICK_TRIALS = 5         # --quick without --trials caps a study's trials at this: a smoke run.
+                         # Paired pass/fail (band claims) often decide with 5 blocks; a
+                         # difference inside the band cannot (2 / 2^5 > 0.05): the advice for
+                         # a real run is stats/advice.py's
 
 
 def parse_bench_spec(text: str) -> tuple[str, dict[str, str]]:

@@ -11,6 +11,7 @@ is a floor and the note errs toward silence. Adaptive runs add blocks until deci
 unpaired runs use another test: no note for them."""
 from __future__ import annotations
 
+from ..stats.advice import advice_text, trials_to_advise
 from ..stats.multiplicity import blocks_for_a_difference, method_name
 
 
@@ -44,5 +45,5 @@ def reach_note(prepared) -> str | None:
     if need is None:
         return (f"{head} cannot survive {name} at alpha {alpha:g} with any number of blocks; "
                 "pass and fail still decide")
-    return (f"{head} needs {need} blocks to survive {name} at alpha {alpha:g} "
-            f"(--trials {need}); pass and fail still decide")
+    return (f"{head} needs {need} blocks to survive {name} at alpha {alpha:g}: "
+            f"{advice_text(trials_to_advise(rows, alpha))}; pass and fail still decide")

@@ -83,6 +83,12 @@ def test_few_samples_under_quick_says_that_quick_caps_the_trials():
                                                        "published studies did")
 
 
+def test_few_samples_advises_the_runs_own_count():
+    assert advice("few_samples", Host(quick=True, trials_advised=13)) == (
+        "drop --quick (it caps trials at 5) and run 13 trials (--trials 13) so that a lone "
+        "difference among this run's rows can survive the correction")
+
+
 def test_the_same_message_is_said_once_and_errors_come_first():
     same = "each STREAM array (16 MB over 1 process(es)) is smaller than 4 x the 32 MiB cache"
     ws = [RunWarning(environment=e, benchmark="stream", kind="stream-cache-rule", message=same)
@@ -158,3 +164,8 @@ def test_quick_is_named_only_when_it_capped_the_trials(tmp_path):
     assert Host.of(result).quick
     few = next(g for g in result.warning_groups if g.kind == "few_samples")
     assert few.advice.startswith("drop --quick (it caps trials at 5)")
+    # one count everywhere: the run's trials_advised, in the group and in each message
+    assert result.run.trials_advised == 12
+    assert few.advice.endswith("run 12 trials (--trials 12) as the published studies did")
+    assert all(w.message.endswith("run 12 trials (--trials 12) as the published studies did")
+               for w in result.warnings if w.kind == "few_samples")
