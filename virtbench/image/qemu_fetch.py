@@ -168,7 +168,8 @@ def _run(argv: list[str], what: str, cwd: Path | None = None,
         raise VirtbenchError(f"qemu fetch: {what} did not finish in {timeout:.0f} s") from None
 
 
-def check_binary(binary: Path, module_dir: Path | None = None) -> tuple[str, str]:
+def check_binary(binary: Path, module_dir: Path | None = None,
+                 name: str = "") -> tuple[str, str]:
     """(version, first line of -version) of an unpacked QEMU; VirtbenchError (one line) when it
     does not start: the shared libraries it lacks (from ldd), or what it said."""
     env = dict(os.environ)
@@ -181,12 +182,12 @@ def check_binary(binary: Path, module_dir: Path | None = None) -> tuple[str, str
     ldd = _run(["ldd", str(binary)], "ldd", timeout=30)
     missing = missing_libraries(ldd.stdout + ldd.stderr)
     if missing:
-        raise VirtbenchError(f"qemu fetch: {binary} does not start here: it needs shared "
+        raise VirtbenchError(f"qemu fetch: {name or binary} does not start here: it needs shared "
                              f"libraries this host lacks: {', '.join(missing)} (a suite "
                              "built for a newer system; bookworm-backports is built for "
                              "bookworm)")
     last = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
-    raise VirtbenchError(f"qemu fetch: {binary} -version failed: {last}")
+    raise VirtbenchError(f"qemu fetch: {name or binary} -version failed: {last}")
 
 
 def _recheck(d: Path) -> dict | None:
@@ -285,7 +286,8 @@ def _fetch_into(work: Path, suite: str, mirror: str, trusted: bool, say) -> dict
     if not (root / BINARY).is_file():
         raise VirtbenchError(f"qemu fetch: the packages of {suite} hold no {BINARY}")
     say(f"checking {root / BINARY} -version")
-    version, line = check_binary(root / BINARY, _module_dir(work))
+    version, line = check_binary(root / BINARY, _module_dir(work),
+                                 f"{suite}'s qemu-system-x86_64")
     info = {"suite": suite, "mirror": mirror, "fetched": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "qemu_version": version, "qemu": line, "binary": f"root/{BINARY}",
             "packages": records}
