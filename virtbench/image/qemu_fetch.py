@@ -118,8 +118,11 @@ def missing_libraries(ldd_output: str) -> list[str]:
 def apt_failure(suite: str, mirror: str, text: str) -> VirtbenchError:
     """apt-get update's errors -> one line: a suite the mirror does not have (BadSuite, exit
     2), or what apt said."""
-    if re.search(r"does not have a Release file|404\s+Not Found|no longer has a Release file",
-                 text):
+    # a mirror over http says so of the suite's Release; an unsigned one (trusted=yes, a local
+    # directory) of its Packages, the Release being optional there
+    if re.search(r"does not have a Release file|no longer has a Release file", text) or \
+            re.search(rf"Failed to fetch \S*/dists/{re.escape(suite)}/\S*\s+(?:File not found|"
+                      r"404\s+Not Found)", text):
         return BadSuite(f"qemu fetch: {mirror} has no suite {suite}; write one it has, e.g. "
                         "bookworm-backports or trixie")
     errs = [ln for ln in text.splitlines() if ln.startswith("E:")] or \

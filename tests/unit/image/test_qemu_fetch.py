@@ -76,6 +76,12 @@ def test_apt_says_no_such_suite():
     assert str(err).startswith("qemu fetch: http://deb.debian.org/debian has no suite nosuchsuite")
 
 
+def test_an_unsigned_local_mirror_says_no_such_suite():
+    text = (FIX / "apt-update-nosuchsuite-file.txt").read_text()
+    err = qf.apt_failure("nosuchsuite", "file:///r", text)
+    assert isinstance(err, qf.BadSuite) and "file:///r has no suite nosuchsuite" in str(err)
+
+
 def test_other_apt_errors_are_its_first_error_line():
     err = qf.apt_failure("trixie", qf.MIRROR, "Reading...\nE: Could not get lock /x/lock\nE: more")
     assert type(err) is VirtbenchError and str(err).endswith("E: Could not get lock /x/lock")
