@@ -36,6 +36,8 @@ if [ "$all" = 1 ]; then PACKAGES+=(
   chromium                                  # headless check of the HTML report (tests)
   postgresql                                # the shared store (tests start their own server)
   redis-server                              # the fleet's broker (tests start their own server)
+  dpkg-dev                                  # dpkg-scanpackages: the fake apt suite of the
+                                            # `qemu fetch` live test
 ); fi
 missing=()
 for p in "${PACKAGES[@]}"; do

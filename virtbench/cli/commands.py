@@ -13,7 +13,7 @@ from rich.table import Table
 # Only what building the parser needs is imported here; each command imports what it uses
 # when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
 # (scipy), the environments or the runner.
-from . import density
+from . import density, qemu
 from .. import report
 from ..report.view import View, width_for
 from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
                 "report": cmd_report, "compare": cmd_compare,
-                "density": lambda a, o: cmd_density(a, o, err),
+                "density": lambda a, o: cmd_density(a, o, err), "qemu": qemu.cmd_qemu,
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}
     try:

@@ -9,7 +9,7 @@ import sys
 
 from .. import __version__, report
 from ..core import defaults, ranges, suggest
-from . import density
+from . import density, qemu
 from ..fleet import commands as fleet_commands
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -244,4 +244,5 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--store", metavar="URL")
     fleet_commands.add_parsers(sub, add_study_flags)
     density.add_parser(sub)
+    qemu.add_parser(sub, _Parser)
     return p

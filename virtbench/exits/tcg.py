@@ -90,13 +90,15 @@ def explain_load_failure(stderr: str) -> str:
     return f"QEMU could not load the TCG plugin: {last}"
 
 
-def check_plugin(so: Path, qemu: str = "qemu-system-x86_64", timeout: float = 30) -> None:
-    """Try-load the plugin in a machine-less QEMU (~0.2 s); one line if QEMU refuses it."""
-    argv = [qemu, "-M", "none", "-display", "none", "-nodefaults", "-monitor", "stdio",
+def check_plugin(so: Path, qemu: str = "qemu-system-x86_64", timeout: float = 30,
+                 env: dict | None = None, qemu_args: list[str] | tuple = ()) -> None:
+    """Try-load the plugin in a machine-less QEMU (~0.2 s); one line if QEMU refuses it.
+    `env`, `qemu_args`: what another QEMU needs (its modules directory, its -L)."""
+    argv = [qemu, *qemu_args, "-M", "none", "-display", "none", "-nodefaults", "-monitor", "stdio",
             "-plugin", f"file={so}"]
     try:
         proc = subprocess.run(argv, input="quit\n", capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, env=env)
     except FileNotFoundError:
         raise VirtbenchError(f"{qemu} not found; install it with: apt-get install "
                              "qemu-system-x86") from None
@@ -367,12 +369,14 @@ class TcgSession:
     mark() before the trial, since_mark() after it gives the trial's counts."""
 
     def __init__(self, qemu: str = "qemu-system-x86_64", autosettle_s: int = 2,
-                 workdir: Path | None = None):
+                 workdir: Path | None = None, qemu_env: dict | None = None,
+                 qemu_args: list[str] | tuple = ()):
         """`workdir`: a private directory the caller made (and will have swept after a crash);
-        by default a new private one in the work root (guest/watch.py)."""
+        by default a new private one in the work root (guest/watch.py). `qemu_env`,
+        `qemu_args`: what another QEMU needs to start (its modules directory, its -L)."""
         from ..host import watch
         self.so = build_plugin()
-        check_plugin(self.so, qemu)
+        check_plugin(self.so, qemu, env=qemu_env, qemu_args=qemu_args)
         self.dir = workdir or watch.private_dir("vbexits-")
         self.control = PluginControl(self.dir / "ctl.sock")
         # autosettle: the boot sheds its RAM-only callbacks as it goes (boot ~20 % faster)

@@ -91,12 +91,12 @@ def build_argv(cfg: dict) -> list[str]:
     ({name: socket path}: more virtio-serial ports beside the agent's, each
     `org.virtbench.<name>` in the guest, bound to a unix socket QEMU listens on; virtio-serial
     agent transport only), root_format and root_snapshot (raw and True: the cached image
-    never written).
+    never written), data_argv (another QEMU's -L arguments, right after the binary).
     """
     append = kernel_cmdline(cfg)
     machine = cfg["machine"]
     machine_mem, mem_object = memory_args(cfg)
-    argv = [cfg["qemu"], "-name", cfg["name"], "-nodefaults", "-no-user-config",
+    argv = [cfg["qemu"], *cfg.get("data_argv", ()), "-name", cfg["name"], "-nodefaults", "-no-user-config",
             "-machine", f"{cfg['machine']},accel={cfg['accel']}{machine_mem}", *mem_object,
             "-cpu", cfg["cpu"], "-smp", str(cfg["vcpus"]), "-m", cfg["mem"],
             "-display", "none", "-no-reboot",

@@ -26,6 +26,7 @@ from ...host.watch import WorkDir
 from ...host.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
 from . import hugepages, knobs, kvm_probe, microvm, netdisk, version
+from .binary import QemuBinary
 from .argv import build_argv, net_queues
 from .boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
 from .guest import GUEST_KERNEL_DIR, Guest
@@ -42,7 +43,7 @@ from .process import sweep_stale
 from .profiling import ExitProfiler, exit_profile_answer
 from .resolve import check_host_support, choose_accel, choose_vhost
 from .tunings import boot_args, check_tunings
-from .vmm import QemuProcess
+from .vmm import QemuProcess, read_qmp_version
 
 WORK_PREFIX = "vbqemu-"
 
@@ -62,6 +63,10 @@ class Qemu(Environment):
         check_tunings(self.values, self.kind)
         check_knobs(self.values)
         self.cpu = self.values["cpu"]
+        # the QEMU it runs: the system's, or binary= (checked, and its -version read, now)
+        self.qemu = QemuBinary(self.values.get("binary", ""), self.values.get("datadir", ""),
+                               f"environment {self.kind}")
+        self.qemu_version_qmp: str | None = None   # QMP query-version, once the guest is up
         self.vhost = False
         self.mac = "52:54:00:%02x:%02x:%02x" % tuple(secrets.token_bytes(3))
         self.extra_argv: list[str] = []   # more QEMU arguments (a profiling plugin)
@@ -91,7 +96,8 @@ class Qemu(Environment):
         """<kind>-<accel>/<disk>/<nic> (qemu-tcg/ide/e1000), then every other option that
         differs from its default."""
         accel = self.accel or self.values["accel"]
-        parts = [f"{self.kind}-{accel}", self.values["disk"], self.values["nic"]]
+        parts = [f"{self.qemu.label_kind(self.kind)}-{accel}", self.values["disk"],
+                 self.values["nic"]]
         for name, opt in self.options.items():
             if name in ("accel", "disk", "nic") or not opt.in_label:
                 continue
@@ -118,8 +124,9 @@ class Qemu(Environment):
     def resolve(self) -> None:
         if self.accel is not None:
             return
-        version.qemu_version()
-        self.accel, self.accel_reason, note = choose_accel(self.values["accel"], self.spec)
+        self.qemu.version()
+        self.accel, self.accel_reason, note = choose_accel(self.values["accel"], self.spec,
+                                                           self.qemu)
         if note:
             self.notes.append(note)
         if self.cpu == "auto":
@@ -176,7 +183,8 @@ class Qemu(Environment):
         self.vmm = QemuProcess(self.label, self.work.path)
         self.resources.add("QEMU", self.vmm.end)
         cfg = {
-            "qemu": version.qemu_binary(), "accel": self.accel, "machine": self.machine,
+            "qemu": self.qemu.path, "data_argv": self.qemu.data_argv(),
+            "qemu_env": self.qemu.env(), "accel": self.accel, "machine": self.machine,
             "cpu": self.cpu, "vcpus": self.values["vcpus"], "mem": self.values["mem"],
             "linux": self.image.linux, "initrd": self.image.initrd,
             "root_image": self.image.path, "root_label": self.image.root_label,
@@ -199,7 +207,8 @@ class Qemu(Environment):
             cfg.update(root_image=make_root_overlay(self.image.path, self.work),
                        root_format="qcow2", root_snapshot=False)
         self.launch_cfg = cfg
-        pid = self.vmm.launch(build_argv(cfg) + list(self.extra_argv), self.ns.exec_argv([]))
+        pid = self.vmm.launch(build_argv(cfg) + list(self.extra_argv), self.ns.exec_argv([]),
+                              cfg["qemu_env"])
         self.work.set(qemu_pid=pid)
 
     def port_socket(self, name: str) -> Path:
@@ -254,6 +263,7 @@ class Qemu(Environment):
         qmp = getattr(self.vmm, "qmp", None)    # (a libvirt domain's VMM has none)
         if qmp is not None:
             self.knobs_read = knobs.read_from(qmp, self.values)
+            self.qemu_version_qmp = read_qmp_version(qmp)
         note = self.guest.stage_kernels()
         if note:
             self.notes.append(note)

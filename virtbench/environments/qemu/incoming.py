@@ -33,7 +33,7 @@ def launch_second(env, tag: str, tap: str | None = None,
            "agent_socket": d / "agent.sock", "pidfile": d / "qemu.pid",
            "tap": tap or env.launch_cfg["tap"]}
     pid = vmm.launch(build_argv(cfg) + list(extra_argv) + ["-incoming", "defer"],
-                     env.ns.exec_argv([]))
+                     env.ns.exec_argv([]), cfg.get("qemu_env"))
     env.work.add("qemu_pids", pid)
     connect_monitor(vmm, QMP_WAIT_S)
     return vmm

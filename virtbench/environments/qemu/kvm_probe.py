@@ -1,5 +1,6 @@
 """The KVM probe: does a real guest kernel boot under -accel kvm here? Cached per process and
-on disk, keyed by the host kernel, QEMU's version and /dev/kvm."""
+on disk, keyed by the host kernel, QEMU's version and /dev/kvm; for another QEMU (qemu:binary=)
+asked of that QEMU, cached per binary."""
 from __future__ import annotations
 
 import json
@@ -33,7 +34,8 @@ class KvmProbe:
         return asdict(self)
 
 
-_kvm_probe: KvmProbe | None = None
+_kvm_probe: KvmProbe | None = None              # the system QEMU's answer
+_other_probes: dict[str, KvmProbe] = {}         # another QEMU's, by its binary
 
 
 def _probe_kernel(build: bool = False) -> Path | None:
@@ -54,9 +56,10 @@ def _probe_kernel(build: bool = False) -> Path | None:
     return None
 
 
-def _probe_key() -> str:
-    """What the probe's answer depends on: the host kernel (and its KVM module) and QEMU."""
-    ver = version.qemu_version()[0]
+def _probe_key(qemu=None) -> str:
+    """What the probe's answer depends on: the host kernel (and its KVM module) and QEMU
+    (`qemu`: another QEMU's QemuBinary, its path in the key too)."""
+    ver = version.qemu_version()[0] if qemu is None else f"{qemu.version()[0]} {qemu.path}"
     try:
         kvm = os.stat("/dev/kvm")
         node = f"{os.major(kvm.st_rdev)}:{os.minor(kvm.st_rdev)}"
@@ -66,10 +69,12 @@ def _probe_key() -> str:
 
 
 def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT,
-              build: bool = False) -> KvmProbe:
+              build: bool = False, qemu=None) -> KvmProbe:
     """Does a real guest kernel boot under -accel kvm here? Cached per process and on disk.
     `build`: build the guest image first when no kernel is at hand (what a run does; listing
-    environment kinds does not)."""
+    environment kinds does not). `qemu`: another QEMU (a QemuBinary not the system's)."""
+    if qemu is not None and not qemu.system:
+        return _other_probe(qemu, force, timeout, build)
     global _kvm_probe
     if _kvm_probe is not None and not force:
         return _kvm_probe
@@ -101,10 +106,44 @@ def kvm_probe(force: bool = False, timeout: float = KVM_PROBE_TIMEOUT,
     return _kvm_probe
 
 
-def probe_argv(qemu: str, kernel: Path, console_log: Path) -> list[str]:
+def _other_probe(qemu, force: bool, timeout: float, build: bool) -> KvmProbe:
+    """kvm_probe() for another QEMU: its own answer, cached per binary and on disk."""
+    path = qemu.path
+    if path in _other_probes and not force:
+        return _other_probes[path]
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return kvm_probe(force, timeout, build)     # the same answer as the system's
+    kernel = _probe_kernel(build=build)
+    if kernel is None:
+        return KvmProbe(False, "kvm probe: no kernel to boot (build the guest image first)")
+    key = _probe_key(qemu)
+    cache_file = kernels.cache_dir() / "kvm-probe-other.json"
+    try:
+        saved = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        saved = {}
+    saved = saved if isinstance(saved, dict) else {}
+    try:
+        if not force and key in saved:
+            _other_probes[path] = KvmProbe(**saved[key])
+            return _other_probes[path]
+    except TypeError:
+        pass
+    result = _run_kvm_probe(kernel, timeout, qemu)
+    _other_probes[path] = result
+    try:
+        cache_file.write_text(json.dumps({**saved, key: result.to_json()}))
+    except OSError:
+        pass
+    return result
+
+
+def probe_argv(qemu: str, kernel: Path, console_log: Path,
+               data_argv: list[str] | tuple = ()) -> list[str]:
     """QEMU booting `kernel` under KVM with no root disk: the kernel panics at once and
-    -no-reboot ends QEMU; the serial console goes to `console_log`."""
-    return [qemu, "-accel", "kvm", "-machine", "q35", "-cpu", "host",
+    -no-reboot ends QEMU; the serial console goes to `console_log`. `data_argv`: another
+    QEMU's -L arguments."""
+    return [qemu, *data_argv, "-accel", "kvm", "-machine", "q35", "-cpu", "host",
             "-m", "256M", "-smp", "1", "-nodefaults", "-no-user-config", "-display", "none",
             "-no-reboot", "-serial", f"file:{console_log}", "-kernel", str(kernel),
             "-append", "console=ttyS0 panic=-1 loglevel=4"]
@@ -119,14 +158,19 @@ def probe_verdict(console: str, stderr: str, seconds: float) -> KvmProbe:
     return KvmProbe(False, f"kvm probe: QEMU failed: {last}", seconds)
 
 
-def _run_kvm_probe(kernel: Path, timeout: float) -> KvmProbe:
-    """Boot the kernel with no root: it panics at once, -no-reboot ends QEMU. Did it get there?"""
+def _run_kvm_probe(kernel: Path, timeout: float, qemu=None) -> KvmProbe:
+    """Boot the kernel with no root: it panics at once, -no-reboot ends QEMU. Did it get there?
+    `qemu`: another QEMU's QemuBinary (default: the system's)."""
     with watch.temporary_dir() as tmp:
         log = Path(tmp, "console.log")
-        argv = probe_argv(version.qemu_binary(), kernel, log)
+        if qemu is None:
+            argv, env = probe_argv(version.qemu_binary(), kernel, log), None
+        else:
+            argv = probe_argv(qemu.path, kernel, log, qemu.data_argv())
+            env = qemu.process_env()
         t0 = time.monotonic()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                preexec_fn=die_with_parent, start_new_session=True)
+                                preexec_fn=die_with_parent, start_new_session=True, env=env)
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -1,5 +1,5 @@
 """What a QEMU guest records about itself in the store (class Qemu's metadata()): QEMU's
-version and argv, the accelerator and why, the options, the boot, the image, our kernels
+binary, its version (from -version, and from QMP once the guest was up) and argv, the accelerator and why, the options, the boot, the image, our kernels
 staged, the tunings and knobs as read back, and the guest's own facts."""
 from __future__ import annotations
 
@@ -11,10 +11,15 @@ from .guest import guest_kernel_release
 
 def qemu_metadata(env) -> dict:
     """The metadata of `env` (a started or stopped class Qemu environment)."""
-    ver, line = version.qemu_version()
     guest, image, values = env.guest, env.image, env.values
+    qemu = getattr(env, "qemu", None)
+    if qemu is not None:
+        facts = qemu.facts()
+    else:
+        ver, line = version.qemu_version()
+        facts = {"qemu_version": ver, "qemu": line, "qemu_binary": version.qemu_binary()}
     meta = {
-        "qemu_version": ver, "qemu": line,
+        **facts, "qemu_version_qmp": getattr(env, "qemu_version_qmp", None),
         "accel": env.accel, "accel_reason": env.accel_reason,
         "machine": env.machine, "cpu_model": env.cpu,
         "vcpus": values["vcpus"], "mem": values["mem"],

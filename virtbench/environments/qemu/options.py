@@ -133,6 +133,14 @@ OPTIONS = {
                      help="queues of the virtio-blk scratch disk and of virtio-net "
                           "(multiqueue, at most vcpus); auto = QEMU's default (virtio-blk: "
                           "one per vCPU, virtio-net: one)"),
+    "binary": Option("", in_label=False,
+                     help="another QEMU: the path of its qemu-system-x86_64 (e.g. the last "
+                          "line of `virtbench qemu fetch SUITE`); its data directories "
+                          "from its prefix (PREFIX/share/qemu, ...); the label says its "
+                          "version; default: the system's"),
+    "datadir": Option("", in_label=False,
+                      help="another QEMU's data and firmware directory (QEMU's -L) when it "
+                           "is not under the binary's prefix; needs binary="),
     **TUNINGS,    # guest tunings (tunings.py): applied at boot or before the first trial
 }
 

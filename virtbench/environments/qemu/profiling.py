@@ -105,8 +105,12 @@ class ExitProfiler:
                   "a profiled boot takes about twice as long)", file=sys.stderr, flush=True)
             twin = None
             try:
-                self._session = tcg.TcgSession(qemu=version.qemu_binary(),
-                                               workdir=self.work.private_dir("vbexits-"))
+                qemu = getattr(self.measured, "qemu", None)    # (the environment's QEMU)
+                self._session = tcg.TcgSession(
+                    qemu=qemu.path if qemu is not None else version.qemu_binary(),
+                    workdir=self.work.private_dir("vbexits-"),
+                    qemu_env=qemu.process_env() if qemu is not None else None,
+                    qemu_args=qemu.data_argv() if qemu is not None else ())
                 twin = self.make_twin(list(self._session.argv))
                 twin.start()
                 self._twin_kallsyms = kallsyms(twin, self.label)   # in the same boot (KASLR)

@@ -10,12 +10,16 @@ from . import hugepages, kvm_probe, netdisk
 from .options import size_bytes
 
 
-def choose_accel(wanted: str, spec) -> tuple[str, str, str | None]:
+def choose_accel(wanted: str, spec, qemu=None) -> tuple[str, str, str | None]:
     """(accelerator, why, a note for the report or None) for accel=`wanted` (auto|kvm|tcg):
-    accel=kvm that the probe refuses is an error naming the fix; auto falls back to TCG."""
+    accel=kvm that the probe refuses is an error naming the fix; auto falls back to TCG.
+    `qemu`: the environment's QemuBinary (None or the system's: the system's QEMU)."""
     if wanted == "tcg":
         return "tcg", "requested (accel=tcg)", None
-    kvm = kvm_probe.kvm_probe(build=True)     # the kernel first, then the probe
+    if qemu is None or qemu.system:
+        kvm = kvm_probe.kvm_probe(build=True)     # the kernel first, then the probe
+    else:
+        kvm = kvm_probe.kvm_probe(build=True, qemu=qemu)
     if kvm.usable:
         return "kvm", ("requested (accel=kvm); " if wanted == "kvm" else "") + kvm.reason, None
     if wanted == "kvm":

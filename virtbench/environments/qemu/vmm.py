@@ -15,6 +15,7 @@ from ...host.executor import die_with_parent
 from .boot import GuestBootError
 from .process import describe_loss, ended_while_booting
 from .qmp import Qmp
+from .version import parse_qmp_version
 
 
 def console_text(console_log: Path | None) -> str:
@@ -40,11 +41,12 @@ class QemuProcess:
         self.paused = False
         self._vcpu_tids: list[int] | None = None
 
-    def launch(self, argv: list[str], exec_prefix: list[str]) -> int:
+    def launch(self, argv: list[str], exec_prefix: list[str],
+               env_extra: dict[str, str] | None = None) -> int:
         """Start QEMU under `exec_prefix` (`ip netns exec NS`, which execs it: same pid);
-        its pid."""
+        its pid. `env_extra`: variables another QEMU needs ($QEMU_MODULE_DIR)."""
         self.argv = list(argv)
-        env = dict(os.environ, TMPDIR=str(self.workdir))  # snapshot=on's overlay lands here
+        env = dict(os.environ, **(env_extra or {}), TMPDIR=str(self.workdir))  # snapshot=on's overlay lands here
         self.started_at = time.monotonic()
         with open(self.stderr_path, "wb") as err:
             # PR_SET_PDEATHSIG fires when the *thread* that forked exits, and preexec_fn is
@@ -140,3 +142,11 @@ class QemuProcess:
         if self.qmp is None:
             return None
         return [(tid, 1) for tid in self.vcpu_threads()]
+
+
+def read_qmp_version(qmp) -> str | None:
+    """The running QEMU's version as QMP `query-version` says it (None if it will not say)."""
+    try:
+        return parse_qmp_version(qmp.command("query-version"))
+    except (AgentError, OSError, ValueError):
+        return None
