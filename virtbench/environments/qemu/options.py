@@ -4,7 +4,9 @@ from __future__ import annotations
 import re
 
 from ...core.errors import VirtbenchError
+from ...image.suites import DEFAULT_SUITE, SUITES
 from ..base import Option
+from .firmware import DEFAULT as DEFAULT_FIRMWARE, FIRMWARES
 from .tunings import TUNINGS
 
 DISKS = ("virtio-blk", "virtio-scsi", "ahci", "ide", "nvme")
@@ -133,6 +135,14 @@ OPTIONS = {
                      help="queues of the virtio-blk scratch disk and of virtio-net "
                           "(multiqueue, at most vcpus); auto = QEMU's default (virtio-blk: "
                           "one per vCPU, virtio-net: one)"),
+    "linux": Option(DEFAULT_SUITE, choices=tuple(SUITES),
+                    help="the Debian suite the guest's kernel comes from (the rest of the image "
+                         "stays bookworm's): bookworm-backports = Linux 6.12; its image is "
+                         "built once and cached (virtbench image build --linux SUITE)"),
+    "firmware": Option(DEFAULT_FIRMWARE, choices=FIRMWARES,
+                       help="the guest's firmware: seabios (BIOS, the kernel booted through "
+                            "PVH) or ovmf (UEFI from Debian's ovmf package, the kernel's EFI "
+                            "stub)"),
     **TUNINGS,    # guest tunings (tunings.py): applied at boot or before the first trial
 }
 
