@@ -143,6 +143,15 @@ class Phases:
         return {**self.phases, **self.spans, "total_s": self.total_s}
 
 
+_EFI = re.compile(r"^\[\s*\d+\.\d+\]\s?efi: EFI v\d", re.M)
+
+
+def booted_by(kmsg: str) -> str:
+    """What started the guest's kernel, from its log (pure): "uefi" when the kernel found
+    EFI runtime services (`efi: EFI v2.70 by EDK II`), else "bios" (SeaBIOS, qboot)."""
+    return "uefi" if _EFI.search(kmsg) else "bios"
+
+
 def guest_phases(vmm_start: float, ready: float, kmsg: str, stamps: list[tuple[float, str]],
                  firmware: list[tuple[float, str]] | None = None) -> Phases:
     """A guest's boot phases (module docstring) from: the host's time at the VMM's start and
@@ -182,6 +191,7 @@ def guest_phases(vmm_start: float, ready: float, kmsg: str, stamps: list[tuple[f
         "clock": "host CLOCK_MONOTONIC for vmm, firmware, agent; the guest kernel's log "
                  "clock for kernel, initramfs, init",
         "init": log.init,
+        "booted_by": booted_by(kmsg),
         "offsets": {o.marker: {"offset_s": round(o.offset_s, 6), "bound_s": round(o.bound_s, 6)}
                     for o in offsets.values()},
         "edges_host_s": {"vmm_start": 0.0,

@@ -257,3 +257,18 @@ def test_boot_phases_stacked_in_the_html_report():
                                ORDER, "x") is None
     html = reports.render(run, "html")
     assert html.count("boot: phases, stacked") == 1
+
+
+def test_an_ovmf_boot_has_no_firmware_phase_and_its_share_is_to_kernel():
+    """A real UEFI boot (Debian's OVMF under TCG): nothing on the debug port, so vmm_s runs
+    to the kernel's clock zero and to_kernel_s says the firmware's share."""
+    b = load("boot-q35-ovmf.json")
+    assert b["firmware"] == []
+    phases = guest_phases(b["vmm_start"], b["ready"], b["kmsg"], b["stamps"], b["firmware"])
+    assert phases.values() == pytest.approx(b["phases"])
+    assert "firmware_s" not in phases.phases
+    assert phases.values()["to_kernel_s"] == pytest.approx(phases.phases["vmm_s"])
+    assert phases.detail["booted_by"] == "uefi"
+    assert guest_phases(**{k: v for k, v in load("boot-pc.json").items()
+                           if k in ("vmm_start", "ready", "kmsg", "stamps", "firmware")}
+                        ).detail["booted_by"] == "bios"
