@@ -17,6 +17,7 @@ PACKAGES=(
   python3 python3-venv                      # the tool itself
   build-essential libgmp-dev libmpfr-dev    # our kernels: himeno, stream, pi (static)
   qemu-system-x86 qemu-utils                # guests
+  ovmf                                      # qemu:firmware=ovmf (UEFI; 7.7 MB)
   mmdebstrap e2fsprogs busybox-static cpio  # the guest image and its small initramfs
   iproute2 kmod procps util-linux           # network namespaces, taps, module loading, findmnt
 )

@@ -57,7 +57,10 @@ class Boot(_Lifecycle):
     description = ("a fresh copy of the environment started and its start cut into phases "
                    "on the host's and the guest's clocks (docs/lifecycle.md)")
     metrics = tuple(Metric(name, "s", False, words) for name, words in PHASE_WORDS.items()) \
-        + (Metric("total_s", "s", False, "VMM process (or engine) start to the agent's first "
+        + (Metric("to_kernel_s", "s", False, "VMM process start to the guest kernel's clock "
+                  "zero (vmm + firmware): the firmware's share, also where the firmware "
+                  "prints nothing (OVMF)"),
+           Metric("total_s", "s", False, "VMM process (or engine) start to the agent's first "
                   "answer, on the host's clock"),)
     needs = ("boot_phases",)
 

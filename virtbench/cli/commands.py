@@ -65,13 +65,19 @@ def cmd_image(args, out: Console) -> int:
                   "".join(f"\n  {p}" for p in removed), highlight=False)
         return EXIT_OK
     err = Console(stderr=True)
-    builder = host_image.build if args.variant == "host" else image.build
-    info = builder(force=args.force, progress=lambda msg: err.print(f"image: {msg}",
-                                                                    highlight=False))
+    linux = getattr(args, "linux", None)
+    if linux and args.variant == "host":
+        raise VirtbenchError("image build: --linux is for the guest image; drop --variant host "
+                             "or --linux")
+    say = lambda msg: err.print(f"image: {msg}", highlight=False)   # noqa: E731
+    info = (host_image.build(force=args.force, progress=say) if args.variant == "host"
+            else image.build(force=args.force, progress=say, linux=linux))
     how = (f"reused the cached image ({info.build_s:.2f} s)" if info.reused
            else f"built in {info.build_s:.1f} s")
     out.print(f"path {info.path}\nsize {info.size_bytes / 2**20:.0f} MiB\n"
-              f"recipe {info.recipe_hash}\n{how}", highlight=False)
+              f"recipe {info.recipe_hash}\nlinux {info.linux_version}"
+              + (f" ({info.linux_suite})" if info.linux_suite else "") + f"\n{how}",
+              highlight=False)
     return EXIT_OK
 
 

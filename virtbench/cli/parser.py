@@ -182,6 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--variant", choices=("guest", "host"), default="guest",
                        help="guest: the image every guest boots (default); host: that image "
                             "plus QEMU, perf and virtbench itself, a guest that hosts guests")
+    from ..image.suites import SUITES
+    build.add_argument("--linux", choices=tuple(SUITES), default=None, metavar="SUITE",
+                       help="the Debian suite the guest's kernel comes from (the rest stays "
+                            "bookworm's): " + ", ".join(SUITES) + "; what qemu:linux=SUITE "
+                            "boots")
     img_sub.add_parser("prune", help="delete cached images of other recipes")
 
     run = sub.add_parser("run", help="run a study")

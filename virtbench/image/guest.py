@@ -33,6 +33,7 @@ from ..core.errors import VirtbenchError
 from ..host import tools as hosttools
 from ..kernels.build import cache_dir
 from ..agent.transport import AGENT_SOURCE   # the agent every environment runs
+from . import suites
 
 FILES = Path(__file__).with_name("files")
 SUITE = "bookworm"
@@ -88,10 +89,18 @@ class ImageInfo:
     linux_version: str = ""
     ssh_key: Path | None = None  # private client key authorized for root in the guest
     root_label: str = ROOT_LABEL
+    linux_suite: str = ""        # the Debian suite the kernel comes from ("": the image's own)
+    linux_deb: str = ""          # the kernel's Debian package and version (dpkg-query)
 
     @property
     def dir(self) -> Path:
         return self.path.parent
+
+    @property
+    def bzimage(self) -> Path:
+        """The kernel as Debian ships it (a bzImage with its EFI stub): what UEFI firmware
+        boots, where `linux` may be the ELF that only PVH boots."""
+        return self.dir / "vmlinuz"
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -99,9 +108,14 @@ class ImageInfo:
 
 
 # -- recipe --------------------------------------------------------------------------------
-def base_recipe() -> dict:
-    return {"suite": SUITE, "mirror": MIRROR, "variant": "minbase", "tool": BOOTSTRAP,
+def base_recipe(linux: str | None = None) -> dict:
+    """The base tree's recipe; `linux`: the Debian suite of the kernel (suites.py), None or
+    the image's own suite for bookworm's (the default recipe, unchanged by the option)."""
+    base = {"suite": SUITE, "mirror": MIRROR, "variant": "minbase", "tool": BOOTSTRAP,
             "packages": sorted(PACKAGES), "trim": list(TRIM), "v": 1}
+    if not suites.is_default(linux):
+        base.update(suites.base_changes(linux, MIRROR, PACKAGES))
+    return base
 
 
 def _hash(obj) -> str:
@@ -113,18 +127,18 @@ def _hash(obj) -> str:
 _BUILDER_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
-def recipe() -> dict:
+def recipe(linux: str | None = None) -> dict:
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
              for p in sorted(FILES.iterdir()) if p.is_file()}
-    return {"base": _hash(base_recipe()), "files": files,
+    return {"base": _hash(base_recipe(linux)), "files": files,
             "agent": hashlib.sha256(AGENT_SOURCE.read_bytes()).hexdigest(),
             "initramfs_modules": list(INITRAMFS_MODULES), "size": IMAGE_SIZE,
             "module_trim": list(MODULE_TRIM),
             "label": ROOT_LABEL, "builder": _BUILDER_HASH, "v": 1}
 
 
-def recipe_hash() -> str:
-    return _hash(recipe())
+def recipe_hash(linux: str | None = None) -> str:
+    return _hash(recipe(linux))
 
 
 def images_dir() -> Path:
@@ -132,9 +146,10 @@ def images_dir() -> Path:
 
 
 # -- entry points --------------------------------------------------------------------------
-def cached() -> ImageInfo | None:
-    """The image for the current recipe if it is already built, else None (no building)."""
-    return built_image(images_dir() / recipe_hash())
+def cached(linux: str | None = None) -> ImageInfo | None:
+    """The image for the current recipe (with the kernel of suite `linux`) if it is already
+    built, else None (no building)."""
+    return built_image(images_dir() / recipe_hash(linux))
 
 
 def built_image(out: Path, **extra) -> ImageInfo | None:
@@ -148,18 +163,22 @@ def built_image(out: Path, **extra) -> ImageInfo | None:
     return ImageInfo(path=out / "root.raw", linux=kernel, initrd=out / "initrd.img",
                      size_bytes=data["size_bytes"], recipe_hash=data["recipe_hash"],
                      build_s=data["build_s"], reused=True,
-                     linux_version=data.get("kernel_version", ""),
-                     ssh_key=out / "id_ed25519", **extra)
+                     linux_version=data.get("kernel_version", data.get("linux_version", "")),
+                     ssh_key=out / "id_ed25519", linux_suite=data.get("linux_suite", ""),
+                     linux_deb=data.get("linux_deb", ""), **extra)
 
 
-def build(force: bool = False, progress: Progress = None) -> ImageInfo:
-    """Build the guest image if needed (or always with force) and describe it.
+def build(force: bool = False, progress: Progress = None,
+          linux: str | None = None) -> ImageInfo:
+    """Build the guest image if needed (or always with force) and describe it; `linux`: the
+    Debian suite of its kernel (suites.py; None: bookworm's).
 
     Concurrent builders serialise on a lock file; whoever comes second reuses the result.
     """
     say = progress or (lambda msg: None)
+    linux = None if suites.is_default(linux) else suites.check_suite(linux)
     if not force:
-        info = cached()
+        info = cached(linux)
         if info is not None:
             return info
     check_tools()
@@ -167,20 +186,23 @@ def build(force: bool = False, progress: Progress = None) -> ImageInfo:
     with open(images_dir() / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not force:
-            info = cached()
+            info = cached(linux)
             if info is not None:
                 return info
-        return _build_locked(force, say)
+        return _build_locked(force, say, linux)
 
 
-def _build_locked(force: bool, say) -> ImageInfo:
+def _build_locked(force: bool, say, linux: str | None = None) -> ImageInfo:
     t0 = time.monotonic()
-    base = build_base(force=force, progress=say)
-    h = recipe_hash()
+    base = build_base(force=force, progress=say, linux=linux)
+    h = recipe_hash(linux)
     out = images_dir() / h
     tmp = Path(tempfile.mkdtemp(prefix=f"{h}.tmp-", dir=images_dir()))
     try:
         info = _build_image(base, tmp, h, say)
+        if linux:
+            check_series(info.linux_version, linux)
+            info.linux_suite = linux
         info_data = info.to_json()
         info_data["build_s"] = round(time.monotonic() - t0, 2)
         (tmp / "info.json").write_text(json.dumps(info_data, indent=2) + "\n")
@@ -191,7 +213,7 @@ def _build_locked(force: bool, say) -> ImageInfo:
         tmp.rename(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    result = cached()
+    result = cached(linux)
     assert result is not None
     result.reused = False
     say(f"image ready: {out} ({result.size_bytes / 1e6:.0f} MB on disk, {result.build_s:.0f} s)")
@@ -200,7 +222,8 @@ def _build_locked(force: bool, say) -> ImageInfo:
 
 def prune(keep_current: bool = True) -> list[Path]:
     """Delete cached images and base trees other than the current recipe's; return them."""
-    keep = {recipe_hash(), f"base-{_hash(base_recipe())}"} if keep_current else set()
+    keep = ({h for s in suites.SUITES for h in (recipe_hash(s), f"base-{_hash(base_recipe(s))}")}
+            if keep_current else set())
     removed = []
     if images_dir().is_dir():
         for d in images_dir().iterdir():
@@ -232,9 +255,21 @@ def _run(argv, say: Progress = None, what: str = "", **kw) -> subprocess.Complet
 
 
 # -- level 1: the base tree -------------------------------------------------------------------
-def build_base(force: bool = False, progress: Progress = None) -> Path:
-    return bootstrap_tree(base_recipe(), images_dir(), force, progress,
-                            f"{len(PACKAGES)} packages")
+def build_base(force: bool = False, progress: Progress = None,
+               linux: str | None = None) -> Path:
+    return bootstrap_tree(base_recipe(linux), images_dir(), force, progress,
+                          f"{len(PACKAGES)} packages"
+                          + (f", Linux from {linux}" if linux else ""))
+
+
+def check_series(release: str, suite: str) -> None:
+    """The built kernel is of the series the label promises (suites.SUITES), else one line
+    naming both."""
+    got = suites.release_series(release)
+    if got != suites.series(suite):
+        raise VirtbenchError(f"the guest image for linux={suite} has Linux {release}, not the "
+                             f"{suites.series(suite)} series virtbench expects of {suite}; "
+                             "update SUITES in virtbench/image/suites.py")
 
 
 def bootstrap_tree(base: dict, where: Path, force: bool = False, progress: Progress = None,
@@ -255,7 +290,7 @@ def bootstrap_tree(base: dict, where: Path, force: bool = False, progress: Progr
             f"into {root} ...")
         _run([tool, f"--variant={base['variant']}",
               "--include=" + ",".join(base["packages"]), base["suite"], str(root),
-              base["mirror"]], what=tool)
+              base["mirror"], *base.get("sources", ())], what=tool)
         for rel in base["trim"]:
             p = root / rel
             if p.is_dir():
@@ -290,6 +325,8 @@ def _build_image(base: Path, out: Path, h: str, say) -> ImageInfo:
     say("copying the base tree ...")
     _run(["cp", "-a", "--reflink=auto", str(base), str(tree)], what="copying the base tree")
     _trim_modules(tree, kver)
+    deb = suites.kernel_deb(_run(["chroot", str(tree), *suites.DPKG_QUERY],
+                                 what="dpkg-query (the kernel's package)").stdout, kver)
     _install_guest_files(tree)
     say("generating SSH keys ...")
     _ssh_keys(tree, out)
@@ -314,7 +351,7 @@ def _build_image(base: Path, out: Path, h: str, say) -> ImageInfo:
     size = raw.stat().st_blocks * 512
     return ImageInfo(path=raw, linux=kernel, initrd=out / "initrd.img",
                      size_bytes=size, recipe_hash=h, build_s=0.0, reused=False,
-                     linux_version=kver, ssh_key=out / "id_ed25519")
+                     linux_version=kver, ssh_key=out / "id_ed25519", linux_deb=deb)
 
 
 def _trim_modules(tree: Path, kver: str) -> None:

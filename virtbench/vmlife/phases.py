@@ -25,6 +25,12 @@ The phases, each measured on one clock:
 
     total      host   VMM process start -> the agent's first answer
 
+    to_kernel  host   VMM process start -> the guest kernel's clock zero (vmm + firmware):
+                      the firmware's share of the boot, whether or not the firmware prints
+                      (Debian's OVMF prints nothing on the debug port, so its boot has no
+                      firmware phase of its own and shows here). Not a phase: it overlaps
+                      vmm and firmware, and is not in the sum.
+
 The guest's phases are on its clock and the host's on the host's, so the phases sum to the
 total only as far as the two clocks agree: the sum differs from the total by the first
 marker's offset minus the last one's (`mismatch_s`), the drift of the guest's clock against
@@ -123,6 +129,7 @@ class Phases:
     phases: dict[str, float]
     total_s: float
     detail: dict
+    spans: dict[str, float] = field(default_factory=dict)   # overlapping spans (to_kernel_s)
 
     @property
     def sum_s(self) -> float:
@@ -133,7 +140,16 @@ class Phases:
         return 100.0 * (self.sum_s - self.total_s) / self.total_s if self.total_s else 0.0
 
     def values(self) -> dict[str, float]:
-        return {**self.phases, "total_s": self.total_s}
+        return {**self.phases, **self.spans, "total_s": self.total_s}
+
+
+_EFI = re.compile(r"^\[\s*\d+\.\d+\]\s?efi: EFI v\d", re.M)
+
+
+def booted_by(kmsg: str) -> str:
+    """What started the guest's kernel, from its log (pure): "uefi" when the kernel found
+    EFI runtime services (`efi: EFI v2.70 by EDK II`), else "bios" (SeaBIOS, qboot)."""
+    return "uefi" if _EFI.search(kmsg) else "bios"
 
 
 def guest_phases(vmm_start: float, ready: float, kmsg: str, stamps: list[tuple[float, str]],
@@ -175,6 +191,7 @@ def guest_phases(vmm_start: float, ready: float, kmsg: str, stamps: list[tuple[f
         "clock": "host CLOCK_MONOTONIC for vmm, firmware, agent; the guest kernel's log "
                  "clock for kernel, initramfs, init",
         "init": log.init,
+        "booted_by": booted_by(kmsg),
         "offsets": {o.marker: {"offset_s": round(o.offset_s, 6), "bound_s": round(o.bound_s, 6)}
                     for o in offsets.values()},
         "edges_host_s": {"vmm_start": 0.0,
@@ -186,7 +203,8 @@ def guest_phases(vmm_start: float, ready: float, kmsg: str, stamps: list[tuple[f
                           **{f"mark_{k}": v[0] for k, v in sorted(log.marks.items())}},
         "mismatch_s": round(first.offset_s - last.offset_s, 6),
     }
-    return Phases(phases, ready - vmm_start, detail)
+    return Phases(phases, ready - vmm_start, detail,
+                  spans={"to_kernel_s": zero_host - vmm_start})
 
 
 def container_phases(start: float, exec_host: float, ready: float,

@@ -86,8 +86,8 @@ def test_image_build_picks_the_variant(monkeypatch, capsys):
     built = []
 
     def fake(name):
-        def build(force=False, progress=None):
-            built.append((name, force))
+        def build(force=False, progress=None, **kw):
+            built.append((name, force, *kw.values()))
             return image.ImageInfo(path=Path(f"/c/{name}/root.raw"), linux=Path("/c/k"),
                                    initrd=Path("/c/i"), size_bytes=2**20, recipe_hash=name,
                                    build_s=1.0, reused=True)
@@ -97,7 +97,7 @@ def test_image_build_picks_the_variant(monkeypatch, capsys):
     monkeypatch.setattr(host_image, "build", fake("host"))
     assert cli.main(["image", "build"]) == 0
     assert cli.main(["image", "build", "--variant", "host", "--force"]) == 0
-    assert built == [("guest", False), ("host", True)]
+    assert built == [("guest", False, None), ("host", True)]
     assert "recipe host" in capsys.readouterr().out
     assert cli.main(["image", "build", "--variant", "nested"]) == 2     # bad input, nothing built
     assert "invalid choice: 'nested'" in capsys.readouterr().err and len(built) == 2

@@ -31,7 +31,12 @@ def load(name: str) -> dict:
 def test_a_real_boot_is_cut_into_phases_that_sum_to_its_total(name, firmware):
     b = load(name)
     phases = guest_phases(b["vmm_start"], b["ready"], b["kmsg"], b["stamps"], b["firmware"])
-    assert phases.values() == pytest.approx(b["phases"])        # as the run computed them
+    values = phases.values()
+    # the firmware's share: VMM start to the kernel's clock zero, vmm (+ firmware where the
+    # firmware prints), outside the phases' sum
+    assert values.pop("to_kernel_s") == pytest.approx(
+        phases.phases["vmm_s"] + phases.phases.get("firmware_s", 0.0))
+    assert values == pytest.approx(b["phases"])                   # as the run computed them
     assert ("firmware_s" in phases.phases) == firmware           # SeaBIOS prints, qboot not
     assert list(phases.phases)[-4:] == ["kernel_s", "initramfs_s", "init_s", "agent_s"]
     assert all(v > 0 for v in phases.phases.values())
@@ -252,3 +257,18 @@ def test_boot_phases_stacked_in_the_html_report():
                                ORDER, "x") is None
     html = reports.render(run, "html")
     assert html.count("boot: phases, stacked") == 1
+
+
+def test_an_ovmf_boot_has_no_firmware_phase_and_its_share_is_to_kernel():
+    """A real UEFI boot (Debian's OVMF under TCG): nothing on the debug port, so vmm_s runs
+    to the kernel's clock zero and to_kernel_s says the firmware's share."""
+    b = load("boot-q35-ovmf.json")
+    assert b["firmware"] == []
+    phases = guest_phases(b["vmm_start"], b["ready"], b["kmsg"], b["stamps"], b["firmware"])
+    assert phases.values() == pytest.approx(b["phases"])
+    assert "firmware_s" not in phases.phases
+    assert phases.values()["to_kernel_s"] == pytest.approx(phases.phases["vmm_s"])
+    assert phases.detail["booted_by"] == "uefi"
+    assert guest_phases(**{k: v for k, v in load("boot-pc.json").items()
+                           if k in ("vmm_start", "ready", "kmsg", "stamps", "firmware")}
+                        ).detail["booted_by"] == "bios"

@@ -26,8 +26,8 @@ URI = Option("", help="libvirt connection URI (qemu:///system, xen:///system, "
 # the qemu kind's options; disk without nvme (libvirt 9 has no NVMe disk bus), machine
 # without microvm (its domain XML is not what virtbench writes); not the knobs only the qemu
 # kind's own command line sets (hugepages, iothread, queues, a network-backed scratch disk,
-# another QEMU: libvirtd runs its own emulator)
-QEMU_ONLY = ("hugepages", "iothread", "queues", "binary", "datadir")
+# another QEMU: libvirtd runs its own emulator; the firmware's flash)
+QEMU_ONLY = ("hugepages", "iothread", "queues", "binary", "datadir", "firmware")
 DEFINED_OPTIONS: dict[str, Option] = {
     "uri": URI, **{k: v for k, v in QEMU_OPTIONS.items() if k not in QEMU_ONLY},
     "disk": replace(QEMU_OPTIONS["disk"], choices=tuple(DISK_BUS),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...core.errors import VirtbenchError
+from .firmware import pflash_args
 
 AGENT_PORT = "org.virtbench.agent"
 PORT_PREFIX = "org.virtbench."     # the name of a port of `ports` in the guest
@@ -91,7 +92,9 @@ def build_argv(cfg: dict) -> list[str]:
     ({name: socket path}: more virtio-serial ports beside the agent's, each
     `org.virtbench.<name>` in the guest, bound to a unix socket QEMU listens on; virtio-serial
     agent transport only), root_format and root_snapshot (raw and True: the cached image
-    never written), data_argv (another QEMU's -L arguments, right after the binary).
+    never written), data_argv (another QEMU's -L arguments, right after the binary),
+    firmware_code and firmware_vars (UEFI's flash: firmware.py; the kernel given as `linux`
+    must then be the bzImage).
     """
     append = kernel_cmdline(cfg)
     machine = cfg["machine"]
@@ -99,7 +102,7 @@ def build_argv(cfg: dict) -> list[str]:
     argv = [cfg["qemu"], *cfg.get("data_argv", ()), "-name", cfg["name"], "-nodefaults", "-no-user-config",
             "-machine", f"{cfg['machine']},accel={cfg['accel']}{machine_mem}", *mem_object,
             "-cpu", cfg["cpu"], "-smp", str(cfg["vcpus"]), "-m", cfg["mem"],
-            "-display", "none", "-no-reboot",
+            "-display", "none", "-no-reboot", *pflash_args(cfg),
             "-kernel", str(cfg["linux"]), "-initrd", str(cfg["initrd"]), "-append", append,
             "-serial", f"file:{cfg['console_log']}",
             "-pidfile", str(cfg["pidfile"]),

@@ -5,7 +5,8 @@ with the host's CLOCK_MONOTONIC as it arrives.
     port 0xe9   the guest's phase markers (guest/files/phase-mark, `vb.bt=233` on the
                 kernel command line): one byte per marker
     port 0x402  the firmware's debug output (SeaBIOS prints there on pc and q35): its first
-                byte is the firmware running
+                byte is the firmware running (Debian's OVMF, a release build, prints
+                nothing there: its share shows in to_kernel_s, firmware.py)
 
 `measure_boot(env)` boots a twin of a qemu environment with the timer attached and cuts its
 boot into phases (vmlife/phases.py); the twin, the sockets and their directory are gone
@@ -136,6 +137,7 @@ def measure_boot(env, make_twin) -> Phases:
                                  " (an image built before the markers? virtbench image "
                                  "build --force)") from None
         phases.detail["machine"] = twin.machine
+        phases.detail["firmware"] = twin.values.get("firmware", "seabios")
         phases.detail["lifecycle"] = dict(twin.step_s)
         return phases
     finally:

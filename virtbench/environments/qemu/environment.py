@@ -21,11 +21,11 @@ from pathlib import Path
 from ...host import netns
 from ...core.capabilities import Capabilities, can
 from ...core.errors import VirtbenchError
-from ...image import guest as guest_image
+from ...image import guest as guest_image, suites
 from ...host.watch import WorkDir
 from ...host.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
-from . import hugepages, knobs, kvm_probe, microvm, netdisk, version
+from . import firmware, hugepages, knobs, kvm_probe, microvm, netdisk, version
 from .binary import QemuBinary
 from .argv import build_argv, net_queues
 from .boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
@@ -60,6 +60,7 @@ class Qemu(Environment):
         self.machine = resolve_machine(self.values["disk"], self.values["machine"])
         check_combination(self.values["cache"], self.values["aio"])
         check_machine(self.values)
+        firmware.check_firmware({**self.values, "machine": self.machine})
         check_tunings(self.values, self.kind)
         check_knobs(self.values)
         self.cpu = self.values["cpu"]
@@ -94,12 +95,17 @@ class Qemu(Environment):
     @property
     def kind_label(self) -> str:
         """<kind>-<accel>/<disk>/<nic> (qemu-tcg/ide/e1000), then every other option that
-        differs from its default."""
+        differs from its default; linux=SUITE as the Linux series it brings (linux-6.12)."""
         accel = self.accel or self.values["accel"]
         parts = [f"{self.qemu.label_kind(self.kind)}-{accel}", self.values["disk"],
                  self.values["nic"]]
         for name, opt in self.options.items():
             if name in ("accel", "disk", "nic") or not opt.in_label:
+                continue
+            if name == "linux":
+                part = suites.label_part(self.values.get("linux"))
+                if part:
+                    parts.append(part)
                 continue
             value = self.values[name]
             if value == opt.default:
@@ -167,7 +173,7 @@ class Qemu(Environment):
         if self.image_variant == "host":
             from ...image import host as host_image
             return host_image.build(progress=progress)
-        return guest_image.build(progress=progress)
+        return guest_image.build(progress=progress, linux=self.values.get("linux"))
 
     def _remove_work(self) -> None:
         work, self.work = self.work, None
@@ -182,13 +188,16 @@ class Qemu(Environment):
         served = self._serve_scratch(scratch)     # in the namespace (nfs), before QEMU
         self.vmm = QemuProcess(self.label, self.work.path)
         self.resources.add("QEMU", self.vmm.end)
+        fw = self.values.get("firmware", firmware.DEFAULT)
+        flash = firmware.firmware_files(fw, self.work.path)
         cfg = {
             "qemu": self.qemu.path, "data_argv": self.qemu.data_argv(),
             "qemu_env": self.qemu.env(), "accel": self.accel, "machine": self.machine,
             "cpu": self.cpu, "vcpus": self.values["vcpus"], "mem": self.values["mem"],
-            "linux": self.image.linux, "initrd": self.image.initrd,
+            "linux": firmware.boot_kernel(self.image, fw),
+            "initrd": self.image.initrd,
             "root_image": self.image.path, "root_label": self.image.root_label,
-            "scratch": scratch, "scratch_format": scratch_format,
+            "scratch": scratch, "scratch_format": scratch_format, **flash,
             "cache": self.values["cache"], "aio": self.values["aio"],
             "disk": self.values["disk"], "nic": self.values["nic"], "vhost": self.vhost,
             "mac": self.mac, "guest_addr": self.ns.guest_addr, "tap": self.ns.tap,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from . import hugepages, version
+from ...image import suites
+from . import firmware, hugepages, version
 from .guest import guest_kernel_release
 
 
@@ -30,6 +31,9 @@ def qemu_metadata(env) -> dict:
         "boot_s": env.boot_s, "guest_uptime_at_ready_s": env.guest_uptime_at_ready,
         "image_recipe": image.recipe_hash if image else None,
         "guest_kernel_package": image.linux_version if image else None,
+        "guest_kernel_deb": (image.linux_deb or None) if image else None,
+        "guest_linux_suite": values.get("linux") or suites.DEFAULT_SUITE,
+        "firmware": values.get("firmware") or firmware.DEFAULT,
         "kernels_staged": list(guest.kernels_staged) if guest else [],
         "kernels_stage_s": guest.stage_s if guest else None,
         "qemu_argv": list(env.vmm.argv) if env.vmm is not None else [],

@@ -4,7 +4,9 @@ from __future__ import annotations
 import re
 
 from ...core.errors import VirtbenchError
+from ...image.suites import DEFAULT_SUITE, SUITES
 from ..base import Option
+from .firmware import DEFAULT as DEFAULT_FIRMWARE, FIRMWARES
 from .tunings import TUNINGS
 
 DISKS = ("virtio-blk", "virtio-scsi", "ahci", "ide", "nvme")
@@ -141,6 +143,14 @@ OPTIONS = {
     "datadir": Option("", in_label=False,
                       help="another QEMU's data and firmware directory (QEMU's -L) when it "
                            "is not under the binary's prefix; needs binary="),
+    "linux": Option(DEFAULT_SUITE, choices=tuple(SUITES),
+                    help="the Debian suite the guest's kernel comes from (the rest of the image "
+                         "stays bookworm's): bookworm-backports = Linux 6.12; its image is "
+                         "built once and cached (virtbench image build --linux SUITE)"),
+    "firmware": Option(DEFAULT_FIRMWARE, choices=FIRMWARES,
+                       help="the guest's firmware: seabios (BIOS, the kernel booted through "
+                            "PVH) or ovmf (UEFI from Debian's ovmf package, the kernel's EFI "
+                            "stub)"),
     **TUNINGS,    # guest tunings (tunings.py): applied at boot or before the first trial
 }
 
