@@ -7,20 +7,10 @@ import zlib
 
 from .. import stats
 from ..core.errors import VirtbenchError
-from ..model import CompareRow, Comparison, MetadataDifference, Result, RunReport
+from ..model import (CompareRow, Comparison, MetadataDifference, PairDifferences, Result,
+                     RunReport)
+from .differences import host_facts, pair
 from .references import label_named
-
-# (key shown, where to read it in an environment's metadata (first present wins))
-METADATA_KEYS = (
-    ("accelerator", ("accel",)),
-    ("cpu model", ("cpu_model",)),
-    ("host_kernel", ("host_kernel",)),
-    ("guest_kernel", ("guest_kernel", "guest_kernel_package")),
-    ("kernel", ("kernel",)),
-    ("qemu version", ("qemu_version",)),
-    ("hostname", ("hostname",)),
-)
-
 
 def _seed(*parts: str) -> int:
     return zlib.crc32("\x1f".join(parts).encode())
@@ -93,17 +83,28 @@ def resolve_pairs(items: list[str], withs: list[str] | None, labels_a, labels_b
     return out
 
 
-def _md_value(md: dict, names) -> object:
-    for n in names:
-        if md.get(n) not in (None, ""):
-            return md[n]
-    return None
+def fact_differences(a, b, mapping: dict[str, str]) -> list[PairDifferences]:
+    """Per paired environment, the facts of its fingerprint that differ from run A to run B
+    (analysis/differences.py: one environment in two runs, every fact counts)."""
+    a, b = RunReport.of(a), RunReport.of(b)
+    envs_a = {e.label: e for e in a.environments}
+    envs_b = {e.label: e for e in b.environments}
+    host_a = host_facts(a.run, list(a.environments))
+    host_b = host_facts(b.run, list(b.environments))
+    out = []
+    for la, lb in mapping.items():
+        if la in envs_a and lb in envs_b:
+            where = la if la == lb else f"{la} → {lb}"
+            out.append(pair(where, la, envs_a[la], envs_b[lb], host_a, host_b,
+                            head=f"{where}, run A → run B"))
+    return out
 
 
-def metadata_differences(a, b, mapping: dict[str, str]) -> list[MetadataDifference]:
+def metadata_differences(a, b, mapping: dict[str, str],
+                         facts: list[PairDifferences] | None = None) -> list[MetadataDifference]:
     """The run-level quick flag and host name, each benchmark's parameters, and per paired
-    environment its accelerator, CPU model, kernels, QEMU version and host name, wherever A
-    and B differ."""
+    environment each fact that differs (`facts`, or fact_differences; the host name once,
+    as the runs'), wherever A and B differ."""
     a, b = RunReport.of(a), RunReport.of(b)
     out = []
     for key, name in (("quick", "quick"), ("hostname", "host")):
@@ -116,14 +117,9 @@ def metadata_differences(a, b, mapping: dict[str, str]) -> list[MetadataDifferen
         if label in params_b and params_a[label] != params_b[label]:
             out.append(MetadataDifference(key=f"params of {label}", a=params_a[label],
                                           b=params_b[label]))
-    envs_a = {e.label: e.metadata for e in a.environments}
-    envs_b = {e.label: e.metadata for e in b.environments}
-    for la, lb in mapping.items():
-        where = la if la == lb else f"{la} → {lb}"
-        for key, names in METADATA_KEYS:
-            va, vb = _md_value(envs_a.get(la, {}), names), _md_value(envs_b.get(lb, {}), names)
-            if va != vb:
-                out.append(MetadataDifference(environment=where, key=key, a=va, b=vb))
+    for p in facts if facts is not None else fact_differences(a, b, mapping):
+        out += [MetadataDifference(environment=p.environment, key=f.name, a=f.a, b=f.b)
+                for f in p.facts if f.key != "host"]
     return out
 
 
@@ -179,12 +175,13 @@ def compare_runs(a, b, alpha: float = 0.01, min_change_pct: float = 5.0,
             n_a=ra.n, n_b=rb.n,
             **_change(ra, rb, alpha, min_change_pct, _seed(a.run.id, b.run.id, *key_b))))
     only_b = sorted({(r.environment, r.benchmark, r.metric) for r in b.results} - used_b)
-    diffs = metadata_differences(a, b, mapping)
+    facts = fact_differences(a, b, mapping)
+    diffs = metadata_differences(a, b, mapping, facts)
     warnings = [w for w in (difference_warning(diffs), same_run_warning(a, b)) if w]
     return Comparison(a=a.run, b=b.run, alpha=alpha, min_change_pct=min_change_pct,
                       pairs=mapping, rows=rows, only_in_a=only_a,
                       only_in_b=[list(k) for k in only_b], metadata_differences=diffs,
-                      warnings=warnings)
+                      differences=facts, warnings=warnings)
 
 
 def same_run_warning(a: RunReport, b: RunReport) -> str | None:

@@ -32,6 +32,7 @@ from . import decide
 from .claims import check_claims, labels_by_spec
 from .headline import headlines
 from .pricelist import price_lists
+from .pair_facts import attach as attach_differences
 from .profiles import profile_entries
 from .published import attach_published
 from .adaptive_record import reconcile
@@ -468,7 +469,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
              for b in s.study["benchmarks"]]
     info = _run_info(run, s, m)
     adaptive_record, warnings = reconcile(info.adaptive, results, warnings)
-    return attach_groups(RunReport(
+    return attach_groups(attach_differences(RunReport(
         run=info.model_copy(update={"adaptive": adaptive_record}),
         headline=headlines(results, s.labels),
         benchmarks=cases,
@@ -486,7 +487,7 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
         profiles=profiles,
         claims=claims,
         price_lists=price_lists(cases, s.labels, s.baseline, results, profiles, warnings),
-        migrations=migration_timelines(m.trials, m.samples)))
+        migrations=migration_timelines(m.trials, m.samples))))
 
 
 def _run_info(run: dict, s: _Settings, m: _Measured) -> RunInfo:
@@ -502,6 +503,7 @@ def _run_info(run: dict, s: _Settings, m: _Measured) -> RunInfo:
                    adaptive=adaptive_summary(run.get("detail") or {}),
                    sections=sections_of(run.get("detail") or {}),
                    virtbench_version=run["virtbench_version"], host=run["host"],
+                   kernels_build=(run.get("detail") or {}).get("kernels_build"),
                    fleet=run.get("fleet"))
 
 

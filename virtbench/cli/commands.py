@@ -224,6 +224,10 @@ def cmd_report(args, out: Console) -> int:
     if args.profile:
         _emit(report.render_profiles(result, args.format), args.output, out)
         return EXIT_OK
+    if getattr(args, "separate", False):
+        from ..analysis.separate import separating_study
+        _emit(separating_study(result), args.output, out)
+        return EXIT_OK
     if args.format == "table" and not args.output:
         from ..report.formats.table import print_report
         print_report(result, out, _view(args))

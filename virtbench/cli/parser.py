@@ -220,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="every column: the per-benchmark tables with trimmed mean, median, "
                           "CV, intervals, p, MDC and the published rule (the terminal report "
                           "is compact by default: headline, verdicts with values)")
+    rep.add_argument("--separate", action="store_true",
+                     help="print the study (TOML) that separates the changes an environment "
+                          "makes at once against its reference: one environment per option "
+                          "that differs (`virtbench report RUN --separate > separate.toml`, "
+                          "then `virtbench run separate.toml`)")
     rep.add_argument("--fleet", metavar="FLEET_ID",
                      help="a fleet run: its hosts side by side (labels HOST:LABEL; each host "
                           "against the first host's same environment)")

@@ -62,6 +62,20 @@ def sources_hash(src: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def identity(src: Path | None = None) -> str:
+    """What a build of the kernels is: their sources' hash (the cache's directory name) and
+    the compiler that builds them, "sources 1a2b3c4d5e6f7a8b, cc (Debian 12.2.0-14) 12.2.0"
+    (no compiler here: the sources alone). Runs are told apart by it (the report's
+    `run.kernels_build`)."""
+    out = f"sources {sources_hash(src or source_dir())}"
+    if shutil.which("cc"):
+        proc = subprocess.run(["cc", "--version"], capture_output=True, text=True)
+        line = (proc.stdout.strip().splitlines() or [""])[0]
+        if proc.returncode == 0 and line:
+            out += f", {line}"
+    return out
+
+
 def check_build_tools() -> None:
     """One line naming what is missing and how to get it."""
     if not shutil.which("make") or not shutil.which("cc"):

@@ -71,6 +71,8 @@ def parse_cpuinfo(text: str) -> dict:
         "cpu_mhz": float(fields["cpu MHz"]) if "cpu MHz" in fields else None,
         "logical_cpus": processors or None,
         "cpu_flags": flags,
+        # the CPU's microcode revision (absent in many guests): a host fact, like its kernel
+        "microcode": fields.get("microcode"),
         # the CPUID hypervisor bit: set in every guest, whatever the hypervisor says of itself
         "hypervisor_flag": "hypervisor" in flags,
         "vmx_or_svm": "vmx" in flags or "svm" in flags,

@@ -7,6 +7,7 @@ claims.py    the study's claims, checked
 profile.py   exit profiles
 pricelist.py the primitives' price list
 compare.py   two runs side by side
+differences.py what differs between two environments: facts with both values
 density.py   a density sweep: curves, knees, stop reasons
 base.py      the base record (reads as a mapping too)
 
@@ -18,6 +19,7 @@ from .base import Number, Record
 from .claims import ClaimLink, ClaimResult
 from .decision import VERDICTS, DisturbedTrial, OrderEffect, PublishedRule
 from .compare import CompareRow, Comparison, MetadataDifference
+from .differences import Fact, PairDifferences
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
 from .run import (
@@ -47,7 +49,7 @@ from .run import (
 )
 
 __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "DisturbedTrial",
-           "OrderEffect", "PublishedRule", "CompareRow", "Comparison", "MetadataDifference", "Explained",
+           "OrderEffect", "PublishedRule", "CompareRow", "Comparison", "MetadataDifference", "Fact", "PairDifferences", "Explained",
            "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
            "FailedTrial", "Headline", "HeadlineItem", "HeadlineSummary", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",

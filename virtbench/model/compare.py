@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .base import Record
+from .differences import PairDifferences
 from .run import RunInfo
 
 
@@ -41,7 +42,7 @@ class MetadataDifference(Record):
 
     environment: str | None = Field(None, description="null: the runs themselves")
     key: str = Field("", description="what differs: quick, hostname, params of a benchmark, "
-                                     "accelerator, cpu model, kernels, qemu version")
+                                     "or a fact's plain name (`differences` has it whole)")
     a: Any = Field(None, description="its value in A")
     b: Any = Field(None, description="its value in B")
 
@@ -63,5 +64,8 @@ class Comparison(Record):
     metadata_differences: list[MetadataDifference] = Field(
         default_factory=list, description="what differs between the runs and paired "
         "environments (a change may come from these)")
+    differences: list[PairDifferences] = Field(
+        default_factory=list, description="per paired environment, the facts of its "
+        "fingerprint that differ from run A to run B (A's value first)")
     warnings: list[str] = Field(default_factory=list, description="what to check before "
                                 "reading a change")

@@ -141,3 +141,7 @@ class VsReference(Record):
                                        "means, for its own column")
     order: OrderEffect | None = Field(None, description="first vs later in a block (paired "
                                       "rows)")
+    differs_in: list[str] = Field(default_factory=list, description="the facts of the "
+                                  "environment's and the reference's fingerprints that differ, "
+                                  "by plain name (the report's `differences` has both values; "
+                                  "empty: none differs, or the kinds differ: see there)")

@@ -12,6 +12,7 @@ from ..core import warning_kinds
 from .base import Number, Record
 from .claims import ClaimResult
 from .decision import DisturbedTrial, VsReference
+from .differences import PairDifferences
 from .headline import Headline, HeadlineItem, HeadlineSummary  # noqa: F401  (re-exported)
 from .pricelist import PriceList
 from .profile import Profile
@@ -32,8 +33,9 @@ class HostRun(Record):
 # decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
 # price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`; 3.1:
 # headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved;
-# warning_groups, warnings[].detail)
-SCHEMA_VERSION = "3.1"
+# warning_groups, warnings[].detail; 3.2: differences, vs_baseline.differs_in,
+# run.kernels_build, compare's differences)
+SCHEMA_VERSION = "3.2"
 
 
 def read_schema_version(value):
@@ -128,6 +130,9 @@ class RunInfo(Record):
                                     "measured section was calibrated, with their repetitions "
                                     "per trial")
     virtbench_version: str | None = Field(None, description="the virtbench that ran it")
+    kernels_build: str | None = Field(None, description="virtbench's C kernels as the run "
+                                      "built them: their sources' hash and the compiler "
+                                      "(null: a run stored before it was recorded)")
     host: str | None = Field(None, description="the host it ran on (a fleet: its hosts)")
     fleet: str | None = Field(None, description="the fleet run it belongs to, if any")
     hosts: list[str] | None = Field(None, description="a fleet's report: its hosts with a "
@@ -369,6 +374,10 @@ class RunReport(Record):
     headline: list[Headline] = Field(default_factory=list, description="each environment "
                                      "against its reference in words, with a summary over "
                                      "its benchmarks: what the report says first")
+    differences: list[PairDifferences] = Field(default_factory=list, description="each "
+                                               "environment against its reference: the "
+                                               "facts of their fingerprints that differ "
+                                               "(virtbench/analysis/differences.py)")
     benchmarks: list[Case] = Field(default_factory=list, description="its benchmark cases, "
                                    "in the study's order")
     environments: list[Environment] = Field(default_factory=list,

@@ -227,6 +227,7 @@ class Runner:
             study.seed = random.SystemRandom().randrange(2**31)
         run_id = self.store.create_run(study.to_dict(), seed=study.seed, quick=study.quick,
                                        version=__version__, host=self.host, fleet=self.fleet)
+        self.store.update_run_detail(run_id, kernels_build=kernels.identity())
         for label, env in prepared.envs.items():
             options = {**env.values, **({"name": env.name} if env.name else {})}
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),

@@ -26,7 +26,7 @@ def test_three_trial_runs_are_inconclusive_with_trials_needed(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "inconclusive (≥ 6 trials)" in out and "6 trials per side" in out
     assert "only in A" in out and "qemu · stream · t" in out
-    assert "host_kernel: '6.1' → '6.12'" in out
+    assert "native, run A → run B: host kernel 6.1 → 6.12; everything else equal" in out
 
 
 def test_twelve_trial_runs_twice_apart_are_worse_then_better(tmp_path, capsys):

@@ -44,3 +44,13 @@ def test_a_cache_in_a_parent_others_can_rename_in_is_refused_before_it_is_made(c
         assert not cache.exists()
     finally:
         os.chmod(tmp_path, 0o700)
+
+
+def test_the_build_identity_is_the_sources_hash_and_the_compiler(tmp_path):
+    """Two source trees that differ in one byte are two builds (issue 31: runs told apart)."""
+    from virtbench.kernels import build
+    (tmp_path / "pi.c").write_text("int main(void) { return 0; }\n")
+    first = build.identity(tmp_path)
+    assert first.startswith(f"sources {build.sources_hash(tmp_path)}")
+    (tmp_path / "pi.c").write_text("int main(void) { return 1; }\n")
+    assert build.identity(tmp_path).split(",")[0] != first.split(",")[0]

@@ -31,3 +31,10 @@ def test_cpufreq_present_with_its_governor_and_unknown_in_an_older_fingerprint(f
     assert with_driver["cpufreq"] is True and with_driver["governor"] == "schedutil"
     older = fingerprint.parse(fixture_text("fingerprint", "native-debian12.txt"))
     assert older["cpufreq"] is None             # the section did not exist yet
+
+
+def test_the_microcode_revision_is_a_fact_of_the_host(fixture_text):
+    """Captured on the development machine: its cpuinfo's microcode line (issue 31)."""
+    facts = fingerprint.parse(fixture_text("fingerprint", "native-firecracker-2026-11-28.txt"))
+    assert facts["microcode"] == "0x1000065"
+    assert fingerprint.parse("==cpuinfo\nmodel name : X\n==end\n")["microcode"] is None

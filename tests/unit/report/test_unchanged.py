@@ -11,7 +11,10 @@ the decisions of docs/decisions.md from the paired analysis of the blocks, with 
 rule, raw and Holm-adjusted p and the minimal detectable change beside them. The stores are
 the same ones. Issue 30 rendered the table and Markdown goldens again, on purpose: their
 warnings are grouped, one line per kind (docs/warnings.md, "The grouped view"); the JSON
-goldens changed only their schema version (3.1: fields added)."""
+goldens changed only their schema version (3.1: fields added). Issue 31 rendered the real
+run's table, Markdown and CSV goldens again, on purpose: what differs between each
+environment and its reference (one line per pair; CSV `difference` rows); the JSON goldens
+changed only their schema version (3.2: fields added)."""
 from __future__ import annotations
 
 import json

@@ -20,10 +20,14 @@ def only_in(comparison: Comparison) -> list[tuple[str, list[list[str]]]]:
 
 
 def difference_lines(comparison: Comparison) -> list[str]:
-    """One line per metadata key that differs between the runs or paired environments."""
-    out = []
-    for d in comparison.metadata_differences:
-        where = f"{d.environment}: " if d.environment else ""
-        out.append(f"{where}{d.key}: {d.a!r} → {d.b!r}")
-    return out
+    """One line per run-level key that differs (quick, host name, a benchmark's parameters),
+    then one per paired environment whose facts differ (its PairDifferences line; a
+    comparison made before those were kept: one per fact)."""
+    out = [f"{d.key}: {d.a!r} → {d.b!r}" for d in comparison.metadata_differences
+           if not d.environment]
+    if comparison.differences:
+        return out + [p.line for p in comparison.differences
+                      if p.facts or p.unrecorded or p.kinds]
+    return out + [f"{d.environment}: {d.key}: {d.a!r} → {d.b!r}"
+                  for d in comparison.metadata_differences if d.environment]
 

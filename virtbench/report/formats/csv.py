@@ -45,7 +45,9 @@ def to_csv(analysis: RunReport) -> str:
     primitives run: one row per primitive x environment (`record` price: trimmed_mean its
     figure, ratio its ratio to the baseline, `claim` the exits linked in its profile or why
     it has no figure, `holds_if` its family) and one per family (`record` price_family:
-    `claim` the family's sentence)."""
+    `claim` the family's sentence); last, what differs between each environment and its
+    reference (`record` difference: `metric` the fact's name, `claim` the fact in words,
+    `reference` the reference; a pair of different kinds: `metric` kind, `claim` the kinds)."""
     buf = io.StringIO()
     w = _writer(buf)
     w.writerow(["run", "environment", "benchmark", "metric", "unit", "higher_is_better",
@@ -98,6 +100,12 @@ def to_csv(analysis: RunReport) -> str:
         for sentence in pl.sentences:
             w.writerow([run, None, pl.benchmark, sentence.family] + [None] * 17
                        + ["price_family"] + [None] * 12 + [sentence.sentence, sentence.family]
+                       + NO_VERDICT_P)
+    for p in analysis.differences:
+        said = ([("kind", p.kinds)] if p.kinds else []) + [(f.name, f.words) for f in p.facts]
+        for name, words in said:
+            w.writerow([run, p.environment, None, name] + [None] * 12 + [p.reference]
+                       + [None] * 4 + ["difference"] + [None] * 12 + [words, None]
                        + NO_VERDICT_P)
     return buf.getvalue()
 

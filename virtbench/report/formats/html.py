@@ -23,7 +23,7 @@ from ...model import Comparison, Result, RunReport
 from ...model.density import DensityReport
 from ...vmlife.phases import ORDER as PHASE_ORDER
 from .. import aggregates, charts, density, failures, matrix, pricelist, profiles, ratios
-from ..fmt import compare, header, lists, numbers, published, tables, verdicts
+from ..fmt import compare, differences, header, lists, numbers, published, tables, verdicts
 from ..exporter import Exporter
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -280,6 +280,9 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
     return _page(
         "run.html.j2", f"virtbench {run.id}", chart_specs if verbosity != "quiet" else [],
         run=run, headline=headline_view(analysis),
+        differences=[{"line": p.line, "facts": differences.detail(p)
+                      if len(p.facts) > 1 or p.unrecorded else []}
+                     for p in analysis.differences],
         matrix={"columns": m.columns,
                 "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
                                    for c in cells)] for name, cells in m.rows]},

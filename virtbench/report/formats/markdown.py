@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ...model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
-from ..fmt import compare, header, headline, lists, numbers, published, tables, verdicts
+from ..fmt import (compare, differences, header, headline, lists, numbers, published, tables,
+                   verdicts)
 from ..exporter import Exporter
 
 
@@ -26,6 +27,18 @@ def headline_lines(analysis: RunReport) -> list[str]:
     for line in lines:
         out.append(f"  - {_esc(line.strip())}" if line.startswith("  ")
                    else f"- **{_esc(line)}**")
+    return out + [""]
+
+
+def difference_lines(analysis: RunReport) -> list[str]:
+    """## What differs from the reference: one item per pair, its facts below it."""
+    if not analysis.differences:
+        return []
+    out = ["## What differs from the reference", ""]
+    for p in analysis.differences:
+        out.append(f"- {_esc(p.line)}")
+        if len(p.facts) > 1 or p.unrecorded:
+            out += [f"  - {_esc(line)}" for line in differences.detail(p)]
     return out + [""]
 
 
@@ -111,6 +124,7 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
     out += [f"- {_esc(line.strip())}" for line in header.header_lines(analysis)]
     out.append("")
     out += headline_lines(analysis)
+    out += difference_lines(analysis)
     out += matrix_lines(analysis)
     if verbosity == "quiet":
         return "\n".join(out + warning_lines(analysis, verbosity)) + "\n"

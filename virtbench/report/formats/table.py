@@ -11,7 +11,8 @@ from rich.table import Table
 
 from ...model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
-from ..fmt import compare, header, headline, lists, numbers, published, tables, verdicts
+from ..fmt import (compare, differences, header, headline, lists, numbers, published, tables,
+                   verdicts)
 from ..exporter import Exporter
 from ..view import View
 
@@ -148,6 +149,7 @@ def print_report(analysis, console: Console, view: View = View()) -> None:
     for line in header.header_lines(analysis):
         console.print(line, highlight=False, markup=False)
     _print_lines(console, headline.TITLE, headline.lines(analysis))
+    _print_lines(console, differences.TITLE, differences.lines(analysis, view.wide))
     if analysis.results:
         console.print(fit(matrix_table(analysis, values=not view.wide)))
         console.print(matrix.LEGEND, style="dim", markup=False)
