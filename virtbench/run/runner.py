@@ -36,7 +36,7 @@ from ..store import Store, StoreUnavailable, jsonable
 from ..study.design import (
     PlannedTrial,
     Study,
-    default_baseline,
+    planned_baseline,
     plan,
     skipped_environments,
     validate,
@@ -125,10 +125,11 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     for case in study.benchmarks:
         bench = benchmarks.get(case.name)
         cases[case.label] = (bench, bench.params(case.params, quick=study.quick))
-    baseline = default_baseline(study.baseline, envs)
+    baseline = planned_baseline(study.baseline, envs)
     if baseline is not None and baseline not in envs:
         raise VirtbenchError(f"baseline {baseline!r} is not an environment of this study; "
                              f"use one of its labels ({', '.join(envs)}) or specs")
+    study.baseline = baseline          # stored with the run: its reports read it
     check_modes(study, envs, baseline)
     if not dry_run:
         check_tools(envs, cases)

@@ -143,10 +143,23 @@ def _fail(path, what: str) -> VirtbenchError:
 
 
 def default_baseline(baseline: str | None, labels) -> str | None:
-    """The study's baseline, or `native` when the study has it and names none."""
+    """A stored run's baseline: the one it stored, or `native` when it has it and stored
+    none (runs stored before the planned baseline below was stored with them)."""
     if baseline is None and "native" in labels:
         return "native"
     return baseline
+
+
+def planned_baseline(baseline: str | None, labels) -> str | None:
+    """The baseline a new run is planned (and stored) with: the study's; when it names none,
+    `native` if the study has it, else the first of two or more environments (as hyperfine
+    compares with its first command: `--env qemu --env qemu:binary=...,name=q10` asks what
+    q10 costs against qemu)."""
+    labels = list(labels)
+    chosen = default_baseline(baseline, labels)
+    if chosen is None and len(labels) > 1:
+        return labels[0]
+    return chosen
 
 
 def load(path: str | Path) -> Study:

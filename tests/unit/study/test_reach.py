@@ -50,3 +50,13 @@ def test_no_note_where_the_test_is_another_or_blocks_are_added_until_decided():
 def test_a_family_too_large_for_any_number_of_blocks():
     note = reach_note(prepared(study(trials=12, alpha=0.0001)))
     assert "cannot survive Holm at alpha 0.0001 with any number of blocks" in note
+
+
+def test_a_new_run_without_native_is_compared_with_its_first_environment():
+    from virtbench.study.design import default_baseline, planned_baseline
+    assert planned_baseline(None, ["qemu", "q10"]) == "qemu"
+    assert planned_baseline(None, ["qemu", "native"]) == "native"
+    assert planned_baseline("q10", ["qemu", "q10"]) == "q10"
+    assert planned_baseline(None, ["qemu"]) is None
+    # a stored run that stored no baseline reads as it always did
+    assert default_baseline(None, ["qemu", "q10"]) is None
