@@ -9,10 +9,14 @@ leaves the series without detection (`NoLog`).
 
 Specification.
 
-Noise model. sigma, the series' own run-to-run noise on the log scale, is a robust scale of
-successive differences: sigma = 1.4826 * MAD(d) / sqrt(2), d_i = y_i - y_(i-1) (MAD about the
-median of d). A step moves one difference only and a slow drift moves their median only, so
-neither inflates sigma. Fewer than 3 runs: no sigma, no search. sigma is floored at
+Noise model. sigma, the series' own run-to-run noise on the log scale, is a trimmed scale of
+successive differences d_i = y_i - y_(i-1): the largest TRIM share of |d| (at least one) left
+out, sigma = sqrt(mean(kept d^2) / (2 E)), E = E[Z^2 | |Z| < c] for a standard normal Z and
+c its quantile that leaves out that share (so that sigma is the noise's standard deviation
+when the noise is normal). A step moves one difference and a spike two, which are the ones
+left out, so neither inflates sigma; a slow drift adds a little to every difference. (The
+MAD of the differences, tried first, is too erratic in a short series: with 7 runs it
+often came out at half the noise, and the search then cried wolf.) Fewer than 3 runs: no sigma, no search. sigma is floored at
 SIGMA_FLOOR (identical values would make any wobble infinitely significant). The series'
 noise floor is exp(sigma) - 1, in %.
 
@@ -27,9 +31,10 @@ p (of "no change") and p_band (stats.band) go to the family's correction
 (stats.multiplicity, over every fact point of every series tested together). The point's
 status:
 - "confirmed": the difference claim survives the correction (adjusted p < alpha), at least
-  MIN_RUNS_AFTER runs follow it, and each of its first MIN_RUNS_AFTER runs lies past the
-  midpoint between the medians of the runs before and after (one run that moved and one
-  that did not is a spike, never a change);
+  MIN_RUNS_AFTER runs follow it, and the two-runs rule holds: each of its first
+  MIN_RUNS_AFTER runs lies past the midpoint between the medians of the runs before and
+  after, and each of the last MIN_RUNS_AFTER runs before it on the other side (one run that
+  moved and one that did not is a spike, never a change, nor is the return from one);
 - "suspected": the difference survives but only one run follows: needs one more run;
 - "no change": the band claim "inside +-threshold" survives (stats.decision's pass) and no
   difference does;
@@ -40,9 +45,10 @@ against the threshold undecided) says how large a confirmed change is.
 (b) Where no fact changed (drift): within each stretch between fact points, PELT
 (ruptures, l2 cost: a change of mean, min_size MIN_RUNS_AFTER, every index a candidate) on
 y with the penalty PENALTY_C * log(n) * sigma^2 per change (n: the series' runs). PENALTY_C
-was calibrated on simulated A/A series with this host's noise (bench/history_sim.py) so that
+was calibrated on simulated A/A series (bench/history_sim.py --calibrate; the rate does not
+depend on the noise's size, the search working in units of the series' own sigma) so that
 a 20-run series without any change shows a false confirmed change at most 5 % of the time
-(measured: docs/history.md). A point the search finds is "confirmed" by the same midpoint
+(measured: docs/history.md). A point the search finds is "confirmed" by the same two-runs
 rule as (a); else it is dropped. A search cannot place a change before the last run
 (min_size): the last run alone is "suspected" when it lies further from the median of its
 segment than a one-run segment would need to pay the penalty,
@@ -59,7 +65,7 @@ that pays the penalty), both before the family's correction.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from math import exp, log, sqrt
+from math import ceil, exp, log, sqrt
 from typing import Sequence
 
 import numpy as np
@@ -74,6 +80,7 @@ from .multiplicity import METHODS, adjust_family
 SIGMA_FLOOR = 1e-4          # 0.01 %: below it, identical values
 MIN_RUNS = 3                # runs a series needs for a noise estimate and a search
 MIN_RUNS_AFTER = 2          # runs after a point that confirm it
+TRIM = 0.2                  # the share of the largest successive differences the noise leaves out
 # the drift search's penalty per change, in units of sigma^2 * log(n); calibrated by
 # bench/history_sim.py (--calibrate) on A/A series of 20 runs: false confirmed changes <= 5 %
 PENALTY_C = 6.0
@@ -127,13 +134,19 @@ class SeriesChanges:
 
 
 def noise_sigma(y: Sequence[float]) -> float | None:
-    """sigma of the module docstring: 1.4826 MAD(successive differences) / sqrt(2)."""
+    """sigma of the module docstring: the trimmed root mean square of successive
+    differences, made consistent for normal noise."""
     y = np.asarray(y, dtype=float)
     if y.size < MIN_RUNS:
         return None
-    d = np.diff(y)
-    mad = float(np.median(np.abs(d - np.median(d))))
-    return max(1.4826 * mad / sqrt(2), SIGMA_FLOOR)
+    d = np.sort(np.abs(np.diff(y)))
+    m = d.size
+    drop = max(1, ceil(TRIM * m))
+    kept = d[:m - drop]
+    f = drop / m                                   # the share of |d| left out
+    c = sps.norm.ppf(1 - f / 2)
+    e = 1 - 2 * c * sps.norm.pdf(c) / (2 * sps.norm.cdf(c) - 1)   # E[Z^2 | |Z| < c]
+    return max(sqrt(float(np.mean(kept ** 2)) / (2 * e)), SIGMA_FLOOR)
 
 
 def penalty(n: int, sigma: float) -> float:
@@ -204,14 +217,19 @@ def before_after(y: Sequence[float], start: int, point: int, stop: int, higher_i
 
 
 def _moved(y: np.ndarray, start: int, point: int, stop: int) -> bool:
-    """The midpoint rule: each of the first MIN_RUNS_AFTER runs after `point` lies past the
-    midpoint between the medians of [start, point) and [point, stop)."""
+    """The two-runs rule: the first MIN_RUNS_AFTER runs after `point` lie past the midpoint
+    between the medians of [start, point) and [point, stop), and the last MIN_RUNS_AFTER
+    runs before it (as many as there are) on the other side."""
     if stop - point < MIN_RUNS_AFTER or point - start < 1:
         return False
     before, after = float(np.median(y[start:point])), float(np.median(y[point:stop]))
+    if before == after:
+        return False
     mid = (before + after) / 2
     first = y[point:point + MIN_RUNS_AFTER]
-    return bool(np.all(first > mid) if after > before else np.all(first < mid))
+    last = y[max(start, point - MIN_RUNS_AFTER):point]
+    up = after > before
+    return bool(np.all((first > mid) == up) and np.all((last < mid) == up))
 
 
 def drift_points(y: np.ndarray, start: int, stop: int, pen: float) -> list[int]:
