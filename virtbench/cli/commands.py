@@ -275,11 +275,17 @@ def cmd_history(args, out: Console, err: Console) -> int:
     if args.last is not None and not args.fail_on:
         raise VirtbenchError("--last N needs --fail-on change|regression (the changes it "
                              "looks for in the last N runs)")
+    from ..store import StoreUnavailable
     store = Store(args.store, read_only=True)
-    result = history.history(store, series=args.series, host=args.host,
-                             environments=args.env, benchmarks=args.bench,
-                             metrics=args.metric, threshold_pct=args.threshold,
-                             alpha=args.alpha, correction=args.correction)
+    try:
+        result = history.history(store, series=args.series, host=args.host,
+                                 environments=args.env, benchmarks=args.bench,
+                                 metrics=args.metric, threshold_pct=args.threshold,
+                                 alpha=args.alpha, correction=args.correction)
+    except StoreUnavailable as exc:
+        # history's exit 3 means a confirmed change; a store that stops answering while it
+        # reads has nothing to resume: exit 2, so a pipeline never takes it for a regression
+        raise VirtbenchError(str(exc)) from None
     if args.format == "table" and not args.output:
         from ..report.formats.table import print_history
         print_history(result, out)

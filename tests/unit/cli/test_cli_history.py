@@ -105,3 +105,15 @@ def test_run_series_tags_the_run(capsys, store_url, monkeypatch):
                               series="nightly")
     assert store.get_run(run_id)["series"] == "nightly"
     assert store.series_names() == ["nightly"]
+
+
+def test_a_store_that_goes_away_is_exit_2_never_3(capsys, store_url, monkeypatch):
+    from virtbench.store import StoreUnavailable
+    stepped_store(store_url)
+
+    def gone(self, *a, **k):
+        raise StoreUnavailable(self.shown, "connection refused", "Store.samples()")
+    monkeypatch.setattr(Store, "samples", gone)
+    code, out, err = run_cli(capsys, "history", "--fail-on", "change")
+    assert code == 2 and out == ""
+    assert "went away during Store.samples() (connection refused)" in err
