@@ -23,17 +23,21 @@ def open_fixture(name: str, tmp_path: Path) -> tuple[Store, list[str]]:
 
 def filled_run(store: Store, envs: dict[str, dict], samples: dict[str, dict[str, list[float]]],
                hib: bool = True, bench: str = "stream", baseline: str | None = "native",
-               study_extra: dict | None = None, quick: bool = True, host: str = "testhost") -> str:
-    """envs: label -> metadata; samples: label -> {metric: [values per trial]}."""
+               study_extra: dict | None = None, quick: bool = True, host: str = "testhost",
+               series: str | None = None, options: dict[str, dict] | None = None) -> str:
+    """envs: label -> metadata; samples: label -> {metric: [values per trial]}; `series`:
+    the named series the run is tagged into; `options`: label -> the environment's options."""
     study = {"name": "t", "environments": [{"spec": label} for label in envs],
              "benchmarks": [{"name": bench, "params": {}, "label": bench}],
              "trials": max(len(v) for m in samples.values() for v in m.values()),
              "baseline": baseline, "threshold_pct": 10.0, "seed": 1, "quick": quick,
              "source": None, **(study_extra or {})}
-    run_id = store.create_run(study, seed=1, quick=quick, version="test", host=host)
+    run_id = store.create_run(study, seed=1, quick=quick, version="test", host=host,
+                              series=series)
     for label, md in envs.items():
         kind = "native" if label.startswith("native") else "qemu"
-        store.upsert_environment(run_id, label, kind=kind, spec=label, options={}, metadata=md,
+        store.upsert_environment(run_id, label, kind=kind, spec=label,
+                                 options=(options or {}).get(label, {}), metadata=md,
                                  status="up")
     seq = 0
     for label, metrics in samples.items():

@@ -1,4 +1,4 @@
-"""Imports run one way: cli -> fleet -> run -> analysis/report -> study -> benchmarks/environments
+"""Imports run one way: cli -> fleet -> run -> history -> analysis/report -> study -> benchmarks/environments
 -> machinery -> store/stats/model -> core.
 
 Every module of the package is put in a layer below; a module may import its own layer or
@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
     ("study", ("virtbench.study",)),
     ("analysis", ("virtbench.analysis", "virtbench.report")),
+    ("history", ("virtbench.history",)),
     ("run", ("virtbench.run",)),
     ("fleet", ("virtbench.fleet",)),
     ("cli", ("virtbench.cli", "virtbench.__main__")),

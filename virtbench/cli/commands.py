@@ -1,5 +1,5 @@
-"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, density,
-worker, fleet."""
+"""The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, history,
+density, worker, fleet."""
 from __future__ import annotations
 
 import os
@@ -89,6 +89,9 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if args.retry_failed and not args.resume:
         raise VirtbenchError("--retry-failed needs --resume RUN_ID (the run whose failed "
                              "trials to run again)")
+    if args.resume and args.series:
+        raise VirtbenchError("--series tags a new run; a resumed run keeps the series it "
+                             "started with (drop --series)")
     if args.resume:
         store = Store(args.store)
         args.resume = store.resolve_run_id(args.resume)      # a unique prefix will do
@@ -111,7 +114,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
                       "benchmarks (see above); no run was stored", highlight=False)
             return EXIT_OK
         store = Store(args.store)
-        outcome = Runner(store, console=err, show_progress=not args.no_progress).start(prepared)
+        outcome = Runner(store, console=err, show_progress=not args.no_progress,
+                         series=args.series).start(prepared)
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
     from ..report.formats.table import print_report
@@ -270,6 +274,46 @@ def cmd_compare(args, out: Console) -> int:
     return EXIT_OK
 
 
+EXIT_CHANGED = 3      # history --fail-on: a confirmed change (or regression) in the last runs
+
+
+def cmd_history(args, out: Console, err: Console) -> int:
+    """Runs lined up into series, their changes; with --fail-on, exit 3 on a confirmed
+    change (or regression) in the last N runs. Read-only: never creates a store."""
+    from .. import history
+    from ..store import Store
+    if args.last is not None and not args.fail_on:
+        raise VirtbenchError("--last N needs --fail-on change|regression (the changes it "
+                             "looks for in the last N runs)")
+    from ..store import StoreUnavailable
+    store = Store(args.store, read_only=True)
+    try:
+        result = history.history(store, series=args.series, host=args.host,
+                                 environments=args.env, benchmarks=args.bench,
+                                 metrics=args.metric, threshold_pct=args.threshold,
+                                 alpha=args.alpha, correction=args.correction)
+    except StoreUnavailable as exc:
+        # history's exit 3 means a confirmed change; a store that stops answering while it
+        # reads has nothing to resume: exit 2, so a pipeline never takes it for a regression
+        raise VirtbenchError(str(exc)) from None
+    if args.format == "table" and not args.output:
+        from ..report.formats.table import print_history
+        print_history(result, out)
+    else:
+        _emit(report.render_history(result, args.format), args.output, out)
+    if not args.fail_on:
+        return EXIT_OK
+    found = history.failing(result, args.fail_on, args.last)
+    within = f"the last {args.last} run(s)" if args.last else "the runs read"
+    for s, c in found:
+        err.print(f"history: {'regression' if c.regression else 'change'} in {within}: "
+                  f"{s.environment} · {s.benchmark} · {s.metric} ({s.kind}) at run {c.run}",
+                  highlight=False, markup=False)
+    if not found:
+        err.print(f"history: no confirmed {args.fail_on} in {within}", highlight=False)
+    return EXIT_CHANGED if found else EXIT_OK
+
+
 def cmd_density(args, out: Console, err: Console) -> int:
     result = density.cmd_density(args, out, err)
     if args.format == "table" and not args.output:
@@ -296,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = {"envs": cmd_envs, "benchmarks": cmd_benchmarks, "image": cmd_image,
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
                 "report": cmd_report, "compare": cmd_compare,
+                "history": lambda a, o: cmd_history(a, o, err),
                 "density": lambda a, o: cmd_density(a, o, err), "qemu": qemu.cmd_qemu,
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}

@@ -92,6 +92,65 @@ def _in_range(flag: str, rng):
     return parse
 
 
+SERIES_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def _series(text: str) -> str:
+    """--series NAME: letters, digits, '.', '_', '-', 100 at most, a letter or digit first."""
+    if not SERIES_NAME.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a series name; use letters, digits, '.', '_' and '-' (up to "
+            "100, a letter or digit first), e.g. --series nightly")
+    return text
+
+
+def _positive(flag: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs of 1 "
+                                             f"or more, e.g. {flag} 3")
+        return value
+    return parse
+
+
+HISTORY_FORMATS = ("table", "markdown", "json")
+
+
+def add_history_parser(sub) -> None:
+    """`virtbench history`: runs lined up into series, the changes found in each."""
+    h = sub.add_parser("history", help="results over time: the store's runs lined up into "
+                                       "series (host, environment, benchmark, metric), the "
+                                       "changes found and the facts that changed there")
+    h.add_argument("--series", type=_series, metavar="NAME",
+                   help="only the runs tagged with run --series NAME")
+    h.add_argument("--host", metavar="NAME", help="only the runs of this host")
+    h.add_argument("--env", action="append", metavar="LABEL",
+                   help="only this environment's series; repeat for several")
+    h.add_argument("--bench", action="append", metavar="LABEL",
+                   help="only this benchmark case's series (its label, e.g. pi[k=17])")
+    h.add_argument("--metric", action="append", metavar="NAME", help="only this metric")
+    h.add_argument("--format", default="table", choices=HISTORY_FORMATS)
+    h.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    h.add_argument("--threshold", type=_in_range("--threshold", defaults.THRESHOLD_RANGE),
+                   default=defaults.THRESHOLD_PCT,
+                   help="no change means within ±this %% (default %(default)g)")
+    h.add_argument("--alpha", type=_in_range("--alpha", defaults.ALPHA_RANGE),
+                   default=defaults.ALPHA, help="significance level (default %(default)g)")
+    h.add_argument("--correction", choices=("holm", "bh"), default="holm",
+                   help="the correction over every fact point tested (default holm)")
+    h.add_argument("--fail-on", choices=("change", "regression"),
+                   help="exit 3 when a confirmed change (regression: a confirmed change for "
+                        "the worse) is in the last N runs (--last; default: any run)")
+    h.add_argument("--last", type=_positive("--last"), metavar="N",
+                   help="with --fail-on: only changes whose first run after is one of the "
+                        "last N runs read")
+    h.add_argument("--store", metavar="URL")
+
+
 def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     """The flags that shape a study (run and fleet run take the same; fleet run has no
     dry run: `virtbench run --dry-run` shows the plan each host runs)."""
@@ -197,6 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --resume: also run again the trials that failed "
                           "(the failed rows are kept as superseded)")
     run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
+    run.add_argument("--series", type=_series, metavar="NAME",
+                     help="tag the run into the named series NAME (virtbench history "
+                          "--series NAME lines them up)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_verbosity_flags(run)
 
@@ -252,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --pair LABEL_A: the label of run B to pair it with, whole "
                           "(for labels holding '=' either way); one per --pair")
     cmp.add_argument("--store", metavar="URL")
+    add_history_parser(sub)
     fleet_commands.add_parsers(sub, add_study_flags)
     density.add_parser(sub)
     qemu.add_parser(sub, _Parser)

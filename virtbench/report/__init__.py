@@ -38,4 +38,11 @@ def render_density(report, fmt: str) -> str:
     return load(fmt).render_density(DensityReport.of(report))
 
 
-__all__ = ["FORMATS", "load", "render", "render_profiles", "render_compare", "render_density"]
+def render_history(report, fmt: str) -> str:
+    """Results over time (`virtbench history`)."""
+    from ..model.history import HistoryReport
+    return load(fmt).render_history(HistoryReport.of(report))
+
+
+__all__ = ["FORMATS", "load", "render", "render_profiles", "render_compare", "render_density",
+           "render_history"]

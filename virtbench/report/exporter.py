@@ -8,6 +8,7 @@ store or the analysis' dicts.
     render_profiles(report)  a run's exit profiles  `virtbench report --profile --format NAME`
     render_compare(cmp)      two runs side by side  `virtbench compare --format NAME`
     render_density(report)   a density sweep        `virtbench density --format NAME`
+    render_history(report)   results over time      `virtbench history --format NAME`
 
 `render` is required; a format that has no form for profiles or comparisons says so in one
 line (exit 2) rather than write something else.
@@ -23,6 +24,7 @@ from ..core.errors import VirtbenchError
 if TYPE_CHECKING:
     from ..model import Comparison, RunReport
     from ..model.density import DensityReport
+    from ..model.history import HistoryReport
     from .view import View
 
 
@@ -57,3 +59,8 @@ class Exporter(ABC):
         """A density sweep's curves, knees and stop reasons."""
         raise VirtbenchError(f"format {self.name} has no form for a density sweep; use "
                              "--format table, json or html")
+
+    def render_history(self, report: "HistoryReport") -> str:
+        """Runs lined up into series, with the changes found in each."""
+        raise VirtbenchError(f"format {self.name} has no form for a history yet; use "
+                             "--format table, markdown or json")

@@ -211,10 +211,12 @@ def _raise_interrupt(signum, _frame):
 
 class Runner:
     def __init__(self, store: Store, console: Console | None = None, show_progress: bool = True,
-                 host: str | None = None, fleet: str | None = None):
+                 host: str | None = None, fleet: str | None = None, series: str | None = None):
         """host names the machine in the run (default: its hostname; a fleet worker passes
-        its --name); fleet is the fleet run this run belongs to."""
+        its --name); fleet is the fleet run this run belongs to; series the named series a
+        new run is tagged into (`run --series`)."""
         self.store = store
+        self.series = series
         self.host = host or socket.gethostname()
         self.fleet = fleet
         self.console = console or Console(stderr=True)
@@ -227,7 +229,8 @@ class Runner:
         if study.seed is None:
             study.seed = random.SystemRandom().randrange(2**31)
         run_id = self.store.create_run(study.to_dict(), seed=study.seed, quick=study.quick,
-                                       version=__version__, host=self.host, fleet=self.fleet)
+                                       version=__version__, host=self.host, fleet=self.fleet,
+                                       series=self.series)
         self.store.update_run_detail(run_id, kernels_build=kernels.identity())
         for label, env in prepared.envs.items():
             options = {**env.values, **({"name": env.name} if env.name else {})}

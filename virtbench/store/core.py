@@ -179,13 +179,15 @@ class Store:
 
     # -- runs ----------------------------------------------------------------------------
     def create_run(self, study: dict, seed: int, quick: bool, version: str, host: str,
-                   fleet: str | None = None, run_id: str | None = None) -> str:
+                   fleet: str | None = None, run_id: str | None = None,
+                   series: str | None = None) -> str:
+        """A new run, running; `series`: the named series it is tagged into (`--series`)."""
         run_id = run_id or new_run_id()
         with self.engine.begin() as c:
             c.execute(runs.insert().values(id=run_id, study_name=study["name"], study=study,
                                            seed=seed, quick=quick, status="running",
                                            started=now(), virtbench_version=version, host=host,
-                                           fleet=fleet))
+                                           fleet=fleet, series=series))
         return run_id
 
     def set_run_status(self, run_id: str, status: str, finished: bool = True) -> None:
@@ -237,6 +239,23 @@ class Store:
         with self.engine.connect() as c:
             rows = c.execute(runs.select().order_by(runs.c.started.desc()).limit(limit))
             return [dict(r._mapping) for r in rows]
+
+    def complete_runs(self, series: str | None = None, host: str | None = None) -> list[dict]:
+        """Every complete run, oldest first (what `virtbench history` lines up); only those
+        tagged into `series`, only those of `host`, when given."""
+        q = runs.select().where(runs.c.status == "complete")
+        if series is not None:
+            q = q.where(runs.c.series == series)
+        if host is not None:
+            q = q.where(runs.c.host == host)
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q.order_by(runs.c.started, runs.c.id))]
+
+    def series_names(self) -> list[str]:
+        """The named series the store's runs are tagged into, sorted."""
+        with self.engine.connect() as c:
+            return sorted(r[0] for r in c.execute(
+                sa.select(runs.c.series).where(runs.c.series.is_not(None)).distinct()))
 
     # -- fleets --------------------------------------------------------------------------
     def create_fleet(self, study: dict, hosts: list[str]) -> str:

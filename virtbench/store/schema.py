@@ -22,6 +22,9 @@ runs = sa.Table(
     # what the run says about itself beyond its study (revision 0005): the calibrated loop
     # counts of its benchmarks, how adaptive trials ended, duet pairing; see docs/store.md
     sa.Column("detail", sa.JSON),
+    # the named series the run was tagged into (`run --series NAME`, revision 0006), for
+    # `virtbench history --series NAME`; null: none
+    sa.Column("series", sa.String(100)),
 )
 
 # a fleet run (`virtbench fleet run`): one study enqueued for several hosts; each host's

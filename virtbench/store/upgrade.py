@@ -22,7 +22,7 @@ from ..core.errors import VirtbenchError
 from .schema import metadata
 
 # every revision in revisions/versions, oldest first (tests check the two agree)
-REVISIONS = ("0001", "0002", "0003", "0004", "0005")
+REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")
 HEAD = REVISIONS[-1]
 REVISIONS_DIR = Path(__file__).resolve().parent / "revisions"
 

@@ -26,3 +26,6 @@ class JsonExporter(Exporter):
 
     def render_density(self, report) -> str:
         return to_json(report)
+
+    def render_history(self, report) -> str:
+        return to_json(report)

@@ -206,6 +206,16 @@ def render_compare(comparison: Comparison) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_history(report) -> str:
+    """`virtbench history --format markdown`: a row per series, then every change."""
+    from .. import history
+    out = ["# virtbench history", "", _esc(history.header(report)), "",
+           _row(history.COLUMNS), _row(["---"] * 4 + ["---:"] * 3 + ["---"] * 2)]
+    out += [_row(history.row(s)) for s in report.series]
+    out += _section("Changes", [_esc(line) for line in history.change_lines(report)])
+    return "\n".join(out) + "\n"
+
+
 class MarkdownExporter(Exporter):
     def render(self, report: RunReport, verbosity: str = "normal") -> str:
         return render(report, verbosity)
@@ -215,3 +225,6 @@ class MarkdownExporter(Exporter):
 
     def render_compare(self, comparison: Comparison) -> str:
         return render_compare(comparison)
+
+    def render_history(self, report) -> str:
+        return render_history(report)

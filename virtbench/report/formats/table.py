@@ -268,6 +268,25 @@ def render_compare_text(comparison, width: int = 160) -> str:
     return console.export_text()
 
 
+def print_history(report, console: Console) -> None:
+    """`virtbench history`: a row per series, then every change, one line each."""
+    from .. import history
+    console.print(history.header(report), highlight=False, markup=False)
+    table = Table(title_justify="left")
+    for col in history.COLUMNS:
+        table.add_column(col)
+    for s in report.series:
+        table.add_row(*(escape(cell) for cell in history.row(s)))
+    console.print(fit(table))
+    _print_lines(console, "changes", history.change_lines(report))
+
+
+def render_history_text(report, width: int = 200) -> str:
+    console = _recorder(width)
+    print_history(report, console)
+    return console.export_text()
+
+
 class TableExporter(Exporter):
     def render(self, report: RunReport, verbosity: str = "normal") -> str:
         return render_text(report, View(verbosity=verbosity))
@@ -280,6 +299,9 @@ class TableExporter(Exporter):
 
     def render_compare(self, comparison: Comparison) -> str:
         return render_compare_text(comparison)
+
+    def render_history(self, report) -> str:
+        return render_history_text(report)
 
 
 def print_density(report, out: Console) -> None:

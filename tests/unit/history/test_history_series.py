@@ -1,0 +1,106 @@
+"""Runs lined up into series (virtbench/history): stores made with storekit (fake runs with
+chosen values and metadata), read back as the command reads them."""
+import numpy as np
+import pytest
+from historykit import aa_store, stepped_store, trials
+from storekit import filled_run
+
+from virtbench.core.errors import VirtbenchError
+from virtbench.history import failing, history
+from virtbench.history.facts import changed_facts
+from virtbench.store import Store
+
+
+def find(report, kind: str, env: str):
+    [s] = [s for s in report.series if s.kind == kind and s.environment == env]
+    return s
+
+
+def test_runs_line_up_into_value_and_ratio_series_one_point_per_run(store_url):
+    store = stepped_store(store_url)
+    report = history(store)
+    assert report.runs == 9
+    assert {(s.kind, s.environment, s.reference) for s in report.series} == {
+        ("value", "native", None), ("value", "box", None), ("ratio", "box", "native")}
+    box = find(report, "value", "box")
+    assert (box.host, box.benchmark, box.metric, box.params, box.quick) == \
+        ("testhost", "stream", "triad", {}, True)
+    runs = [r["id"] for r in store.complete_runs()]
+    assert [p.run for p in box.points] == runs
+    assert len(box.points[0].samples) == 5 and box.points[0].n == 5
+    ratio = find(report, "ratio", "box")
+    assert ratio.points[0].value == pytest.approx(box.points[0].value / 100, rel=0.05)
+    assert ratio.points[0].ci_low < ratio.points[0].value < ratio.points[0].ci_high
+
+
+def test_a_step_where_an_option_changed_is_confirmed_and_explained(store_url):
+    report = history(stepped_store(store_url))
+    runs = [p.run for p in find(report, "value", "native").points]
+    for kind in ("value", "ratio"):
+        [c] = find(report, kind, "box").changes
+        assert (c.status, c.kind, c.run, c.direction, c.regression) == \
+            ("confirmed", "fact", runs[6], "worse", True)
+        assert [(f.key, f.before, f.after) for f in c.facts] == [("option cpus", None, "0.5")]
+        assert c.ratio == pytest.approx(0.8, abs=0.03) and c.p_adjusted < 0.05
+    assert find(report, "value", "native").changes == []      # no fact of native changed
+    assert report.fact_points_tested == 2
+
+
+def test_several_facts_at_once_name_the_facts_to_separate(store_url):
+    store = Store(store_url)
+    for i in range(8):
+        new = i >= 5
+        filled_run(store, {"native": {}, "vm": {"qemu_version": "10.0.2" if new else "7.2.22",
+                                                "guest_kernel": "6.12" if new else "6.1"}},
+                   {"native": {"triad": trials(100, i)}, "vm": {"triad": trials(50, 50 + i)}})
+    report = history(store, environments=["vm"])
+    [c] = find(report, "value", "vm").changes
+    assert [(f.key, f.before, f.after) for f in c.facts] == [
+        ("qemu_version", "7.2.22", "10.0.2"), ("guest_kernel", "6.1", "6.12")]
+    assert c.separate == ["guest_kernel", "qemu_version"]
+    assert c.status == "no change"          # the level did not move at that point
+
+
+def test_an_aa_store_has_no_confirmed_change(store_url):
+    report = history(aa_store(store_url))
+    assert [c for s in report.series for c in s.changes if c.status == "confirmed"] == []
+    assert all(s.noise_floor_pct is not None and s.mde_pct is not None for s in report.series)
+    assert failing(report, "change") == []
+
+
+def test_fail_on_regression_and_change_and_last(store_url):
+    report = history(stepped_store(store_url, factor=0.8))
+    assert len(failing(report, "regression")) == 2
+    assert len(failing(report, "regression", last=3)) == 2     # the step's run is 3rd last
+    assert failing(report, "regression", last=2) == []
+
+
+def test_an_improvement_is_a_change_not_a_regression(store_url):
+    report = history(stepped_store(store_url, factor=1.25))
+    assert len(failing(report, "change")) == 2
+    assert failing(report, "regression") == []
+
+
+def test_series_and_host_filters(store_url):
+    store = stepped_store(store_url, before=3, after=0, series="nightly")
+    filled_run(store, {"native": {}}, {"native": {"triad": trials(100, 9)}}, host="other")
+    assert history(store, series="nightly").runs == 3
+    assert history(store, host="other").runs == 1
+    assert history(store).runs == 4
+    with pytest.raises(VirtbenchError, match=r"--series weekly: no run in .* is tagged so; "
+                                             r"its series: nightly"):
+        history(store, series="weekly")
+    with pytest.raises(VirtbenchError, match=r"--host nosuch: .* its hosts: other, testhost"):
+        history(store, host="nosuch")
+    with pytest.raises(VirtbenchError, match="matches --env/--bench/--metric"):
+        history(store, metrics=["nosuch"])
+
+
+def test_changed_facts_reads_the_interim_keys_and_options():
+    before = {"metadata": {"qemu_version": "7.2.22", "cpu_model": "EPYC", "kernel": "x"},
+              "options": {"cpus": "1", "name": "box"}}
+    after = {"metadata": {"qemu_version": "10.0.2", "cpu_model": "EPYC"},
+             "options": {"cpus": "0.5", "name": "box"}}
+    assert [(f.key, f.before, f.after) for f in changed_facts(before, after)] == [
+        ("qemu_version", "7.2.22", "10.0.2"), ("kernel", "x", None), ("option cpus", "1", "0.5")]
+    assert changed_facts(before, before) == []
