@@ -15,7 +15,8 @@ def trials(level: float, seed: int, n: int = 5, sd: float = 0.01) -> list[float]
 def stepped_store(url: str, before: int = 6, after: int = 3, factor: float = 0.8,
                   series: str | None = None, host: str = "testhost") -> Store:
     """`before` runs of native and box, then `after` with box `factor` times as fast and
-    its cpus option changed (the label kept by name=)."""
+    its cpus option changed (the label kept by name=: `container:name=box`, then
+    `container:cpus=0.5,name=box`)."""
     store = Store(url)
     for i in range(before + after):
         moved = i >= before
@@ -24,6 +25,8 @@ def stepped_store(url: str, before: int = 6, after: int = 3, factor: float = 0.8
                    {"native": {"triad": trials(100, 2 * i)},
                     "box": {"triad": trials(90 * (factor if moved else 1.0), 2 * i + 1)}},
                    options={"box": {"cpus": "0.5" if moved else None, "name": "box"}},
+                   specs={"box": "container:cpus=0.5,name=box" if moved else
+                          "container:name=box"},
                    series=series, host=host)
     return store
 

@@ -24,9 +24,11 @@ def open_fixture(name: str, tmp_path: Path) -> tuple[Store, list[str]]:
 def filled_run(store: Store, envs: dict[str, dict], samples: dict[str, dict[str, list[float]]],
                hib: bool = True, bench: str = "stream", baseline: str | None = "native",
                study_extra: dict | None = None, quick: bool = True, host: str = "testhost",
-               series: str | None = None, options: dict[str, dict] | None = None) -> str:
+               series: str | None = None, options: dict[str, dict] | None = None,
+               specs: dict[str, str] | None = None) -> str:
     """envs: label -> metadata; samples: label -> {metric: [values per trial]}; `series`:
-    the named series the run is tagged into; `options`: label -> the environment's options."""
+    the named series the run is tagged into; `options`: label -> the environment's options;
+    `specs`: label -> its spec as written (default: the label)."""
     study = {"name": "t", "environments": [{"spec": label} for label in envs],
              "benchmarks": [{"name": bench, "params": {}, "label": bench}],
              "trials": max(len(v) for m in samples.values() for v in m.values()),
@@ -36,7 +38,7 @@ def filled_run(store: Store, envs: dict[str, dict], samples: dict[str, dict[str,
                               series=series)
     for label, md in envs.items():
         kind = "native" if label.startswith("native") else "qemu"
-        store.upsert_environment(run_id, label, kind=kind, spec=label,
+        store.upsert_environment(run_id, label, kind=kind, spec=(specs or {}).get(label, label),
                                  options=(options or {}).get(label, {}), metadata=md,
                                  status="up")
     seq = 0

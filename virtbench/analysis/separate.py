@@ -68,17 +68,50 @@ def separating_study(report) -> str:
         raise VirtbenchError(f"run {report.run.id}: no environment differs from its reference "
                              "in more than one option; nothing to separate (`virtbench report "
                              "--wide` lists what differs)")
-    lines = [f"# Separates the changes of run {report.run.id} one option at a time",
-             "# (`virtbench report --separate`): each environment below differs from its",
-             "# reference in one option only. Run it with `virtbench run THIS.toml`.",
-             f'name = "separate-{report.run.id}"', 'trials = "auto"',
-             f"threshold = {_q(report.run.threshold_pct)}", f"alpha = {_q(report.run.alpha)}"]
-    unseparable = [f"{p.environment}: " + ", ".join(f.name for f in p.facts
-                                                    if (f.option or f.key) not in p.separable)
-                   for p in pairs if any((f.option or f.key) not in p.separable
-                                         for f in p.facts)]
-    for line in unseparable:
-        lines.insert(3, f"# not separable in one run (no option sets it): {line}")
+    head = [f"# Separates the changes of run {report.run.id} one option at a time",
+            "# (`virtbench report --separate`): each environment below differs from its",
+            "# reference in one option only. Run it with `virtbench run THIS.toml`."]
+    return _study(head, f"separate-{report.run.id}",
+                  [(envs[p.reference], envs[p.environment], p) for p in pairs],
+                  report.benchmarks, report.run.threshold_pct, report.run.alpha)
+
+
+def separating_study_between(label: str, before, after, diff, cases, threshold_pct: float,
+                             alpha: float, where: str) -> str:
+    """The TOML of the study that separates the changes between two runs of one environment
+    (a history's change `where`): the environment as it was (`LABEL-before`) as the
+    baseline, as it is (`LABEL-after`), and one environment per option that changed."""
+    def renamed(env, suffix: str):
+        spec = EnvSpec.parse(env.get("spec") or env.get("kind") or "")
+        options = {k: v for k, v in spec.options.items() if k != "name"}
+        options["name"] = _name(label, suffix).removesuffix("-only")
+        return _Env(label=options["name"], spec=str(EnvSpec(spec.kind, options)),
+                    options=dict(env.get("options") or {}))
+    old, new = renamed(before, "before"), renamed(after, "after")
+    head = [f"# Separates the changes of {label} at {where} one option at a time",
+            "# (`virtbench history`): the environment before and after, and one environment",
+            "# per option that changed. Run it with `virtbench run THIS.toml`."]
+    return _study(head, f"separate-{_name(label, 'history').removesuffix('-only')}",
+                  [(old, new, diff)], cases, threshold_pct, alpha)
+
+
+class _Env:
+    """What the study needs of an environment: its label, spec and options."""
+
+    def __init__(self, label: str, spec: str, options: dict):
+        self.label, self.spec, self.options = label, spec, options
+
+
+def _study(head: list[str], name: str, pairs, cases, threshold_pct, alpha) -> str:
+    """The study's TOML: `pairs` of (reference, environment, PairDifferences) with one
+    environment per separable option, each compared with its reference."""
+    lines = head + [f"name = {_q(name)}", 'trials = "auto"',
+                    f"threshold = {_q(threshold_pct)}", f"alpha = {_q(alpha)}"]
+    for ref, env, p in pairs:
+        rest = [f.name for f in p.facts if (f.option or f.key) not in p.separable]
+        if rest:
+            lines.insert(len(head), f"# not separable in one run (no option sets it): "
+                         f"{p.environment}: {', '.join(rest)}")
     seen: list[str] = []
     entries: list[tuple[str, str | None]] = []
 
@@ -86,20 +119,19 @@ def separating_study(report) -> str:
         if spec not in seen:
             seen.append(spec)
             entries.append((spec, versus))
-    for p in pairs:
-        ref, env = envs[p.reference], envs[p.environment]
+    for ref, env, p in pairs:
         add(ref.spec, None)
         add(env.spec, ref.spec)
         for option in p.separable:
             one = _spec_with(ref.spec, option, _value_of(env, option))
             add(f"{one},name={_name(p.environment, option)}", ref.spec)
-    baseline = envs[pairs[0].reference].spec
+    baseline = pairs[0][0].spec
     lines.append(f"baseline = {_q(baseline)}")
     for spec, versus in entries:
         lines += ["", "[[environment]]", f"spec = {_q(spec)}"]
         if versus and versus != baseline:
             lines.append(f"versus = {_q(versus)}")
-    for case in report.benchmarks:
+    for case in cases:
         lines += ["", "[[benchmark]]", f"name = {_q(case.name)}"]
         if case.label and case.label != case.name:
             lines.append(f"label = {_q(case.label)}")

@@ -1,13 +1,15 @@
 """The series' changes (stats/changes.py) found and put into the history's result model:
-fact points from the fingerprint facts that changed (facts.changed_facts), the family's
-correction over every fact point of every series, each change with its facts."""
+fact points from the fingerprint facts that changed (facts.changed_facts: the fact finder's),
+the family's correction over every fact point of every series, each change with its facts
+and, when several options changed at once, the study that separates them."""
 from __future__ import annotations
 
 import json
 
 from ..model.history import HistoryChange, HistoryFact, HistorySeries
 from ..stats import changes
-from .facts import changed_facts
+from ..analysis.separate import separating_study_between
+from .facts import between, changed_facts
 from .series import Line
 
 
@@ -32,12 +34,13 @@ def detect_all(lines: list[Line], threshold_pct: float, alpha: float, correction
     tested = sum(1 for s in settled for c in s.changes
                  if c.kind == changes.FACT and c.decision is not None
                  and c.decision.p_value is not None)
-    return [_series(line, s, fs, correction) for line, s, fs in zip(lines, settled, facts)], \
+    return [_series(line, s, fs, correction, threshold_pct, alpha)
+            for line, s, fs in zip(lines, settled, facts)], \
         tested
 
 
 def _series(line: Line, found: changes.SeriesChanges, facts: dict[int, list[HistoryFact]],
-            correction: str) -> HistorySeries:
+            correction: str, threshold_pct: float, alpha: float) -> HistorySeries:
     k, noise = line.key, found.noise
     note = None
     if found.no_log is not None:
@@ -53,12 +56,12 @@ def _series(line: Line, found: changes.SeriesChanges, facts: dict[int, list[Hist
         unit=line.unit, higher_is_better=line.higher_is_better, runs=len(line.points),
         noise_floor_pct=noise.floor_pct, mde_pct=noise.mde_pct,
         drift_mde_pct=noise.drift_mde_pct, note=note, points=line.points,
-        changes=[_change(line, c, facts.get(c.index, []), correction)
+        changes=[_change(line, c, facts.get(c.index, []), correction, threshold_pct, alpha)
                  for c in found.changes])
 
 
-def _change(line: Line, c: changes.Change, facts: list[HistoryFact], correction: str
-            ) -> HistoryChange:
+def _change(line: Line, c: changes.Change, facts: list[HistoryFact], correction: str,
+            threshold_pct: float, alpha: float) -> HistoryChange:
     d = c.decision
     adjusted = None if d is None else (d.p_holm if correction == "holm" else d.p_bh)
     return HistoryChange(
@@ -71,6 +74,18 @@ def _change(line: Line, c: changes.Change, facts: list[HistoryFact], correction:
         size=changes.size_word(d) if c.status in (changes.CONFIRMED, changes.SUSPECTED)
         else "", direction=c.direction if c.status != changes.NO_CHANGE else None,
         regression=c.status == changes.CONFIRMED and c.direction == "worse",
-        facts=facts, separate=sorted({f"{f.where} {f.key}" if f.where == "reference"
-                                      else f.key for f in facts}) if len(facts) > 1 else [],
-        reason=c.reason)
+        facts=facts, **_separation(line, c.index, threshold_pct, alpha), reason=c.reason)
+
+
+def _separation(line: Line, i: int, threshold_pct: float, alpha: float) -> dict:
+    """When more than one change was made at point i of the environment: the options that
+    made them (`separate`) and the study that takes them apart (`study`)."""
+    before, after = line.envs[i - 1], line.envs[i]
+    diff = between(line.key.environment, before, after)
+    if diff.changes < 2 or not diff.separable:
+        return {"separate": [], "study": None}
+    cases = [line.case] if line.case is not None else []
+    return {"separate": list(diff.separable),
+            "study": separating_study_between(line.key.environment, before, after, diff, cases,
+                                              threshold_pct, alpha,
+                                              f"run {line.points[i].run}")}

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..analysis import analyze_run
+from ..analysis.differences import host_facts
 from ..model import RunReport
 from ..model.history import HistoryPoint
 from ..store import Store
@@ -35,10 +36,15 @@ class Line:
     points: list[HistoryPoint] = field(default_factory=list)
     envs: list[dict] = field(default_factory=list)       # per point: metadata, options
     refs: list[dict | None] = field(default_factory=list)
+    case: object = None         # the benchmark case (name, label, params): a separating study's
 
 
 def _env_facts(report: RunReport) -> dict[str, dict]:
-    return {e.label: {"metadata": e.metadata or {}, "options": e.options or {}}
+    """Each environment as the fact finder reads it, with its run's host facts."""
+    host = host_facts(report.run, list(report.environments))
+    return {e.label: {"kind": e.kind, "spec": e.spec, "options": e.options or {},
+                      "metadata": e.metadata or {},
+                      "host": {**host, "hostname": e.host or host.get("hostname")}}
             for e in report.environments}
 
 
@@ -52,6 +58,7 @@ def line_up(store: Store, runs: list[dict], threshold_pct: float | None = None,
         facts = _env_facts(report)
         params = {c.label: json.dumps(c.params, sort_keys=True, default=str)
                   for c in report.benchmarks}
+        cases = {c.label: c for c in report.benchmarks}
         for r in report.results:
             base = dict(host=run.get("host"), environment=r.environment,
                         benchmark=r.benchmark, params=params.get(r.benchmark, "{}"),
@@ -63,7 +70,7 @@ def line_up(store: Store, runs: list[dict], threshold_pct: float | None = None,
             if wanted(value):
                 _add(lines, value, r, HistoryPoint(value=r.trimmed_mean, ci_low=r.ci_low,
                                                    ci_high=r.ci_high, **common),
-                     facts.get(r.environment, {}), None)
+                     facts.get(r.environment, {}), None, cases.get(r.benchmark))
             vs = r.vs_baseline
             if vs is None or not vs.ratio:
                 continue
@@ -72,14 +79,16 @@ def line_up(store: Store, runs: list[dict], threshold_pct: float | None = None,
                 _add(lines, ratio, r, HistoryPoint(value=vs.ratio, ci_low=vs.ratio_ci_low,
                                                    ci_high=vs.ratio_ci_high,
                                                    verdict=vs.verdict, **common),
-                     facts.get(r.environment, {}), facts.get(vs.reference or "", {}))
+                     facts.get(r.environment, {}), facts.get(vs.reference or "", {}),
+                     cases.get(r.benchmark))
     return list(lines.values())
 
 
 def _add(lines: dict[SeriesKey, Line], key: SeriesKey, result, point: HistoryPoint,
-         env: dict, ref: dict | None) -> None:
+         env: dict, ref: dict | None, case=None) -> None:
     line = lines.setdefault(key, Line(key, "" if key.kind == "ratio" else result.unit,
                                       result.higher_is_better))
+    line.case = line.case or case
     line.points.append(point)
     line.envs.append(env)
     line.refs.append(ref)

@@ -16,8 +16,13 @@ Status = Literal["confirmed", "suspected", "no change", "undecided"]
 class HistoryFact(Record):
     """A fingerprint fact that differs between a run and the one before it in the series."""
 
-    key: str = Field("", description="the fact: qemu_version, guest_kernel, host_kernel, "
-                     "firmware, cpu_model, microcode, accel, option NAME, knobs, tunings")
+    key: str = Field("", description="the fact's identity, as the report's `differences` "
+                     "name it (qemu_version, guest_kernel, host_kernel, firmware, option:cpus, "
+                     "tuning:NAME...)")
+    name: str = Field("", description="its plain name (QEMU, guest Linux, option cpus)")
+    words: str = Field("", description="the change in words: 'QEMU 7.2.22 → 10.0.2'")
+    option: str | None = Field(None, description="the environment option that sets it, when "
+                               "one does: facts of one option are one change")
     where: Literal["environment", "reference"] = Field(
         "environment", description="whose fact: the series' environment or (a ratio "
         "series) its reference")
@@ -75,9 +80,13 @@ class HistoryChange(Record):
     regression: bool = Field(False, description="a confirmed change for the worse")
     facts: list[HistoryFact] = Field(default_factory=list, description="the fingerprint "
                                      "facts that changed at this point")
-    separate: list[str] = Field(default_factory=list, description="when several facts "
-                                "changed at once: their keys, each to be measured in an "
-                                "environment of its own to tell which one moved it")
+    separate: list[str] = Field(default_factory=list, description="when several changes "
+                                "were made at once: the options that made them, each to be "
+                                "measured in an environment of its own to tell which one "
+                                "moved it (`study`)")
+    study: str | None = Field(None, description="the study (TOML, for `virtbench run`) that "
+                              "separates them: the environment before and after and one "
+                              "environment per option")
     reason: str = Field("", description="why suspected or undecided, in words")
 
 

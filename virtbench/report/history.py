@@ -68,7 +68,9 @@ def _amount(c: HistoryChange) -> str:
 
 def fact_text(f: HistoryFact) -> str:
     who = "reference's " if f.where == "reference" else ""
-    return f"{who}{f.key} {_short(f.before)} → {_short(f.after)}"
+    if f.words:
+        return who + f.words
+    return f"{who}{f.name or f.key} {_short(f.before)} → {_short(f.after)}"
 
 
 def _short(v) -> str:
@@ -91,8 +93,9 @@ def change_line(s: HistorySeries, c: HistoryChange) -> str:
     if c.facts:
         parts.append("changed: " + ", ".join(fact_text(f) for f in c.facts))
     if c.separate:
-        parts.append(f"{len(c.separate)} facts changed at once: separate them, one "
-                     f"environment per fact ({', '.join(c.separate)})")
+        parts.append(f"{len(c.separate)} options changed at once ({', '.join(c.separate)}): "
+                     "the study in `--format json`'s `study` separates them, one environment "
+                     "per option")
     if c.reason:
         parts.append(c.reason)
     return "; ".join(parts)

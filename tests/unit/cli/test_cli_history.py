@@ -19,7 +19,7 @@ def test_fail_on_regression_exits_3_on_a_step_and_0_on_an_aa_store(capsys, store
     stepped_store(store_url)
     code, out, err = run_cli(capsys, "history", "--fail-on", "regression")
     assert code == 3
-    assert "confirmed" in out and "option cpus none → 0.5" in out
+    assert "confirmed" in out and "changed: cpus default → 0.5" in out
     assert err.count("history: regression in the runs read: box · stream · triad") == 2
     code, _, err = run_cli(capsys, "history", "--fail-on", "regression", "--last", "2")
     assert code == 0 and "no confirmed regression in the last 2 run(s)" in err
@@ -42,7 +42,7 @@ def test_json_and_markdown(capsys, store_url, tmp_path):
     assert code == 0 and data["series_name"] == "nightly" and data["runs"] == 9
     ratio = next(s for s in data["series"] if s["kind"] == "ratio")
     assert ratio["changes"][0]["status"] == "confirmed"
-    assert ratio["changes"][0]["facts"][0]["key"] == "option cpus"
+    assert ratio["changes"][0]["facts"][0]["key"] == "option:cpus"
     assert len(ratio["points"]) == 9 and ratio["points"][0]["series"] == "nightly"
     target = tmp_path / "history.md"
     code, out, _ = run_cli(capsys, "history", "--format", "markdown", "-o", str(target))

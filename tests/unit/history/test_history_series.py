@@ -40,7 +40,9 @@ def test_a_step_where_an_option_changed_is_confirmed_and_explained(store_url):
         [c] = find(report, kind, "box").changes
         assert (c.status, c.kind, c.run, c.direction, c.regression) == \
             ("confirmed", "fact", runs[6], "worse", True)
-        assert [(f.key, f.before, f.after) for f in c.facts] == [("option cpus", None, "0.5")]
+        assert [(f.key, f.before, f.after, f.option) for f in c.facts] == [
+            ("option:cpus", "default", "0.5", "cpus")]
+        assert c.separate == [] and c.study is None             # one change: nothing to part
         assert c.ratio == pytest.approx(0.8, abs=0.03) and c.p_adjusted < 0.05
     assert find(report, "value", "native").changes == []      # no fact of native changed
     assert report.fact_points_tested == 2
@@ -56,9 +58,34 @@ def test_several_facts_at_once_name_the_facts_to_separate(store_url):
     report = history(store, environments=["vm"])
     [c] = find(report, "value", "vm").changes
     assert [(f.key, f.before, f.after) for f in c.facts] == [
-        ("qemu_version", "7.2.22", "10.0.2"), ("guest_kernel", "6.1", "6.12")]
-    assert c.separate == ["guest_kernel", "qemu_version"]
+        ("qemu_version", "7.2.22", "10.0.2"), ("guest_linux", "6.1", "6.12")]
+    assert c.separate == [] and c.study is None     # no option made them: no study parts them
     assert c.status == "no change"          # the level did not move at that point
+
+
+def test_several_options_at_once_come_with_the_study_that_separates_them(store_url, tmp_path):
+    from virtbench.study.design import load
+    store = Store(store_url)
+    for i in range(8):
+        new = i >= 5
+        spec = ("qemu:binary=/opt/q10/qemu-system-x86_64,linux=bookworm-backports,name=vm"
+                if new else "qemu:name=vm")
+        filled_run(store, {"native": {}, "vm": {"qemu_version": "10.0.2" if new else "7.2.22"}},
+                   {"native": {"triad": trials(100, i)}, "vm": {"triad": trials(50, 50 + i)}},
+                   specs={"vm": spec})
+    report = history(store, environments=["vm"])
+    [c] = find(report, "value", "vm").changes
+    assert c.separate == ["binary", "linux"]
+    path = tmp_path / "separate.toml"
+    path.write_text(c.study)
+    study = load(path)
+    assert [e.spec for e in study.environments] == [
+        "qemu:name=vm-before",
+        "qemu:binary=/opt/q10/qemu-system-x86_64,linux=bookworm-backports,name=vm-after",
+        "qemu:binary=/opt/q10/qemu-system-x86_64,name=vm-binary-only",
+        "qemu:linux=bookworm-backports,name=vm-linux-only"]
+    assert study.baseline == "qemu:name=vm-before"
+    assert [b.name for b in study.benchmarks] == ["stream"]
 
 
 def test_an_aa_store_has_no_confirmed_change(store_url):
@@ -96,11 +123,17 @@ def test_series_and_host_filters(store_url):
         history(store, metrics=["nosuch"])
 
 
-def test_changed_facts_reads_the_interim_keys_and_options():
-    before = {"metadata": {"qemu_version": "7.2.22", "cpu_model": "EPYC", "kernel": "x"},
-              "options": {"cpus": "1", "name": "box"}}
-    after = {"metadata": {"qemu_version": "10.0.2", "cpu_model": "EPYC"},
-             "options": {"cpus": "0.5", "name": "box"}}
-    assert [(f.key, f.before, f.after) for f in changed_facts(before, after)] == [
-        ("qemu_version", "7.2.22", "10.0.2"), ("kernel", "x", None), ("option cpus", "1", "0.5")]
+def test_changed_facts_are_the_fact_finders():
+    before = {"kind": "qemu", "spec": "qemu:name=vm",
+              "metadata": {"qemu_version": "7.2.22", "guest_kernel": "6.1.0"},
+              "options": {"cpus": "1", "name": "vm"}, "host": {"host_kernel": "6.1.0"}}
+    after = {"kind": "qemu", "spec": "qemu:name=vm",
+             "metadata": {"qemu_version": "10.0.2"},
+             "options": {"cpus": "0.5", "name": "vm"}, "host": {"host_kernel": "6.12.0"}}
+    found = changed_facts(before, after)
+    assert [(f.key, f.before, f.after) for f in found] == [
+        ("qemu_version", "7.2.22", "10.0.2"), ("host_kernel", "6.1.0", "6.12.0"),
+        ("option:cpus", "1", "0.5")]
+    assert found[0].words == "QEMU 7.2.22 → 10.0.2"
+    # recorded in one run only (guest_kernel): no change, as the fact finder's rule says
     assert changed_facts(before, before) == []
