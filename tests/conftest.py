@@ -28,14 +28,14 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_finish(session):
-    # the nested tier's host image, built while the tiers before it run (tests/support)
-    import hostimagebg
-    hostimagebg.start(session.config, session.items)
+    # what the live tiers need built, built while the tiers before them run (tests/support)
+    import prebuild
+    prebuild.start(session.config, session.items)
 
 
 def pytest_unconfigure(config):
-    import hostimagebg
-    hostimagebg.stop()
+    import prebuild
+    prebuild.stop()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -219,8 +219,9 @@ def _options(a: Side, b: Side) -> list[tuple[FactKind, Any, Any, bool]]:
         vb = b.options.get(key, b.spec_options.get(key))
         in_spec = key in a.spec_options or key in b.spec_options
         default = DEFAULTS.get(key, "default")
-        va = default if va is None and in_spec else va
-        vb = default if vb is None and in_spec else vb
+        # an option left at an empty default ("" for qemu:binary=) is its default, not unrecorded
+        va = default if va in (None, "") and in_spec else va
+        vb = default if vb in (None, "") and in_spec else vb
         rows.append((FactKind(f"option:{key}", key, "environment", key, lambda s: None),
                      va, vb, True))
     return rows

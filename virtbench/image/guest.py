@@ -168,12 +168,19 @@ def built_image(out: Path, **extra) -> ImageInfo | None:
                      linux_deb=data.get("linux_deb", ""), **extra)
 
 
+def build_lock(linux: str | None = None) -> Path:
+    """The lock file the builders of one suite's base tree and image serialise on (another
+    suite's builds beside them: no need to wait)."""
+    return images_dir() / f".build-{_hash(base_recipe(linux))}.lock"
+
+
 def build(force: bool = False, progress: Progress = None,
           linux: str | None = None) -> ImageInfo:
     """Build the guest image if needed (or always with force) and describe it; `linux`: the
     Debian suite of its kernel (suites.py; None: bookworm's).
 
-    Concurrent builders serialise on a lock file; whoever comes second reuses the result.
+    Concurrent builders of one suite serialise on its lock file (build_lock); whoever comes
+    second reuses the result.
     """
     say = progress or (lambda msg: None)
     linux = None if suites.is_default(linux) else suites.check_suite(linux)
@@ -183,7 +190,7 @@ def build(force: bool = False, progress: Progress = None,
             return info
     check_tools()
     images_dir().mkdir(parents=True, exist_ok=True)
-    with open(images_dir() / ".build.lock", "w") as lock:
+    with open(build_lock(linux), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not force:
             info = cached(linux)

@@ -22,8 +22,8 @@ def outer():
         pytest.skip("nested tests need root and qemu-system-x86_64")
     from outer import OuterGuest
     from virtbench.image import host as host_image
-    import hostimagebg
-    said = hostimagebg.wait()
+    import prebuild
+    said = prebuild.wait("host image")
     if said:
         print(said, flush=True)
     t0 = time.monotonic()

@@ -180,3 +180,14 @@ def test_an_instance_count_written_in_one_spec_stands_against_the_default():
     twin = {**NATIVE, "spec": "native:instances=2"}
     facts, _ = differ(NATIVE, twin)
     assert [f.words for f in facts] == ["instances 1 → 2"]
+
+
+def test_an_option_resolved_to_an_empty_default_is_its_default_not_unrecorded():
+    # today's qemu kind resolves binary= to "" (the system's QEMU): against q10's path that
+    # is one change, not a fact "recorded on one side only" (found on the live versions run)
+    reference = guest(options={"binary": ""}, qemu_binary="/usr/bin/qemu-system-x86_64")
+    p = pair("q10", "qemu", reference, q10(), HOST, HOST)
+    assert p.line == "q10 vs qemu: QEMU 7.2.22 → 10.0.2; everything else equal"
+    assert p.unrecorded == [] and p.changes == 1
+    [option] = [f for f in p.facts if f.key == "option:binary"]
+    assert (option.a, option.b) == ("default", Q10_BINARY)

@@ -20,6 +20,6 @@ def rootfs(progress=None):
         return cached
     image.check_tools()
     image.images_dir().mkdir(parents=True, exist_ok=True)
-    with open(image.images_dir() / ".build.lock", "w") as lock:
+    with open(image.build_lock(), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return image.build_base(progress=progress)

@@ -1,0 +1,156 @@
+"""What the live tiers need built, built in the background while the tiers before it run.
+
+Some live tests need something that takes minutes to build on a machine that has none cached
+(CI): the nested tier the host image (the base tree with QEMU and perf, then the level that
+embeds this tree), the versions tests a guest image with bookworm-backports' kernel and that
+suite's QEMU. Built when their test starts, nothing else runs meanwhile. Most of that time is
+downloads and unpacking, and the guest tier keeps one of the two cores busy: started when
+the session starts, one after the other, at the lowest CPU and I/O priority, they are done
+by the time their tests ask for them.
+
+`start(config, items)` starts the builds the collected tests need and the cache lacks;
+`wait(name)` is what a test's fixture calls before it builds (then finds the thing cached);
+`stop()` ends a build still going when the session ends (SIGINT, so the builder removes its
+temporary tree) and drops the rest; the kernel sends the same SIGINT should pytest itself
+die (PR_SET_PDEATHSIG).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+BACKPORTS = "bookworm-backports"
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    argv: tuple[str, ...]          # virtbench's arguments
+    tests: str                     # a path fragment of the tests that need it
+    nested: bool = False           # only with --run-nested
+
+    def missing(self) -> bool:
+        """Not in the cache yet."""
+        if self.name == "host image":
+            from virtbench.image import host as host_image
+            return host_image.cached() is None
+        if self.name == "backports image":
+            from virtbench.image import guest
+            return guest.cached(BACKPORTS) is None
+        from virtbench.image import qemu_fetch
+        return qemu_fetch.cached(BACKPORTS) is None
+
+
+# in the order the tiers need them: guests first, nested last
+JOBS = (Job("backports image", ("image", "build", "--linux", BACKPORTS),
+            "/live/guests/test_versions_live.py"),
+        Job("backports qemu", ("qemu", "fetch", BACKPORTS), "/live/guests/test_versions_live.py"),
+        Job("host image", ("image", "build", "--variant", "host"), "/live/nested/", nested=True))
+
+_lock = threading.Lock()
+_done: dict[str, str] = {}          # job -> how it went
+_queued: list[str] = []
+_current: subprocess.Popen | None = None
+_stopping = False
+_thread: threading.Thread | None = None
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+
+
+def wanted(config, items) -> list[Job]:
+    """The jobs the collected tests need, as root with QEMU, that the cache lacks."""
+    if os.geteuid() != 0:
+        return []
+    from virtbench.environments.qemu import qemu_binary
+    if qemu_binary() is None:
+        return []
+    paths = [str(item.path) for item in items]
+    out = []
+    for job in JOBS:
+        if job.nested and not config.getoption("--run-nested"):
+            continue
+        if not any(job.tests in p for p in paths):
+            continue
+        try:
+            if job.missing():
+                out.append(job)
+        except Exception:             # the builder itself will say what is wrong, in the test
+            pass
+    return out
+
+
+def _run(jobs: list[Job]) -> None:
+    global _current
+    for job in jobs:
+        with _lock:
+            if _stopping:
+                return
+            fd, log = tempfile.mkstemp(prefix="vb-prebuild-", suffix=".log")
+            t0 = time.monotonic()
+            _current = subprocess.Popen(
+                ["nice", "-n", "19", "ionice", "-c", "2", "-n", "7", sys.executable, "-m",
+                 "virtbench", *job.argv], stdin=subprocess.DEVNULL, stdout=fd,
+                stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+            os.close(fd)
+        code = _current.wait()
+        text = Path(log).read_text(errors="replace").strip().splitlines()[-2:]
+        Path(log).unlink(missing_ok=True)
+        with _lock:
+            _done[job.name] = (f"{job.name} built in the background: exit {code} after "
+                               f"{time.monotonic() - t0:.0f} s; {' | '.join(text)}")
+            _current = None
+
+
+def start(config, items) -> None:
+    global _thread
+    if _thread is not None:
+        return
+    jobs = wanted(config, items)
+    if not jobs:
+        return
+    _queued.extend(j.name for j in jobs)
+    _thread = threading.Thread(target=_run, args=(jobs,), name="prebuild", daemon=True)
+    _thread.start()
+
+
+def wait(name: str, limit_s: float = 1800.0) -> str | None:
+    """Wait for the background build `name`; a line saying how it went (None if it was not
+    started: cached already, or not wanted)."""
+    if name not in _queued:
+        return None
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        with _lock:
+            if name in _done:
+                return _done[name] + f" (waited {time.monotonic() - t0:.0f} s)"
+        if _thread is None or not _thread.is_alive():
+            return f"{name}: the background builds ended before it"
+        time.sleep(0.5)
+    return f"{name}: still building after {limit_s:.0f} s; the test builds it itself"
+
+
+def stop() -> None:
+    global _stopping
+    with _lock:
+        _stopping = True
+        proc = _current
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if _thread is not None:
+        _thread.join(timeout=5)
