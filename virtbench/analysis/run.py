@@ -38,6 +38,7 @@ from .published import attach_published
 from .adaptive_record import reconcile
 from .references import Reference, References, label_named
 from .rows import Key, Row, disturbed_trials, rows_of
+from .warning_groups import Host, advice
 from .warning_groups import attach as attach_groups
 from .warning_words import in_words
 from .trials import (
@@ -188,6 +189,7 @@ class _Measured:
     rows: dict[Key, Row]
     ids: dict[Key, MetricId]
     advised: int                    # trials to advise for its compared rows (stats/advice.py)
+    cv_advice: str | None           # what applies on its host against a high CV
 
 
 @dataclass(frozen=True)
@@ -255,12 +257,16 @@ def _measured(store: Store, s: _Settings) -> _Measured:
     rows, ids = rows_of(samples, disturbed_trials(trials)), _identities(samples)
     compared = sum(1 for (env, _, _), mid in ((k, ids[k]) for k in rows)
                    if s.refs.for_row(env, mid).label not in (None, env))
+    advised = trials_to_advise(compared, s.alpha)
     return _Measured(
         trials=trials, counts=counts, methods=aggregate_methods(trials),
         failed={(c.environment, c.benchmark): c.failed for c in counts},
         planned={(c.environment, c.benchmark): c.planned for c in counts},
-        samples=samples, rows=rows, ids=ids,
-        advised=trials_to_advise(compared, s.alpha))
+        samples=samples, rows=rows, ids=ids, advised=advised,
+        cv_advice=advice("high_cv", Host.of_environments(
+            [(e["kind"], e["label"], e.get("metadata") or {}) for e in s.envs], s.baseline,
+            quick=bool(s.study.get("quick")), trials_planned=s.planned_trials,
+            trials_advised=advised)))
 
 
 def _run_warnings(store: Store, s: _Settings, m: _Measured) -> list[RunWarning]:
@@ -306,7 +312,7 @@ def _row(s: _Settings, m: _Measured, key: Key, warnings: list[RunWarning]
     versus = _against_versus(s, m, key, ref.label)
     if versus is not None:
         pending.append(_Pending(result, False, versus))
-    warnings += _noise_warnings(key, m.rows[key], warnings, m.advised)
+    warnings += _noise_warnings(key, m.rows[key], warnings, m)
     return result, pending
 
 
@@ -392,13 +398,14 @@ def _reference_warnings(key: Key, ref: Reference, no_ratio: bool,
                        message=ref.note)]
 
 
-def _noise_warnings(key: Key, row: Row, warnings: list[RunWarning], advised: int
+def _noise_warnings(key: Key, row: Row, warnings: list[RunWarning], m: _Measured
                     ) -> list[RunWarning]:
     """The row's noise warnings; too few samples is a property of the trial, not of each
     metric: said once per case."""
     env, bench, metric = key
     out: list[RunWarning] = []
-    for kind, message in stats.noise_warnings(row.values, row.trials, advice_text(advised)):
+    for kind, message in stats.noise_warnings(row.values, row.trials, advice_text(m.advised),
+                                         m.cv_advice):
         if kind == "few_samples" and any(w.kind == kind and w.environment == env
                                          and w.benchmark == bench for w in warnings + out):
             continue

@@ -39,16 +39,26 @@ class Host:
     def of(cls, report: RunReport) -> "Host":
         """The baseline's environment when it is this host (native), else the run's first
         native one; nothing known without one."""
-        natives = [e for e in report.environments if e.kind == "native"]
-        chosen = next((e for e in natives if e.label == report.run.baseline),
-                      natives[0] if natives else None)
-        md = chosen.metadata if chosen is not None else {}
+        return cls.of_environments(
+            [(e.kind, e.label, e.metadata) for e in report.environments], report.run.baseline,
+            quick=bool(report.run.quick), trials_planned=report.run.trials_planned,
+            trials_advised=report.run.trials_advised)
+
+    @classmethod
+    def of_environments(cls, envs, baseline: str | None, *, quick: bool,
+                        trials_planned: int | None, trials_advised: int | None) -> "Host":
+        """The same from the run's environments as (kind, label, metadata) and its settings
+        (the analysis, before the report exists)."""
+        natives = [(label, md) for kind, label, md in envs if kind == "native"]
+        chosen = next((md for label, md in natives if label == baseline),
+                      natives[0][1] if natives else None)
+        md = chosen or {}
         governor = md.get("governor") or None
         cpufreq = md.get("cpufreq")
         return cls(cpufreq=bool(cpufreq) if cpufreq is not None else
                    (True if governor else None), governor=governor,
-                   quick=bool(report.run.quick) and report.run.trials_planned == QUICK_TRIALS,
-                   trials_advised=report.run.trials_advised or PUBLISHED_TRIALS)
+                   quick=quick and trials_planned == QUICK_TRIALS,
+                   trials_advised=trials_advised or PUBLISHED_TRIALS)
 
 
 def advice(kind: str, host: Host) -> str | None:

@@ -53,8 +53,9 @@ _KINDS = (
                 advice="run 12 trials (--trials 12) as the published studies did, or the count "
                        "the message names"),
     WarningKind("high_cv", WARNING,
-                "CV {cv} % is above {limit} %: stop other work on the host, set the CPU "
-                "governor to performance, or raise --trials", "analysis (stats.noise_warnings)",
+                "CV {cv} % is above {limit} %: {what applies on the host: the CPU governor "
+                "when it has cpufreq and it is not performance, else stop other work}",
+                "analysis (stats.noise_warnings)",
                 "The samples of a row scatter more than 5 % around their mean: the host was "
                 "busy, its clock varied, or the benchmark is noisy. Verdicts need more trials "
                 "to decide. The grouped view advises what applies on the host: the CPU "

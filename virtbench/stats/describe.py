@@ -112,13 +112,14 @@ def _trial_names(trials, idx: list[int]) -> str:
     return ("trial " if len(names) == 1 else "trials ") + ", ".join(names)
 
 
-def noise_warnings(samples, trials=None, advice: str | None = None
-                   ) -> list[tuple[str, str]]:
+def noise_warnings(samples, trials=None, advice: str | None = None,
+                   cv_advice: str | None = None) -> list[tuple[str, str]]:
     """(kind, message) pairs in the pyperf spirit; each message says what to do.
 
     `trials` gives each sample's trial number as the reports show it (1-based); by default
     the samples' positions + 1. `advice`: what the few-samples warning advises (the run's
-    count, stats/advice.py)."""
+    count, stats/advice.py); `cv_advice`: what the high-CV warning advises (what applies on
+    the host: the analysis knows it)."""
     a = np.asarray(samples, dtype=float)
     trials = list(trials) if trials is not None else list(range(1, a.size + 1))
     found: list[tuple[str, str]] = []
@@ -127,9 +128,8 @@ def noise_warnings(samples, trials=None, advice: str | None = None
                       + (f"; {advice}" if advice else "")))
     c = cv(a)
     if c is not None and c > CV_WARN:
-        found.append(("high_cv", f"CV {c * 100:.1f} % is above {CV_WARN * 100:.0f} %: "
-                      "stop other work on the host, set the CPU governor to performance, "
-                      "or raise --trials"))
+        found.append(("high_cv", f"CV {c * 100:.1f} % is above {CV_WARN * 100:.0f} %"
+                      + (f": {cv_advice}" if cv_advice else "")))
     out = mad_outliers(a)
     if out:
         values = ", ".join(f"{a[i]:.4g}" for i in out)

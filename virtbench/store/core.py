@@ -182,13 +182,20 @@ class Store:
                    fleet: str | None = None, run_id: str | None = None,
                    series: str | None = None) -> str:
         """A new run, running; `series`: the named series it is tagged into (`--series`)."""
-        run_id = run_id or new_run_id()
-        with self.engine.begin() as c:
-            c.execute(runs.insert().values(id=run_id, study_name=study["name"], study=study,
-                                           seed=seed, quick=quick, status="running",
-                                           started=now(), virtbench_version=version, host=host,
-                                           fleet=fleet, series=series))
-        return run_id
+        given = run_id
+        for _ in range(8):          # a made-up id taken by a run of the same second: another
+            run_id = given or new_run_id()
+            try:
+                with self.engine.begin() as c:
+                    c.execute(runs.insert().values(
+                        id=run_id, study_name=study["name"], study=study, seed=seed, quick=quick,
+                        status="running", started=now(), virtbench_version=version, host=host,
+                        fleet=fleet, series=series))
+                return run_id
+            except sa.exc.IntegrityError:
+                if given:
+                    raise
+        raise VirtbenchError(f"store {self.shown}: no free run id after 8 tries")
 
     def set_run_status(self, run_id: str, status: str, finished: bool = True) -> None:
         with self.engine.begin() as c:

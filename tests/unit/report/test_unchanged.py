@@ -14,7 +14,10 @@ warnings are grouped, one line per kind (docs/warnings.md, "The grouped view"); 
 goldens changed only their schema version (3.1: fields added). Issue 31 rendered the real
 run's table, Markdown and CSV goldens again, on purpose: what differs between each
 environment and its reference (one line per pair; CSV `difference` rows); the JSON goldens
-changed only their schema version (3.2: fields added)."""
+changed only their schema version (3.2: fields added). Issue 30 rendered the JSON goldens
+again, on purpose: each high-CV warning's message advises only what applies on the host
+(warning_groups.advice), no longer the CPU governor and --trials everywhere; with the fields
+added since."""
 from __future__ import annotations
 
 import json

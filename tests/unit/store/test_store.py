@@ -112,3 +112,15 @@ def test_a_run_s_detail_is_merged_key_by_key(store_url):
     assert store.get_run(run_id)["detail"] == {
         "calibration": {"pi": {"repetitions": 9}, "stream": {}},
         "adaptive": {"stopped": "budget"}}
+
+
+def test_a_made_up_run_id_already_taken_is_made_again(tmp_path, monkeypatch):
+    # ids are the second plus 4 hex digits: runs made in one second can draw the same one
+    from virtbench.store import core
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    ids = iter(["20261128-120000-abcd", "20261128-120000-abcd", "20261128-120000-beef"])
+    monkeypatch.setattr(core, "new_run_id", lambda: next(ids))
+    study = {"name": "t"}
+    first = store.create_run(study, seed=1, quick=True, version="t", host="h")
+    second = store.create_run(study, seed=1, quick=True, version="t", host="h")
+    assert (first, second) == ("20261128-120000-abcd", "20261128-120000-beef")
