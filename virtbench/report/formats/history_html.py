@@ -73,7 +73,7 @@ def index_page(report: HistoryReport, links: Links) -> str:
                  text.noise_cell(s), text.smallest_cell(s), latest(s)] for s in members]
         groups.append({"environment": env, "benchmark": bench, "rows": rows})
     return _page("history_index.html.j2", "virtbench history", [],
-                 plotly_src=links.plotly_src or "", nav=links.nav,
+                 plotly_src="", nav=links.nav,
                  header=text.header(report), groups=groups,
                  columns=["metric", "series", "reference", "runs", "last", "noise floor",
                           "smallest change it can see", "latest"])
