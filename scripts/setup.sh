@@ -68,11 +68,11 @@ fi
 PY=/usr/bin/python3
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 if [ "$all" = 1 ]; then
-  .venv/bin/pip install -q --disable-pip-version-check -e '.[test,fleet]'
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[test,fleet,web]'
   # libvirt's binding, built against the system's libvirt (same version)
   .venv/bin/pip install -q --disable-pip-version-check \
     "libvirt-python==$(pkg-config --modversion libvirt)"
 else
-  .venv/bin/pip install -q --disable-pip-version-check -e .
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[web]'    # web: virtbench serve
 fi
 echo "setup: ready (.venv/bin/virtbench)"

@@ -1,4 +1,4 @@
-"""Imports run one way: cli -> fleet -> run -> history -> analysis/report -> study -> benchmarks/environments
+"""Imports run one way: cli -> web -> fleet -> run -> history -> analysis/report -> study -> benchmarks/environments
 -> machinery -> store/stats/model -> core.
 
 Every module of the package is put in a layer below; a module may import its own layer or
@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("history", ("virtbench.history",)),
     ("run", ("virtbench.run",)),
     ("fleet", ("virtbench.fleet",)),
+    ("web", ("virtbench.web",)),
     ("cli", ("virtbench.cli", "virtbench.__main__")),
 ]
 

@@ -1,5 +1,5 @@
 """The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, history,
-density, worker, fleet."""
+serve, density, worker, fleet."""
 from __future__ import annotations
 
 import os
@@ -286,6 +286,12 @@ def cmd_history(args, out: Console, err: Console) -> int:
         raise VirtbenchError("--last N needs --fail-on change|regression (the changes it "
                              "looks for in the last N runs)")
     from ..store import StoreUnavailable
+    if args.format == "html":
+        if not args.output:
+            raise VirtbenchError("history --format html writes a directory of pages: give "
+                                 "-o DIR (a new directory; virtbench makes it)")
+        from ..web import static
+        static.check_target(args.output)          # before the store is read
     store = Store(args.store, read_only=True)
     try:
         result = history.history(store, series=args.series, host=args.host,
@@ -299,6 +305,11 @@ def cmd_history(args, out: Console, err: Console) -> int:
     if args.format == "table" and not args.output:
         from ..report.formats.table import print_history
         print_history(result, out)
+    elif args.format == "html":
+        from ..web import static
+        where, n = static.write(result, args.output)
+        out.print(f"wrote {where}: index.html and {n - 1} series page(s)", highlight=False,
+                  markup=False)
     else:
         _emit(report.render_history(result, args.format), args.output, out)
     if not args.fail_on:
@@ -312,6 +323,21 @@ def cmd_history(args, out: Console, err: Console) -> int:
     if not found:
         err.print(f"history: no confirmed {args.fail_on} in {within}", highlight=False)
     return EXIT_CHANGED if found else EXIT_OK
+
+
+def cmd_serve(args, out: Console, err: Console) -> int:
+    """The web view over the store until Ctrl-C. Read-only: never creates a store."""
+    from ..store import Store
+    from ..web.serve import serve
+    store = Store(args.store, read_only=True)
+    try:
+        serve(store, args.host, args.port,
+              say=lambda line: err.print(line, highlight=False, markup=False),
+              warn=lambda line: err.print(line, highlight=False, markup=False))
+    except KeyboardInterrupt:
+        pass                        # Ctrl-C is how it stops
+    err.print("virtbench serve: stopped", highlight=False)
+    return EXIT_OK
 
 
 def cmd_density(args, out: Console, err: Console) -> int:
@@ -341,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                 "run": lambda a, o: cmd_run(a, o, err), "runs": cmd_runs,
                 "report": cmd_report, "compare": cmd_compare,
                 "history": lambda a, o: cmd_history(a, o, err),
+                "serve": lambda a, o: cmd_serve(a, o, err),
                 "density": lambda a, o: cmd_density(a, o, err), "qemu": qemu.cmd_qemu,
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}

@@ -117,7 +117,7 @@ def _positive(flag: str):
     return parse
 
 
-HISTORY_FORMATS = ("table", "markdown", "json")
+HISTORY_FORMATS = ("table", "markdown", "json", "html")
 
 
 def add_history_parser(sub) -> None:
@@ -134,7 +134,9 @@ def add_history_parser(sub) -> None:
                    help="only this benchmark case's series (its label, e.g. pi[k=17])")
     h.add_argument("--metric", action="append", metavar="NAME", help="only this metric")
     h.add_argument("--format", default="table", choices=HISTORY_FORMATS)
-    h.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    h.add_argument("-o", "--output", metavar="FILE",
+                   help="write to FILE instead of stdout; --format html: the directory DIR "
+                        "virtbench makes for the pages (index.html, one page per series)")
     h.add_argument("--threshold", type=_in_range("--threshold", defaults.THRESHOLD_RANGE),
                    default=defaults.THRESHOLD_PCT,
                    help="no change means within ±this %% (default %(default)g)")
@@ -149,6 +151,25 @@ def add_history_parser(sub) -> None:
                    help="with --fail-on: only changes whose first run after is one of the "
                         "last N runs read")
     h.add_argument("--store", metavar="URL")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"--port {text!r} is not a port; give 0 to 65535 "
+                                         "(0: any free port)")
+    return int(text)
+
+
+def add_serve_parser(sub) -> None:
+    """`virtbench serve`: the web view over a store, read-only."""
+    s = sub.add_parser("serve", help="a read-only web view of the store: runs, a run's "
+                                     "report, series over time, two runs compared")
+    s.add_argument("--store", metavar="URL")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (default 127.0.0.1; any other is "
+                        "reachable without authentication)")
+    s.add_argument("--port", type=_port, default=8080,
+                   help="the port (default 8080; 0: any free one, printed)")
 
 
 def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
@@ -315,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(for labels holding '=' either way); one per --pair")
     cmp.add_argument("--store", metavar="URL")
     add_history_parser(sub)
+    add_serve_parser(sub)
     fleet_commands.add_parsers(sub, add_study_flags)
     density.add_parser(sub)
     qemu.add_parser(sub, _Parser)

@@ -242,10 +242,27 @@ class Store:
         raise VirtbenchError(f"run id {text!r} is ambiguous in {self.shown}: "
                              f"{', '.join(found[:PREFIX_SHOWN])}{more}; give more of it")
 
-    def list_runs(self, limit: int = 20) -> list[dict]:
+    def list_runs(self, limit: int | None = 20, **where: str | None) -> list[dict]:
+        """The latest runs first (`limit` of them; None: all); `where`: only those whose
+        study_name, host, status or series equals the value given (None: any)."""
+        q = runs.select()
+        for column, value in where.items():
+            if column not in ("study_name", "host", "status", "series"):
+                raise ValueError(f"list_runs: no filter on {column!r}")
+            if value is not None:
+                q = q.where(runs.c[column] == value)
+        q = q.order_by(runs.c.started.desc(), runs.c.id.desc())
         with self.engine.connect() as c:
-            rows = c.execute(runs.select().order_by(runs.c.started.desc()).limit(limit))
+            rows = c.execute(q if limit is None else q.limit(limit))
             return [dict(r._mapping) for r in rows]
+
+    def run_facets(self) -> dict[str, list[str]]:
+        """The distinct studies, hosts, statuses and series of the store's runs, sorted: what
+        the web view's filters offer."""
+        with self.engine.connect() as c:
+            return {col: sorted(v for (v,) in c.execute(sa.select(runs.c[col]).distinct())
+                                if v is not None)
+                    for col in ("study_name", "host", "status", "series")}
 
     def complete_runs(self, series: str | None = None, host: str | None = None) -> list[dict]:
         """Every complete run, oldest first (what `virtbench history` lines up); only those

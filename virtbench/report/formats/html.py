@@ -50,10 +50,13 @@ def _environment():
                        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
 
-def _page(template: str, title: str, chart_specs: list[tuple[str, dict]], **view) -> str:
-    """A page of `template`: plotly.js once, every chart drawn from its JSON spec."""
+def _page(template: str, title: str, chart_specs: list[tuple[str, dict]],
+          plotly_src: str | None = None, nav: list[tuple[str, str]] | None = None,
+          **view) -> str:
+    """A page of `template`: plotly.js once (inline, or from `plotly_src` when a set of
+    pages shares one copy; "" for a page without charts), every chart drawn from its spec; `nav`: (text, href) links
+    shown at the top."""
     from markupsafe import Markup
-    from plotly.offline import get_plotlyjs
     specs = json.dumps([{"id": cid, "fig": fig} for cid, fig in chart_specs],
                        separators=(",", ":"))
     specs = specs.replace("</", "<\\/")      # never close the script element early
@@ -62,8 +65,16 @@ def _page(template: str, title: str, chart_specs: list[tuple[str, dict]], **view
             "Plotly.newPlot(el,s.fig.data,s.fig.layout,{displayModeBar:false,responsive:true});"
             "});})();")
     return _environment().get_template(template).render(
-        title=title, plotly_js=Markup(get_plotlyjs()), draw=Markup(draw),
+        title=title, plotly_js=None if plotly_src is not None else Markup(plotly_js()),
+        plotly_src=plotly_src, nav=nav or [], draw=Markup(draw),
         reason_header=profiles.REASON_HEADER, function_header=profiles.FUNCTION_HEADER, **view)
+
+
+@lru_cache(maxsize=1)
+def plotly_js() -> str:
+    """plotly.js itself, as the plotly package bundles it (nothing fetched)."""
+    from plotly.offline import get_plotlyjs
+    return get_plotlyjs()
 
 
 def _span(text, cls: str | None, title: str | None = None, **more) -> dict:
@@ -363,3 +374,10 @@ class HtmlExporter(Exporter):
 
     def render_density(self, report: DensityReport) -> str:
         return render_density(report)
+
+    def render_history(self, report) -> str:
+        """A history is a set of pages (history_html.py), not one: written by
+        `virtbench history --format html -o DIR` (web/static.py) and served by `serve`."""
+        from ...core.errors import VirtbenchError
+        raise VirtbenchError("a history in HTML is a directory of pages: use virtbench "
+                             "history --format html -o DIR, or virtbench serve")
