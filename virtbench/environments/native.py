@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import stat
 import sys
 
 from ..machine import fingerprint, meminfo
@@ -14,6 +13,7 @@ from ..host import tools as hosttools
 from ..core.errors import VirtbenchError
 from ..core.capabilities import Capabilities, can, cannot
 from ..host.netpath_types import NetPath, SshTarget
+from ..host.trusted import file_problem
 from ..stats.aggregate import ClockOffset
 from ..agent.transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option, block_device_under, drop_page_cache
@@ -26,16 +26,7 @@ def scratch_problem(st: os.stat_result, uid: int | None = None) -> str | None:
     virtbench writes files of fixed names there as root: in a directory others can write to,
     even a sticky one such as /tmp, they could take those names first (a symlink to a file of
     root's), so only a real directory of ours or root's that no one else can write will do."""
-    uid = os.geteuid() if uid is None else uid
-    if stat.S_ISLNK(st.st_mode):
-        return "is a symbolic link"
-    if not stat.S_ISDIR(st.st_mode):
-        return "is not a directory"
-    if st.st_uid not in (0, uid):
-        return f"is owned by uid {st.st_uid}"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
-    return None
+    return file_problem(st, uid, directory=True)
 
 
 def check_scratch(path: str) -> None:

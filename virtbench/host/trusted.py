@@ -14,12 +14,17 @@ from ..core.errors import VirtbenchError
 from .workroot import parent_problem
 
 
-def file_problem(st: os.stat_result, uid: int | None = None) -> str | None:
-    """Why a file with this lstat() result is not one we may run or read as root (pure)."""
+def file_problem(st: os.stat_result, uid: int | None = None, directory: bool = False
+                 ) -> str | None:
+    """Why an entry with this lstat() result is not one we may run, read or (`directory`)
+    write in as root (pure): a symbolic link, not a regular file (a directory), owned by
+    someone other than root or us, or writable by other users."""
     uid = os.geteuid() if uid is None else uid
     if stat.S_ISLNK(st.st_mode):
         return "is a symbolic link"
-    if not stat.S_ISREG(st.st_mode):
+    if directory and not stat.S_ISDIR(st.st_mode):
+        return "is not a directory"
+    if not directory and not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
     if st.st_uid not in (0, uid):
         return f"is owned by uid {st.st_uid}, not by root or you"
