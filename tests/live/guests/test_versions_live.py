@@ -45,7 +45,7 @@ def versions(tmp_path_factory):
     run = _vb("run", "--env", "qemu", "--env", f"qemu:binary={binary},name=q10",
               "--env", f"qemu:linux={prebuild.BACKPORTS},name=l612",
               "--bench", "pi", "--bench", "primitives:only=syscall", "--trials", "1",
-              "--quick", "--store", store, "--no-progress", timeout=1200)
+              "--quick", "--min-section", "0", "--store", store, "--no-progress", timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
     report = _vb("report", "--store", store, "--format", "json", timeout=120)
     assert report.returncode == 0, report.stderr

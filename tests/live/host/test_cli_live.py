@@ -23,7 +23,7 @@ def test_benchmarks_and_envs_list(capsys):
 
 def test_quick_run_then_json_markdown_csv_reports(capsys, store_url):
     code, out, err = run_cli(capsys, "run", "--env", "native", "--bench", "stream",
-                             "--bench", "himeno", "--bench", "pi", "--trials", "3", "--quick",
+                             "--bench", "himeno", "--bench", "pi", "--trials", "3", "--quick", "--min-section", "0",
                              "--no-progress", "--seed", "1")
     assert code == 0, err
     assert "stream" in out and "himeno" in out

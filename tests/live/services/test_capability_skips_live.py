@@ -23,7 +23,7 @@ def target(loopback_sshd):
 
 def test_ssh_without_peer_skips_tcp_with_one_line_and_runs_pi(target, capsys, store_url):
     code = cli.main(["run", "--env", target, "--bench", "pi", "--bench", "tcp", "--trials",
-                     "2", "--quick", "--no-progress", "--seed", "1"])
+                     "2", "--quick", "--min-section", "0", "--no-progress", "--seed", "1"])
     err = capsys.readouterr().err
     assert code == 0, err
     lines = [line for line in err.splitlines() if "tcp" in line]
@@ -42,7 +42,7 @@ def test_ssh_without_peer_skips_tcp_with_one_line_and_runs_pi(target, capsys, st
 def test_a_study_whose_every_case_is_skipped_exits_cleanly_with_the_reason(
         target, capsys, store_url):
     code = cli.main(["run", "--env", target, "--bench", "tcp", "--bench", "ping-hops",
-                     "--trials", "1", "--quick", "--no-progress"])
+                     "--trials", "1", "--quick", "--min-section", "0", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert f"skipping tcp on loop: {TCP_WHY}" in err
@@ -58,7 +58,7 @@ def test_a_study_whose_every_case_is_skipped_exits_cleanly_with_the_reason(
 
 def test_dry_run_shows_the_skipped_cases_and_counts_without_them(capsys):
     code = cli.main(["run", "--env", "native", "--env", "ssh:host=192.0.2.1,name=x",
-                     "--bench", "pi", "--bench", "tcp", "--trials", "2", "--quick",
+                     "--bench", "pi", "--bench", "tcp", "--trials", "2", "--quick", "--min-section", "0",
                      "--dry-run"])
     out = capsys.readouterr().out
     assert code == 0

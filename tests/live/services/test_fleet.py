@@ -15,7 +15,7 @@ from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.store import Store
 
 # the quick native study, tiny: pi at its quick size (2^16 digits) is ~0.3 s a trial
-TINY = ("--env", "native", "--bench", "pi", "--trials", "3", "--seed", "5", "--quick")
+TINY = ("--env", "native", "--bench", "pi", "--trials", "3", "--seed", "5", "--quick", "--min-section", "0")
 # long enough to kill mid-way: ~0.4 s a trial, 9 trials (one a warm-up)
 LONGER = ("--env", "native", "--bench", "pi:k=17", "--trials", "8", "--seed", "7")
 

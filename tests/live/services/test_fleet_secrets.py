@@ -34,7 +34,7 @@ def test_a_fleet_run_shows_no_password_anywhere(secret_broker, pg_url, tmp_path)
     outputs = {}
     try:
         res = run_cli(secret_broker.url, store, "fleet", "run", "--env", "native", "--bench",
-                      "pi", "--trials", "2", "--quick", "--host", "a", "--wait")
+                      "pi", "--trials", "2", "--quick", "--min-section", "0", "--host", "a", "--wait")
         assert res.returncode == 0, res.stderr
         fleet_id = res.stdout.strip()
         outputs["fleet run"] = res.stdout + res.stderr

@@ -56,7 +56,7 @@ def test_label_names_what_the_target_runs_on_and_nothing_is_left(target):
 
 def test_a_run_through_ssh_beside_native(target, capsys, store_url):
     code = cli.main(["run", "--env", "native", "--env", target, "--bench", "pi",
-                     "--trials", "2", "--quick", "--no-progress", "--seed", "1"])
+                     "--trials", "2", "--quick", "--min-section", "0", "--no-progress", "--seed", "1"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert cli.main(["report", "--format", "json"]) == 0
@@ -72,7 +72,7 @@ def test_a_wrong_host_key_stops_before_anything_runs(target, tmp_path, capsys, s
     bad_known.write_text("")
     spec = ",".join(p for p in target.split(",") if not p.startswith("known_hosts=")) \
         + f",known_hosts={bad_known}"
-    code = cli.main(["run", "--env", spec, "--bench", "pi", "--trials", "1", "--quick",
+    code = cli.main(["run", "--env", spec, "--bench", "pi", "--trials", "1", "--quick", "--min-section", "0",
                      "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "host key" in err and "is not known" in err

@@ -110,7 +110,7 @@ def test_two_runs_writing_one_store_at_once_lose_nothing(store_url):
 def test_postgresql_going_away_mid_run_ends_in_one_line_and_the_run_resumes(pg_server):
     url = pg_server.url_for()
     trials = 20
-    proc = subprocess.Popen(_virtbench("run", "--env", "native", "--bench", "pi", "--quick",
+    proc = subprocess.Popen(_virtbench("run", "--env", "native", "--bench", "pi", "--quick", "--min-section", "0",
                                        "--trials", str(trials), "--seed", "9", "--no-progress",
                                        "--store", url),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

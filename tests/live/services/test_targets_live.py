@@ -17,7 +17,7 @@ def run_with_target(tmp_path, monkeypatch, capsys, spec: str) -> dict:
     monkeypatch.setenv("VIRTBENCH_TARGETS", str(cfg))
     path = tmp_path / "s.toml"
     path.write_text(STUDY)
-    code = cli.main(["run", str(path), "--quick", "--no-progress", "--seed", "1"])
+    code = cli.main(["run", str(path), "--quick", "--min-section", "0", "--no-progress", "--seed", "1"])
     assert code == 0, capsys.readouterr().err
     capsys.readouterr()
     assert cli.main(["report", "--format", "json"]) == 0
