@@ -12,7 +12,9 @@ compare     two runs: change per metric, rows in one run only, metadata that dif
 from .compare import (compare_runs, environment_pairs, metadata_differences, names_of,
                       resolve_pairs)
 from .references import References, instance_count
-from .run import DEFAULT_ALPHA, analyze_run, run_settings
+from ..core.defaults import ALPHA as DEFAULT_ALPHA
+from .run import analyze_run
+from .stored import run_settings
 from .undecided import undecided_cases
 
 __all__ = ["compare_runs", "environment_pairs", "metadata_differences", "names_of",

@@ -10,9 +10,7 @@ from dataclasses import dataclass, replace
 from .. import benchmarks, stats
 from ..core.errors import VirtbenchError
 from ..core.metric_id import MetricId, identify
-from ..machine import hypervisor
 from ..model import (
-    AdaptiveSummary,
     Case,
     Environment,
     MethodNote,
@@ -21,23 +19,24 @@ from ..model import (
     RunInfo,
     RunReport,
     RunWarning,
-    Section,
     TrialCount,
 )
 from ..stats.advice import advice_text, trials_to_advise
-from ..stats.multiplicity import METHODS as CORRECTIONS
 from ..store import Store
 from ..study.design import default_baseline
 from . import decide
-from .claims import check_claims, labels_by_spec
+from .claims import check_claims
 from .headline import headlines
 from .pricelist import price_lists
 from .pair_facts import attach as attach_differences
 from .profiles import profile_entries
 from .published import attach_published
 from .adaptive_record import reconcile
+from .stored import (adaptive, adaptive_summary, analysis_mode, correction_of,
+                     environment_note, run_settings, sections_of, versus_labels)
 from .references import Reference, References, label_named
 from .rows import Key, Row, disturbed_trials, rows_of
+from .row_warnings import disturbed_warnings, reference_warnings, virtualized_baseline
 from .warning_groups import Host, advice
 from .warning_groups import attach as attach_groups
 from .warning_words import in_words
@@ -48,8 +47,6 @@ from .trials import (
     migration_timelines,
     trial_counts,
 )
-
-from ..core.defaults import ALPHA as DEFAULT_ALPHA
 
 
 def _seed(*parts: str) -> int:
@@ -92,58 +89,6 @@ def _identities(samples: list[dict]) -> dict[tuple[str, str, str], MetricId]:
     for (env, bench), names in bare.items():
         for name, mid in identify(names).items():
             out.setdefault((env, bench, name), mid)
-    return out
-
-
-def run_settings(run: dict) -> tuple[float, dict[str, str]]:
-    """(alpha, {benchmark label: method note}) of a stored run: from its run metadata when
-    the store keeps one (`meta`), else from the stored study (alpha, each benchmark's
-    method_note); alpha 0.05 and no notes by default."""
-    meta = run.get("meta") or run.get("metadata") or {}
-    study = run.get("study") or {}
-    alpha = meta.get("alpha", study.get("alpha"))
-    notes = meta.get("method_notes") or study.get("method_notes") or {
-        b["label"]: b["method_note"] for b in study.get("benchmarks", []) if b.get("method_note")}
-    return float(alpha) if alpha is not None else DEFAULT_ALPHA, dict(notes)
-
-
-def analysis_mode(study: dict, analysis: str | None) -> str:
-    """The analysis the verdicts use: as asked (`--analysis`), else the study's (`analysis`
-    key, paired by default); a paired analysis of a run whose trials were adaptive
-    (`trials = "auto"`) reads its blocks with confidence sequences ("sequential")."""
-    mode = analysis or study.get("analysis") or "paired"
-    if mode not in ("paired", "unpaired"):
-        raise VirtbenchError(f"analysis {mode!r}: use paired or unpaired")
-    if mode == "paired" and adaptive(study):
-        return "sequential"
-    return mode
-
-
-def correction_of(study: dict, correction: str | None) -> str:
-    """The family's correction: as asked (`--correction`), else the study's (`correction`
-    key), Holm by default (and for runs stored before studies could say)."""
-    chosen = correction or study.get("correction") or "holm"
-    if chosen not in CORRECTIONS:
-        raise VirtbenchError(f"correction {chosen!r}: use {' or '.join(CORRECTIONS)}")
-    return chosen
-
-
-def adaptive(study: dict) -> bool:
-    """Were the run's trials adaptive? The runner stores `adaptive: true` (and the plan's
-    min_trials as `trials`); a study dict as written may still say trials = "auto"."""
-    return bool(study.get("adaptive")) or study.get("trials") == "auto"
-
-
-def versus_labels(study: dict, envs: list[dict]) -> dict[str, str]:
-    """environment label -> the label of its own reference (the study's `versus`), for
-    the environments whose entry has one and whose reference ran."""
-    label_of = labels_by_spec(envs)
-    out = {}
-    for e in envs:
-        entry = study_entry(study, e)
-        ref = label_of.get(entry.get("versus")) if entry and entry.get("versus") else None
-        if ref and ref != e["label"]:
-            out[e["label"]] = ref
     return out
 
 
@@ -215,7 +160,7 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     warnings = _run_warnings(store, settings, measured)
     results, pending = _results(settings, measured, warnings)
     warnings += _settle(pending, settings.correction)
-    warnings += _virtualized_baseline(settings)
+    warnings += virtualized_baseline(settings.envs, settings.baseline)
     return _report(store, run, settings, measured, results, warnings)
 
 
@@ -308,7 +253,7 @@ def _row(s: _Settings, m: _Measured, key: Key, warnings: list[RunWarning]
     pending = [_Pending(result, True, made)] if made is not None else []
     if made is None:
         result.reference_note, result.no_verdict = ref.note, ref.short
-        warnings += _reference_warnings(key, ref, no_ratio, warnings)
+        warnings += reference_warnings(key, ref, no_ratio, warnings)
     versus = _against_versus(s, m, key, ref.label)
     if versus is not None:
         pending.append(_Pending(result, False, versus))
@@ -378,26 +323,6 @@ def _against_versus(s: _Settings, m: _Measured, key: Key, reference: str | None
     return None if isinstance(made, str) else made
 
 
-def _reference_warnings(key: Key, ref: Reference, no_ratio: bool,
-                        warnings: list[RunWarning]) -> list[RunWarning]:
-    """Why a row has no verdict against its reference, as a warning (a case without a
-    like-for-like baseline is said once)."""
-    env, bench, metric = key
-    if not ref.note:
-        return []
-    if no_ratio:
-        return [RunWarning(environment=env, benchmark=bench, metric=metric, kind="no_ratio",
-                           message=ref.note)]
-    if ref.basis != "none":
-        return [RunWarning(environment=env, benchmark=bench, metric=metric,
-                           kind="zero_reference", message=ref.note)]
-    if any(w.kind == "no_like_for_like_baseline" and w.environment == env
-           and w.benchmark == bench for w in warnings):
-        return []
-    return [RunWarning(environment=env, benchmark=bench, kind="no_like_for_like_baseline",
-                       message=ref.note)]
-
-
 def _noise_warnings(key: Key, row: Row, warnings: list[RunWarning], m: _Measured
                     ) -> list[RunWarning]:
     """The row's noise warnings; too few samples is a property of the trial, not of each
@@ -432,35 +357,6 @@ def _settle(pending: list[_Pending], correction: str) -> list[RunWarning]:
                         f"{vs.order.p_holm:.3g}; the random order makes it noise, not bias "
                         f"(order-balanced ratio {vs.order.balanced_ratio:.3f})"))
     return warnings
-
-
-def baseline_layers(md: dict) -> str | None:
-    """Pure: what a baseline's fingerprint says it runs under, the hypervisor and the container
-    apart ("KVM (Firecracker), inside a docker container"), or None on bare metal. A run
-    stored before both layers were kept names its container only: its hypervisor is "one this
-    run did not record"."""
-    hyper, product, container = hypervisor.layers_of(md)
-    if hyper in (None, hypervisor.BARE) and not md.get("hypervisor_flag"):
-        return None
-    if hyper in (None, hypervisor.BARE):
-        what = "one this run did not record (CPUID hypervisor bit set)"
-    else:
-        what = hypervisor.hypervisor_words(hyper, product)
-    return what + (f", inside a {container} container" if container else "")
-
-
-def _virtualized_baseline(s: _Settings) -> list[RunWarning]:
-    """A warning when the baseline itself runs under a hypervisor, naming it and the
-    container between it and the baseline."""
-    out = []
-    for e in s.envs:
-        what = baseline_layers(e.get("metadata") or {}) if e["label"] == s.baseline else None
-        if what:
-            out.append(RunWarning(
-                environment=e["label"], kind="baseline_virtualized",
-                message=f"the baseline itself runs under a hypervisor, {what}; "
-                        "overheads are relative to that, not to bare metal"))
-    return out
 
 
 def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[Result],
@@ -514,61 +410,3 @@ def _run_info(run: dict, s: _Settings, m: _Measured) -> RunInfo:
                    fleet=run.get("fleet"))
 
 
-def disturbed_warnings(rows) -> list[RunWarning]:
-    """A `disturbed_trials` warning per environment x benchmark with trials left out."""
-    seen: dict[tuple[str, str], dict[int, str]] = {}
-    for (env, bench, _), row in rows.items():
-        for d in row.disturbed:
-            seen.setdefault((env, bench), {})[d.trial] = d.reason
-    return [RunWarning(environment=env, benchmark=bench, kind="disturbed_trials",
-                       message=f"{len(why)} trial(s) left out of the statistics as disturbed: "
-                               + "; ".join(f"trial {t}: {r}" for t, r in sorted(why.items())))
-            for (env, bench), why in seen.items()]
-
-
-def study_entry(study: dict, env: dict) -> dict | None:
-    """The study file's [[environment]] entry this environment was made from (matched by
-    its spec, or the entry it stands for when a target measured it); pure."""
-    from ..study.design import normalize_spec
-    wanted = set()
-    for spec in (env["spec"], (env["metadata"] or {}).get("stands_for")):
-        if spec:
-            wanted.add(spec)
-            try:
-                wanted.add(normalize_spec(spec))
-            except Exception:       # a spec this version no longer parses
-                pass
-    for entry in study.get("environments") or []:
-        if entry.get("spec") in wanted:
-            return entry
-    return None
-
-
-def environment_note(study: dict, env: dict) -> str | None:
-    """The study file's `note` of the environment entry this environment was made from
-    (matched by its spec, or the entry it stands for when a target measured it); pure."""
-    wanted = {env["spec"], (env["metadata"] or {}).get("stands_for")}
-    for entry in study.get("environments") or []:
-        if entry.get("note") and entry.get("spec") in wanted:
-            return entry["note"]
-    return None
-
-
-def adaptive_summary(detail: dict) -> AdaptiveSummary | None:
-    """The run detail's "adaptive" record (virtbench/run/adaptive.py) for the report."""
-    rec = detail.get("adaptive")
-    if not rec:
-        return None
-    return AdaptiveSummary(**{k: rec.get(k) for k in ("stopped", "spent_s", "budget_s",
-                                                      "min_trials", "max_trials",
-                                                      "resolution_pct")},
-                           blocks=rec.get("blocks") or {}, undecided=rec.get("undecided") or {},
-                           unresolved=rec.get("unresolved") or {})
-
-
-def sections_of(detail: dict) -> list[Section]:
-    """The run detail's "calibration" record (virtbench/run/sections.py), one per case."""
-    return [Section(benchmark=case, environment=c.get("environment") or "",
-                    section_s=c.get("section_s"), repetitions=int(c.get("repetitions") or 1),
-                    min_section_s=c.get("min_section_s", 0.5), capped=bool(c.get("capped")))
-            for case, c in sorted((detail.get("calibration") or {}).items())]

@@ -21,7 +21,8 @@ from ..stats.decision import INCONCLUSIVE
 from . import prose
 from .references import References
 from .rows import disturbed_trials, rows_of
-from .run import _identities, correction_of, run_settings, versus_labels
+from .run import _identities
+from .stored import correction_of, run_settings, versus_labels
 
 Case = tuple[str, str]          # (environment, benchmark)
 # the reason given for a reference's case, listed so that it runs in the same block as the

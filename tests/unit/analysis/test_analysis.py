@@ -44,7 +44,7 @@ def test_explicit_pairs_and_bad_pairs():
 
 
 def test_a_study_environments_note_reaches_the_report():
-    from virtbench.analysis.run import environment_note
+    from virtbench.analysis.stored import environment_note
     from virtbench.report.fmt.header import header_lines
     study = {"environments": [
         {"spec": "qemu:disk=ide,e1000_itr=0", "note": "stand-in for 'NAPI removed'"},

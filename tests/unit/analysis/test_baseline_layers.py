@@ -1,7 +1,7 @@
 """The baseline_virtualized warning names the hypervisor and, apart, the container."""
 import pytest
 
-from virtbench.analysis.run import baseline_layers
+from virtbench.analysis.row_warnings import baseline_layers
 from virtbench.machine import fingerprint
 
 

@@ -214,7 +214,7 @@ def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
 
 
 def test_adaptive_trials_are_read_sequentially_in_the_stored_form_and_as_written():
-    from virtbench.analysis.run import analysis_mode
+    from virtbench.analysis.stored import analysis_mode
     assert analysis_mode({"adaptive": True, "trials": 6}, None) == "sequential"
     assert analysis_mode({"trials": "auto"}, None) == "sequential"
     assert analysis_mode({"adaptive": False, "trials": 6}, None) == "paired"
