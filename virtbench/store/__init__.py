@@ -4,7 +4,8 @@ a schema revision (Alembic) so that an older store is upgraded and a newer one r
 A trial and its samples are written in one transaction the moment the trial ends, so an
 interrupted run holds exactly the trials that finished: nothing half-written, nothing twice.
 
-schema.py: the tables; core.py: the Store; upgrade.py: opening a store at the head revision;
+schema.py: the tables; core.py: the Store; connection.py: its URL, SQLite settings and
+the store going away; upgrade.py: opening a store at the head revision;
 revisions/: the Alembic revisions.
 """
 from .core import (

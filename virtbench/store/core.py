@@ -5,20 +5,24 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 """
 from __future__ import annotations
 
-import functools
-import os
 import secrets
-import sqlite3
-import time
 from datetime import datetime, timezone
-from pathlib import Path
 
-import platformdirs
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..core.errors import VirtbenchError
-from ..core.urls import shown
+from .connection import (
+    StoreUnavailable,
+    guarded,
+    no_store,
+    sqlite_pragmas,
+    sqlite_read_pragmas,
+    default_url,
+    normalize_url,
+    shown_url,
+    sqlite_path,
+)
 from .upgrade import current_revision, open_schema
 from .sample import Sample, identified
 from .schema import (
@@ -63,84 +67,8 @@ def output_tail(text: str | None, limit: int = OUTPUT_TAIL_BYTES) -> tuple[str, 
     return data[-limit:].decode("utf-8", errors="ignore"), len(data)
 
 
-def default_url() -> str:
-    env = os.environ.get("VIRTBENCH_STORE")
-    if env:
-        return env
-    return "sqlite:///" + str(Path(platformdirs.user_data_dir("virtbench")) / "virtbench.db")
-
-
-def normalize_url(url: str | None) -> str:
-    url = url or default_url()
-    if "://" not in url:          # a bare path means a SQLite file
-        url = "sqlite:///" + str(Path(url).resolve())
-    # postgresql:// (and postgres://) mean the psycopg 3 driver, the one virtbench installs;
-    # SQLAlchemy's own default would be psycopg2
-    for bare in ("postgresql://", "postgres://"):
-        if url.startswith(bare):
-            url = "postgresql+psycopg://" + url[len(bare):]
-    return url
-
-
-def shown_url(url: str) -> str:
-    """The URL with its password (if any) masked, for messages (one rule for every URL)."""
-    return shown(url)
-
-
-def _no_store(where: str) -> VirtbenchError:
-    return VirtbenchError(f"no store at {where}: run `virtbench run` first or pass --store")
-
-
 def new_run_id() -> str:
     return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-
-
-class StoreUnavailable(VirtbenchError):
-    """The store stopped answering (PostgreSQL stopped, the network gone, SQLite locked past
-    its busy timeout). Exit 3: what was committed is kept, the run can be resumed."""
-
-    exit_code = 3
-
-    def __init__(self, url: str, reason: str, doing: str):
-        self.url, self.reason, self.doing = url, reason, doing
-        super().__init__(f"store {url} went away during {doing} ({reason}); once it is "
-                         "back, run the command again")
-
-    def resumable(self, run_id: str, doing: str, recorded: int) -> "StoreUnavailable":
-        """The same loss said for a run: what it was doing, what is kept, how to go on."""
-        exc = StoreUnavailable(self.url, self.reason, doing)
-        exc.args = (f"store {self.url} went away during {doing} ({self.reason}); the "
-                    f"{recorded} trial(s) already recorded are kept; once it is back, resume "
-                    f"with `virtbench run --resume {run_id}`",)
-        return exc
-
-
-def _gone(exc: Exception) -> bool:
-    """A lost or refused connection, not a bug in a statement."""
-    return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)) or \
-        (isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated)
-
-
-def _guarded(method):
-    @functools.wraps(method)
-    def call(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except sa.exc.DBAPIError as exc:
-            if not _gone(exc):
-                raise
-            reason = str(exc.orig if exc.orig is not None else exc).strip().splitlines()
-            raise StoreUnavailable(self.shown, reason[0] if reason else type(exc).__name__,
-                                   f"Store.{method.__name__}()") from None
-    return call
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The file of a `sqlite:///PATH` URL; None for other URLs and in-memory databases."""
-    if not url.startswith("sqlite:///"):
-        return None
-    path = url[len("sqlite:///"):].split("?", 1)[0]
-    return Path(path) if path and path != ":memory:" else None
 
 
 PREFIX_SHOWN = 5     # the candidates an ambiguous run-id prefix names
@@ -156,7 +84,7 @@ class Store:
         self.shown = shown_url(self.url)      # for messages: no password
         path = sqlite_path(self.url)
         if read_only and path is not None and not path.is_file():
-            raise _no_store(str(path))
+            raise no_store(str(path))
         if path is not None and not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -166,11 +94,11 @@ class Store:
                                            pool_pre_ping=self.url.startswith("postgresql"))
             if self.engine.dialect.name == "sqlite":
                 sa.event.listen(self.engine, "connect",
-                                _sqlite_read_pragmas if read_only else _sqlite_pragmas)
+                                sqlite_read_pragmas if read_only else sqlite_pragmas)
             if read_only and current_revision(self.engine) is None and \
                     not sa.inspect(self.engine).has_table("runs"):
                 self.engine.dispose()
-                raise _no_store(str(path) if path is not None else self.shown)
+                raise no_store(str(path) if path is not None else self.shown)
             open_schema(self.engine, self.shown)
         except (SQLAlchemyError, ImportError) as exc:
             first = str(exc).strip().splitlines()[0]
@@ -504,42 +432,6 @@ class Store:
 # every public method: a lost store is one StoreUnavailable line, never a traceback
 for _name, _method in list(vars(Store).items()):
     if callable(_method) and not _name.startswith("_"):
-        setattr(Store, _name, _guarded(_method))
-
-
-SQLITE_BUSY_MS = 60_000   # two runs writing one file wait for each other's commit
-
-
-def _sqlite_pragmas(dbapi_conn, _record):
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA foreign_keys=ON")
-    # two runs writing one file wait for each other's commit (up to a minute) rather than fail
-    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
-    _wal(cur)   # a reader (report) never blocks a running study
-    cur.close()
-
-
-def _sqlite_read_pragmas(dbapi_conn, _record):
-    """A reader's: the busy timeout, no change of journal mode (a store virtbench made is
-    already in WAL mode; switching would write to a file it only reads)."""
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
-    cur.close()
-
-
-def _wal(cur) -> None:
-    """Put the file in WAL mode (persistent: once is enough). Switching takes a lock that
-    SQLite does not wait for (no busy handler), so openers of one new file racing each
-    other retry, within the busy timeout, instead of failing with "database is locked"."""
-    deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
-    while True:     # (an in-memory database answers "memory" and stays so: that is fine)
-        try:
-            cur.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
+        setattr(Store, _name, guarded(_method))
 
 
