@@ -72,6 +72,8 @@ def _gone(exc: Exception) -> bool:
 
 
 def guarded(method):
+    """A Store method whose lost or refused connection is StoreUnavailable (one line,
+    exit 3), any other database error left as it is (a bug to see)."""
     @functools.wraps(method)
     def call(self, *args, **kwargs):
         try:
