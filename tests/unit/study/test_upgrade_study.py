@@ -69,8 +69,8 @@ def test_it_dry_runs_building_probing_starting_nothing(cache, capsys, store_url,
     out, err = capsys.readouterr()
     assert code == 0, err
     assert called == []
-    assert "(4 trials + 1 warm-up) x 4 environment(s) x 6 benchmark(s) = 120 trials" in out
-    assert "12 usable blocks per case or 38 min in all" in out
+    assert "(6 trials + 1 warm-up) x 4 environment(s) x 6 benchmark(s) = 168 trials" in out
+    assert "30 usable blocks per case or 38 min in all" in out
     assert "baseline: qemu;" in out
     assert "benchmark pi: k=16" in out and "benchmark tcp: streams=1, direction=bidir, " \
         "window=, seconds=3" in out                                  # quick sizes
