@@ -217,6 +217,32 @@ def cached(suite: str) -> Fetched | None:
     return Fetched(suite, d, info, True) if info is not None else None
 
 
+FETCHED_PREFIX = "fetched:"
+
+
+def fetched_suite(given: str) -> str | None:
+    """qemu:binary=fetched:SUITE -> SUITE (checked as a suite name); None for a path (pure)."""
+    if not given.startswith(FETCHED_PREFIX):
+        return None
+    suite = given[len(FETCHED_PREFIX):]
+    if not SUITE_RE.fullmatch(suite):
+        raise BadSuite(f"environment qemu: binary={given}: {suite!r} is not a Debian suite "
+                       "name; write e.g. binary=fetched:bookworm-backports")
+    return suite
+
+
+def fetched_binary(suite: str) -> Path:
+    """The binary of SUITE's QEMU in virtbench's own cache, re-checked as every cached fetch
+    is (ownership and modes, the .debs' checksums): a study file names a QEMU by its suite,
+    never by a path. Not fetched here (a run does not download): one line naming the fetch."""
+    hit = cached(suite)
+    if hit is None:
+        raise VirtbenchError(f"environment qemu: binary=fetched:{suite}: virtbench's cache holds "
+                             f"no QEMU of {suite} that checks out; run `virtbench qemu fetch "
+                             f"{suite}` first")
+    return hit.binary
+
+
 def fetch(suite: str, mirror: str = MIRROR, trusted: bool = False, force: bool = False,
           progress: Progress = None) -> Fetched:
     """The suite's QEMU in the cache: reused when a fetch of it checks out, else fetched."""

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fetchedkit import fake_fetched
 
 from virtbench.core.errors import VirtbenchError
 from virtbench.environments import create
@@ -92,3 +93,51 @@ def test_datadir_needs_binary(tmp_path):
 def test_libvirt_does_not_take_binary(tmp_path):
     with pytest.raises(VirtbenchError, match="binary"):
         create(EnvSpec.parse(f"libvirt:uri=qemu:///system,binary={tmp_path}"))
+
+
+# -- binary=fetched:SUITE: a fetched QEMU named by its suite (study files) --------------------
+
+def test_fetched_suite_names_the_cached_qemu(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
+    b = fake_fetched(tmp_path / "cache", "bookworm-backports", "10.0.2")
+    env = create(EnvSpec.parse("qemu:binary=fetched:bookworm-backports,accel=tcg"))
+    assert env.label == "qemu(10.0.2)-tcg/virtio-blk/virtio-net"
+    facts = env.qemu.facts()
+    assert facts["qemu_binary"] == str(b) and facts["qemu_version"] == "10.0.2"
+    assert facts["qemu_fetched_suite"] == "bookworm-backports"
+    assert facts["qemu_data_dirs"] == [str(b.parent.parent / "share/qemu")]
+
+
+def test_fetched_suite_not_in_the_cache_names_the_fetch(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(VirtbenchError, match=r"^environment qemu: binary=fetched:trixie: "
+                       r"virtbench's cache holds no QEMU of trixie .*run `virtbench qemu "
+                       r"fetch trixie` first$"):
+        create(EnvSpec.parse("qemu:binary=fetched:trixie"))
+
+
+def test_fetched_qemu_that_no_longer_checks_out_is_refused(tmp_path, monkeypatch):
+    """A .deb changed after the fetch (its sha256 no longer info.json's): not run."""
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
+    b = fake_fetched(tmp_path / "cache")
+    next((b.parents[3] / "debs").glob("*.deb")).write_bytes(b"tampered")
+    with pytest.raises(VirtbenchError, match="run `virtbench qemu fetch bookworm-backports`"):
+        create(EnvSpec.parse("qemu:binary=fetched:bookworm-backports"))
+
+
+def test_fetched_cache_writable_by_others_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
+    b = fake_fetched(tmp_path / "cache")
+    b.parents[3].chmod(0o777)           # CACHE/qemu/SUITE
+    with pytest.raises(VirtbenchError, match="holds no QEMU of bookworm-backports"):
+        create(EnvSpec.parse("qemu:binary=fetched:bookworm-backports"))
+
+
+@pytest.mark.parametrize("given", ["fetched:", "fetched:../etc", "fetched:/usr/bin/qemu",
+                                   "fetched:Trixie"])
+def test_fetched_needs_a_suite_name(given, tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(VirtbenchError, match=r"is not a Debian suite name; write e\.g\. "
+                                             r"binary=fetched:bookworm-backports"):
+        create(EnvSpec.parse(f"qemu:binary={given}"))
+    assert not (tmp_path / "cache").exists()       # refused before the cache is looked at

@@ -85,3 +85,15 @@ def test_an_unsigned_local_mirror_says_no_such_suite():
 def test_other_apt_errors_are_its_first_error_line():
     err = qf.apt_failure("trixie", qf.MIRROR, "Reading...\nE: Could not get lock /x/lock\nE: more")
     assert type(err) is VirtbenchError and str(err).endswith("E: Could not get lock /x/lock")
+
+
+@pytest.mark.parametrize("given,suite", [("fetched:bookworm-backports", "bookworm-backports"),
+                                         ("fetched:trixie", "trixie"),
+                                         ("/usr/bin/qemu-system-x86_64", None), ("", None)])
+def test_fetched_suite(given, suite):
+    assert qf.fetched_suite(given) == suite
+
+
+def test_fetched_suite_refuses_what_is_no_suite():
+    with pytest.raises(qf.BadSuite, match="'a/b' is not a Debian suite name"):
+        qf.fetched_suite("fetched:a/b")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fetchedkit import fake_fetched
 
 from virtbench import benchmarks, environments
 from virtbench.study import design as study
@@ -18,6 +19,14 @@ def test_the_five_seed_studies_are_there():
     assert set(SEEDS) <= names
 
 
+@pytest.fixture(autouse=True)
+def _fetched_qemu(tmp_path, monkeypatch):
+    """A study may name a fetched QEMU (binary=fetched:SUITE, studies/upgrade.toml): a fake
+    one in a private cache, so its environments are created as on a host that fetched it."""
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
+    fake_fetched(tmp_path / "cache", "bookworm-backports", "10.0.2")
+
+
 @pytest.mark.parametrize("path", STUDIES, ids=lambda p: p.stem)
 def test_study_loads(path):
     s = study.load(path)
@@ -25,8 +34,11 @@ def test_study_loads(path):
     assert s.environments and s.benchmarks
     # the baseline every ratio is against is one of the study's own environments
     specs = {study.normalize_spec(e.spec) for e in s.environments}
+    names = {e.parsed().options.get("name") for e in s.environments} - {None}
     baseline = study.default_baseline(s.baseline, specs)
-    assert baseline is not None and study.normalize_spec(baseline) in specs, (baseline, specs)
+    # named by its spec, or by its name= (which is its label)
+    assert baseline is not None and (baseline in names or study.normalize_spec(baseline)
+                                     in specs), (baseline, specs, names)
     labels = [c.label for c in s.benchmarks]
     assert len(labels) == len(set(labels))
     skipped = {spec for spec, _ in study.skipped_environments(s)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ...core.errors import VirtbenchError
-from ...image import qemu_tree
+from ...image import qemu_fetch, qemu_tree
 from . import version
 
 
@@ -19,12 +19,17 @@ def label_kind(kind: str, qemu_version: str | None, system: bool) -> str:
 
 
 class QemuBinary:
-    """One environment's QEMU. `given`: qemu:binary= ("" = the system's); `datadir`:
+    """One environment's QEMU. `given`: qemu:binary= ("" = the system's; fetched:SUITE = that
+    suite's QEMU in virtbench's cache, image/qemu_fetch.py); `datadir`:
     qemu:datadir= ("" = from the binary's prefix)."""
 
     def __init__(self, given: str = "", datadir: str = "", what: str = "environment qemu"):
         self.given = given
         self.tree: qemu_tree.QemuTree | None = None
+        # binary=fetched:SUITE: that suite's QEMU in virtbench's own cache (qemu fetch SUITE)
+        self.suite = qemu_fetch.fetched_suite(given)
+        if self.suite is not None:
+            given = str(qemu_fetch.fetched_binary(self.suite))
         if given:
             self.tree = qemu_tree.resolve(given, datadir, system=version.qemu_binary())
             if not self.tree.system:
@@ -76,4 +81,6 @@ class QemuBinary:
         if not self.system:
             out["qemu_data_dirs"] = [str(d) for d in self.tree.data_dirs]
             out["qemu_module_dir"] = str(self.tree.module_dir) if self.tree.module_dir else None
+            if self.suite is not None:
+                out["qemu_fetched_suite"] = self.suite
         return out

@@ -137,7 +137,8 @@ OPTIONS = {
                           "one per vCPU, virtio-net: one)"),
     "binary": Option("", in_label=False,
                      help="another QEMU: the path of its qemu-system-x86_64 (e.g. the last "
-                          "line of `virtbench qemu fetch SUITE`); its data directories "
+                          "line of `virtbench qemu fetch SUITE`), or fetched:SUITE for that "
+                          "suite's QEMU in virtbench's cache (study files); its data directories "
                           "from its prefix (PREFIX/share/qemu, ...); the label says its "
                           "version; default: the system's"),
     "datadir": Option("", in_label=False,
