@@ -272,7 +272,11 @@ def differ(reference: Mapping, environment: Mapping, host_reference: Mapping | N
             continue
         facts.append(Fact(key=f.key, name=f.name, layer=f.layer, a=va, b=vb, option=f.option,
                           words=f"{f.name} {text(va)} → {text(vb)}"))
-    return facts, unrecorded
+    # an option whose change a fact of the table already says (firmware=, linux=, binary=)
+    # is not said twice
+    said = {f.option for f in facts if not f.key.startswith("option:")}
+    return [f for f in facts if not (f.key.startswith("option:") and f.option in said)], \
+        unrecorded
 
 
 def kind_words(env: Mapping) -> str:

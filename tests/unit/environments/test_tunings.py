@@ -143,6 +143,16 @@ def test_timer_list_tells_periodic_lowres_from_dynamic_highres(fixture_text):
     assert rb.tick_mode(rb.parse_timer_list("")) is None
 
 
+def test_linux_6_12_says_nohz_where_6_1_said_nohz_mode(fixture_text):
+    # newer kernels print the flag `.nohz` (found by the upgrade study: 6.12 guests recorded
+    # no tick, and tick=periodic could not be checked on them)
+    dynamic = rb.parse_timer_list(fixture(fixture_text, "linux-6.12-default.timer_list.txt"))
+    assert dynamic == {"nohz_mode": [1], "hres_active": [1]}
+    assert rb.tick_mode(dynamic) == "dynamic" and rb.highres_state(dynamic) == "on"
+    periodic = rb.parse_timer_list(fixture(fixture_text, "linux-6.12-periodic.timer_list.txt"))
+    assert rb.tick_mode(periodic) == "periodic"
+
+
 def test_clocksource_and_pm_timer(fixture_text):
     assert rb.parse_clocksource(fixture(fixture_text, "hpet.current_clocksource.txt")) == "hpet"
     without = fixture(fixture_text, "pmtmr0.available_clocksource.txt").split()

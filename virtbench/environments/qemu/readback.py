@@ -15,7 +15,7 @@ CLOCKSOURCE_DIR = "/sys/devices/system/clocksource/clocksource0"
 SCRIPT = r"""
 echo @@clocksource; cat {cs}/current_clocksource
 echo @@available_clocksource; cat {cs}/available_clocksource
-echo @@timer_list; grep -E '^ *\.(nohz_mode|hres_active) ' /proc/timer_list
+echo @@timer_list; grep -E '^ *\.(nohz_mode|nohz|hres_active) ' /proc/timer_list
 echo @@cmdline; cat /proc/cmdline
 if [ -n "$1" ]; then echo @@scheduler; cat "/sys/block/$1/queue/scheduler"; fi
 if [ -n "$2" ]; then
@@ -54,11 +54,14 @@ def parse_clocksource(text: str) -> str | None:
 
 
 def parse_timer_list(text: str) -> dict[str, list[int]]:
-    """/proc/timer_list (whole, or only its `.nohz_mode`/`.hres_active` lines) ->
-    {"nohz_mode": [per CPU], "hres_active": [per CPU]}."""
+    """/proc/timer_list (whole, or only its `.nohz_mode`/`.nohz`/`.hres_active` lines) ->
+    {"nohz_mode": [per CPU], "hres_active": [per CPU]}. Linux 6.1 prints `.nohz_mode` (0 =
+    NOHZ_MODE_INACTIVE); newer kernels (6.12 here) print the flag `.nohz` instead (0: the
+    tick never stopped), read into the same list: 0 means periodic in both."""
     out: dict[str, list[int]] = {"nohz_mode": [], "hres_active": []}
-    for m in re.finditer(r"^\s*\.(nohz_mode|hres_active)\s*:\s*(\d+)", text, re.M):
-        out[m.group(1)].append(int(m.group(2)))
+    for m in re.finditer(r"^\s*\.(nohz_mode|nohz|hres_active)\s*:\s*(\d+)", text, re.M):
+        key = "hres_active" if m.group(1) == "hres_active" else "nohz_mode"
+        out[key].append(int(m.group(2)))
     return out
 
 
