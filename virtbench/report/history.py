@@ -6,7 +6,7 @@ from ..model.history import HistoryChange, HistoryFact, HistoryReport, HistorySe
 from .fmt import numbers
 
 COLUMNS = ("series", "environment", "benchmark", "metric", "runs", "last", "noise",
-           "smallest change", "changes")
+           "smallest", "changes")
 
 
 def header(report: HistoryReport) -> str:
@@ -17,7 +17,9 @@ def header(report: HistoryReport) -> str:
             f"at a fact change, before against after with runs as the unit (alpha "
             f"{report.alpha:g}, {report.correction} over {report.fact_points_tested} fact "
             f"point(s)); elsewhere a change-point search (PELT, penalty "
-            f"{report.penalty_c:g} σ² log n); a change is confirmed by 2 runs after it")
+            f"{report.penalty_c:g} σ² log n); a change is confirmed by 2 runs after it; smallest: "
+            "the change a series can see at a fact change / elsewhere; each change's run "
+            "below the table")
 
 
 def series_name(s: HistorySeries) -> str:
@@ -49,15 +51,15 @@ def noise_cell(s: HistorySeries) -> str:
 def smallest_cell(s: HistorySeries) -> str:
     if s.mde_pct is None and s.drift_mde_pct is None:
         return s.note or "n/a"
-    return f"{numbers.pct(s.mde_pct, signed=False)} at a fact change, " \
-           f"{numbers.pct(s.drift_mde_pct, signed=False)} elsewhere"
+    return f"{numbers.pct(s.mde_pct, signed=False)} / " \
+           f"{numbers.pct(s.drift_mde_pct, signed=False)}"
 
 
 def changes_cell(s: HistorySeries) -> str:
     shown = [c for c in s.changes if c.status in ("confirmed", "suspected")]
     if not shown:
         return "none" if s.note is None else "n/a"
-    return "; ".join(f"{c.status} {_amount(c)} at {c.run}" for c in shown)
+    return "; ".join(f"{c.status} {_amount(c)} at point {c.index}" for c in shown)
 
 
 def _amount(c: HistoryChange) -> str:
