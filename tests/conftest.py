@@ -33,6 +33,11 @@ def pytest_collection_finish(session):
     prebuild.start(session.config, session.items)
 
 
+def pytest_runtest_setup(item):
+    import prebuild
+    prebuild.begin(item)
+
+
 def pytest_unconfigure(config):
     import prebuild
     prebuild.stop()

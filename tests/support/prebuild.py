@@ -4,11 +4,13 @@ Some live tests need something that takes minutes to build on a machine that has
 (CI): the nested tier the host image (the base tree with QEMU and perf, then the level that
 embeds this tree), the versions tests a guest image with bookworm-backports' kernel and that
 suite's QEMU. Built when their test starts, nothing else runs meanwhile. Most of that time is
-downloads and unpacking, and the guest tier keeps one of the two cores busy: started when
-the session starts, one after the other, at the lowest CPU and I/O priority, they are done
-by the time their tests ask for them.
+downloads and unpacking, and the guest tier keeps one of the two cores busy: started once
+the profiled TCG run is done (its plugin's trials lost their agent under the extra load), one
+after the other, at the lowest CPU and I/O priority, they are done by the time their tests
+ask for them.
 
-`start(config, items)` starts the builds the collected tests need and the cache lacks;
+`start(config, items)` picks the builds the collected tests need and the cache lacks, and
+`begin(item)` starts them at the first test past the profiled TCG run (AFTER);
 `wait(name)` is what a test's fixture calls before it builds (then finds the thing cached);
 `stop()` ends a build still going when the session ends (SIGINT, so the builder removes its
 temporary tree) and drops the rest; the kernel sends the same SIGINT should pytest itself
@@ -112,15 +114,29 @@ def _run(jobs: list[Job]) -> None:
             _current = None
 
 
+# The profiled TCG run (its plugin's trials lose their agent under a build's extra load, as
+# CI-like runs here showed): the builds start once the tests before it and it are done.
+AFTER = "/live/guests/test_exit_profiles_run.py"
+_pending: list[Job] = []
+
+
 def start(config, items) -> None:
-    global _thread
-    if _thread is not None:
+    """Decide what to build (at collection); the builds start at the first test that is not
+    AFTER's (`begin`)."""
+    if _pending or _thread is not None:
         return
     jobs = wanted(config, items)
-    if not jobs:
-        return
     _queued.extend(j.name for j in jobs)
-    _thread = threading.Thread(target=_run, args=(jobs,), name="prebuild", daemon=True)
+    _pending.extend(jobs)
+
+
+def begin(item) -> None:
+    """Called before each test: start the builds once the tests reach past AFTER's."""
+    global _thread
+    if not _pending or _thread is not None or AFTER in str(item.path):
+        return
+    _thread = threading.Thread(target=_run, args=(list(_pending),), name="prebuild",
+                               daemon=True)
     _thread.start()
 
 
@@ -134,7 +150,9 @@ def wait(name: str, limit_s: float = 1800.0) -> str | None:
         with _lock:
             if name in _done:
                 return _done[name] + f" (waited {time.monotonic() - t0:.0f} s)"
-        if _thread is None or not _thread.is_alive():
+        if _thread is None:
+            return f"{name}: the background builds had not started; the test builds it"
+        if not _thread.is_alive():
             return f"{name}: the background builds ended before it"
         time.sleep(0.5)
     return f"{name}: still building after {limit_s:.0f} s; the test builds it itself"

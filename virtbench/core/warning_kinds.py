@@ -42,8 +42,8 @@ class WarningKind:
 _KINDS = (
     # -- analysis: the statistics of a row ------------------------------------------------
     WarningKind("few_samples", WARNING,
-                "only {n} samples: the CI and p-value are rough; run {t} trials (--trials {t}) "
-                "as the published studies did", "analysis (stats.noise_warnings)",
+                "only {n} samples: the CI and p-value are rough; {advice} | only {n} samples: "
+                "the CI and p-value are rough", "analysis (stats.noise_warnings)",
                 "Fewer than the samples a CI and a permutation test need to be more than rough; "
                 "said once per environment x benchmark. The trials it advises follow one rule "
                 "(the run's `trials_advised`): the published studies' 12, or more when a lone "
@@ -53,8 +53,7 @@ _KINDS = (
                 advice="run 12 trials (--trials 12) as the published studies did, or the count "
                        "the message names"),
     WarningKind("high_cv", WARNING,
-                "CV {cv} % is above {limit} %: {what applies on the host: the CPU governor "
-                "when it has cpufreq and it is not performance, else stop other work}",
+                "CV {cv} % is above {limit} %: {advice} | CV {cv} % is above {limit} %",
                 "analysis (stats.noise_warnings)",
                 "The samples of a row scatter more than 5 % around their mean: the host was "
                 "busy, its clock varied, or the benchmark is noisy. Verdicts need more trials "

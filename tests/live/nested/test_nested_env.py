@@ -58,10 +58,18 @@ def virtbench(env: dict, *args: str, timeout: float) -> subprocess.CompletedProc
 def done_when(work, keep_dir):
     root, env = work
     t0 = time.monotonic()
-    run = virtbench(env, "run", "--env", "native", "--env", "nested",
-                    "--bench", "pi", "--bench", "stream", "--trials", str(TRIALS), "--quick",
-                    "--min-section", "0",
-                    "--no-progress", timeout=1500)
+    for attempt in (1, 2):
+        # boot_timeout 300: a wedged inner guest is given up on in minutes, not ten
+        run = virtbench(env, "run", "--env", "native", "--env", "nested:boot_timeout=300",
+                        "--bench", "pi", "--bench", "stream", "--trials", str(TRIALS),
+                        "--quick", "--min-section", "0", "--no-progress", timeout=1500)
+        # KVM nested in TCG's emulated SVM has wedged an inner guest's boot here now and then
+        # (not virtbench: the same run passes on the next try); once more, and said
+        if run.returncode == 0 or attempt == 2 or \
+                "the inner guest did not start in the outer guest" not in run.stdout + run.stderr:
+            break
+        print("nested run: the inner guest did not start (a wedged nested boot); once more",
+              flush=True)
     seconds = time.monotonic() - t0
     (keep_dir / "nested-env-run.txt").write_text(
         f"exit {run.returncode} in {seconds:.0f} s\n--- stdout\n{run.stdout}\n"
