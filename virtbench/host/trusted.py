@@ -42,16 +42,7 @@ def path_problem(path: Path, leaf_is_dir: bool = False) -> str | None:
         why = parent_problem(os.stat(d))
         if why:
             return f"its directory {d} {why}"
-    st = os.lstat(path)
-    if leaf_is_dir:
-        if not stat.S_ISDIR(st.st_mode):
-            return "is not a directory"
-        if st.st_uid not in (0, os.geteuid()):
-            return f"is owned by uid {st.st_uid}, not by root or you"
-        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            return f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
-        return None
-    return file_problem(st)
+    return file_problem(os.lstat(path), directory=leaf_is_dir)
 
 
 def resolve_trusted(path: str | Path, what: str, leaf_is_dir: bool = False) -> Path:
