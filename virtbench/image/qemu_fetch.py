@@ -178,10 +178,10 @@ def check_binary(binary: Path, module_dir: Path | None = None,
     env = dict(os.environ)
     if module_dir is not None:
         env[qemu_tree.MODULE_ENV] = str(module_dir)
-    proc = _run([str(binary), "-version"], "qemu -version", env=env, timeout=30)
-    version = qemu_tree.parse_version(proc.stdout)
-    if proc.returncode == 0 and version:
-        return version, proc.stdout.strip().splitlines()[0]
+    try:
+        return qemu_tree.ask_version(str(binary), env)
+    except qemu_tree.VersionFailed as exc:
+        said = str(exc)
     ldd = _run(["ldd", str(binary)], "ldd", timeout=30)
     missing = missing_libraries(ldd.stdout + ldd.stderr)
     if missing:
@@ -189,8 +189,7 @@ def check_binary(binary: Path, module_dir: Path | None = None,
                              f"libraries this host lacks: {', '.join(missing)} (a suite "
                              "built for a newer system; bookworm-backports is built for "
                              "bookworm)")
-    last = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
-    raise VirtbenchError(f"qemu fetch: {name or binary} -version failed: {last}")
+    raise VirtbenchError(f"qemu fetch: {name or binary} -version failed: {said}")
 
 
 def _recheck(d: Path) -> dict | None:

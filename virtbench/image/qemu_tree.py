@@ -2,14 +2,17 @@
 package unpacked with `dpkg -x`, a build's `make install`), and what it needs beside it: its
 data and firmware directories (QEMU's -L, one per directory, in QEMU's own search order) and
 its modules directory ($QEMU_MODULE_DIR: Debian builds TCG itself as a module). Pure but for
-`resolve()`, which looks at the disk and checks what it will run (host/trusted.py)."""
+`resolve()`, which looks at the disk and checks what it will run (host/trusted.py), and
+`ask_version()`, which runs its `-version`."""
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..core.errors import VirtbenchError
 from ..host.trusted import resolve_trusted
 
 # under PREFIX (the binary's PREFIX/bin/qemu-system-x86_64): Debian's --firmwarepath
@@ -23,6 +26,25 @@ def parse_version(text: str) -> str | None:
     """`qemu-system-x86_64 -version` output -> "7.2.22" (None if it is not QEMU's)."""
     m = re.search(r"QEMU emulator version (\d+\.\d+(?:\.\d+)?)", text)
     return m.group(1) if m else None
+
+
+class VersionFailed(VirtbenchError):
+    """`-version` did not say a QEMU version: the last line it printed, or why it did not run."""
+
+
+def ask_version(binary: str, env: dict | None = None, timeout: float = 30.0
+                ) -> tuple[str, str]:
+    """(version, first line) of `binary -version`, run with `env`; VersionFailed otherwise."""
+    try:
+        proc = subprocess.run([binary, "-version"], capture_output=True, text=True,
+                              timeout=timeout, env=env)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise VersionFailed(str(exc)) from None
+    version = parse_version(proc.stdout)
+    if proc.returncode == 0 and version:
+        return version, proc.stdout.strip().splitlines()[0]
+    raise VersionFailed((proc.stderr.strip() or proc.stdout.strip() or "no output")
+                        .splitlines()[-1])
 
 
 def prefix_of(binary: Path) -> Path:

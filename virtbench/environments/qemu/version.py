@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 from ...core.errors import EnvironmentUnusable
-from ...image.qemu_tree import parse_version
+from ...image.qemu_tree import VersionFailed, ask_version, parse_version
 
 QEMU = "qemu-system-x86_64"
 __all__ = ["QEMU", "parse_version", "parse_qmp_version", "qemu_binary", "qemu_version"]
@@ -40,13 +39,7 @@ def qemu_version(binary: str | None = None, env: dict | None = None) -> tuple[st
         raise EnvironmentUnusable(f"{QEMU} not found; install it with: apt-get install qemu-system-x86")
     if binary not in _version_cache:
         try:
-            proc = subprocess.run([binary, "-version"], capture_output=True, text=True,
-                                  timeout=20, env=env)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise EnvironmentUnusable(f"{binary} -version failed: {exc}") from exc
-        version = parse_version(proc.stdout)
-        if proc.returncode != 0 or version is None:
-            last = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
-            raise EnvironmentUnusable(f"{binary} -version failed: {last}")
-        _version_cache[binary] = (version, proc.stdout.strip().splitlines()[0])
+            _version_cache[binary] = ask_version(binary, env, timeout=20)
+        except VersionFailed as exc:
+            raise EnvironmentUnusable(f"{binary} -version failed: {exc}") from None
     return _version_cache[binary]
