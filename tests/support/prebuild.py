@@ -27,10 +27,26 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 BACKPORTS = "bookworm-backports"
+
+
+def _host_image_missing() -> bool:
+    from virtbench.image import host as host_image
+    return host_image.cached() is None
+
+
+def _backports_image_missing() -> bool:
+    from virtbench.image import guest
+    return guest.cached(BACKPORTS) is None
+
+
+def _backports_qemu_missing() -> bool:
+    from virtbench.image import qemu_fetch
+    return qemu_fetch.cached(BACKPORTS) is None
 
 
 @dataclass(frozen=True)
@@ -38,25 +54,17 @@ class Job:
     name: str
     argv: tuple[str, ...]          # virtbench's arguments
     tests: str                     # a path fragment of the tests that need it
+    missing: Callable[[], bool]    # not in the cache yet
     nested: bool = False           # only with --run-nested
-
-    def missing(self) -> bool:
-        """Not in the cache yet."""
-        if self.name == "host image":
-            from virtbench.image import host as host_image
-            return host_image.cached() is None
-        if self.name == "backports image":
-            from virtbench.image import guest
-            return guest.cached(BACKPORTS) is None
-        from virtbench.image import qemu_fetch
-        return qemu_fetch.cached(BACKPORTS) is None
 
 
 # in the order the tiers need them: guests first, nested last
 JOBS = (Job("backports image", ("image", "build", "--linux", BACKPORTS),
-            "/live/guests/test_versions_live.py"),
-        Job("backports qemu", ("qemu", "fetch", BACKPORTS), "/live/guests/test_versions_live.py"),
-        Job("host image", ("image", "build", "--variant", "host"), "/live/nested/", nested=True))
+            "/live/guests/test_versions_live.py", _backports_image_missing),
+        Job("backports qemu", ("qemu", "fetch", BACKPORTS), "/live/guests/test_versions_live.py",
+            _backports_qemu_missing),
+        Job("host image", ("image", "build", "--variant", "host"), "/live/nested/",
+            _host_image_missing, nested=True))
 
 _lock = threading.Lock()
 _done: dict[str, str] = {}          # job -> how it went
