@@ -114,3 +114,36 @@ def run_study(store, envs, benches, trials: int = 4, console=None):
                         {label: (b, {}) for label, b in benches.items()}, None)
     runner = Runner(store, console=console or Console(file=io.StringIO()), show_progress=False)
     return runner.start(prepared)
+
+
+def forbid_building_probing_starting(monkeypatch) -> list[str]:
+    """For a dry run: every builder (kernels, guest image), probe (KVM, every kind's) and
+    every environment class's resolve() and start() replaced by one that records its name
+    and fails; the list it records into (a dry run leaves it empty)."""
+    from virtbench import environments
+    from virtbench.environments.qemu import kvm_probe
+    from virtbench.image import guest as image
+    from virtbench.kernels import build as kernels
+    called: list[str] = []
+
+    def record(what):
+        def fake(*args, **kwargs):
+            called.append(what)
+            raise AssertionError(f"a dry run called {what}")
+        return fake
+
+    monkeypatch.setattr(kernels, "build", record("kernels.build"))
+    monkeypatch.setattr(image, "build", record("image.build"))
+    monkeypatch.setattr(kvm_probe, "kvm_probe", record("kvm_probe"))
+    for kind, entry in environments.KINDS.items():
+        monkeypatch.setattr(entry, "probe", classmethod(record(f"{kind}.probe")))
+    classes, todo = [], [environments.Environment]     # every kind's class (libvirt: both forms)
+    while todo:
+        cls = todo.pop()
+        classes.append(cls)
+        todo += cls.__subclasses__()
+    for cls in classes:
+        if cls.__module__.startswith("virtbench."):
+            monkeypatch.setattr(cls, "resolve", record(f"{cls.__name__}.resolve"))
+            monkeypatch.setattr(cls, "start", record(f"{cls.__name__}.start"))
+    return called

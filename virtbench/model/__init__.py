@@ -22,15 +22,13 @@ from .compare import CompareRow, Comparison, MetadataDifference
 from .differences import Fact, PairDifferences
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
+from .headline import Headline, HeadlineItem, HeadlineSummary
 from .run import (
     AdaptiveSummary,
     Case,
     Environment,
     EvidenceValue,
     FailedTrial,
-    Headline,
-    HeadlineItem,
-    HeadlineSummary,
     HostRun,
     MethodNote,
     MetricIdentity,

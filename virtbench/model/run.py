@@ -13,7 +13,7 @@ from .base import Number, Record
 from .claims import ClaimResult
 from .decision import DisturbedTrial, VsReference
 from .differences import PairDifferences
-from .headline import Headline, HeadlineItem, HeadlineSummary  # noqa: F401  (re-exported)
+from .headline import Headline
 from .pricelist import PriceList
 from .profile import Profile
 

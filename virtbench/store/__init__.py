@@ -8,15 +8,13 @@ schema.py: the tables; core.py: the Store; connection.py: its URL, SQLite settin
 the store going away; upgrade.py: opening a store at the head revision;
 revisions/: the Alembic revisions.
 """
+from .connection import StoreUnavailable, default_url, normalize_url
 from .core import (
     OUTPUT_TAIL_BYTES,
     Sample,
     Store,
-    StoreUnavailable,
-    default_url,
     jsonable,
     new_run_id,
-    normalize_url,
     now,
     output_tail,
 )

@@ -13,12 +13,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..core.errors import VirtbenchError
 from .connection import (
-    StoreUnavailable,
     guarded,
     no_store,
     sqlite_pragmas,
     sqlite_read_pragmas,
-    default_url,
     normalize_url,
     shown_url,
     sqlite_path,

@@ -1,13 +1,10 @@
 """`--bench NAME[:key=value,...]` and `--dry-run`, as the command line sees them."""
 from pathlib import Path
+from runkit import forbid_building_probing_starting
 import pytest
 from virtbench.cli import commands as cli
-from virtbench import environments
-from virtbench.kernels import build as kernels
 from virtbench.study import design as study, flags as study_flags
-from virtbench.environments.qemu import kvm_probe
 from virtbench.core.errors import VirtbenchError
-from virtbench.image import guest as image
 from virtbench.run.runner import prepare
 
 REPO = Path(__file__).resolve().parents[3]
@@ -97,28 +94,7 @@ def test_bad_bench_flags_exit_2_one_line_nothing_stored(capsys, store_url, argv,
 
 
 def test_dry_run_builds_probes_and_starts_nothing(capsys, store_url, monkeypatch):
-    called = []
-
-    def record(what):
-        def fake(*args, **kwargs):
-            called.append(what)
-            raise AssertionError(f"a dry run called {what}")
-        return fake
-
-    monkeypatch.setattr(kernels, "build", record("kernels.build"))
-    monkeypatch.setattr(image, "build", record("image.build"))
-    monkeypatch.setattr(kvm_probe, "kvm_probe", record("kvm_probe"))
-    for kind, entry in environments.KINDS.items():
-        monkeypatch.setattr(entry, "probe", classmethod(record(f"{kind}.probe")))
-    classes, todo = [], [environments.Environment]     # every kind's class (libvirt: both forms)
-    while todo:
-        cls = todo.pop()
-        classes.append(cls)
-        todo += cls.__subclasses__()
-    for cls in classes:
-        if cls.__module__.startswith("virtbench."):
-            monkeypatch.setattr(cls, "resolve", record(f"{cls.__name__}.resolve"))
-            monkeypatch.setattr(cls, "start", record(f"{cls.__name__}.start"))
+    called = forbid_building_probing_starting(monkeypatch)
     code, out, err = run_cli(capsys, "run", str(REPO / "studies" / "quick.toml"), "--dry-run")
     assert code == 0, err
     assert called == []

@@ -6,12 +6,9 @@ from pathlib import Path
 
 import pytest
 from fetchedkit import fake_fetched
+from runkit import forbid_building_probing_starting
 
-from virtbench import environments
 from virtbench.cli import commands as cli
-from virtbench.environments.qemu import kvm_probe
-from virtbench.image import guest as image
-from virtbench.kernels import build as kernels
 from virtbench.run.runner import prepare
 from virtbench.study import design as study
 from virtbench.study import flags as study_flags
@@ -51,20 +48,7 @@ def test_the_design():
 
 def test_it_dry_runs_building_probing_starting_nothing(cache, capsys, store_url, monkeypatch):
     fake_fetched(cache, "bookworm-backports", "10.0.2")
-    called = []
-
-    def record(what):
-        def fake(*args, **kwargs):
-            called.append(what)
-            raise AssertionError(f"a dry run called {what}")
-        return fake
-
-    monkeypatch.setattr(kernels, "build", record("kernels.build"))
-    monkeypatch.setattr(image, "build", record("image.build"))
-    monkeypatch.setattr(kvm_probe, "kvm_probe", record("kvm_probe"))
-    monkeypatch.setattr(environments.KINDS["qemu"], "probe", classmethod(record("qemu.probe")))
-    for what in ("resolve", "start"):
-        monkeypatch.setattr(environments.KINDS["qemu"], what, record(f"qemu.{what}"))
+    called = forbid_building_probing_starting(monkeypatch)
     code = cli.main(["run", str(UPGRADE), "--quick", "--dry-run"])
     out, err = capsys.readouterr()
     assert code == 0, err
