@@ -130,8 +130,10 @@ def test_owners_read_from_podman_ps():
     assert pairs == [("vbctr-cap1", "12345 678"), ("vbctr-cap2", "1 2")]
 
 
-def test_no_podman_or_runsc_says_so_with_the_install_command(monkeypatch, capsys):
+def test_no_podman_or_runsc_says_so_with_the_install_command(monkeypatch, capsys, tmp_path):
     import shutil
+    # a cache of its own: `envs` answers from a probe cache another run left fresh
+    monkeypatch.setenv("VIRTBENCH_CACHE", str(tmp_path / "cache"))
     real = shutil.which
     def which(name, *a, **k):
         return None if name in ("podman", "runsc") else real(name, *a, **k)
