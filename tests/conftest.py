@@ -33,17 +33,24 @@ def pytest_collection_finish(session):
     prebuild.start(session.config, session.items)
 
 
-def pytest_runtest_setup(item):
-    import prebuild
-    prebuild.begin(item)
-
-
 def pytest_unconfigure(config):
     import prebuild
     prebuild.stop()
 
 
+# The order the tiers run in: those that need nothing built first, while the builds the later
+# ones need go on in the background (tests/support/prebuild.py); within a tier, as collected.
+TIER_ORDER = ("unit", "services", "host", "guests", "nested")
+
+
+def tier_rank(path: Path) -> int:
+    parts = path.relative_to(REPO / "tests").parts if path.is_relative_to(REPO / "tests") else ()
+    name = parts[1] if parts[:1] == ("live",) and len(parts) > 2 else parts[0] if parts else ""
+    return TIER_ORDER.index(name) if name in TIER_ORDER else len(TIER_ORDER)
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: tier_rank(Path(item.path)))    # stable: collection order within
     skips = []
     if not config.getoption("--run-slow"):
         skips.append(("slow", pytest.mark.skip(reason="heavy: run with --run-slow")))
@@ -62,6 +69,10 @@ def guest_image():
     mmdebstrap missing)."""
     from virtbench.core.errors import VirtbenchError
     from virtbench.image import guest as image
+    import prebuild
+    said = prebuild.wait("guest image")
+    if said:
+        print(said, flush=True)
     try:
         return image.build()
     except VirtbenchError as exc:

@@ -1,20 +1,21 @@
-"""What the live tiers need built, built in the background while the tiers before it run.
+"""What the live tiers need built, built in the background while the tiers before them run.
 
 Some live tests need something that takes minutes to build on a machine that has none cached
-(CI): the nested tier the host image (the base tree with QEMU and perf, then the level that
-embeds this tree), the versions tests a guest image with bookworm-backports' kernel and that
-suite's QEMU. Built when their test starts, nothing else runs meanwhile. Most of that time is
-downloads and unpacking, and the guest tier keeps one of the two cores busy: started once
-the profiled TCG run is done (its plugin's trials lost their agent under the extra load), one
-after the other, at the lowest CPU and I/O priority, they are done by the time their tests
-ask for them.
+(CI): every guest test virtbench's guest image (whose base tree is also what containers run),
+the versions tests a guest image with bookworm-backports' kernel and that suite's QEMU, the
+nested tier the host image (the base tree with QEMU and perf, then the level that embeds this
+tree). Most of that time is downloads and unpacking. The session runs the tiers that need
+none of it first (tests/conftest.py: unit, services, host; then guests, nested), and these
+builds start with the session, one after the other, at the lowest CPU and I/O priority, on
+the core the unit tier leaves idle: they are done by the time their tests ask for them.
 
-`start(config, items)` picks the builds the collected tests need and the cache lacks, and
-`begin(item)` starts them at the first test past the profiled TCG run (AFTER);
-`wait(name)` is what a test's fixture calls before it builds (then finds the thing cached);
-`stop()` ends a build still going when the session ends (SIGINT, so the builder removes its
-temporary tree) and drops the rest; the kernel sends the same SIGINT should pytest itself
-die (PR_SET_PDEATHSIG).
+`start(config, items)` picks the builds the collected tests need and the cache lacks and
+starts them; `wait(name)` is what a test's fixture calls before it builds (then finds the
+thing cached), `wait_all()` what a test calls that must not run beside a build (the profiled
+TCG run: its plugin's trials lost their agent under a build's extra load); `stop()` ends a
+build still going when the session ends (SIGINT, so the builder removes its temporary tree)
+and drops the rest; the kernel sends the same SIGINT should pytest itself die
+(PR_SET_PDEATHSIG).
 """
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 BACKPORTS = "bookworm-backports"
+
+
+def _guest_image_missing() -> bool:
+    from virtbench.image import guest
+    return guest.cached() is None
 
 
 def _host_image_missing() -> bool:
@@ -58,8 +64,10 @@ class Job:
     nested: bool = False           # only with --run-nested
 
 
-# in the order the tiers need them: guests first, nested last
-JOBS = (Job("backports image", ("image", "build", "--linux", BACKPORTS),
+# in the order the tiers need them: guests first, nested last (the host image embeds the
+# guest image)
+JOBS = (Job("guest image", ("image", "build"), "/live/guests/", _guest_image_missing),
+        Job("backports image", ("image", "build", "--linux", BACKPORTS),
             "/live/guests/test_versions_live.py", _backports_image_missing),
         Job("backports qemu", ("qemu", "fetch", BACKPORTS), "/live/guests/test_versions_live.py",
             _backports_qemu_missing),
@@ -122,29 +130,16 @@ def _run(jobs: list[Job]) -> None:
             _current = None
 
 
-# The profiled TCG run (its plugin's trials lose their agent under a build's extra load, as
-# CI-like runs here showed): the builds start once the tests before it and it are done.
-AFTER = "/live/guests/test_exit_profiles_run.py"
-_pending: list[Job] = []
-
-
 def start(config, items) -> None:
-    """Decide what to build (at collection); the builds start at the first test that is not
-    AFTER's (`begin`)."""
-    if _pending or _thread is not None:
+    """Start the builds the collected tests need and the cache lacks (at collection)."""
+    global _thread
+    if _thread is not None:
         return
     jobs = wanted(config, items)
-    _queued.extend(j.name for j in jobs)
-    _pending.extend(jobs)
-
-
-def begin(item) -> None:
-    """Called before each test: start the builds once the tests reach past AFTER's."""
-    global _thread
-    if not _pending or _thread is not None or AFTER in str(item.path):
+    if not jobs:
         return
-    _thread = threading.Thread(target=_run, args=(list(_pending),), name="prebuild",
-                               daemon=True)
+    _queued.extend(j.name for j in jobs)
+    _thread = threading.Thread(target=_run, args=(jobs,), name="prebuild", daemon=True)
     _thread.start()
 
 
@@ -158,12 +153,15 @@ def wait(name: str, limit_s: float = 1800.0) -> str | None:
         with _lock:
             if name in _done:
                 return _done[name] + f" (waited {time.monotonic() - t0:.0f} s)"
-        if _thread is None:
-            return f"{name}: the background builds had not started; the test builds it"
-        if not _thread.is_alive():
+        if _thread is None or not _thread.is_alive():
             return f"{name}: the background builds ended before it"
         time.sleep(0.5)
     return f"{name}: still building after {limit_s:.0f} s; the test builds it itself"
+
+
+def wait_all(limit_s: float = 1800.0) -> list[str]:
+    """Wait for every background build; a line for each that was started (none if none)."""
+    return [said for name in list(_queued) if (said := wait(name, limit_s))]
 
 
 def stop() -> None:
