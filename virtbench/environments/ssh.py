@@ -221,7 +221,7 @@ class Ssh(Environment):
 
     def _remove_scratch(self) -> None:
         scratch, self._scratch = self._scratch, None
-        if scratch is not None and self.session is not None:
+        if scratch is not None and self.session is not None and not self.session.unreachable:
             try:
                 self.session.run(["rm", "-rf", "--", scratch], timeout=120)
             except (VirtbenchError, subprocess.TimeoutExpired, OSError):

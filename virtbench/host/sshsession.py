@@ -87,6 +87,8 @@ _FAILURES = [
     (r"Connection timed out|Network is unreachable|No route to host",
      "{host}:{port} is unreachable: check the address, the route and any firewall"),
 ]
+# ssh's words for a target that cannot be reached at all (each try costs a ConnectTimeout)
+_UNREACHABLE = r"Connection timed out|Network is unreachable|No route to host|Connection refused"
 
 
 def describe_failure(opts: SshOptions, exit_code: int, stderr: str) -> str | None:
@@ -125,6 +127,9 @@ class SshSession:
         self._control = str(watch.private_dir(CONTROL_PREFIX))
         self.base = ssh_argv(opts, self._control)
         self.staging: str | None = None
+        # why the last command found the target unreachable (None: it answered): the clean-up
+        # on the way out does not wait out another ConnectTimeout per step for it
+        self.unreachable: str | None = None
 
     def run(self, argv: list[str], timeout: float, stdin: bytes | None = None) -> Result:
         """Run `argv` on the target; exit 255 with ssh's own failure raises VirtbenchError."""
@@ -132,10 +137,12 @@ class SshSession:
             proc = subprocess.run(self.base + ["--", remote_command(argv, timeout)],
                                   input=stdin, capture_output=True, timeout=timeout + 30)
         except subprocess.TimeoutExpired:
-            raise VirtbenchError(f"{self.opts.where} did not answer within {timeout + 30:.0f} s "
-                                 "(a hung connection or machine)") from None
+            self.unreachable = (f"{self.opts.where} did not answer within {timeout + 30:.0f} s "
+                                "(a hung connection or machine)")
+            raise VirtbenchError(self.unreachable) from None
         out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
         why = describe_failure(self.opts, proc.returncode, err)
+        self.unreachable = why if why and re.search(_UNREACHABLE, err) else None
         if why is not None:
             raise VirtbenchError(why)
         return Result(proc.returncode, out, err)
@@ -171,9 +178,11 @@ class SshSession:
 
     def close(self) -> None:
         """Remove what was staged, end the master connection, forget the control socket.
-        Never raises: it runs on the way out of failures too."""
+        Never raises: it runs on the way out of failures too. A target the last command found
+        unreachable is not tried again (the agent removes the staged directory itself when its
+        connection ends)."""
         try:
-            if self.staging is not None:
+            if self.staging is not None and self.unreachable is None:
                 self.run(["rm", "-rf", "--", self.staging], timeout=60)
                 self.staging = None
         except (VirtbenchError, subprocess.TimeoutExpired, OSError):

@@ -36,3 +36,56 @@ def test_argv_verifies_host_keys_and_multiplexes():
     assert argv[-1] == "h" and "StrictHostKeyChecking=yes" in argv and "BatchMode=yes" in argv
     assert "ControlPath=/c/cm" in argv and argv[argv.index("-i") + 1] == "/id"
     assert remote_command(["echo", "a b"], 2.5) == "timeout -k 5 3 echo 'a b'"
+
+
+def test_a_target_found_unreachable_is_not_tried_again_on_the_way_out(fixture_text,
+                                                                       monkeypatch):
+    """close() after a command found nothing listening: the master is told to exit, the
+    staged directory's removal is not tried (another ConnectTimeout each on a gone host)."""
+    import subprocess
+    from virtbench.core.errors import VirtbenchError
+    from virtbench.host import sshsession
+    code, stderr = captured(fixture_text, "refused")
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        ok = "-O" in argv
+        return subprocess.CompletedProcess(argv, 0 if ok else code, b"",
+                                           b"" if ok else stderr.encode())
+
+    monkeypatch.setattr(sshsession.shutil, "which", lambda name: "/usr/bin/ssh")
+    monkeypatch.setattr(sshsession.subprocess, "run", fake_run)
+    session = sshsession.SshSession(OPTS)
+    session.staging = "/tmp/virtbench-staged"
+    with pytest.raises(VirtbenchError, match="nothing listens"):
+        session.run(["true"], timeout=5)
+    assert session.unreachable and "nothing listens" in session.unreachable
+    session.close()
+    assert [a for a in calls if any("rm -rf" in w for w in a)] == []
+    assert any("-O" in a for a in calls)          # the master connection is still ended
+
+
+def test_a_target_that_answers_again_is_cleaned_up_on_the_way_out(fixture_text, monkeypatch):
+    import subprocess
+    from virtbench.core.errors import VirtbenchError
+    from virtbench.host import sshsession
+    code, stderr = captured(fixture_text, "refused")
+    answers = [(code, stderr.encode()), (0, b"")]
+    calls = []
+
+    def fake_run(argv, **kw):
+        calls.append(argv)
+        rc, err = answers.pop(0) if answers else (0, b"")
+        return subprocess.CompletedProcess(argv, rc, b"", err)
+
+    monkeypatch.setattr(sshsession.shutil, "which", lambda name: "/usr/bin/ssh")
+    monkeypatch.setattr(sshsession.subprocess, "run", fake_run)
+    session = sshsession.SshSession(OPTS)
+    session.staging = "/tmp/virtbench-staged"
+    with pytest.raises(VirtbenchError):
+        session.run(["true"], timeout=5)
+    session.run(["true"], timeout=5)
+    assert session.unreachable is None
+    session.close()
+    assert any("rm -rf -- /tmp/virtbench-staged" in a[-1] for a in calls)
