@@ -32,7 +32,8 @@ def _virtbench(*args):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_kill_then_resume_completes_without_loss_or_duplicates(store_url, tmp_path, sig):
     argv = _virtbench("run", "--env", "native", "--bench", "stream", "--bench", "pi",
-                      "--trials", str(TRIALS), "--quick", "--seed", "3", "--no-progress")
+                      "--trials", str(TRIALS), "--quick", "--min-section", "0", "--seed", "3",
+                      "--no-progress")
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     deadline = time.monotonic() + 120
