@@ -1,3 +1,4 @@
+import os
 import signal
 import sys
 from pathlib import Path
@@ -17,6 +18,11 @@ def pytest_configure(config):
     # here makes the children start with SIGINT at its default again.
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The terminal's size is not the tests' to inherit: xdist's workers start with COLUMNS=80
+    # and LINES=24, a shell may export others. Output goes to a pipe, whose width virtbench
+    # takes from COLUMNS, else 100; a test that wants a width sets COLUMNS itself.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 
 def pytest_addoption(parser):
@@ -27,10 +33,12 @@ def pytest_addoption(parser):
                           "AMD-V (tests/nested, about 10 minutes; builds the host image)")
 
 
-def pytest_collection_finish(session):
-    # what the live tiers need built, built while the tiers before them run (tests/support)
-    import prebuild
-    prebuild.start(session.config, session.items)
+def pytest_runtest_setup(item):
+    # what the live tiers need built, built while the tiers before them run (tests/support),
+    # from the first live test on, in the process that runs them
+    if tier_rank(Path(item.path)) != 0:
+        import prebuild
+        prebuild.start(item.config, item.session.items)
 
 
 def pytest_unconfigure(config):
@@ -40,6 +48,8 @@ def pytest_unconfigure(config):
 
 # The order the tiers run in: those that need nothing built first, while the builds the later
 # ones need go on in the background (tests/support/prebuild.py); within a tier, as collected.
+# The live tiers are one unit of xdist's work (pytest_xdist_make_scheduler): one worker runs
+# them one after the other, in this order, while the others run the unit tier beside them.
 TIER_ORDER = ("unit", "services", "host", "guests", "nested")
 
 
@@ -47,6 +57,20 @@ def tier_rank(path: Path) -> int:
     parts = path.relative_to(REPO / "tests").parts if path.is_relative_to(REPO / "tests") else ()
     name = parts[1] if parts[:1] == ("live",) and len(parts) > 2 else parts[0] if parts else ""
     return TIER_ORDER.index(name) if name in TIER_ORDER else len(TIER_ORDER)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scheduling by scope, the scope of a live test being "live" and of a unit test
+    the test itself: the live tests go to one worker together, first (the largest scope), and
+    never beside each other (guests, servers and namespaces); the unit tests to whichever
+    worker is free. (xdist's own loadgroup renames node ids, which pytest 9 ignores.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LiveTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "live" if nodeid.startswith("tests/live/") else nodeid
+
+    return LiveTogether(config, log)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,8 +3,9 @@
 Some live tests need something that takes minutes to build on a machine that has none cached
 (CI): every guest test virtbench's guest image (whose base tree is also what containers run),
 the versions tests a guest image with bookworm-backports' kernel and that suite's QEMU, the
-nested tier the host image (the base tree with QEMU and perf, then the level that embeds this
-tree). Most of that time is downloads and unpacking. The session runs the tiers that need
+sandbox tests gVisor's platform probes (kvm's hangs here until its limit), the nested tier
+the host image (the base tree with QEMU and perf, then the level that embeds this tree).
+Most of that time is downloads, unpacking and waiting. The session runs the tiers that need
 none of it first (tests/conftest.py: unit, services, host; then guests, nested), and these
 builds start with the session, one after the other, at the lowest CPU and I/O priority, on
 the core the unit tier leaves idle: they are done by the time their tests ask for them.
@@ -40,6 +41,11 @@ def _guest_image_missing() -> bool:
     return guest.cached() is None
 
 
+def _probes_missing() -> bool:
+    from virtbench.environments.gvisor import platform
+    return platform.runsc_binary() is not None and platform.cached("kvm") is None
+
+
 def _host_image_missing() -> bool:
     from virtbench.image import host as host_image
     return host_image.cached() is None
@@ -71,6 +77,9 @@ JOBS = (Job("guest image", ("image", "build"), "/live/guests/", _guest_image_mis
             "/live/guests/test_versions_live.py", _backports_image_missing),
         Job("backports qemu", ("qemu", "fetch", BACKPORTS), "/live/guests/test_versions_live.py",
             _backports_qemu_missing),
+        # gVisor's platforms probed (kvm's hangs here until its 20 s limit), on the guest
+        # image's base tree: the sandbox tests find the answers cached
+        Job("probes", ("envs", "--probe"), "/live/guests/test_sandbox", _probes_missing),
         Job("host image", ("image", "build", "--variant", "host"), "/live/nested/",
             _host_image_missing, nested=True))
 
