@@ -65,22 +65,23 @@ def _backports_qemu_missing() -> bool:
 class Job:
     name: str
     argv: tuple[str, ...]          # virtbench's arguments
-    tests: str                     # a path fragment of the tests that need it
+    tests: tuple[str, ...]         # path fragments of the tests that need it
     missing: Callable[[], bool]    # not in the cache yet
     nested: bool = False           # only with --run-nested
 
 
 # in the order the tiers need them: guests first, nested last (the host image embeds the
 # guest image)
-JOBS = (Job("guest image", ("image", "build"), "/live/guests/", _guest_image_missing),
+JOBS = (Job("guest image", ("image", "build"), ("/live/guests/",), _guest_image_missing),
+        # gVisor's platforms probed (kvm's hangs here until its 20 s limit) on the guest
+        # image's base tree: `virtbench envs` and the sandbox tests find the answers cached
+        Job("probes", ("envs", "--probe"),
+            ("/live/host/test_cli_help_live.py", "/live/guests/test_sandbox"), _probes_missing),
         Job("backports image", ("image", "build", "--linux", BACKPORTS),
-            "/live/guests/test_versions_live.py", _backports_image_missing),
-        Job("backports qemu", ("qemu", "fetch", BACKPORTS), "/live/guests/test_versions_live.py",
+            ("/live/guests/test_versions_live.py",), _backports_image_missing),
+        Job("backports qemu", ("qemu", "fetch", BACKPORTS), ("/live/guests/test_versions_live.py",),
             _backports_qemu_missing),
-        # gVisor's platforms probed (kvm's hangs here until its 20 s limit), on the guest
-        # image's base tree: the sandbox tests find the answers cached
-        Job("probes", ("envs", "--probe"), "/live/guests/test_sandbox", _probes_missing),
-        Job("host image", ("image", "build", "--variant", "host"), "/live/nested/",
+        Job("host image", ("image", "build", "--variant", "host"), ("/live/nested/",),
             _host_image_missing, nested=True))
 
 _lock = threading.Lock()
@@ -107,7 +108,7 @@ def wanted(config, items) -> list[Job]:
     for job in JOBS:
         if job.nested and not config.getoption("--run-nested"):
             continue
-        if not any(job.tests in p for p in paths):
+        if not any(fragment in p for fragment in job.tests for p in paths):
             continue
         try:
             if job.missing():
