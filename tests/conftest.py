@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -59,17 +60,17 @@ def tier_rank(path: Path) -> int:
     return TIER_ORDER.index(name) if name in TIER_ORDER else len(TIER_ORDER)
 
 
-def pytest_xdist_make_scheduler(config, log):
+class LiveTogether(LoadScopeScheduling):
     """xdist's scheduling by scope, the scope of a live test being "live" and of a unit test
     the test itself: the live tests go to one worker together, first (the largest scope), and
     never beside each other (guests, servers and namespaces); the unit tests to whichever
     worker is free. (xdist's own loadgroup renames node ids, which pytest 9 ignores.)"""
-    from xdist.scheduler import LoadScopeScheduling
 
-    class LiveTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return "live" if nodeid.startswith("tests/live/") else nodeid
+    def _split_scope(self, nodeid: str) -> str:
+        return "live" if nodeid.startswith("tests/live/") else nodeid
 
+
+def pytest_xdist_make_scheduler(config, log):
     return LiveTogether(config, log)
 
 
