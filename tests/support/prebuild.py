@@ -5,10 +5,10 @@ Some live tests need something that takes minutes to build on a machine that has
 the versions tests a guest image with bookworm-backports' kernel and that suite's QEMU, the
 sandbox tests gVisor's platform probes (kvm's hangs here until its limit), the nested tier
 the host image (the base tree with QEMU and perf, then the level that embeds this tree).
-Most of that time is downloads, unpacking and waiting. The session runs the tiers that need
-none of it first (tests/conftest.py: unit, services, host; then guests, nested), and these
-builds start with the session, one after the other, at the lowest CPU and I/O priority, on
-the core the unit tier leaves idle: they are done by the time their tests ask for them.
+Most of that time is downloads, unpacking and waiting. The live tiers that need none of it
+run first (tests/conftest.py: services, host; then guests, nested), and these builds start
+at the first live test, in the process that runs the live tiers, one after the other, at the
+lowest CPU and I/O priority: they are done by the time their tests ask for them.
 
 `start(config, items)` picks the builds the collected tests need and the cache lacks and
 starts them; `wait(name)` is what a test's fixture calls before it builds (then finds the
@@ -141,7 +141,8 @@ def _run(jobs: list[Job]) -> None:
 
 
 def start(config, items) -> None:
-    """Start the builds the collected tests need and the cache lacks (at collection)."""
+    """Start the builds the collected tests need and the cache lacks (once: at the first live
+    test)."""
     global _thread
     if _thread is not None:
         return
