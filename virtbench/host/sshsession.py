@@ -70,6 +70,11 @@ def remote_command(argv: list[str], timeout_s: float) -> str:
     return "timeout -k 5 %d %s" % (max(1, int(timeout_s + 0.999)), shlex.join(argv))
 
 
+# ssh's words for a target that cannot be reached at all (each try costs a ConnectTimeout)
+_REFUSED = r"Connection refused"
+_NO_ROUTE = r"Connection timed out|Network is unreachable|No route to host"
+_UNREACHABLE = f"{_REFUSED}|{_NO_ROUTE}"
+
 _FAILURES = [
     (r"REMOTE HOST IDENTIFICATION HAS CHANGED",
      "the host key of {where} has changed since it was recorded: check the machine, then "
@@ -82,13 +87,9 @@ _FAILURES = [
      "the right one with key=PATH"),
     (r"Could not resolve hostname",
      "{host} does not resolve: check host= (a name or an address)"),
-    (r"Connection refused",
-     "nothing listens for ssh at {host}:{port}: start sshd there or fix port="),
-    (r"Connection timed out|Network is unreachable|No route to host",
-     "{host}:{port} is unreachable: check the address, the route and any firewall"),
+    (_REFUSED, "nothing listens for ssh at {host}:{port}: start sshd there or fix port="),
+    (_NO_ROUTE, "{host}:{port} is unreachable: check the address, the route and any firewall"),
 ]
-# ssh's words for a target that cannot be reached at all (each try costs a ConnectTimeout)
-_UNREACHABLE = r"Connection timed out|Network is unreachable|No route to host|Connection refused"
 
 
 def describe_failure(opts: SshOptions, exit_code: int, stderr: str) -> str | None:
