@@ -90,6 +90,7 @@ _queued: list[str] = []
 _current: subprocess.Popen | None = None
 _stopping = False
 _thread: threading.Thread | None = None
+_decided = False                    # start() has chosen the builds
 
 
 def _die_with_parent() -> None:
@@ -143,9 +144,12 @@ def _run(jobs: list[Job]) -> None:
 def start(config, items) -> None:
     """Start the builds the collected tests need and the cache lacks (once: at the first live
     test)."""
-    global _thread
-    if _thread is not None:
+    global _thread, _decided
+    if _decided:
         return
+    # once: deciding reads the caches (the host image's recipe hashes virtbench's source
+    # tree), not again at every live test when nothing was missing
+    _decided = True
     jobs = wanted(config, items)
     if not jobs:
         return
