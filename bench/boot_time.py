@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from virtbench.environments.base import EnvSpec  # noqa: E402
-from virtbench.environments.qemu import Qemu  # noqa: E402
-from virtbench.image import guest as image  # noqa: E402
+from virtbench.measure.environments.base import EnvSpec  # noqa: E402
+from virtbench.measure.environments.qemu import Qemu  # noqa: E402
+from virtbench.machinery.image import guest as image  # noqa: E402
 
 TARGETS = {"tcg": 15.0, "kvm": 1.0}
 

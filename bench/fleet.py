@@ -30,14 +30,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 import redis  # noqa: E402
 
 from redisserver import RedisServer  # noqa: E402
-from virtbench.fleet import state  # noqa: E402
-from virtbench.store import Store  # noqa: E402
+from virtbench.execution.fleet import state  # noqa: E402
+from virtbench.foundations.store import Store  # noqa: E402
 
 LATENCY_TARGET_S, WALL_TARGET_PCT = 1.0, 5.0
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "virtbench.cli.commands", *args]
+    return [sys.executable, "-m", "virtbench.interface.cli.commands", *args]
 
 
 def timed(argv: list[str], env: dict) -> float:

@@ -2,7 +2,7 @@
 """How often does `virtbench history` cry wolf, and how many runs does it need to see a step?
 
 Series of runs built from this host's measured noise, read by the very functions the command
-uses (virtbench/stats/changes.py: detect, then settle for the family's correction):
+uses (virtbench/foundations/stats/changes.py: detect, then settle for the family's correction):
 
 1. Noise. Per metric, the per-trial CV and the correlation of a block's pair (rho) measured
    on this host by bench/precision.py in real A/A runs of our quick kernels (quiet host,
@@ -39,9 +39,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from virtbench.stats import changes  # noqa: E402
-from virtbench.stats.describe import trimmed_mean  # noqa: E402
-from virtbench.stats.simulate import NoiseModel, draw  # noqa: E402
+from virtbench.foundations.stats import changes  # noqa: E402
+from virtbench.foundations.stats.describe import trimmed_mean  # noqa: E402
+from virtbench.foundations.stats.simulate import NoiseModel, draw  # noqa: E402
 
 # docs/results/precision.md, "Per metric" (sequential blocks, quiet host, 2026-11-25):
 # metric -> (per-trial CV, pair correlation rho)

@@ -48,8 +48,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from refparse import (himeno_seconds_per_iteration, himeno_total_iterations,  # noqa: E402
                       lat_ctx, lat_mem_rd, lat_pagefault_ns, lat_syscall_ns, nearest_size,
                       stream_rates)
-from virtbench.kernels import build as kernels  # noqa: E402
-from virtbench.benchmarks.base import kernel_result  # noqa: E402
+from virtbench.machinery.kernels import build as kernels  # noqa: E402
+from virtbench.measure.benchmarks.base import kernel_result  # noqa: E402
 
 KERNEL_CFLAGS = ["-std=c11", "-O2", "-march=x86-64", "-mtune=generic"]
 STREAM_KEYS = ("copy", "scale", "add", "triad")

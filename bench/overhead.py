@@ -28,13 +28,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from virtbench.kernels import build as kernels  # noqa: E402
-from virtbench.benchmarks.memory import Stream  # noqa: E402
+from virtbench.machinery.kernels import build as kernels  # noqa: E402
+from virtbench.measure.benchmarks.memory import Stream  # noqa: E402
 
 
 def over_ssh(repeats: int, quick: bool) -> int:
-    from virtbench.environments import create
-    from virtbench.host.sshd import Sshd
+    from virtbench.measure.environments import create
+    from virtbench.machinery.host.sshd import Sshd
     bench = Stream()
     params = bench.params(quick=quick)
     server = Sshd("127.0.0.1", [])
@@ -89,7 +89,7 @@ def main() -> int:
     hand_argv = [str(binary), "-n", str(params["elements"]), "-p", str(params["passes"])]
     store = Path(tempfile.mkdtemp(prefix="vb-overhead-")) / "store.db"
     env = dict(os.environ, VIRTBENCH_STORE=f"sqlite:///{store}")
-    vb_argv = [sys.executable, "-m", "virtbench.cli.commands", "run", "--env", "native", "--bench", "stream",
+    vb_argv = [sys.executable, "-m", "virtbench.interface.cli.commands", "run", "--env", "native", "--bench", "stream",
                "--trials", "1", "--no-progress"] + (["--quick"] if args.quick else [])
 
     hand, harness, hand_wall, harness_wall = [], [], [], []
@@ -104,7 +104,7 @@ def main() -> int:
         print(f"  {i + 1:2d}/{args.repeats}: by hand {hand[-1]:9.0f} MB/s", end="", flush=True)
         print("  (through virtbench: stored)")
 
-    from virtbench.store import Store
+    from virtbench.foundations.store import Store
     s = Store(f"sqlite:///{store}")
     harness = [x["value"] for run in s.list_runs(limit=args.repeats)
                for x in s.samples(run["id"]) if x["metric"] == "triad_mb_s"]

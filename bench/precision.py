@@ -13,7 +13,7 @@ blocks no other run of the same method used.
      kernels then lengthen every measured section by that fraction of the CPU time its work
      took (kernels/common.h), a known 5 % and 10 % slowdown (tests/unit/kernels/test_inject.py);
    - duet: the same three comparisons, each its own run in duet mode (the pair measured at
-     once on the two CPUs, virtbench/run/duet.py).
+     once on the two CPUs, virtbench/execution/run/duet.py).
 2. Each run's blocks are cut into consecutive, disjoint stretches, each one independent run
    of a method, per (comparison, metric) row, disturbed trials left out as the analysis
    does:
@@ -51,13 +51,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rich.console import Console  # noqa: E402
 
-from virtbench import benchmarks  # noqa: E402
-from virtbench.environments.native import Native  # noqa: E402
-from virtbench.environments.spec import EnvSpec  # noqa: E402
-from virtbench.run.runner import Prepared, Runner  # noqa: E402
-from virtbench.stats import decision, paired, sequential, simulate  # noqa: E402
-from virtbench.stats.simulate import NoiseModel, draw  # noqa: E402
-from virtbench.store import Store  # noqa: E402
+from virtbench.measure import benchmarks  # noqa: E402
+from virtbench.measure.environments.native import Native  # noqa: E402
+from virtbench.measure.environments.spec import EnvSpec  # noqa: E402
+from virtbench.execution.run.runner import Prepared, Runner  # noqa: E402
+from virtbench.foundations.stats import decision, paired, sequential, simulate  # noqa: E402
+from virtbench.foundations.stats.simulate import NoiseModel, draw  # noqa: E402
+from virtbench.foundations.store import Store  # noqa: E402
 from virtbench.study.design import BenchmarkCase, EnvironmentEntry, Study  # noqa: E402
 from virtbench.study.schema import duration_s  # noqa: E402
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from virtbench import benchmarks  # noqa: E402
-from virtbench.environments.base import EnvSpec  # noqa: E402
-from virtbench.environments.qemu import Qemu  # noqa: E402
-from virtbench.exits import tcg  # noqa: E402
-from virtbench.exits.symbols import parse_kallsyms  # noqa: E402
+from virtbench.measure import benchmarks  # noqa: E402
+from virtbench.measure.environments.base import EnvSpec  # noqa: E402
+from virtbench.measure.environments.qemu import Qemu  # noqa: E402
+from virtbench.machinery.exits import tcg  # noqa: E402
+from virtbench.machinery.exits.symbols import parse_kallsyms  # noqa: E402
 
 TARGET = 3.0
 

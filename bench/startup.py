@@ -45,14 +45,14 @@ def main() -> int:
         env = dict(os.environ, VIRTBENCH_STORE=f"sqlite:///{tmp}/store.db",
                    VIRTBENCH_TMP=f"{tmp}/work", PYTHONPATH=str(HERE))
         for _ in range(3):        # a store with runs in it (native pi, quick, one trial)
-            subprocess.run([py, "-m", "virtbench.cli.commands", "run", "--env", "native", "--bench", "pi",
+            subprocess.run([py, "-m", "virtbench.interface.cli.commands", "run", "--env", "native", "--bench", "pi",
                             "--trials", "1", "--quick", "--no-progress"], env=env, check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
         rows = [("python -c pass", [py, "-c", "pass"]),
                 ("python -c 'import sqlalchemy'", [py, "-c", "import sqlalchemy"]),
-                ("virtbench --version", [py, "-m", "virtbench.cli.commands", "--version"]),
-                ("virtbench --help", [py, "-m", "virtbench.cli.commands", "--help"]),
-                ("virtbench runs", [py, "-m", "virtbench.cli.commands", "runs"])]
+                ("virtbench --version", [py, "-m", "virtbench.interface.cli.commands", "--version"]),
+                ("virtbench --help", [py, "-m", "virtbench.interface.cli.commands", "--help"]),
+                ("virtbench runs", [py, "-m", "virtbench.interface.cli.commands", "runs"])]
         print(f"median of {args.n} processes each (load {os.getloadavg()[0]:.1f}): wall, CPU")
         for name, argv in rows:
             wall, cpu = median_s(argv, args.n, env)

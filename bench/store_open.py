@@ -35,8 +35,8 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=9)
     n = ap.parse_args().n
     import pgserver
-    from virtbench import store as store_mod
-    from virtbench.store import Store
+    from virtbench.foundations import store as store_mod
+    from virtbench.foundations.store import Store
 
     def open_(url):
         def go(_i):
@@ -61,7 +61,7 @@ def main() -> None:
             ]
     finally:
         server.close()
-    print(f"virtbench.store from {Path(store_mod.__file__).parent}")
+    print(f"virtbench.foundations.store from {Path(store_mod.__file__).parent}")
     for what, ms in rows:
         print(f"Store() {what:22s} median of {n}: {ms:7.1f} ms")
 

@@ -93,7 +93,7 @@ def guest_image():
     every test that boots a guest; skips where it cannot be built at all (not root,
     mmdebstrap missing)."""
     from virtbench.core.errors import VirtbenchError
-    from virtbench.image import guest as image
+    from virtbench.machinery.image import guest as image
     import prebuild
     said = prebuild.wait("guest image")
     if said:
@@ -128,7 +128,7 @@ def loopback_sshd(tmp_path):
 
     if os.geteuid() != 0:
         pytest.skip("a private sshd needs root")
-    from virtbench.host.sshd import Sshd
+    from virtbench.machinery.host.sshd import Sshd
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

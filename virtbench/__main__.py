@@ -1,5 +1,5 @@
 import sys
 
-from .cli.commands import main
+from .interface.cli.commands import main
 
 sys.exit(main())

@@ -1,8 +1,8 @@
 """What the environment kinds declare they can do, read from their source, for the capability tests."""
 import os
 
-from virtbench.environments import create
-from virtbench.environments.base import ABILITIES, Environment
+from virtbench.measure.environments import create
+from virtbench.measure.environments.base import ABILITIES, Environment
 
 
 ROOT = os.geteuid() == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 import redis
 import sqlalchemy as sa
 
-from virtbench.store import Sample, Store
+from virtbench.foundations.store import Sample, Store
 
 # short enough for a test: a dead worker's unit is back within ~3 s, its lease gone in 2 s
 TEST_ENV = {"VIRTBENCH_VISIBILITY_TIMEOUT": "2", "VIRTBENCH_LEASE_TTL": "2",
@@ -20,7 +20,7 @@ TEST_ENV = {"VIRTBENCH_VISIBILITY_TIMEOUT": "2", "VIRTBENCH_LEASE_TTL": "2",
 
 
 def virtbench(*args: str) -> list[str]:
-    return [sys.executable, "-m", "virtbench.cli.commands", *args]
+    return [sys.executable, "-m", "virtbench.interface.cli.commands", *args]
 
 
 def env(broker: str, store: str) -> dict:
@@ -94,7 +94,7 @@ def count(store: str, sql: str, **params) -> int:
 
 
 def queue_length(broker: str, host: str) -> int:
-    return redis.Redis.from_url(broker).llen(f"virtbench.host.{host}")
+    return redis.Redis.from_url(broker).llen(f"virtbench.machinery.host.{host}")
 
 
 def wait_for(predicate, timeout: float, what: str, poll: float = 0.2):

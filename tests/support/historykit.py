@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from storekit import filled_run
 
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 
 def trials(level: float, seed: int, n: int = 5, sd: float = 0.01) -> list[float]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from virtbench.host.executor import HostExecutor
-from virtbench.agent.transport import ExecResult
+from virtbench.machinery.host.executor import HostExecutor
+from virtbench.machinery.agent.transport import ExecResult
 
 
 def ok(stdout: str = "", stderr: str = "", exit: int = 0) -> ExecResult:

@@ -11,7 +11,7 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from virtbench.kernels.build import source_dir
+from virtbench.machinery.kernels.build import source_dir
 
 
 KERNELS_SRC = source_dir()

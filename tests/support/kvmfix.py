@@ -28,7 +28,7 @@ def header(name: str) -> str:
 def reparse_profile(report: str, script: str, kallsyms: str):
     """The Profile virtbench assembles from a KVM trial's raw outputs (perf kvm stat report, perf
     script of kvm_exit/kvm_pio, the guest's kallsyms), without KVM's counters."""
-    from virtbench.exits import kvm, symbols
+    from virtbench.machinery.exits import kvm, symbols
     table = symbols.parse_kallsyms(kallsyms)
     prof = kvm.KvmProfiler(executor=None, workdir=Path("/nonexistent"),
                            symbolise=lambda a: symbols.function_or_user_space(table, a))

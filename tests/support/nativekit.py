@@ -1,7 +1,7 @@
 """Native environments started for a test module and stopped after it."""
 import pytest
 
-from virtbench import environments
+from virtbench.measure import environments
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from virtbench.host import netns, netpath
-from virtbench.host.sshd import Sshd
+from virtbench.machinery.host import netns, netpath
+from virtbench.machinery.host.sshd import Sshd
 
 NET = "10.214.{}.{}"
 PRIVATE_TMP = ["unshare", "--mount", "--propagation", "private", "sh", "-c",

@@ -37,27 +37,27 @@ BACKPORTS = "bookworm-backports"
 
 
 def _guest_image_missing() -> bool:
-    from virtbench.image import guest
+    from virtbench.machinery.image import guest
     return guest.cached() is None
 
 
 def _probes_missing() -> bool:
-    from virtbench.environments.gvisor import platform
+    from virtbench.measure.environments.gvisor import platform
     return platform.runsc_binary() is not None and platform.cached("kvm") is None
 
 
 def _host_image_missing() -> bool:
-    from virtbench.image import host as host_image
+    from virtbench.machinery.image import host as host_image
     return host_image.cached() is None
 
 
 def _backports_image_missing() -> bool:
-    from virtbench.image import guest
+    from virtbench.machinery.image import guest
     return guest.cached(BACKPORTS) is None
 
 
 def _backports_qemu_missing() -> bool:
-    from virtbench.image import qemu_fetch
+    from virtbench.machinery.image import qemu_fetch
     return qemu_fetch.cached(BACKPORTS) is None
 
 
@@ -101,7 +101,7 @@ def wanted(config, items) -> list[Job]:
     """The jobs the collected tests need, as root with QEMU, that the cache lacks."""
     if os.geteuid() != 0:
         return []
-    from virtbench.environments.qemu import qemu_binary
+    from virtbench.measure.environments.qemu import qemu_binary
     if qemu_binary() is None:
         return []
     paths = [str(item.path) for item in items]

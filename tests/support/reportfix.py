@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from reportkit import fill_store, study_dict
 
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.store import Sample, Store
+from virtbench.foundations.store import Sample, Store
 
 # (benchmark label, benchmark name, metric, unit, higher_is_better, native mean)
 BATTERY = [

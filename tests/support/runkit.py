@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from virtbench.benchmarks.base import Benchmark, Metric, TrialOutcome
-from virtbench.environments.base import Environment, EnvSpec
+from virtbench.measure.benchmarks.base import Benchmark, Metric, TrialOutcome
+from virtbench.measure.environments.base import Environment, EnvSpec
 from virtbench.study.design import BenchmarkCase, Study
 
 
@@ -108,7 +108,7 @@ def run_study(store, envs, benches, trials: int = 4, console=None):
 
     from rich.console import Console
 
-    from virtbench.run.runner import Prepared, Runner
+    from virtbench.execution.run.runner import Prepared, Runner
     study = one_study(trials=trials, cases=[(label, b.name) for label, b in benches.items()])
     prepared = Prepared(study, {e.label: e for e in envs},
                         {label: (b, {}) for label, b in benches.items()}, None)
@@ -120,10 +120,10 @@ def forbid_building_probing_starting(monkeypatch) -> list[str]:
     """For a dry run: every builder (kernels, guest image), probe (KVM, every kind's) and
     every environment class's resolve() and start() replaced by one that records its name
     and fails; the list it records into (a dry run leaves it empty)."""
-    from virtbench import environments
-    from virtbench.environments.qemu import kvm_probe
-    from virtbench.image import guest as image
-    from virtbench.kernels import build as kernels
+    from virtbench.measure import environments
+    from virtbench.measure.environments.qemu import kvm_probe
+    from virtbench.machinery.image import guest as image
+    from virtbench.machinery.kernels import build as kernels
     called: list[str] = []
 
     def record(what):

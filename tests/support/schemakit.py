@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from virtbench.model.schema import report_schema
+from virtbench.foundations.model.schema import report_schema
 
 
 jsonschema = pytest.importorskip("jsonschema")   # the test extras install it

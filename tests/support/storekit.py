@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from virtbench.store import Sample, Store
+from virtbench.foundations.store import Sample, Store
 
 SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 

@@ -16,6 +16,7 @@ exception that no longer happens fails the test, so the list stays true.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -25,23 +26,30 @@ ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 
 # Lowest first. A module's layer is that of its longest listed prefix (a package covers
 # its submodules). A new module that matches nothing fails test_every_module_has_a_layer.
+# The names are "layer package.level"; virtbench/__init__.py's table says the same
+# (test_the_package_docstring_is_the_layer_list).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("virtbench", "virtbench.core")),
-    ("foundations", ("virtbench.store", "virtbench.stats", "virtbench.model")),
-    ("machinery", ("virtbench.agent", "virtbench.host", "virtbench.machine", "virtbench.kernels",
-                   "virtbench.image", "virtbench.exits", "virtbench.vmlife")),
-    ("kinds", ("virtbench.environments", "virtbench.benchmarks")),
+    ("foundations", ("virtbench.foundations", "virtbench.foundations.store",
+                     "virtbench.foundations.stats", "virtbench.foundations.model")),
+    ("machinery", ("virtbench.machinery", "virtbench.machinery.agent", "virtbench.machinery.host",
+                   "virtbench.machinery.machine", "virtbench.machinery.kernels",
+                   "virtbench.machinery.image", "virtbench.machinery.exits",
+                   "virtbench.machinery.vmlife")),
+    ("measure", ("virtbench.measure", "virtbench.measure.environments",
+                 "virtbench.measure.benchmarks")),
     ("study", ("virtbench.study",)),
-    ("analysis", ("virtbench.analysis", "virtbench.report")),
-    ("history", ("virtbench.history",)),
-    ("run", ("virtbench.run",)),
-    ("fleet", ("virtbench.fleet",)),
-    ("web", ("virtbench.web",)),
-    ("cli", ("virtbench.cli", "virtbench.__main__")),
+    ("results.analysis", ("virtbench.results", "virtbench.results.analysis",
+                          "virtbench.results.report")),
+    ("results.history", ("virtbench.results.history",)),
+    ("execution.run", ("virtbench.execution", "virtbench.execution.run")),
+    ("execution.fleet", ("virtbench.execution.fleet",)),
+    ("interface.web", ("virtbench.interface", "virtbench.interface.web")),
+    ("interface.cli", ("virtbench.interface.cli", "virtbench.__main__")),
 ]
 
 # Packages of one layer that must not import each other.
-SIBLINGS = (("virtbench.environments", "virtbench.benchmarks"),)
+SIBLINGS = (("virtbench.measure.environments", "virtbench.measure.benchmarks"),)
 
 # (importer, imported): reason. Empty today: every import runs one way.
 EXCEPTIONS: dict[tuple[str, str], str] = {}
@@ -218,55 +226,112 @@ def test_a_cycle_is_caught():
 def test_the_moves_of_issue_9_hold():
     """The two upward imports issue 9 removed stay removed."""
     mods = _modules()
-    netpath = imported_names(mods["virtbench.host.netpath"].read_text(), "virtbench.host.netpath",
+    netpath = imported_names(mods["virtbench.machinery.host.netpath"].read_text(), "virtbench.machinery.host.netpath",
                              False, mods.__contains__)
-    assert not any(_within(n, "virtbench.environments") for n in netpath)
+    assert not any(_within(n, "virtbench.measure.environments") for n in netpath)
     for name, path in mods.items():
-        if _within(name, "virtbench.environments"):
+        if _within(name, "virtbench.measure.environments"):
             imported = imported_names(path.read_text(), name, is_package(path),
                                       mods.__contains__)
-            assert not any(_within(n, "virtbench.benchmarks") for n in imported), name
+            assert not any(_within(n, "virtbench.measure.benchmarks") for n in imported), name
 
 
 # -- the checker itself, on made-up sources ----------------------------------------------
 
-MODULES = {"virtbench.environments.base", "virtbench.environments", "virtbench.host.netpath",
-           "virtbench.benchmarks", "virtbench.benchmarks.base", "virtbench.core.outcome"}
+MODULES = {"virtbench.measure.environments.base", "virtbench.measure.environments", "virtbench.machinery.host.netpath",
+           "virtbench.measure.benchmarks", "virtbench.measure.benchmarks.base", "virtbench.core.outcome"}
 
 
 @pytest.mark.parametrize("importer, package, source, expected", [
     # relative, from a module: two dots climb to the package's parent
-    ("virtbench.environments.group", False, "from ..benchmarks.base import Metric\n",
-     {"virtbench.benchmarks.base"}),
+    ("virtbench.measure.environments.group", False, "from ..benchmarks.base import Metric\n",
+     {"virtbench.measure.benchmarks.base"}),
     # relative from a package's __init__: one dot is the package itself
-    ("virtbench.environments", True, "from .base import Environment\n",
-     {"virtbench.environments.base"}),
+    ("virtbench.measure.environments", True, "from .base import Environment\n",
+     {"virtbench.measure.environments.base"}),
     # `from .. import X` where X is a module names the module, else the package
-    ("virtbench.environments.native", False, "from ..host import netpath, __version__\n",
-     {"virtbench.host.netpath", "virtbench.host"}),
+    ("virtbench.measure.environments.native", False,
+     "from ...machinery.host import netpath, __version__\n",
+     {"virtbench.machinery.host.netpath", "virtbench.machinery.host"}),
     # lazy imports count; TYPE_CHECKING ones do not; third-party ones are ignored
-    ("virtbench.host.netpath", False,
+    ("virtbench.machinery.host.netpath", False,
      "import json\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
      "    from ..benchmarks.base import Benchmark\n"
-     "def f():\n    from ..environments.base import NetPath\n    import virtbench.core.outcome\n",
-     {"virtbench.environments.base", "virtbench.core.outcome"}),
+     "def f():\n    from ...measure.environments.base import NetPath\n    import virtbench.core.outcome\n",
+     {"virtbench.measure.environments.base", "virtbench.core.outcome"}),
 ])
 def test_imported_names(importer, package, source, expected):
     assert imported_names(source, importer, package, MODULES.__contains__) == expected
 
 
 def test_an_upward_import_is_caught():
-    [(a, b, why)] = violations("virtbench.host.netpath", {"virtbench.environments.base",
-                                                     "virtbench.host.netns", "virtbench.core.errors"})
-    assert (a, b) == ("virtbench.host.netpath", "virtbench.environments.base")
-    assert why == "machinery imports kinds"
+    [(a, b, why)] = violations("virtbench.machinery.host.netpath", {"virtbench.measure.environments.base",
+                                                     "virtbench.machinery.host.netns", "virtbench.core.errors"})
+    assert (a, b) == ("virtbench.machinery.host.netpath", "virtbench.measure.environments.base")
+    assert why == "machinery imports measure"
 
 
 def test_siblings_are_caught_both_ways():
-    up = violations("virtbench.environments.group", {"virtbench.benchmarks.base"})
-    assert [v[1] for v in up] == ["virtbench.benchmarks.base"]
-    down = violations("virtbench.benchmarks.disk.base", {"virtbench.environments.base"})
-    assert [v[1] for v in down] == ["virtbench.environments.base"]
+    up = violations("virtbench.measure.environments.group", {"virtbench.measure.benchmarks.base"})
+    assert [v[1] for v in up] == ["virtbench.measure.benchmarks.base"]
+    down = violations("virtbench.measure.benchmarks.disk.base", {"virtbench.measure.environments.base"})
+    assert [v[1] for v in down] == ["virtbench.measure.environments.base"]
     # same package, same layer, lower layers: fine
-    assert violations("virtbench.benchmarks.disk.dd", {"virtbench.benchmarks.base",
+    assert violations("virtbench.measure.benchmarks.disk.dd", {"virtbench.measure.benchmarks.base",
                                                        "virtbench.core.outcome", "virtbench"}) == []
+
+
+# -- the package's own table -----------------------------------------------------------------
+
+def docstring_layers(doc: str) -> list[tuple[str, list[list[str]]]]:
+    """virtbench/__init__.py's table, highest layer first: (layer package, its levels, highest
+    first, each a list of packages). A row is `    NAME  a > b, c | d  words`; the table ends
+    at the first line that is not one."""
+    rows: list[tuple[str, str]] = []
+    for line in doc.split("layers:\n", 1)[1].splitlines():
+        head = re.match(r"    (\w+)\s{2,}(.*)$", line)
+        if not head:
+            break
+        rows.append((head[1], head[2]))
+    table = []
+    for name, rest in rows:
+        # the packages: names joined by ',', '>' or '|' up to the first two spaces of words
+        packages = re.match(r"([a-z_]+(?:\s*[,>|]\s*[a-z_]+)*)", rest)[1]
+        levels = [[p.strip() for p in re.split(r"[,|]", level)] for level in packages.split(">")]
+        table.append((name, levels))
+    return table
+
+
+def test_the_package_docstring_is_the_layer_list():
+    """virtbench/__init__.py's table and LAYERS say the same, level by level."""
+    import virtbench
+    from_doc = []
+    for name, levels in reversed(docstring_layers(virtbench.__doc__)):
+        for level in reversed(levels):
+            prefixes = sorted(f"virtbench.{name}" if p == name else f"virtbench.{name}.{p}"
+                              for p in level)
+            from_doc.append(prefixes)
+    from_test = [sorted(p for p in prefixes if p not in ("virtbench", "virtbench.__main__")
+                        and not any(q.startswith(p + ".") for q in prefixes))
+                 for _, prefixes in LAYERS]
+    # a layer package listed as a level of its own (study, core) stands for itself
+    assert from_doc == [[p for p in level] for level in from_test]
+
+
+def test_the_layer_packages_are_the_tree():
+    """Every layer package of the table is a directory of virtbench/ with a docstring saying
+    what it holds and what it may import; nothing else sits at the top but the package's
+    own __init__ and __main__."""
+    import importlib
+
+    import virtbench
+    names = [name for name, _ in docstring_layers(virtbench.__doc__)]
+    top = sorted(p.name for p in ROOT.iterdir() if p.name != "__pycache__")
+    assert top == sorted(names + ["__init__.py", "__main__.py"])
+    for name, levels in docstring_layers(virtbench.__doc__):
+        package = importlib.import_module(f"virtbench.{name}")
+        assert package.__doc__ and "import" in package.__doc__.lower(), name
+        for level in levels:
+            for sub in level:
+                if sub != name:
+                    assert (ROOT / name / sub / "__init__.py").is_file(), f"{name}/{sub}"

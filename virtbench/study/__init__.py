@@ -1,1 +1,8 @@
-"""What to run: the study file, its schema, command-line flags on top of it, published claims, the user's targets, and what a plan can decide."""
+"""The study layer: what to run.
+
+design.py (the study and its plan), schema.py (the study file), flags.py (command-line
+flags on top of it), claims.py (published claims), targets.py (the user's machines),
+reach.py (what a plan can decide).
+
+May import measure (to name environments and benchmarks), machinery, foundations and core.
+"""

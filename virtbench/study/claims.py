@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .. import benchmarks
+from ..measure import benchmarks
 from ..core.errors import VirtbenchError
 
 NAME = r"[A-Za-z_][A-Za-z0-9_.\-]*"

@@ -11,11 +11,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import benchmarks
+from ..measure import benchmarks
 from ..core import defaults
 from . import claims as study_claims, schema as study_schema
-from ..environments import EnvSpec
-from ..environments.spec import NAME_OPTION
+from ..measure.environments import EnvSpec
+from ..measure.environments.spec import NAME_OPTION
 from ..core.errors import VirtbenchError
 from .schema import (
     AUTO,

@@ -4,7 +4,7 @@ making a study from flags alone, for `run`, `fleet run` and the density sweep.
 """
 from __future__ import annotations
 
-from .. import benchmarks
+from ..measure import benchmarks
 from . import schema as study_schema
 from ..core.errors import VirtbenchError
 from .design import (BenchmarkCase, EnvironmentEntry, Study, normalize_spec, set_trials,

@@ -11,8 +11,8 @@ is a floor and the note errs toward silence. Adaptive runs add blocks until deci
 unpaired runs use another test: no note for them."""
 from __future__ import annotations
 
-from ..stats.advice import advice_text, trials_to_advise
-from ..stats.multiplicity import blocks_for_a_difference, method_name
+from ..foundations.stats.advice import advice_text, trials_to_advise
+from ..foundations.stats.multiplicity import blocks_for_a_difference, method_name
 
 
 def planned_rows(prepared) -> int:

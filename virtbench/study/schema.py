@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import benchmarks
+from ..measure import benchmarks
 from ..core import defaults, ranges
 from ..core.errors import VirtbenchError
 

@@ -10,8 +10,8 @@ import json
 import sys
 import time
 
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
 
 
 def main():

@@ -3,7 +3,7 @@ import json
 import sys
 import time
 
-from virtbench.environments import create
+from virtbench.measure.environments import create
 
 env = create(sys.argv[1])
 env.start()

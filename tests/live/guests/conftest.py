@@ -14,8 +14,8 @@ def debian_rootfs():
     same code `virtbench run` uses (a couple of minutes the first time, then cached). Skips
     only where it cannot be built at all (not root, mmdebstrap missing); a build that fails
     fails the tests."""
-    from virtbench.environments.container import rootfs
-    from virtbench.image import guest as image
+    from virtbench.measure.environments.container import rootfs
+    from virtbench.machinery.image import guest as image
     if os.geteuid() != 0 or not shutil.which("podman"):
         pytest.skip("containers need root and podman")
     try:

@@ -17,8 +17,8 @@ import warnings
 import prebuild
 import pytest
 
-from virtbench.host import netns
-from virtbench.environments.qemu import qemu_binary
+from virtbench.machinery.host import netns
+from virtbench.measure.environments.qemu import qemu_binary
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or qemu_binary() is None,
                                 reason="guest boots need root and qemu-system-x86_64")
@@ -51,7 +51,7 @@ def report(tmp_path_factory, guest_image):
     env = dict(os.environ, VIRTBENCH_STORE=f"sqlite:///{store}")
     before = set(netns.list_namespaces())
     proc = subprocess.Popen(
-        [sys.executable, "-m", "virtbench.cli.commands", "run", "--env",
+        [sys.executable, "-m", "virtbench.interface.cli.commands", "run", "--env",
          "qemu:accel=tcg,disk=ide,nic=e1000",
          "--env", "qemu:accel=tcg,disk=virtio-blk,nic=virtio-net", "--bench", "dd-write",
          "--bench", "tcp", "--trials", "1", "--quick", "--min-section", "0", "--profile", "exits",
@@ -60,7 +60,7 @@ def report(tmp_path_factory, guest_image):
     _, stderr = proc.communicate(timeout=900)
     assert proc.returncode == 0, stderr[-3000:]
     left = namespaces_of(proc.pid, set(netns.list_namespaces()) - before)
-    out = subprocess.run([sys.executable, "-m", "virtbench.cli.commands", "report", "--format", "json"],
+    out = subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", "report", "--format", "json"],
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)

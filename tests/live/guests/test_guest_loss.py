@@ -8,10 +8,10 @@ import pytest
 from rich.console import Console
 from runkit import KilledUptime, one_study
 
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or qemu.qemu_binary() is None,

@@ -1,7 +1,7 @@
 """Two guests at once: guest-to-guest TCP across the host, and a trial in both at once."""
-from virtbench import environments
-from virtbench.host import netns
-from virtbench.benchmarks import REGISTRY
+from virtbench.measure import environments
+from virtbench.machinery.host import netns
+from virtbench.measure.benchmarks import REGISTRY
 
 
 def test_two_tcg_guests_talk_across_the_host_and_measure_together():

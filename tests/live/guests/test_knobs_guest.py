@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import hugepages
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import hugepages
 
 from test_qemu_boot import assert_nothing_left, read_stage, start_child  # noqa: F401
 from test_qemu_boot import _no_child_outlives_its_test  # noqa: F401  (the autouse fixture)
@@ -109,7 +109,7 @@ def test_sigkill_with_nfs_and_hugepages_leaves_nothing(guest_image):
 @pytest.mark.slow
 @pytest.mark.parametrize("backing", ["nbd", "nfs"])
 def test_disk_battery_over_a_network_backing(guest_image, backing, tmp_path):
-    cmd = [sys.executable, "-m", "virtbench.cli.commands", "run", "--env",
+    cmd = [sys.executable, "-m", "virtbench.interface.cli.commands", "run", "--env",
            f"qemu:accel=tcg,backing={backing}", "--bench", "dd-write", "--bench",
            "hdparm-read", "--bench", "cdm", "--quick", "--trials", "1", "--no-progress",
            "--store", f"sqlite:///{tmp_path / 'store.db'}"]

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from libvirtd import PrivateLibvirtd
 
-from virtbench.cli import commands as cli
-from virtbench.host import netns
-from virtbench.environments import create
-from virtbench.environments.qemu import qemu_binary
+from virtbench.interface.cli import commands as cli
+from virtbench.machinery.host import netns
+from virtbench.measure.environments import create
+from virtbench.measure.environments.qemu import qemu_binary
 
 libvirt = pytest.importorskip("libvirt")
 HERE = Path(__file__).resolve().parent
@@ -127,7 +127,7 @@ def test_a_killed_virtbench_leaves_no_domain_behind(daemon):
 
 CHILD = """
 import json, sys, time
-from virtbench.environments import create
+from virtbench.measure.environments import create
 env = create(sys.argv[1])
 env.start()
 print(json.dumps({"domain": env.vmm.dom.name(), "netns": env.ns.name,

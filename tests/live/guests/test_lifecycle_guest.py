@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from virtbench.host import workroot
-from virtbench.cli.commands import main
+from virtbench.machinery.host import workroot
+from virtbench.interface.cli.commands import main
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ The live test (an outer guest under TCG, KVM inside it) is tests/live/nested/tes
 from __future__ import annotations
 from pathlib import Path
 import pytest
-from virtbench.environments.nested import support
+from virtbench.measure.environments.nested import support
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "nested"
 

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from virtbench.host import netns
+from virtbench.machinery.host import netns
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

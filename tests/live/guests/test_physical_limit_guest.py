@@ -4,10 +4,10 @@ import os
 
 import pytest
 
-from virtbench.benchmarks import get
-from virtbench.benchmarks.disk import physical_limit as pl
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
+from virtbench.measure.benchmarks import get
+from virtbench.measure.benchmarks.disk import physical_limit as pl
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or qemu.qemu_binary() is None,

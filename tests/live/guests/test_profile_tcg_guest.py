@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import benchmarks
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
+from virtbench.measure import benchmarks
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
 from virtbench.core.errors import VirtbenchError
-from virtbench.exits import tcg
-from virtbench.exits.symbols import parse_kallsyms
+from virtbench.machinery.exits import tcg
+from virtbench.machinery.exits.symbols import parse_kallsyms
 
 # Heavy (two profiled boots, ~95 s): behind --run-slow. The default suite has the same
 # IDE/virtio-blk (dd-write) and e1000/virtio-net (tcp) findings end to end through
@@ -36,7 +36,7 @@ def profiled(name: str) -> dict:
     {"boot": Counts, "dd": Profile, "tcp": Profile, ...}."""
     if name in _done:
         return _done[name]
-    from virtbench.image import guest as image
+    from virtbench.machinery.image import guest as image
     try:
         image.build()
     except VirtbenchError as exc:

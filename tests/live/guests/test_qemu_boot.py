@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.host import netns
-from virtbench.environments import qemu
-from virtbench.environments.qemu.guest import DISK_DRIVERS, NIC_DRIVERS
-from virtbench.environments.qemu.process import is_qemu_alive
-from virtbench.environments.base import EnvSpec
+from virtbench.machinery.host import netns
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.qemu.guest import DISK_DRIVERS, NIC_DRIVERS
+from virtbench.measure.environments.qemu.process import is_qemu_alive
+from virtbench.measure.environments.base import EnvSpec
 from virtbench.core.errors import EnvironmentUnusable
 
 HERE = Path(__file__).resolve().parent

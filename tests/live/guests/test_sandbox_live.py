@@ -15,11 +15,11 @@ import pytest
 from rich.console import Console
 from runkit import KilledUptime, one_study
 
-from virtbench.host import netns, workroot
-from virtbench.environments import create
-from virtbench.environments.container import cleanup, podman
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
+from virtbench.machinery.host import netns, workroot
+from virtbench.measure.environments import create
+from virtbench.measure.environments.container import cleanup, podman
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
 
 HERE = Path(__file__).resolve().parent
 # the Debian tree is built (once, cached) by a session fixture (conftest.py), not looked for
@@ -164,7 +164,7 @@ def test_a_container_killed_mid_trial_fails_that_trial_and_a_restart_serves_the_
 def test_ctrl_c_of_a_run_leaves_nothing(tmp_path):
     before = containers()
     env = dict(os.environ, VIRTBENCH_STORE=f"sqlite:///{tmp_path / 'store.db'}")
-    proc = subprocess.Popen([sys.executable, "-m", "virtbench.cli.commands", "run", "--env",
+    proc = subprocess.Popen([sys.executable, "-m", "virtbench.interface.cli.commands", "run", "--env",
                              "container:storage=bind", "--bench", "pi:k=24", "--trials", "20"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             cwd=tmp_path)
@@ -203,8 +203,8 @@ def test_network_bridge_reaches_podmans_gateway_from_the_host_namespace():
 
 
 def test_a_platform_that_does_not_work_here_is_one_line_exit_2(capsys, store_url):
-    from virtbench.cli import commands as cli
-    from virtbench.environments.gvisor import platform as platforms
+    from virtbench.interface.cli import commands as cli
+    from virtbench.measure.environments.gvisor import platform as platforms
     if not podman.shutil.which("runsc"):
         pytest.skip("runsc not installed")
     if platforms.probe("systrap")[0]:

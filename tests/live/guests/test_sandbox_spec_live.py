@@ -5,7 +5,7 @@ capabilities, the podman command line, and the parsers on output captured on thi
 (tests/fixtures/sandbox/, each file's header says where from).
 """
 from pathlib import Path
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 
 
 def test_bad_option_on_the_command_line_is_exit_2_and_one_line(capsys, store_url):

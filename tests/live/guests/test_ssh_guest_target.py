@@ -7,11 +7,11 @@ import os
 import pytest
 from nstarget import VethLink, ip, link_exists
 
-from virtbench.cli import commands as cli
-from virtbench.kernels import build as kernels
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.machinery.kernels import build as kernels
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.foundations.store import Store
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or qemu.qemu_binary() is None,

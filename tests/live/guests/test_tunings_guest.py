@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from virtbench.host import netns
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
+from virtbench.machinery.host import netns
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
 from virtbench.core.errors import EnvironmentUnusable
 
 pytestmark = pytest.mark.skipif(

@@ -16,10 +16,10 @@ import sys
 import prebuild
 import pytest
 
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import firmware
-from virtbench.host import workroot
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import firmware
+from virtbench.machinery.host import workroot
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or qemu.qemu_binary() is None,

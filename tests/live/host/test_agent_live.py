@@ -8,7 +8,7 @@ import sys
 import time
 import pytest
 from virtbench.core.errors import AgentError, AgentSilent
-from virtbench.agent.transport import AGENT_SOURCE, SubprocessAgent
+from virtbench.machinery.agent.transport import AGENT_SOURCE, SubprocessAgent
 
 
 @pytest.fixture
@@ -51,7 +51,7 @@ def test_a_host_that_goes_away_mid_command_takes_the_command_with_it(tmp_path):
 def test_an_agent_silent_past_alive_is_no_sign_of_life_not_a_late_answer(agent):
     import signal
     import threading
-    from virtbench.agent.transport import SILENT
+    from virtbench.machinery.agent.transport import SILENT
     r = agent.exec(["sleep", "3"], timeout=20, alive=2)     # alive, silent command: fine
     assert r.exit == 0
     threading.Timer(1.0, agent.proc.send_signal, (signal.SIGSTOP,)).start()  # a wedged machine

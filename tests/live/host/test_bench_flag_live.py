@@ -3,8 +3,8 @@
 `--bench NAME[:key=value,...]` and `--dry-run`, as the command line sees them.
 """
 import json
-from virtbench.cli import commands as cli
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.foundations.store import Store
 
 
 def run_cli(capsys, *argv):

@@ -55,14 +55,14 @@ def test_two_processes_building_the_kernels_at_once_both_get_them(tmp_path):
     import subprocess
     import sys
     env = dict(os.environ, VIRTBENCH_CACHE=str(tmp_path))
-    code = "from virtbench.kernels import build; print(build.build())"
+    code = "from virtbench.machinery.kernels import build; print(build.build())"
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     results = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in results]
     out = {o.strip() for o, _ in results}
     assert len(out) == 1
-    from virtbench.kernels import build as kernels
+    from virtbench.machinery.kernels import build as kernels
     built = Path(out.pop())
     assert all((built / k).exists() for k in kernels.KERNELS)
     assert not [p for p in (tmp_path / "kernels").iterdir() if ".tmp" in p.name]

@@ -9,7 +9,7 @@ import pwd
 import subprocess
 import sys
 import pytest
-from virtbench.kernels import build as kernels
+from virtbench.machinery.kernels import build as kernels
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="ownership cases need root")
 
@@ -38,7 +38,7 @@ def test_a_run_with_another_users_cache_exits_2_and_runs_nothing_from_it(tmp_pat
     store = tmp_path / "store.db"
     env = dict(os.environ, VIRTBENCH_CACHE=str(cache), VIRTBENCH_TMP=str(tmp_path / "work"),
                VIRTBENCH_STORE=f"sqlite:///{store}")
-    proc = subprocess.run([sys.executable, "-m", "virtbench.cli.commands", "run", "--env", "native",
+    proc = subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", "run", "--env", "native",
                            "--bench", "pi", "--trials", "1", "--quick", "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr

@@ -4,8 +4,8 @@ What each environment kind says it can offer (from its options, before anything 
 and the matching of a benchmark's needs against it.
 """
 import pytest
-from virtbench.environments import create
-from virtbench.environments.base import ABILITIES
+from virtbench.measure.environments import create
+from virtbench.measure.environments.base import ABILITIES
 from capkit import ROOT, SPECS, _declared, _implements  # noqa: F401
 
 

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def cli(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "virtbench.cli.commands", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", *args], capture_output=True,
                           text=True, timeout=120, env=env, cwd=cwd)
 
 

@@ -5,7 +5,7 @@ The command line as users and scripts see it: exit codes, one-line errors, the r
 import csv
 import io
 import json
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 
 
 def run_cli(capsys, *argv):

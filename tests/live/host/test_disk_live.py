@@ -5,8 +5,8 @@ end to end in the native environment at quick sizes.
 """
 import subprocess
 import pytest
-from virtbench import environments
-from virtbench.benchmarks import get
+from virtbench.measure import environments
+from virtbench.measure.benchmarks import get
 from nativekit import native  # noqa: F401
 
 

@@ -6,8 +6,8 @@ run), and the pure parts (which slots pair, how much two intervals overlap).
 from __future__ import annotations
 import os
 import pytest
-from virtbench.cli import commands as cli
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.foundations.store import Store
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="duet needs two CPUs")

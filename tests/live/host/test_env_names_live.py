@@ -6,10 +6,10 @@ label (the generated one kept as kind_label), kept in the store; two environment
 from __future__ import annotations
 import json
 import pytest
-from virtbench.cli import commands as cli
-from virtbench import environments
-from virtbench.environments import KINDS
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.measure import environments
+from virtbench.measure.environments import KINDS
+from virtbench.foundations.store import Store
 
 # a spec of each kind that can be made without starting anything
 SPECS = {"native": "native", "qemu": "qemu", "container": "container", "gvisor": "gvisor",

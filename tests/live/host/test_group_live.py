@@ -4,8 +4,8 @@ Several instances at once: aggregate, spread, Jain's fairness, capacity bounds.
 """
 import json
 import pytest
-from virtbench.cli import commands as cli
-from virtbench.environments.group import jain_index
+from virtbench.interface.cli import commands as cli
+from virtbench.measure.environments.group import jain_index
 
 
 def test_two_native_instances_end_to_end(capsys, store_url):

@@ -3,7 +3,7 @@ series, lined up one point per run, value and ratio series, --fail-on's exit sta
 import json
 import time
 
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 
 
 def run_cli(capsys, *argv):

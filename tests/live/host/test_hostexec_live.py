@@ -4,7 +4,7 @@ The host executor: its results (a time limit reached and a missing program are r
 and benchmarks' host sides driven through a fake one that answers with captured output.
 """
 from __future__ import annotations
-from virtbench.host.executor import HostExecutor
+from virtbench.machinery.host.executor import HostExecutor
 
 
 def test_a_missing_program_is_exit_127_naming_it():

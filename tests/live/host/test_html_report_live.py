@@ -5,8 +5,8 @@ The HTML report: one self-contained file whose every chart draws in a real brows
 from __future__ import annotations
 import re
 from reportkit import BATTERY, ENVIRONMENTS, open_in_chromium
-from virtbench import analysis
-from virtbench.report import render, render_compare
+from virtbench.results import analysis
+from virtbench.results.report import render, render_compare
 
 
 def _n_metrics():

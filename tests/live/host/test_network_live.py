@@ -5,9 +5,9 @@ and the network benchmarks end to end between namespaces in `native`.
 """
 import subprocess
 import pytest
-from virtbench import environments
-from virtbench.host import netns
-from virtbench.benchmarks import REGISTRY
+from virtbench.measure import environments
+from virtbench.machinery.host import netns
+from virtbench.measure.benchmarks import REGISTRY
 from nativekit import native_env  # noqa: F401
 
 

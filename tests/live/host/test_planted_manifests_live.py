@@ -67,7 +67,7 @@ def plant_as_nobody(parent: Path, root: Path) -> Path:
 def root_run(parent: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess, Path]:
     store = tmp_path / "store.db"
     env = dict(os.environ, VIRTBENCH_TMP=str(parent), VIRTBENCH_STORE=f"sqlite:///{store}")
-    proc = subprocess.run([sys.executable, "-m", "virtbench.cli.commands", "run", "--env", "native",
+    proc = subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", "run", "--env", "native",
                            "--bench", "pi", "--trials", "1", "--quick", "--no-progress"],
                           capture_output=True, text=True, env=env, timeout=300)
     return proc, store

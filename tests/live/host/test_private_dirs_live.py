@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 import pytest
-from virtbench import environments
-from virtbench.benchmarks import REGISTRY
-from virtbench.host import guardian, watch
+from virtbench.measure import environments
+from virtbench.measure.benchmarks import REGISTRY
+from virtbench.machinery.host import guardian, watch
 from workrootkit import ROOT, no_system_tmp, tmp_root  # noqa: F401
 
 
@@ -46,10 +46,10 @@ def running(pid: int) -> bool:
 
 SSHD_CHILD = """
 import socket, sys, time
-import virtbench.host.executor
+import virtbench.machinery.host.executor
 if sys.argv[2] == "outlive":      # a server that outlives its owner (PR_SET_PDEATHSIG undone)
-    virtbench.host.executor.die_with_parent = lambda: None
-from virtbench.host.sshd import Sshd
+    virtbench.machinery.host.executor.die_with_parent = lambda: None
+from virtbench.machinery.host.sshd import Sshd
 with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]

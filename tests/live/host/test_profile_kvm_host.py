@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from virtbench.host.executor import HostExecutor
-from virtbench.exits.kvm import HostCommands, KvmProfiler, query_stats_command
+from virtbench.machinery.host.executor import HostExecutor
+from virtbench.machinery.exits.kvm import HostCommands, KvmProfiler, query_stats_command
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("perf") or not shutil.which("qemu-system-x86_64")

@@ -7,7 +7,7 @@ QEMU here, its port I/O decoder run on real encodings, its control socket on a r
 import subprocess
 import pytest
 from virtbench.core.errors import VirtbenchError
-from virtbench.exits import tcg
+from virtbench.machinery.exits import tcg
 from pluginkit import QEMU, cache, needs_gcc, needs_qemu  # noqa: F401
 
 

@@ -1,6 +1,6 @@
 """The live part of tests/unit/model/test_report_schema.py: its tests that need root and this host.
 
-The JSON report's schema: generated from the model (virtbench/model), checked in under docs/
+The JSON report's schema: generated from the model (virtbench/foundations/model), checked in under docs/
 with its version, and real reports validate against it: a run of the real runner with fake
 environments (a group of instances, failed trials, an exit profile), a fleet's report, a
 comparison, and a real native run of a quick kernel.
@@ -8,7 +8,7 @@ comparison, and a real native run of a quick kernel.
 from __future__ import annotations
 import json
 import pytest
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 from schemakit import errors, validator  # noqa: F401
 jsonschema = pytest.importorskip("jsonschema")   # the test extras install it
 

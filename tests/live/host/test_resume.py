@@ -8,7 +8,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 TRIALS = 6
 CASES = {"stream": 4, "pi": 1}   # benchmark -> metrics per trial
@@ -26,7 +26,7 @@ def _count_trials(url: str) -> int:
 
 
 def _virtbench(*args):
-    return [sys.executable, "-m", "virtbench.cli.commands", *args]
+    return [sys.executable, "-m", "virtbench.interface.cli.commands", *args]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])

@@ -13,11 +13,11 @@ from nstarget import RemoteHost, link_exists, ns_pids, stop_pids
 from rich.console import Console
 from runkit import KilledUptime, one_study
 
-from virtbench.cli import commands as cli
-from virtbench.host import netns
-from virtbench.environments import create
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.machinery.host import netns
+from virtbench.measure.environments import create
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and sshd need root")
 

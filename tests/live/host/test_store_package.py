@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 _UPGRADE = """
 import sqlite3, sys
-import virtbench.store as s
+import virtbench.foundations.store as s
 assert s.__file__.startswith(sys.argv[2]), s.__file__
 db = sys.argv[1]
 c = sqlite3.connect(db)
@@ -39,8 +39,8 @@ def test_the_wheel_carries_the_schema_revisions_and_upgrades_an_old_store(tmp_pa
     assert out.returncode == 0, out.stderr
     wheel = next((tmp_path / "dist").glob("virtbench-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "virtbench/store/revisions/env.py" in names
-    assert "virtbench/store/revisions/versions/0002_fleets.py" in names
+    assert "virtbench/foundations/store/revisions/env.py" in names
+    assert "virtbench/foundations/store/revisions/versions/0002_fleets.py" in names
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     # run from the unpacked wheel only: not the checkout (cwd elsewhere, the wheel first)
@@ -48,5 +48,5 @@ def test_the_wheel_carries_the_schema_revisions_and_upgrades_an_old_store(tmp_pa
     done = subprocess.run([sys.executable, "-c", _UPGRADE, str(tmp_path / "old.db"), str(site)],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
-    from virtbench.store import HEAD
+    from virtbench.foundations.store import HEAD
     assert done.stdout.strip() == HEAD

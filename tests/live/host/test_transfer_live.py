@@ -3,8 +3,8 @@
 
 """
 import subprocess
-from virtbench import environments
-from virtbench.benchmarks import REGISTRY
+from virtbench.measure import environments
+from virtbench.measure.benchmarks import REGISTRY
 
 
 def test_scp_every_cipher_or_unsupported_in_native(tmp_path):

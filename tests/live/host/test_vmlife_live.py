@@ -21,10 +21,10 @@ def load(name: str) -> dict:
 def test_migration_timeline_from_real_trials_into_the_html():
     """The migrate trials of a real run (virtbench run --env qemu:machine=pc --bench migrate
     ..., this host, TCG): their stored detail and samples, as the store gave them."""
-    from virtbench import report as reports
-    from virtbench.analysis.trials import migration_timelines
-    from virtbench.model import RunReport
-    from virtbench.report import charts
+    from virtbench.results import report as reports
+    from virtbench.results.analysis.trials import migration_timelines
+    from virtbench.foundations.model import RunReport
+    from virtbench.results.report import charts
     stored = load("migrate-trials.json")
     got = migration_timelines(stored["trials"], stored["samples"])
     ok = [t for t in stored["trials"] if t["status"] == "ok"]

@@ -7,9 +7,10 @@ messages have the form it gives, and reports carry each warning's severity and a
 from __future__ import annotations
 import re
 from runkit import Flaky, Quiet, run_study
-from virtbench import analysis, stats
+from virtbench.results import analysis
+from virtbench.foundations import stats
 from virtbench.core.warning_kinds import CATALOGUE
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 
 def _pattern(message_form: str) -> re.Pattern:
@@ -23,8 +24,8 @@ def _pattern(message_form: str) -> re.Pattern:
 
 def test_messages_have_the_form_the_catalogue_gives(tmp_path):
     from storekit import open_fixture
-    from virtbench.analysis.references import References
-    from virtbench.benchmarks.memory import cache_rule_warning
+    from virtbench.results.analysis.references import References
+    from virtbench.measure.benchmarks.memory import cache_rule_warning
     messages = []
     for name in ("real", "failures", "published", "profiles"):
         store, ids = open_fixture(name, tmp_path)

@@ -14,10 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 import pytest
-from virtbench.host import workroot
-from virtbench.environments import create
+from virtbench.machinery.host import workroot
+from virtbench.measure.environments import create
 from virtbench.core.errors import VirtbenchError
-from virtbench.host import watch
+from virtbench.machinery.host import watch
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="ownership cases need root")
 
@@ -33,7 +33,7 @@ def tmp_root(tmp_path, monkeypatch):
 
 
 def cli(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "virtbench.cli.commands", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", *args], capture_output=True,
                           text=True, env=env, timeout=120)
 
 

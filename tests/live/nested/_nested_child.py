@@ -13,7 +13,7 @@ import json
 import sys
 import time
 
-from virtbench.environments import create
+from virtbench.measure.environments import create
 
 # what is there of an inner guest in the outer one: its QEMU, the program that relays it,
 # its work directory and namespaces

@@ -32,12 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from virtbench import benchmarks
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import Qemu, kvm_probe, version
-from virtbench.environments.qemu.profiling import kallsyms
-from virtbench.image import guest as image
-from virtbench.exits import kvm, symbols
+from virtbench.measure import benchmarks
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import Qemu, kvm_probe, version
+from virtbench.measure.environments.qemu.profiling import kallsyms
+from virtbench.machinery.image import guest as image
+from virtbench.machinery.exits import kvm, symbols
 
 
 def raw_qmp(env: Qemu, name: str, **args) -> str:

@@ -12,13 +12,13 @@ import time
 import warnings
 from typing import Callable, TypeVar
 
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import Qemu
-from virtbench.environments.qemu.vmm import console_text
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.vmm import console_text
 from virtbench.core.errors import AgentError, AgentSilent
-from virtbench.image import host as host_image
-from virtbench.run.keeper import still_alive_after_loss
-from virtbench.agent.transport import ExecResult
+from virtbench.machinery.image import host as host_image
+from virtbench.execution.run.keeper import still_alive_after_loss
+from virtbench.machinery.agent.transport import ExecResult
 
 SPEC = "qemu:accel=tcg,vcpus=2,mem=2G,boot_timeout=300"
 CPU = "EPYC,+svm"          # TCG emulates AMD-V (SVM, NPT); it cannot emulate Intel VMX

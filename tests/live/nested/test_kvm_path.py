@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.environments.qemu import kvm_probe
-from virtbench.exits import kvm, symbols
+from virtbench.measure.environments.qemu import kvm_probe
+from virtbench.machinery.exits import kvm, symbols
 
 pytestmark = pytest.mark.nested
 
@@ -76,7 +76,7 @@ def _run_and_report(outer, keep: Path, tag: str, run_args: list[str]) -> dict:
     # both reports in one Python: importing virtbench takes ~25 s under TCG
     rep = outer.sh(f"""{outer_python()} -c "
 import sys
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 a = cli.main(['report', '--format', 'json'])
 print('@@@@')
 b = cli.main(['report', '--profile'])

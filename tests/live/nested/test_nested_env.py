@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.host import netns
-from virtbench.environments.qemu import qemu_binary
-from virtbench.environments.qemu.process import is_qemu_alive
+from virtbench.machinery.host import netns
+from virtbench.measure.environments.qemu import qemu_binary
+from virtbench.measure.environments.qemu.process import is_qemu_alive
 
 pytestmark = pytest.mark.nested
 
@@ -50,7 +50,7 @@ def work(tmp_path_factory, keep_dir):
 
 
 def virtbench(env: dict, *args: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "virtbench.cli.commands", *args], env=env, cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", *args], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)
 
 

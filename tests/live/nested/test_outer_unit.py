@@ -3,7 +3,7 @@ reset while booting is told apart from any other failure, so that step runs once
 import pytest
 from outer import CommandFailed, InnerGuestReset, OuterGuest
 
-from virtbench.agent.transport import ExecResult
+from virtbench.machinery.agent.transport import ExecResult
 
 # virtbench run's stderr as rich printed it at 160 columns (CI's nested run, the message
 # as virtbench now words it), the wrap inside the line included

@@ -7,8 +7,8 @@ benchmark of the registry uses an environment hook it has not declared a need fo
 import json
 import os
 import pytest
-from virtbench.cli import commands as cli
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.foundations.store import Store
 
 TCP_WHY = ("ssh: network benchmarks need peer=ADDR, this host's address as the target "
            "reaches it")
@@ -50,8 +50,8 @@ def test_a_study_whose_every_case_is_skipped_exits_cleanly_with_the_reason(
     assert "nothing to run" in err
     assert not os.path.exists(store_url[len("sqlite:///"):])      # no empty run stored
     # the connection resolve() opened is closed: no control directory of ours is left
-    from virtbench.host import workroot
-    from virtbench.host.sshsession import CONTROL_PREFIX
+    from virtbench.machinery.host import workroot
+    from virtbench.machinery.host.sshsession import CONTROL_PREFIX
     assert not [d for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
         (d / "manifest.json").read_text())["owner"].split()[0] == str(os.getpid())]
 

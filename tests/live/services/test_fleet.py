@@ -12,7 +12,7 @@ import pytest
 from fleetkit import Worker, count, queue_length, run_cli, wait_for
 from pgserver import pg_server, pg_url  # noqa: F401  (fixtures)
 from redisserver import redis_server  # noqa: F401  (fixture)
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 # the quick native study, tiny: pi at its quick size (2^16 digits) is ~0.3 s a trial
 TINY = ("--env", "native", "--bench", "pi", "--trials", "3", "--seed", "5", "--quick", "--min-section", "0")

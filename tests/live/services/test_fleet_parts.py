@@ -12,10 +12,10 @@ import redis
 from fleetkit import host_run
 from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.core.errors import VirtbenchError
-from virtbench.fleet import app as fleet_app, lease
-from virtbench.fleet.status import HostStatus
-from virtbench.fleet.view import FleetView, HostReferences, analyze_fleet
-from virtbench.store import Sample, Store
+from virtbench.execution.fleet import app as fleet_app, lease
+from virtbench.execution.fleet.status import HostStatus
+from virtbench.execution.fleet.view import FleetView, HostReferences, analyze_fleet
+from virtbench.foundations.store import Sample, Store
 
 
 def test_lease_is_exclusive_while_its_holder_beats_and_free_when_released(redis_server):  # noqa: F811
@@ -57,7 +57,7 @@ def test_worker_presence(redis_server):  # noqa: F811
 
 
 def test_queue_names_and_host_names():
-    assert fleet_app.queue_name("gen9-kvm") == "virtbench.host.gen9-kvm"
+    assert fleet_app.queue_name("gen9-kvm") == "virtbench.machinery.host.gen9-kvm"
     for bad in ("", "a:b", "a b", "-x", "a/b"):
         with pytest.raises(VirtbenchError, match="host name"):
             fleet_app.check_host(bad)
@@ -104,7 +104,7 @@ def test_fleet_view_reports_hosts_side_by_side_with_the_usual_statistics(tmp_pat
     assert b["vs_baseline"]["verdict"] == "fail"
     assert any(w["kind"] == "host_without_run" and "c" in w["message"] for w in doc["warnings"])
     assert FleetView(store, fleet).get_run()["status"] == "complete"
-    from virtbench.report.fmt.header import header_lines
+    from virtbench.results.report.fmt.header import header_lines
     assert any(line.startswith("fleet on 2 host(s): a (run ") and "against a's same" in line
                for line in header_lines(doc))
     empty = store.create_fleet({"name": "s"}, ["x"])
@@ -121,9 +121,9 @@ def test_status_lines():
 
 
 def test_compare_fleet_sets_two_hosts_a_b_and_runs_carry_their_fleet(tmp_path, capsys):
-    from virtbench import analysis
-    from virtbench.cli import commands as cli
-    from virtbench.fleet.view import host_runs
+    from virtbench.results import analysis
+    from virtbench.interface.cli import commands as cli
+    from virtbench.execution.fleet.view import host_runs
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store(url)
     fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])

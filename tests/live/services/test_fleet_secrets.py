@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from fleetkit import Worker, run_cli
 from pgserver import pg_server, pg_url  # noqa: F401  (fixtures)
 from redisserver import RedisServer, redis_available
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 SECRET = "s3cretPassw0rdXYZ"
 

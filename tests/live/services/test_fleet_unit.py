@@ -11,9 +11,9 @@ import redis
 from rich.console import Console
 
 from redisserver import redis_server  # noqa: F401  (fixture)
-from virtbench.fleet import lease, state
-from virtbench.fleet.unit import run_unit
-from virtbench.store import Store
+from virtbench.execution.fleet import lease, state
+from virtbench.execution.fleet.unit import run_unit
+from virtbench.foundations.store import Store
 from virtbench.study.flags import with_flags
 
 
@@ -48,7 +48,7 @@ def test_a_delivery_waits_for_the_live_holder_then_resumes(redis_server, tmp_pat
     # the first delivery: it has started the run (one trial stored) and still holds the lease
     holder = lease.unit_lease(client, fleet, "a", ttl=1.0)
     assert holder.try_acquire()
-    from virtbench.run.runner import prepare
+    from virtbench.execution.run.runner import prepare
     from virtbench.study.design import Study
     prepared = prepare(Study.from_dict(store.get_fleet(fleet)["study"]))
     run_id = store.create_run(prepared.study.to_dict(), seed=3, quick=False, version="t",
@@ -74,8 +74,8 @@ def test_a_delivery_waits_for_the_live_holder_then_resumes(redis_server, tmp_pat
 
 def test_a_host_that_cannot_run_the_study_fails_its_unit_with_why(redis_server, tmp_path,  # noqa: F811
                                                                   monkeypatch):
-    from virtbench.environments import KINDS
-    from virtbench.environments.base import Usability
+    from virtbench.measure.environments import KINDS
+    from virtbench.measure.environments.base import Usability
     client = redis.Redis.from_url(redis_server.url)
     url, store, fleet = _fleet(tmp_path)
     # this host, unlike the one that enqueued, cannot run the study's environment
@@ -88,7 +88,7 @@ def test_a_host_that_cannot_run_the_study_fails_its_unit_with_why(redis_server, 
 
 
 def test_fleet_status_per_host(redis_server, tmp_path):  # noqa: F811
-    from virtbench.fleet.status import fleet_status
+    from virtbench.execution.fleet.status import fleet_status
     client = redis.Redis.from_url(redis_server.url)
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store(url)

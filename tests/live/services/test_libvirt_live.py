@@ -7,8 +7,8 @@ over SSH through a private sshd on 127.0.0.1 standing for the domain's.
 """
 import json
 import pytest
-from virtbench.cli import commands as cli
-from virtbench.environments import create
+from virtbench.interface.cli import commands as cli
+from virtbench.measure.environments import create
 libvirt = pytest.importorskip("libvirt")
 
 NODE = """<node>

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from runkit import KilledUptime, one_study
-from virtbench.cli import commands as cli
-from virtbench.environments import create
+from virtbench.interface.cli import commands as cli
+from virtbench.measure.environments import create
 from virtbench.core.errors import VirtbenchError
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_a_connection_killed_mid_trial_fails_that_trial_and_the_rest_runs(target
 
 CRASHING_CHILD = """
 import os, signal, sys
-from virtbench.environments import create
+from virtbench.measure.environments import create
 env = create(sys.argv[1])
 env.resolve()
 env.start()
@@ -124,8 +124,8 @@ def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
         time.sleep(0.2)
     assert not os.path.exists(staged)        # the target is this machine
     assert not os.path.exists(scratch)
-    from virtbench.host import workroot
-    from virtbench.host.sshsession import CONTROL_PREFIX, sweep_stale_control_dirs
+    from virtbench.machinery.host import workroot
+    from virtbench.machinery.host.sshsession import CONTROL_PREFIX, sweep_stale_control_dirs
     stale = [d for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
         (d / "manifest.json").read_text())["owner"].split()[0] == child_pid(child)]
     assert stale                  # the dead run's control directory, in the work root...
@@ -140,14 +140,14 @@ def child_pid(child) -> str:
 
 def own_control_dirs() -> list[str]:
     """This process's ssh control directories in the work root."""
-    from virtbench.host import workroot
-    from virtbench.host.sshsession import CONTROL_PREFIX
+    from virtbench.machinery.host import workroot
+    from virtbench.machinery.host.sshsession import CONTROL_PREFIX
     return [d.name for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
         (d / "manifest.json").read_text())["owner"].split()[0] == str(os.getpid())]
 
 
 def test_network_benchmarks_need_the_peer_address_and_then_measure_the_real_path(target):
-    from virtbench.benchmarks import REGISTRY
+    from virtbench.measure.benchmarks import REGISTRY
     with create(target) as env:
         with pytest.raises(VirtbenchError, match="need peer=ADDR"):
             env.net_path()

@@ -12,12 +12,12 @@ import pytest
 import sqlalchemy as sa
 from pgserver import store_url_on_both  # noqa: F401  (store_url: SQLite and PostgreSQL)
 
-from virtbench.cli import commands as cli
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.foundations.store import Store
 
 
 def _virtbench(*args):
-    return [sys.executable, "-m", "virtbench.cli.commands", *args]
+    return [sys.executable, "-m", "virtbench.interface.cli.commands", *args]
 
 
 def _run(url, *args, timeout=120):
@@ -81,8 +81,8 @@ def test_run_then_the_whole_report_family_on_postgresql(pg_server, capsys, tmp_p
 
 def test_two_runs_writing_one_store_at_once_lose_nothing(store_url):
     # both start on an empty store: they create it (once, under a lock) and write it at once;
-    # the kernels are built first (two first builds at once would race in virtbench.kernels.build)
-    from virtbench.kernels import build as kernels
+    # the kernels are built first (two first builds at once would race in virtbench.machinery.kernels.build)
+    from virtbench.machinery.kernels import build as kernels
     kernels.build()
     trials = 15
     argv = _virtbench("run", "--env", "native", "--bench", "pi:k=14", "--trials", str(trials),
@@ -177,7 +177,7 @@ def test_a_store_that_is_down_is_one_line_and_exit_2(pg_server):
 
 
 def test_a_store_object_says_store_unavailable_then_works_again_after_a_restart(pg_server):
-    from virtbench.store import Sample, StoreUnavailable
+    from virtbench.foundations.store import Sample, StoreUnavailable
     store = Store(pg_server.url_for())
     run_id = store.create_run({"name": "t"}, seed=1, quick=True, version="0", host="h")
     pg_server.stop()

@@ -5,7 +5,7 @@ upgraded with its rows intact, a newer one is refused in one line; on SQLite and
 """
 import pytest
 from pgserver import store_url_on_both  # noqa: F401  (store_url: SQLite and PostgreSQL)
-from virtbench.store import Store, normalize_url
+from virtbench.foundations.store import Store, normalize_url
 
 
 def test_postgresql_urls_mean_psycopg(pg_server):

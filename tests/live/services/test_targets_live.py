@@ -6,7 +6,7 @@ measured through an ssh target with its published figure beside it.
 """
 import json
 import pytest
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 from targetkit import STUDY  # noqa: F401
 
 

@@ -5,7 +5,7 @@ import sys
 import time
 import pytest
 from virtbench.core.errors import AgentError
-from virtbench.agent.transport import AGENT_SOURCE, SubprocessAgent
+from virtbench.machinery.agent.transport import AGENT_SOURCE, SubprocessAgent
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ class PartialWriter:
 def test_replies_are_written_whole_on_a_port_that_takes_part_of_each_write():
     import io
 
-    from virtbench.agent import program as agent
+    from virtbench.machinery.agent import program as agent
     request = json.dumps({"id": 3, "op": "exec", "timeout": 30,
                           "argv": [sys.executable, "-c", "print('x' * 100_000)"]}) + "\n"
     out = PartialWriter()
@@ -106,7 +106,7 @@ def test_large_replies_arrive_whole_over_a_serial_line():
     import os
     import termios
 
-    from virtbench.agent.transport import AgentClient
+    from virtbench.machinery.agent.transport import AgentClient
 
     master, slave = os.openpty()
     proc = subprocess.Popen([sys.executable, str(AGENT_SOURCE), "--serial", os.ttyname(slave)])
@@ -164,7 +164,7 @@ def test_streaming_sends_only_the_newest_part_of_a_flood(agent):
     reply = agent.request("exec", wait=30, on_event=events.append,
                           argv=[sys.executable, "-c", script], timeout=20, env={}, stream=True)
     assert len(reply["stdout"]) == 200000
-    from virtbench.agent.program import STREAM_CHUNK
+    from virtbench.machinery.agent.program import STREAM_CHUNK
     assert events and all(len(e["stdout"]) <= STREAM_CHUNK for e in events)
     assert sum(len(e["stdout"]) + e.get("skipped", {}).get("stdout", 0) for e in events) == 200000
 

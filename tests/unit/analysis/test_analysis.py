@@ -1,7 +1,7 @@
 """compare_runs on hand-made analyses: pairing by label, by the only environment, by --pair."""
 import pytest
 
-from virtbench.analysis import compare_runs, environment_pairs
+from virtbench.results.analysis import compare_runs, environment_pairs
 from virtbench.core.errors import VirtbenchError
 
 
@@ -44,8 +44,8 @@ def test_explicit_pairs_and_bad_pairs():
 
 
 def test_a_study_environments_note_reaches_the_report():
-    from virtbench.analysis.stored import environment_note
-    from virtbench.report.fmt.header import header_lines
+    from virtbench.results.analysis.stored import environment_note
+    from virtbench.results.report.fmt.header import header_lines
     study = {"environments": [
         {"spec": "qemu:disk=ide,e1000_itr=0", "note": "stand-in for 'NAPI removed'"},
         {"spec": "xen:vcpus=1", "note": "XenServer in the paper", "target": "xs"},

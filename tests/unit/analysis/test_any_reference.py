@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from storekit import block_run
 
-from virtbench.cli import commands as cli
-from virtbench.report.view import View
-from virtbench import report
-from virtbench.analysis import analyze_run
-from virtbench.report import matrix
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.results.report.view import View
+from virtbench.results import report
+from virtbench.results.analysis import analyze_run
+from virtbench.results.report import matrix
+from virtbench.foundations.store import Store
 
 ENVS = [{"spec": "native"}, {"spec": "guest"}, {"spec": "guest-tuned", "versus": "guest"}]
 
@@ -134,7 +134,7 @@ def test_the_studys_correction_is_the_default_of_the_report_and_of_the_adaptive_
     uses BH without being asked, `--correction holm` reads it with Holm, and the adaptive
     loop's question (undecided_cases) stops by the study's correction: nothing left to run
     under BH, every guest still undecided under Holm."""
-    from virtbench.analysis import undecided_cases
+    from virtbench.results.analysis import undecided_cases
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     vals = {"native": {"t": _vals(100, 1, n=7)}}
     vals.update({f"g{i}": {"t": _vals(60, 10 + i, n=7)} for i in range(20)})

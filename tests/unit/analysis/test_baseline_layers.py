@@ -1,8 +1,8 @@
 """The baseline_virtualized warning names the hypervisor and, apart, the container."""
 import pytest
 
-from virtbench.analysis.row_warnings import baseline_layers
-from virtbench.machine import fingerprint
+from virtbench.results.analysis.row_warnings import baseline_layers
+from virtbench.machinery.machine import fingerprint
 
 
 def test_this_machine_names_kvm_firecracker_and_docker(fixture_text):

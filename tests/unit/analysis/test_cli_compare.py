@@ -6,8 +6,8 @@ import pytest
 
 from storekit import around, filled_run
 
-from virtbench.cli import commands as cli
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.foundations.store import Store
 
 
 def _runs(tmp_path, n):
@@ -66,7 +66,7 @@ def test_pair_splits_at_the_equals_sign_that_names_two_labels(tmp_path, capsys):
 
 def test_a_pair_no_split_fits_or_that_splits_two_ways_is_one_line_naming_the_fix(tmp_path,
                                                                                  capsys):
-    from virtbench.analysis import resolve_pairs
+    from virtbench.results.analysis import resolve_pairs
     from virtbench.core.errors import VirtbenchError
     url, a, (_, untuned, _) = _eq_runs(tmp_path)
     assert cli.main(["compare", a, a, "--pair", f"{untuned}=kvm", "--store", url]) == 2

@@ -1,8 +1,8 @@
 """compare: verdicts that know their power, rows in one run only, differing metadata."""
 from storekit import around, filled_run
 
-from virtbench.analysis import analyze_run, compare_runs
-from virtbench.store import Store
+from virtbench.results.analysis import analyze_run, compare_runs
+from virtbench.foundations.store import Store
 
 
 def _store(url):
@@ -78,7 +78,7 @@ def test_a_zero_in_run_a_gives_a_verdict_without_a_percentage(store_url):
     b = filled_run(store, {"native": {}}, {"native": {"retransmits": around(50)}}, hib=False)
     (row,) = compare_runs(analyze_run(store, a), analyze_run(store, b))["rows"]
     assert row["change_pct"] is None and row["verdict"] == "worse"
-    from virtbench.report import FORMATS, render_compare
+    from virtbench.results.report import FORMATS, render_compare
     cmp = compare_runs(analyze_run(store, a), analyze_run(store, b))
     for fmt in FORMATS:
         assert "worse" in render_compare(cmp, fmt)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from storekit import block_run
 
-from virtbench.analysis import analyze_run
-from virtbench.stats import decision as dc
-from virtbench.stats import multiplicity, paired
-from virtbench.store import Store
+from virtbench.results.analysis import analyze_run
+from virtbench.foundations.stats import decision as dc
+from virtbench.foundations.stats import multiplicity, paired
+from virtbench.foundations.store import Store
 
 
 def _store(tmp_path) -> Store:
@@ -199,12 +199,12 @@ def test_a_stored_study_can_ask_for_the_unpaired_analysis_and_auto_trials_read_s
     assert result.run.analysis == "sequential" and vs.analysis == "sequential"
     assert result.run.trials_planned is None and log(vs.ratio) == pytest.approx(
         np.mean(np.log(vals["qemu"]["t"]) - np.log(vals["native"]["t"])))
-    from virtbench import report
+    from virtbench.results import report
     assert "trials planned" not in report.render(result, "table")
 
 
 def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
-    from virtbench import report
+    from virtbench.results import report
     store = _store(tmp_path)
     run = block_run(store, {"native": {"retransmits": [3, 0, 2, 4, 1, 2, 3, 2]},
                             "qemu": {"retransmits": [9, 7, 0, 8, 9, 6, 10, 8]}}, hib=False)
@@ -214,7 +214,7 @@ def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
 
 
 def test_adaptive_trials_are_read_sequentially_in_the_stored_form_and_as_written():
-    from virtbench.analysis.stored import analysis_mode
+    from virtbench.results.analysis.stored import analysis_mode
     assert analysis_mode({"adaptive": True, "trials": 6}, None) == "sequential"
     assert analysis_mode({"trials": "auto"}, None) == "sequential"
     assert analysis_mode({"adaptive": False, "trials": 6}, None) == "paired"
@@ -224,7 +224,7 @@ def test_adaptive_trials_are_read_sequentially_in_the_stored_form_and_as_written
 def test_the_report_says_how_adaptive_trials_ended_and_which_sections_were_repeated(tmp_path):
     """The run detail's records as adaptive.py and sections.py store them (the quiet A/A
     run's, 2026-11-25) reach the model and every text format."""
-    from virtbench import report
+    from virtbench.results import report
     store = _store(tmp_path)
     # noisy enough that the twin's verdict is inconclusive: the record's "undecided" stands
     vals = {"native": {"t": _noisy(100, 8, 0.3, 1)}, "twin": {"t": _noisy(100, 8, 0.3, 2)}}
@@ -252,8 +252,8 @@ def test_the_report_says_how_adaptive_trials_ended_and_which_sections_were_repea
 
 
 def test_many_undecided_cases_are_counted_in_the_header_and_named_in_the_warning():
-    from virtbench.model import AdaptiveSummary, RunInfo
-    from virtbench.report.fmt import header
+    from virtbench.foundations.model import AdaptiveSummary, RunInfo
+    from virtbench.results.report.fmt import header
     many = {f"g{i} · tcp-rr": ["rtt vs native: wide"] for i in range(36)}
     line = header.adaptive_line(RunInfo(adaptive=AdaptiveSummary(
         stopped="budget", spent_s=2153.4, budget_s=2400, min_trials=6, max_trials=60,

@@ -1,10 +1,10 @@
-"""The headline's factors and words (virtbench/analysis/headline.py)."""
+"""The headline's factors and words (virtbench/results/analysis/headline.py)."""
 import math
 
 import pytest
 
-from virtbench.analysis import headline as h
-from virtbench.model import Result, VsReference
+from virtbench.results.analysis import headline as h
+from virtbench.foundations.model import Result, VsReference
 
 
 def row(env="guest", bench="himeno", metric="mflops", unit="MFLOPS", higher=True, ratio=0.024,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from storekit import around, filled_run
 
-from virtbench.analysis import analyze_run, names_of, resolve_pairs
-from virtbench.analysis.references import label_named
+from virtbench.results.analysis import analyze_run, names_of, resolve_pairs
+from virtbench.results.analysis.references import label_named
 from virtbench.core.errors import VirtbenchError
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 from virtbench.study import design
 
 

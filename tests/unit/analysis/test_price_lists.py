@@ -3,9 +3,9 @@ baseline first, only the primitives cases, each cell linked to the exits of its 
 profile, a failed profile links nothing, one sentence per family."""
 from pathlib import Path
 
-from virtbench.analysis.pricelist import EXITS_NOTE, price_lists
-from virtbench.model import Case, Profile, Result
-from virtbench.exits.kvm_stat import parse_perf_kvm_stat_report
+from virtbench.results.analysis.pricelist import EXITS_NOTE, price_lists
+from virtbench.foundations.model import Case, Profile, Result
+from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
 
 SVM = (Path(__file__).resolve().parents[2] / "fixtures" / "kvm" / "perf_kvm_stat"
        / "nested_svm_acpi_pm.txt")
@@ -79,7 +79,7 @@ def test_no_list_without_a_baseline_sentence_or_without_primitives():
 
 
 def test_a_cell_without_a_figure_says_why_when_the_benchmark_did():
-    from virtbench.model import RunWarning
+    from virtbench.foundations.model import RunWarning
     warnings = [RunWarning(environment="tcg", benchmark="primitives", kind="primitives-skipped",
                            message="cpuid_ns: this environment gives the process one CPU"),
                 RunWarning(environment="tcg", benchmark="other", kind="primitives-skipped",

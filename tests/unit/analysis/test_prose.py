@@ -4,11 +4,11 @@ from math import log
 
 import numpy as np
 
-from virtbench.analysis import prose
-from virtbench.stats import claims as sc
-from virtbench.stats import decision as dc
-from virtbench.stats import multiplicity as mt
-from virtbench.stats import sequential as sq
+from virtbench.results.analysis import prose
+from virtbench.foundations.stats import claims as sc
+from virtbench.foundations.stats import decision as dc
+from virtbench.foundations.stats import multiplicity as mt
+from virtbench.foundations.stats import sequential as sq
 
 
 def _blocks(ratio, sd, n, seed):

@@ -3,8 +3,8 @@ vs the baseline at the same N when the run has it, else no verdict and a note.""
 import pytest
 from storekit import around, filled_run
 
-from virtbench.analysis import References, analyze_run
-from virtbench.store import Store
+from virtbench.results.analysis import References, analyze_run
+from virtbench.foundations.store import Store
 
 
 def _group(n, each):

@@ -1,8 +1,8 @@
 """analyze_run: vs_baseline's new fields, run alpha and method notes, direction of ✗."""
 from storekit import around, filled_run
 
-from virtbench.analysis import analyze_run
-from virtbench.store import Store
+from virtbench.results.analysis import analyze_run
+from virtbench.foundations.store import Store
 
 
 def test_vs_baseline_carries_direction_power_trials_reference_and_alpha(store_url):
@@ -57,7 +57,7 @@ def test_outlier_warning_names_the_stored_trial_number(store_url):
 
 
 def test_run_settings_reads_run_meta_first_then_benchmark_notes():
-    from virtbench.analysis import run_settings
+    from virtbench.results.analysis import run_settings
     study = {"benchmarks": [{"label": "dd", "method_note": "conv=fdatasync"}, {"label": "pi"}]}
     assert run_settings({"study": study}) == (0.05, {"dd": "conv=fdatasync"})
     meta = {"alpha": 0.02, "method_notes": {"pi": "k=17"}}

@@ -6,10 +6,10 @@ import json
 import numpy as np
 from storekit import block_run
 
-from virtbench import report
+from virtbench.results import report
 from virtbench.study import design as study
-from virtbench.analysis import analyze_run
-from virtbench.store import Store
+from virtbench.results.analysis import analyze_run
+from virtbench.foundations.store import Store
 
 STUDY = '''[[environment]]
 spec = "native"

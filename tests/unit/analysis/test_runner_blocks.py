@@ -9,11 +9,11 @@ from rich.console import Console
 
 from runkit import Quiet, one_study
 
-from virtbench.analysis import analyze_run  # noqa: E402
-from virtbench.benchmarks.base import Benchmark, Metric, TrialOutcome  # noqa: E402
-from virtbench.environments.base import EnvSpec  # noqa: E402
-from virtbench.run.runner import Prepared, Runner  # noqa: E402
-from virtbench.store import Store  # noqa: E402
+from virtbench.results.analysis import analyze_run  # noqa: E402
+from virtbench.measure.benchmarks.base import Benchmark, Metric, TrialOutcome  # noqa: E402
+from virtbench.measure.environments.base import EnvSpec  # noqa: E402
+from virtbench.execution.run.runner import Prepared, Runner  # noqa: E402
+from virtbench.foundations.store import Store  # noqa: E402
 from virtbench.study.design import EnvironmentEntry  # noqa: E402
 
 SPEED = {"base": 100.0, "slow": 60.0, "tuned": 63.0}

@@ -2,8 +2,8 @@
 import numpy as np
 from storekit import block_run
 
-from virtbench.analysis import analyze_run, undecided_cases
-from virtbench.store import Store
+from virtbench.results.analysis import analyze_run, undecided_cases
+from virtbench.foundations.store import Store
 
 
 def _vals(mean, n, cv, seed):

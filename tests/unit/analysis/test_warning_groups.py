@@ -8,11 +8,12 @@ import json
 
 from storekit import filled_run
 
-from virtbench.report.view import View
-from virtbench import analysis, report, stats
-from virtbench.analysis.warning_groups import Host, advice, figures, groups
-from virtbench.model import RunWarning
-from virtbench.store import Store
+from virtbench.results.report.view import View
+from virtbench.results import analysis, report
+from virtbench.foundations import stats
+from virtbench.results.analysis.warning_groups import Host, advice, figures, groups
+from virtbench.foundations.model import RunWarning
+from virtbench.foundations.store import Store
 
 NOISY = [100.0, 80.0, 120.0]          # CV 20 %, 3 samples: high_cv and few_samples
 

@@ -1,8 +1,8 @@
 """A tool's own error line in a warning, put in words; the raw line kept as its detail."""
 from __future__ import annotations
 
-from virtbench.analysis.warning_words import in_words, kvm_in_words
-from virtbench.model import RunWarning
+from virtbench.results.analysis.warning_words import in_words, kvm_in_words
+from virtbench.foundations.model import RunWarning
 
 
 def _stored(fixture_text) -> str:

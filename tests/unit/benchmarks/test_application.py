@@ -1,8 +1,8 @@
 import pytest
 
-from virtbench import environments
-from virtbench.benchmarks import REGISTRY, ParseError
-from virtbench.benchmarks.application import parse_blast_outfmt7
+from virtbench.measure import environments
+from virtbench.measure.benchmarks import REGISTRY, ParseError
+from virtbench.measure.benchmarks.application import parse_blast_outfmt7
 
 
 def test_blast_outfmt7_parser(fixture_text):

@@ -1,9 +1,9 @@
 """Parsers of our kernels' result lines, on output captured from the real binaries."""
 import pytest
 
-from virtbench.kernels.build import source_dir
+from virtbench.machinery.kernels.build import source_dir
 
-from virtbench.benchmarks import REGISTRY, ParseError
+from virtbench.measure.benchmarks import REGISTRY, ParseError
 
 
 def test_himeno_parser(fixture_text):
@@ -69,7 +69,7 @@ def test_cyclepi_parser(fixture_text):
 
 def test_cyclepi_kernel_runs_and_rejects_bad_arguments():
     import subprocess
-    from virtbench.kernels import build as kernels
+    from virtbench.machinery.kernels import build as kernels
     binary = kernels.build() / "cyclepi"
     ok = subprocess.run([str(binary), "-n", "100000"], capture_output=True, text=True)
     assert ok.returncode == 0
@@ -90,7 +90,7 @@ def test_stream_cache_rule_warning_on_real_output(fixture_text):
 def test_himeno_bounds_match_the_kernels_residual_table():
     import re
     from pathlib import Path
-    from virtbench.benchmarks.cpu import HIMENO_MAX_CHECKED, himeno_checked_count
+    from virtbench.measure.benchmarks.cpu import HIMENO_MAX_CHECKED, himeno_checked_count
     header = (source_dir() / "himeno_gosa.h").read_text()
     rows = re.findall(r'\{"(XS|S|M|L)", (\d+), ', header)
     most = {}

@@ -2,10 +2,10 @@
 end to end in the native environment at quick sizes."""
 import shutil
 import pytest
-from virtbench import environments
-from virtbench.benchmarks import get
-from virtbench.benchmarks.base import ParseError
-from virtbench.benchmarks.disk.parsers import fio_jobs, parse_bonnie, parse_dd, parse_hdparm
+from virtbench.measure import environments
+from virtbench.measure.benchmarks import get
+from virtbench.measure.benchmarks.base import ParseError
+from virtbench.measure.benchmarks.disk.parsers import fio_jobs, parse_bonnie, parse_dd, parse_hdparm
 from virtbench.core.errors import VirtbenchError
 from nativekit import native  # noqa: F401
 
@@ -179,8 +179,8 @@ def test_a_failing_command_is_a_failed_trial_and_cleans_up(native):
 
 
 def test_sync_mount_asks_the_environment_whether_it_owns_the_scratch_fs_not_its_kind():
-    from virtbench.benchmarks.disk.base import DiskTrial
-    from virtbench.agent.transport import ExecResult
+    from virtbench.measure.benchmarks.disk.base import DiskTrial
+    from virtbench.machinery.agent.transport import ExecResult
 
     class Owner:
         kind = "native"              # deliberately: the kind must not decide
@@ -203,7 +203,7 @@ def test_sync_mount_asks_the_environment_whether_it_owns_the_scratch_fs_not_its_
     bench.prepare(env, bench.params({"form": "sync-mount"}), trial)
     assert ["mount", "-o", "remount,sync", "/mnt/vbscratch"] in env.argvs
     assert trial.cleanup == [["mount", "-o", "remount,async", "/mnt/vbscratch"]]
-    import virtbench.benchmarks as pkg
+    import virtbench.measure.benchmarks as pkg
     from pathlib import Path
     for path in Path(pkg.__file__).parent.glob("*.py"):
         assert "env.kind" not in path.read_text(), path.name

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from virtbench.benchmarks import get
-from virtbench.benchmarks.base import ParseError
-from virtbench.benchmarks.disk.parsers import fio_jobs, parse_bonnie, parse_dd
+from virtbench.measure.benchmarks import get
+from virtbench.measure.benchmarks.base import ParseError
+from virtbench.measure.benchmarks.disk.parsers import fio_jobs, parse_bonnie, parse_dd
 
 K = 1024 / 1e6          # K/sec (KiB/s) -> MB/s (10^6 B/s)
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from virtbench.benchmarks import REGISTRY, ParseError
-from virtbench.benchmarks import iperf3
-from virtbench.benchmarks import network as net
+from virtbench.measure.benchmarks import REGISTRY, ParseError
+from virtbench.measure.benchmarks import iperf3
+from virtbench.measure.benchmarks import network as net
 
 
 def fixture(fixture_text, name):

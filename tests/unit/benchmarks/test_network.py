@@ -1,8 +1,8 @@
 """Network parsers on real iperf3/sockperf/ping output captured here over a veth pair,
 and the network benchmarks end to end between namespaces in `native`."""
 import pytest
-from virtbench.benchmarks import REGISTRY, ParseError
-from virtbench.benchmarks import network as net
+from virtbench.measure.benchmarks import REGISTRY, ParseError
+from virtbench.measure.benchmarks import network as net
 from nativekit import native_env  # noqa: F401
 
 
@@ -70,7 +70,7 @@ def test_guest_to_guest_needs_two_instances(native_env):
 
 
 def test_join_hosts_refuses_one_subnet_on_both_sides():
-    from virtbench.host.netpath import join_hosts
+    from virtbench.machinery.host.netpath import join_hosts
     with pytest.raises(ValueError, match="nothing to route"):
         join_hosts("vb-a-h", "10.215.0.2", "vb-b-h", "10.215.0.2")
 

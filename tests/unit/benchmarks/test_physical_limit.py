@@ -5,8 +5,8 @@ naming the cache mode in use."""
 import pytest
 
 from runkit import Inert
-from virtbench.benchmarks import get
-from virtbench.benchmarks.disk.physical_limit import (
+from virtbench.measure.benchmarks import get
+from virtbench.measure.benchmarks.disk.physical_limit import (
     LimitCheck,
     RatedSpeed,
     below,
@@ -18,7 +18,7 @@ from virtbench.benchmarks.disk.physical_limit import (
     rated_speed,
     xfer_mode_mb_s,
 )
-from virtbench.agent.transport import ExecResult
+from virtbench.machinery.agent.transport import ExecResult
 
 
 def facts(fixture_text, name):
@@ -117,7 +117,7 @@ class FakeEnv(Inert):
 
 
 def test_virtual_disk_on_any_bus_is_bounded_by_the_host_device_not_its_link(monkeypatch, fixture_text):
-    import virtbench.benchmarks.disk.physical_limit as pl
+    import virtbench.measure.benchmarks.disk.physical_limit as pl
     monkeypatch.setattr(pl, "host_device_facts", lambda path, run: {"disk": ["sda"], "sata_spd": ["6.0 Gbps"]})
     check = LimitCheck()
     guest = {"ide": facts(fixture_text, "guest-ide-facts.txt"),
@@ -165,7 +165,7 @@ class ScriptedEnv(FakeEnv):
 
 
 def test_dd_trial_warns_once_per_environment(monkeypatch):
-    import virtbench.benchmarks.disk.physical_limit as pl
+    import virtbench.measure.benchmarks.disk.physical_limit as pl
     monkeypatch.setattr(pl, "LIMITS", LimitCheck())
     bench = get("dd-write")
     env = ScriptedEnv()
@@ -195,7 +195,7 @@ class SandboxEnv(FakeEnv):
 
 
 def test_a_figure_where_o_direct_is_ignored_is_flagged_whatever_the_rating(monkeypatch):
-    import virtbench.benchmarks.disk.physical_limit as pl
+    import virtbench.measure.benchmarks.disk.physical_limit as pl
     monkeypatch.setattr(pl, "host_device_facts", lambda path, run: {"disk": ["vda"]})
     check = LimitCheck()
     unrated = lambda: {"disk": ["vda"], "driver": ["virtio_blk"]}   # no rating: no limit check

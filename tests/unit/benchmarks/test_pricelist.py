@@ -1,15 +1,15 @@
 """The price-list rows and family sentences, from analysed results (pure)."""
 from pathlib import Path
 
-from virtbench.benchmarks.pricelist import (
+from virtbench.measure.benchmarks.pricelist import (
     EXIT_REASONS,
     exits_of,
     family_sentences,
     family_summary,
     price_list,
 )
-from virtbench.benchmarks.primitives import METRIC_FAMILY
-from virtbench.exits.kvm_stat import parse_perf_kvm_stat_report
+from virtbench.measure.benchmarks.primitives import METRIC_FAMILY
+from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
 
 
 def row(env, metric, mean, ratio=None, bench="primitives", unit="ns"):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from virtbench.benchmarks import REGISTRY, ParseError
-from virtbench.benchmarks.primitives import FAMILIES, families_of
+from virtbench.measure.benchmarks import REGISTRY, ParseError
+from virtbench.measure.benchmarks.primitives import FAMILIES, families_of
 from virtbench.core.capabilities import Capabilities, can
 from virtbench.core.errors import VirtbenchError
 from virtbench.study.design import default_label

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.benchmarks import get
-from virtbench.benchmarks.base import Metric
-from virtbench.benchmarks.repetition import combine, mean_value, repetitions_for, section_s
+from virtbench.measure.benchmarks import get
+from virtbench.measure.benchmarks.base import Metric
+from virtbench.measure.benchmarks.repetition import combine, mean_value, repetitions_for, section_s
 from virtbench.core.outcome import TrialOutcome
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "sections"

@@ -1,6 +1,6 @@
 import pytest
-from virtbench.benchmarks import REGISTRY
-from virtbench.benchmarks.transfer import metric_name
+from virtbench.measure.benchmarks import REGISTRY
+from virtbench.measure.benchmarks.transfer import metric_name
 from virtbench.core.errors import VirtbenchError
 
 

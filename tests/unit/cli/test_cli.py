@@ -2,10 +2,10 @@
 from pathlib import Path
 import pytest
 import sqlalchemy as sa
-from virtbench import benchmarks
-from virtbench.cli import commands as cli
-from virtbench.benchmarks.base import Benchmark, Metric
-from virtbench.store import Store
+from virtbench.measure import benchmarks
+from virtbench.interface.cli import commands as cli
+from virtbench.measure.benchmarks.base import Benchmark, Metric
+from virtbench.foundations.store import Store
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -109,7 +109,7 @@ class Flaky(Benchmark):
         return ["sh", "-c", script]
 
     def parse(self, stdout):
-        from virtbench.benchmarks.base import last_json_line, number
+        from virtbench.measure.benchmarks.base import last_json_line, number
         return {"value": number(last_json_line(stdout), "value")}
 
 

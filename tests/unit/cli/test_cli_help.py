@@ -6,7 +6,7 @@ import argparse
 import subprocess
 import sys
 import pytest
-from virtbench.cli.commands import build_parser
+from virtbench.interface.cli.commands import build_parser
 
 
 def command_paths(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
@@ -21,7 +21,7 @@ PATHS = list(command_paths(build_parser()))
 
 
 def cli(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "virtbench.cli.commands", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", *args], capture_output=True,
                           text=True, timeout=120, env=env, cwd=cwd)
 
 

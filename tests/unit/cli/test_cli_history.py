@@ -3,8 +3,8 @@ checked in one line (exit 2), and never a store created."""
 import json
 import pytest
 
-from virtbench.cli import commands as cli
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.foundations.store import Store
 
 from historykit import aa_store, stepped_store
 
@@ -90,7 +90,7 @@ def test_an_empty_store_is_one_line(capsys, store_url):
 def test_run_series_tags_the_run(capsys, store_url, monkeypatch):
     """run --series reaches the store through the runner (no benchmark actually run: the
     Runner's start is replaced by one that records what it was given)."""
-    from virtbench.run import runner as runner_mod
+    from virtbench.execution.run import runner as runner_mod
     seen = {}
 
     def start(self, prepared):
@@ -109,7 +109,7 @@ def test_run_series_tags_the_run(capsys, store_url, monkeypatch):
 
 
 def test_a_store_that_goes_away_is_exit_2_never_3(capsys, store_url, monkeypatch):
-    from virtbench.store import StoreUnavailable
+    from virtbench.foundations.store import StoreUnavailable
     stepped_store(store_url)
 
     def gone(self, *a, **k):

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from storekit import around, filled_run
-from virtbench.cli import commands as cli
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.foundations.store import Store
 
 EXAMPLES = 40
 SIDECARS = ("-wal", "-shm")          # SQLite's files beside an open store: names only
@@ -77,9 +77,9 @@ def _cached_probes(cache: Path) -> None:
     """The kinds' probe answers as `envs` caches them (so that `envs` answers from the cache
     and boots nothing): every kind usable, dated now."""
     from datetime import datetime, timezone
-    from virtbench import environments
-    from virtbench.environments import probes
-    from virtbench.environments.spec import Usability
+    from virtbench.measure import environments
+    from virtbench.measure.environments import probes
+    from virtbench.measure.environments.spec import Usability
     cache.mkdir(mode=0o700)
     text = probes.encode({k: Usability(True) for k in environments.KINDS},
                          datetime.now(timezone.utc), probes.cache_key(environments.KINDS))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from storekit import around, filled_run
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 REPO = Path(__file__).resolve().parents[3]
 PIPE_CAPACITY = 64 * 1024       # Linux's default pipe buffer
@@ -29,14 +29,14 @@ def big_store(tmp_path_factory):
 
 def virtbench(*args, store):
     env = dict(os.environ, VIRTBENCH_STORE=store, COLUMNS="100")
-    return subprocess.Popen([sys.executable, "-m", "virtbench.cli.commands", *args],
+    return subprocess.Popen([sys.executable, "-m", "virtbench.interface.cli.commands", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=env,
                             bufsize=0)
 
 
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_a_closed_pipe_ends_quietly_with_status_0(big_store, fmt):
-    whole = subprocess.run([sys.executable, "-m", "virtbench.cli.commands", "report",
+    whole = subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", "report",
                             "--format", fmt], capture_output=True, cwd=REPO,
                            env=dict(os.environ, VIRTBENCH_STORE=big_store))
     assert whole.returncode == 0
@@ -51,7 +51,7 @@ def test_a_closed_pipe_ends_quietly_with_status_0(big_store, fmt):
 
 def test_head_in_a_shell_pipeline(big_store):
     """The very command of the issue, through the shell; PIPESTATUS is virtbench's status."""
-    out = subprocess.run(["bash", "-c", f"{sys.executable} -m virtbench.cli.commands report "
+    out = subprocess.run(["bash", "-c", f"{sys.executable} -m virtbench.interface.cli.commands report "
                           "--format json | head -1; echo \"status ${PIPESTATUS[0]}\" >&2"],
                          capture_output=True, text=True, cwd=REPO,
                          env=dict(os.environ, VIRTBENCH_STORE=big_store))

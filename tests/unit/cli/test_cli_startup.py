@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 HEAVY = ("scipy", "numpy", "sqlalchemy", "plotly", "jinja2", "pydantic",
-         "virtbench.analysis", "virtbench.environments", "virtbench.run.runner", "virtbench.store")
+         "virtbench.results.analysis", "virtbench.measure.environments", "virtbench.execution.run.runner", "virtbench.foundations.store")
 
 
 def loaded_after(code: str) -> set[str]:
@@ -24,14 +24,14 @@ def heavy(mods: set[str]) -> list[str]:
 
 
 def test_importing_the_cli_and_building_its_parser_loads_nothing_heavy():
-    mods = loaded_after("from virtbench.cli.commands import build_parser; build_parser()")
+    mods = loaded_after("from virtbench.interface.cli.commands import build_parser; build_parser()")
     assert heavy(mods) == []
 
 
 def test_the_runs_command_loads_the_store_but_not_the_analysis(tmp_path, monkeypatch):
     monkeypatch.setenv("VIRTBENCH_STORE", f"sqlite:///{tmp_path / 's.db'}")
-    code = ("import io, contextlib; from virtbench.cli import commands as cli; "
+    code = ("import io, contextlib; from virtbench.interface.cli import commands as cli; "
             "contextlib.redirect_stdout(io.StringIO()).__enter__(); cli.main(['runs'])")
     mods = loaded_after(code)
-    assert "sqlalchemy" in mods and "virtbench.store" in mods        # the probe sees loads
-    assert heavy(mods) == ["sqlalchemy", "virtbench.store"]
+    assert "sqlalchemy" in mods and "virtbench.foundations.store" in mods        # the probe sees loads
+    assert heavy(mods) == ["sqlalchemy", "virtbench.foundations.store"]

@@ -10,13 +10,13 @@ from alembic import command
 from alembic.config import Config
 from runkit import Flaky, Quiet, run_study
 
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.group import InstanceGroup
-from virtbench.environments.instances import group_metrics
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.group import InstanceGroup
+from virtbench.measure.environments.instances import group_metrics
 from virtbench.core.metric_id import MetricId, identify
 from virtbench.core.outcome import Metric
-from virtbench.store import Sample, Store
-from virtbench.store.upgrade import REVISIONS_DIR
+from virtbench.foundations.store import Sample, Store
+from virtbench.foundations.store.upgrade import REVISIONS_DIR
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 
@@ -45,7 +45,7 @@ def test_a_group_makes_its_metrics_with_their_identity():
 def test_the_runner_stores_the_identity_the_metric_was_made_with(tmp_path, monkeypatch):
     def no_names(names):
         raise AssertionError(f"identified from names: {sorted(names)}")
-    monkeypatch.setattr("virtbench.store.sample.identify", no_names)
+    monkeypatch.setattr("virtbench.foundations.store.sample.identify", no_names)
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     group = InstanceGroup([Quiet("q"), Quiet("q")], EnvSpec("quiet"))
     out = run_study(store, [group, Quiet("one")], {"flaky": Flaky(fail_on=())}, trials=2)

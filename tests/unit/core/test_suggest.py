@@ -1,7 +1,7 @@
 """"Did you mean" for near misses of names: benchmarks, kinds, options, flags and choices."""
 import pytest
 
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 from virtbench.core.suggest import did_you_mean, nearest
 
 

@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 import pytest
 from runkit import Flaky, Quiet, run_study
-from virtbench import analysis, report
+from virtbench.results import analysis, report
 from virtbench.core import warning_kinds
 from virtbench.core.warning_kinds import CATALOGUE, SEVERITIES
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 ROOT = Path(__file__).resolve().parents[3]
 

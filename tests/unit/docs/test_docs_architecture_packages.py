@@ -43,15 +43,23 @@ SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", ".pytest_cache", "node_modu
 
 
 def packages() -> list[str]:
-    """The first-level packages of virtbench/: directories holding an __init__.py."""
-    return sorted(p.name for p in PACKAGE.iterdir()
-                  if p.is_dir() and (p / "__init__.py").is_file())
+    """The layer packages of virtbench/ and the packages in them (`results/analysis`):
+    directories holding an __init__.py, two levels deep."""
+    found = []
+    for layer in PACKAGE.iterdir():
+        if layer.is_dir() and (layer / "__init__.py").is_file():
+            found.append(layer.name)
+            found += [f"{layer.name}/{p.name}" for p in layer.iterdir()
+                      if p.is_dir() and (p / "__init__.py").is_file()]
+    return sorted(found)
 
 
 def named_in(text: str, package: str) -> bool:
-    """`package/` (or `virtbench/package`, `virtbench.package`) appears as a path or a name."""
-    return re.search(rf"(?<![\w.-]){re.escape(package)}/|virtbench[./]{re.escape(package)}\b",
-                     text) is not None
+    """`package/` (or `virtbench/package`, `virtbench.package`) appears as a path or a name;
+    `package` is a path under virtbench/ (`results/analysis`)."""
+    dotted = package.replace("/", ".")
+    return re.search(rf"(?<![\w.-]){re.escape(package)}/|virtbench/{re.escape(package)}\b|"
+                     rf"virtbench\.{re.escape(dotted)}\b", text) is not None
 
 
 def pages() -> list[Path]:
@@ -161,12 +169,13 @@ def test_no_file_points_outside_the_repository():
 
 
 @pytest.mark.parametrize("text, package, named", [
-    ("| run/ | the runner |", "run", True),
-    ("`virtbench/run/runner.py`", "run", True),
-    ("virtbench.run", "run", True),
-    ("a rerun/ of it", "run", False),
-    ("the runner runs", "run", False),
-    ("vmlife/phases.py", "life", False),
+    ("| execution/run/ | the runner |", "execution/run", True),
+    ("`virtbench/execution/run/runner.py`", "execution/run", True),
+    ("virtbench.execution.run", "execution/run", True),
+    ("| run/ | the runner |", "execution/run", False),
+    ("a rerun/ of it", "execution/run", False),
+    ("the runner runs", "execution", False),
+    ("machinery/vmlife/phases.py", "machinery/life", False),
 ])
 def test_named_in(text, package, named):
     assert named_in(text, package) is named

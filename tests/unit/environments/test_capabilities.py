@@ -2,10 +2,10 @@
 and the matching of a benchmark's needs against it."""
 import os
 import pytest
-from virtbench import benchmarks
+from virtbench.measure import benchmarks
 from virtbench.core.capabilities import NAMES, Capabilities, can, cannot, cannot_run
-from virtbench.environments import KINDS, create
-from virtbench.environments.base import ABILITIES, Environment
+from virtbench.measure.environments import KINDS, create
+from virtbench.measure.environments.base import ABILITIES, Environment
 from virtbench.core.errors import VirtbenchError
 from capkit import ROOT, SPECS, _declared, _implements  # noqa: F401
 
@@ -150,7 +150,7 @@ def test_a_kind_that_declares_a_capability_implements_its_methods():
 
 
 def test_every_kind_class_is_covered_by_the_specs():
-    import virtbench.environments  # noqa: F401  (every kind and libvirt's two forms)
+    import virtbench.measure.environments  # noqa: F401  (every kind and libvirt's two forms)
     found, todo = set(), [Environment]
     while todo:
         cls = todo.pop()

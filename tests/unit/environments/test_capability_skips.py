@@ -5,14 +5,14 @@ import io
 import pytest
 from rich.console import Console
 from runkit import one_study
-from virtbench import benchmarks
-from virtbench.cli import commands as cli
+from virtbench.measure import benchmarks
+from virtbench.interface.cli import commands as cli
 from virtbench.core.capabilities import Capabilities
-from virtbench.environments.base import EnvSpec, Environment
-from virtbench.host.executor import HostExecutor
-from virtbench.run.runner import Prepared, Runner, skipped_cases
-from virtbench.store import Store
-from virtbench.agent.transport import ExecResult
+from virtbench.measure.environments.base import EnvSpec, Environment
+from virtbench.machinery.host.executor import HostExecutor
+from virtbench.execution.run.runner import Prepared, Runner, skipped_cases
+from virtbench.foundations.store import Store
+from virtbench.machinery.agent.transport import ExecResult
 
 
 def test_ioport_primitives_are_skipped_on_native_with_the_reason_and_the_rest_planned(capsys):

@@ -1,8 +1,8 @@
 import os
 import pytest
 
-from virtbench import environments
-from virtbench.environments import EnvSpec
+from virtbench.measure import environments
+from virtbench.measure.environments import EnvSpec
 from virtbench.core.errors import VirtbenchError
 
 
@@ -116,12 +116,12 @@ def test_a_failed_step_releases_what_the_steps_made_and_raises_as_it_came(step, 
         env.start()
     assert env.log[env.log.index(step) + 1:] == released
     assert env.agent is None and len(env.resources) == 0
-    from virtbench.environments import live
+    from virtbench.measure.environments import live
     assert env not in live.live          # a stopped environment is not stopped again at exit
 
 
 def test_a_started_environment_is_stopped_at_exit():
-    from virtbench.environments import live
+    from virtbench.measure.environments import live
     env = Toy()
     env.start()
     assert env in live.live
@@ -142,7 +142,7 @@ def test_a_kind_without_launch_says_so():
 
 # -- the shape: one life cycle, no mixins, no cycles ---------------------------------------------
 def _environment_classes():
-    import virtbench.environments.group  # noqa: F401
+    import virtbench.measure.environments.group  # noqa: F401
     found, todo = [], [environments.Environment]
     while todo:
         cls = todo.pop()
@@ -182,7 +182,7 @@ def test_no_import_cycle_in_the_environments_package_even_for_annotations():
     import ast
     from pathlib import Path
     root = Path(environments.__file__).parent
-    pkg = "virtbench.environments"
+    pkg = "virtbench.measure.environments"
 
     def name(path):
         parts = list(path.relative_to(root).with_suffix("").parts)

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from virtbench.environments import probes
-from virtbench.environments.spec import Usability
+from virtbench.measure.environments import probes
+from virtbench.measure.environments.spec import Usability
 
 
 class Kind:
@@ -87,8 +87,8 @@ def test_decode_is_strict():
 
 
 def test_envs_from_the_cache_is_fast_and_says_when(cache, capsys):
-    from virtbench.cli import commands as cli
-    from virtbench import environments
+    from virtbench.interface.cli import commands as cli
+    from virtbench.measure import environments
     fake = {name: Kind(True) for name in environments.KINDS}
     path = cache / probes.CACHE_NAME
     cache.mkdir(mode=0o700)
@@ -104,8 +104,8 @@ def test_envs_from_the_cache_is_fast_and_says_when(cache, capsys):
 
 
 def test_probe_again_redoes_the_kvm_and_gvisor_probes(cache, monkeypatch):
-    from virtbench.environments.gvisor import platform as gvisor_platform
-    from virtbench.environments.qemu import kvm_probe
+    from virtbench.measure.environments.gvisor import platform as gvisor_platform
+    from virtbench.measure.environments.qemu import kvm_probe
     done = []
     monkeypatch.setattr(kvm_probe, "kvm_probe", lambda force=False: done.append(("kvm", force)))
     monkeypatch.setattr(gvisor_platform, "forget", lambda: done.append(("gvisor", None)))

@@ -1,8 +1,8 @@
 """Several instances at once: aggregate, spread, Jain's fairness, capacity bounds."""
 import pytest
-from virtbench import environments
-from virtbench.benchmarks.base import Metric
-from virtbench.environments.group import combine, group_metrics, jain_index, spread_pct
+from virtbench.measure import environments
+from virtbench.measure.benchmarks.base import Metric
+from virtbench.measure.environments.group import combine, group_metrics, jain_index, spread_pct
 from virtbench.core.errors import VirtbenchError
 
 

@@ -9,15 +9,15 @@ import json
 import pytest
 
 from runkit import Inert
-from virtbench import environments
-from virtbench.benchmarks import REGISTRY
-from virtbench.benchmarks.base import Benchmark, Metric, Timing, span_of
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.group import InstanceGroup
-from virtbench.environments.instances import aggregates, group_metrics
+from virtbench.measure import environments
+from virtbench.measure.benchmarks import REGISTRY
+from virtbench.measure.benchmarks.base import Benchmark, Metric, Timing, span_of
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.group import InstanceGroup
+from virtbench.measure.environments.instances import aggregates, group_metrics
 from virtbench.core.errors import AgentError
 from virtbench.core.outcome import TrialOutcome
-from virtbench.stats.aggregate import (
+from virtbench.foundations.stats.aggregate import (
     ClockOffset,
     Span,
     across,

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from qemukit import argv_cfg
-from virtbench.environments import create
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import Qemu, hugepages, knobs
-from virtbench.environments.qemu.argv import build_argv, net_queues
+from virtbench.measure.environments import create
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import Qemu, hugepages, knobs
+from virtbench.measure.environments.qemu.argv import build_argv, net_queues
 from virtbench.core.errors import EnvironmentUnusable, VirtbenchError
-from virtbench.host import guardian
+from virtbench.machinery.host import guardian
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "knobs"
 
@@ -265,7 +265,7 @@ def test_guardian_kills_only_our_qemu_nbd(tmp_path):
 
 # -- the NFS server's configuration and command line -------------------------------------
 def test_ganesha_config_exports_the_image_directory_only():
-    from virtbench.environments.qemu import netdisk
+    from virtbench.measure.environments.qemu import netdisk
     conf = netdisk.ganesha_config("/var/tmp/virtbench/vbqemu-ab/nfs",
                                   "/var/tmp/virtbench/vbqemu-ab/recovery")
     assert "Path = /var/tmp/virtbench/vbqemu-ab/nfs;" in conf
@@ -278,7 +278,7 @@ def test_ganesha_config_exports_the_image_directory_only():
 
 
 def test_nfs_server_argv_and_url():
-    from virtbench.environments.qemu import netdisk
+    from virtbench.measure.environments.qemu import netdisk
     argv = netdisk.nfs_argv(["ip", "netns", "exec", "vb-abcdef"], Path("/w"))
     assert argv[:9] == ["ip", "netns", "exec", "vb-abcdef", "unshare", "--mount",
                         "--propagation", "private", "--"]
@@ -309,7 +309,7 @@ def test_hugepages_beyond_memory_is_one_line_exit_2_and_nothing_written(tmp_path
         pytest.skip("no 2 MiB huge page pool here")
     store = tmp_path / "store.db"
     out = subprocess.run(
-        [sys.executable, "-m", "virtbench.cli.commands", "run", "--env",
+        [sys.executable, "-m", "virtbench.interface.cli.commands", "run", "--env",
          "qemu:accel=tcg,hugepages=on,mem=100000G", "--bench", "pi", "--quick",
          "--store", f"sqlite:///{store}", "--no-progress"],
         capture_output=True, text=True, timeout=120,
@@ -321,7 +321,7 @@ def test_hugepages_beyond_memory_is_one_line_exit_2_and_nothing_written(tmp_path
 
 
 def test_missing_nfs_server_is_named(monkeypatch):
-    from virtbench.environments.qemu import netdisk
+    from virtbench.measure.environments.qemu import netdisk
     monkeypatch.setattr(netdisk.shutil, "which", lambda name: None)
     monkeypatch.setattr(netdisk, "NFS_BLOCK_MODULE", Path("/nonexistent/block-nfs.so"))
     with pytest.raises(EnvironmentUnusable, match="backing=nfs needs ganesha.nfsd, rpcbind, "

@@ -6,11 +6,11 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 import pytest
-from virtbench.cli import commands as cli
-from virtbench.environments import create
-from virtbench.environments.libvirt.connection import describe_error, is_local_qemu, platform_of
-from virtbench.environments.libvirt.domain_xml import build_domain_xml
-from virtbench.environments.libvirt.existing import first_ipv4
+from virtbench.interface.cli import commands as cli
+from virtbench.measure.environments import create
+from virtbench.measure.environments.libvirt.connection import describe_error, is_local_qemu, platform_of
+from virtbench.measure.environments.libvirt.domain_xml import build_domain_xml
+from virtbench.measure.environments.libvirt.existing import first_ipv4
 from virtbench.core.errors import EnvironmentUnusable, VirtbenchError
 libvirt = pytest.importorskip("libvirt")
 
@@ -151,8 +151,8 @@ def test_bad_specs_are_one_line(spec, says):
 
 
 def test_the_kinds_factory_picks_the_form():
-    from virtbench.environments import KINDS, Environment
-    from virtbench.environments.libvirt import DefinedDomain, ExistingDomain
+    from virtbench.measure.environments import KINDS, Environment
+    from virtbench.measure.environments.libvirt import DefinedDomain, ExistingDomain
     assert type(create("libvirt:uri=test:///default,domain=web1")) is ExistingDomain
     assert type(create("libvirt:uri=qemu:///system,accel=tcg")) is DefinedDomain
     entry = KINDS["libvirt"]        # the registry's entry is no environment: nothing makes one
@@ -188,7 +188,7 @@ def test_a_defined_domain_that_ended_says_how_and_the_guests_panic(tmp_path):
         def state(self):
             return [libvirt.VIR_DOMAIN_SHUTOFF, libvirt.VIR_DOMAIN_SHUTOFF_CRASHED]
 
-    from virtbench.environments.libvirt.domain import DomainVmm
+    from virtbench.measure.environments.libvirt.domain import DomainVmm
     env = create("libvirt:uri=qemu:///system,accel=tcg")
     env.vmm = DomainVmm(env.label, tmp_path, "qemu:///system")     # as launch() makes it
     env.vmm.dom = Dom()

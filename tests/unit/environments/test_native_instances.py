@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import environments
-from virtbench.benchmarks import network
-from virtbench.benchmarks.application import Blast
-from virtbench.benchmarks.base import Benchmark, Metric
-from virtbench.benchmarks.memory import Stream
-from virtbench.benchmarks.transfer import Scp, source_file
-from virtbench.environments import capacity
-from virtbench.environments import group as group_mod
-from virtbench.environments.native import AUTO_SCRATCH
-from virtbench.machine.meminfo import field as meminfo_bytes
-from virtbench.environments.qemu.options import size_bytes
+from virtbench.measure import environments
+from virtbench.measure.benchmarks import network
+from virtbench.measure.benchmarks.application import Blast
+from virtbench.measure.benchmarks.base import Benchmark, Metric
+from virtbench.measure.benchmarks.memory import Stream
+from virtbench.measure.benchmarks.transfer import Scp, source_file
+from virtbench.measure.environments import capacity
+from virtbench.measure.environments import group as group_mod
+from virtbench.measure.environments.native import AUTO_SCRATCH
+from virtbench.machinery.machine.meminfo import field as meminfo_bytes
+from virtbench.measure.environments.qemu.options import size_bytes
 from virtbench.core.errors import VirtbenchError
-from virtbench.agent.transport import ExecResult
+from virtbench.machinery.agent.transport import ExecResult
 
 PACKAGE = Path(__file__).resolve().parents[3] / "virtbench"
 

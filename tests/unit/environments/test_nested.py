@@ -14,14 +14,14 @@ import threading
 import time
 from pathlib import Path
 import pytest
-from virtbench.agent import program as agent_program
-from virtbench.environments import create
-from virtbench.environments.nested import environment as nested_env
-from virtbench.environments.nested import inside, relay, support
-from virtbench.environments.nested.options import inner_spec, outer_spec
-from virtbench.environments.qemu.argv import build_argv
+from virtbench.machinery.agent import program as agent_program
+from virtbench.measure.environments import create
+from virtbench.measure.environments.nested import environment as nested_env
+from virtbench.measure.environments.nested import inside, relay, support
+from virtbench.measure.environments.nested.options import inner_spec, outer_spec
+from virtbench.measure.environments.qemu.argv import build_argv
 from virtbench.core.errors import AgentSilent, EnvironmentUnusable, VirtbenchError
-from virtbench.agent.transport import SILENT, AgentClient, ExecResult
+from virtbench.machinery.agent.transport import SILENT, AgentClient, ExecResult
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "nested"
 
@@ -91,7 +91,7 @@ def test_the_reasons_say_why_each_layer_runs_as_it_does():
 
 
 def test_envs_says_whether_nested_is_possible_here(monkeypatch):
-    from virtbench.environments.qemu import kvm_probe, version
+    from virtbench.measure.environments.qemu import kvm_probe, version
     monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator 7.2.22"))
     monkeypatch.setattr(kvm_probe, "kvm_probe", lambda **k: kvm_probe.KvmProbe(False, NO_KVM))
     monkeypatch.setattr(support, "read_host_nesting", lambda: PVM)
@@ -114,7 +114,7 @@ def test_envs_says_whether_nested_is_possible_here(monkeypatch):
 @pytest.fixture
 def here(monkeypatch):
     """This machine as resolve() sees it: QEMU 7.2, KVM probe failing, no nesting."""
-    from virtbench.environments.qemu import kvm_probe, version
+    from virtbench.measure.environments.qemu import kvm_probe, version
     monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator 7.2.22"))
     monkeypatch.setattr(kvm_probe, "kvm_probe", lambda **k: kvm_probe.KvmProbe(False, NO_KVM))
     monkeypatch.setattr(support, "read_host_nesting", lambda: PVM)
@@ -489,8 +489,8 @@ def test_ctrl_c_while_the_inner_guest_boots_lets_the_busy_outer_agent_go(fake_ou
 
 
 def test_the_inside_module_runs_as_a_program():
-    """`python -m virtbench.environments.nested.inside --help` (what the outer guest runs)."""
-    res = subprocess.run([sys.executable, "-m", "virtbench.environments.nested.inside", "--help"],
+    """`python -m virtbench.measure.environments.nested.inside --help` (what the outer guest runs)."""
+    res = subprocess.run([sys.executable, "-m", "virtbench.measure.environments.nested.inside", "--help"],
                          capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[3])))
     assert res.returncode == 0 and "--scratch" in res.stdout

@@ -7,10 +7,10 @@ import pytest
 from fetchedkit import fake_fetched
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.environments import create
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import binary, version
-from virtbench.environments.qemu.argv import build_argv
+from virtbench.measure.environments import create
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import binary, version
+from virtbench.measure.environments.qemu.argv import build_argv
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu_version"
 

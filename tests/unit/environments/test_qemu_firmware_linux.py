@@ -7,11 +7,11 @@ import pytest
 
 from qemukit import argv_cfg as cfg
 from virtbench.core.errors import EnvironmentUnusable, VirtbenchError
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.libvirt import DEFINED_OPTIONS
-from virtbench.environments.qemu import Qemu, firmware, version
-from virtbench.environments.qemu.argv import build_argv
-from virtbench.image import guest as image
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.libvirt import DEFINED_OPTIONS
+from virtbench.measure.environments.qemu import Qemu, firmware, version
+from virtbench.measure.environments.qemu.argv import build_argv
+from virtbench.machinery.image import guest as image
 
 
 def make(text):

@@ -2,10 +2,10 @@
 (the probe, resolve, the KVM probe's cache key, metadata) goes through it."""
 import inspect
 
-from virtbench.environments import qemu
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import kvm_probe, version
-from virtbench.image import guest as image
+from virtbench.measure.environments import qemu
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import kvm_probe, version
+from virtbench.machinery.image import guest as image
 
 FAKE = ("9.9.9", "QEMU emulator version 9.9.9")
 

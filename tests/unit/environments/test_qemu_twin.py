@@ -1,10 +1,10 @@
 """The TCG profiling twin is refused, with one line, when the host cannot hold it."""
 import pytest
 
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import Qemu
-from virtbench.environments.qemu.profiling import ExitProfiler
-from virtbench.environments.capacity import TWIN_HEADROOM, twin_memory_refusal
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.profiling import ExitProfiler
+from virtbench.measure.environments.capacity import TWIN_HEADROOM, twin_memory_refusal
 from virtbench.core.errors import VirtbenchError
 
 GIB = 2**30

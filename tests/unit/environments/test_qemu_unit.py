@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from qemukit import argv_cfg as cfg
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import Qemu, version
-from virtbench.environments.qemu import kvm_probe as kp
-from virtbench.environments.qemu.argv import build_argv
-from virtbench.environments.qemu.guest import guest_kernel_release
-from virtbench.environments.qemu.options import DISKS
-from virtbench.environments.qemu.process import describe_loss, ended_while_booting
-from virtbench.environments.qemu.version import parse_version
-from virtbench.environments.qemu.vmm import QemuProcess
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import Qemu, version
+from virtbench.measure.environments.qemu import kvm_probe as kp
+from virtbench.measure.environments.qemu.argv import build_argv
+from virtbench.measure.environments.qemu.guest import guest_kernel_release
+from virtbench.measure.environments.qemu.options import DISKS
+from virtbench.measure.environments.qemu.process import describe_loss, ended_while_booting
+from virtbench.measure.environments.qemu.version import parse_version
+from virtbench.measure.environments.qemu.vmm import QemuProcess
 from virtbench.core.errors import VirtbenchError
-from virtbench.image import guest as image
+from virtbench.machinery.image import guest as image
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu"
 
@@ -163,7 +163,7 @@ def test_cpio_newc_layout():
 
 def test_recipe_hash_is_stable_across_processes_and_follows_the_recipe(monkeypatch):
     here = image.recipe_hash()
-    there = subprocess.run([sys.executable, "-c", "from virtbench.image import guest as image; "
+    there = subprocess.run([sys.executable, "-c", "from virtbench.machinery.image import guest as image; "
                             "print(image.recipe_hash())"], capture_output=True, text=True,
                            check=True).stdout.strip()
     assert here == there and re.fullmatch(r"[0-9a-f]{16}", here)
@@ -237,7 +237,7 @@ def test_auto_falls_back_to_tcg_and_says_why(monkeypatch):
 
 
 def test_guest_kernel_release_from_the_fingerprint(fixture_text):
-    from virtbench.machine import fingerprint
+    from virtbench.machinery.machine import fingerprint
     facts = fingerprint.parse(fixture_text("fingerprint", "native-debian12.txt"))
     assert guest_kernel_release(facts["kernel"]) == "6.18.44-fc-v669"
     assert guest_kernel_release(None) is None and guest_kernel_release("") is None

@@ -2,7 +2,7 @@
 even when one fails, a thing let go early leaving the list."""
 import pytest
 
-from virtbench.environments.resources import ReleaseError, Resources
+from virtbench.measure.environments.resources import ReleaseError, Resources
 
 
 def test_released_last_made_first_once():

@@ -3,12 +3,12 @@ capabilities, the podman command line, and the parsers on output captured on thi
 (tests/fixtures/sandbox/, each file's header says where from)."""
 from pathlib import Path
 import pytest
-from virtbench.cli import commands as cli
-from virtbench.environments import create
-from virtbench.environments.container import cleanup, podman
-from virtbench.environments.container.environment import Container
-from virtbench.environments.gvisor import Gvisor
-from virtbench.environments.gvisor import platform as platforms
+from virtbench.interface.cli import commands as cli
+from virtbench.measure.environments import create
+from virtbench.measure.environments.container import cleanup, podman
+from virtbench.measure.environments.container.environment import Container
+from virtbench.measure.environments.gvisor import Gvisor
+from virtbench.measure.environments.gvisor import platform as platforms
 from virtbench.core.errors import VirtbenchError
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "sandbox"

@@ -2,8 +2,8 @@
 (this machine standing for a remote one)."""
 import os
 import pytest
-from virtbench.cli import commands as cli
-from virtbench.environments import create
+from virtbench.interface.cli import commands as cli
+from virtbench.measure.environments import create
 from virtbench.core.errors import VirtbenchError
 
 

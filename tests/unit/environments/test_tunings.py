@@ -4,13 +4,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.libvirt import Libvirt
-from virtbench.environments.libvirt.domain_xml import build_domain_xml
-from virtbench.environments.qemu import Qemu
-from virtbench.environments.qemu import readback as rb
-from virtbench.environments.qemu.argv import build_argv, kernel_cmdline
-from virtbench.environments.qemu.tunings import (
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.libvirt import Libvirt
+from virtbench.measure.environments.libvirt.domain_xml import build_domain_xml
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu import readback as rb
+from virtbench.measure.environments.qemu.argv import build_argv, kernel_cmdline
+from virtbench.measure.environments.qemu.tunings import (
     TUNINGS,
     boot_args,
     mismatches,

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from virtbench.exits.perf_control import PerfControlError, control_args, enable_recorder, make_fifos
+from virtbench.machinery.exits.perf_control import PerfControlError, control_args, enable_recorder, make_fifos
 
 PERF = shutil.which("perf")
 needs_perf = pytest.mark.skipif(PERF is None or subprocess.run(

@@ -9,9 +9,9 @@ from collections import Counter
 
 from kvmfix import fixture, header, reparse_profile
 
-from virtbench.environments.qemu.kvm_probe import probe_verdict
-from virtbench.exits import kvm, symbols
-from virtbench.exits.model import ReasonRow
+from virtbench.measure.environments.qemu.kvm_probe import probe_verdict
+from virtbench.machinery.exits import kvm, symbols
+from virtbench.machinery.exits.model import ReasonRow
 
 REPORT = fixture("perf_kvm_stat/nested_svm_acpi_pm.txt")
 SCRIPT = fixture("kvm_exit/nested_svm_acpi_pm_perf_script.txt.gz")

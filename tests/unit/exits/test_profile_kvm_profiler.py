@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from kvmfix import fixture
-from virtbench.exits.kvm import KvmProfileError, KvmProfiler
-from virtbench.exits.kvm_stat import parse_perf_kvm_stat_report
-from virtbench.exits.model import FunctionRow, ReasonRow
-from virtbench.exits.perf_control import PerfControlError
+from virtbench.machinery.exits.kvm import KvmProfileError, KvmProfiler
+from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
+from virtbench.machinery.exits.model import FunctionRow, ReasonRow
+from virtbench.machinery.exits.perf_control import PerfControlError
 
 PVM_REPORT = fixture("perf_kvm_stat/empty_report_pvm_host.txt")
 PVM_SCRIPT = fixture("kvm_exit/pvm_host_perf_script.txt")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from kvmfix import fixture
-from virtbench.exits.kvm_qmp import (
+from virtbench.machinery.exits.kvm_qmp import (
     EXIT_COUNTERS,
     counter_delta,
     counter_notes,
@@ -14,7 +14,7 @@ from virtbench.exits.kvm_qmp import (
     parse_query_stats,
     query_stats_command,
 )
-from virtbench.exits.kvm_stat import KvmProfileError
+from virtbench.machinery.exits.kvm_stat import KvmProfileError
 
 
 def test_vcpu_reply_of_this_host_sums_over_vcpus():
@@ -83,8 +83,8 @@ def test_command_asks_kvm_for_the_exit_counters():
 
 
 def test_reason_rows_from_counters_of_this_host():
-    from virtbench.exits.kvm_qmp import counter_reason_rows
-    from virtbench.exits.model import ReasonRow
+    from virtbench.machinery.exits.kvm_qmp import counter_reason_rows
+    from virtbench.machinery.exits.model import ReasonRow
     delta = diff_query_stats(fixture("query_stats/pvm_host_vcpu_before.txt"),
                              fixture("query_stats/pvm_host_vcpu_after.txt"))
     assert counter_reason_rows(delta) == [ReasonRow("other", 2448, 100.0, None)]

@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from kvmfix import ROOT, fixture, header
-from virtbench.exits.kvm_stat import (
+from virtbench.machinery.exits.kvm_stat import (
     KvmProfileError,
     parse_perf_kvm_stat_report,
     read_perf_kvm_stat_report,
 )
-from virtbench.exits.model import ReasonRow
+from virtbench.machinery.exits.model import ReasonRow
 
 
 def test_every_fixture_names_its_source():

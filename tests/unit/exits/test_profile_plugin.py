@@ -5,9 +5,9 @@ import shutil
 import subprocess
 from pathlib import Path
 import pytest
-from virtbench.host import workroot
+from virtbench.machinery.host import workroot
 from virtbench.core.errors import VirtbenchError
-from virtbench.exits import tcg
+from virtbench.machinery.exits import tcg
 from pluginkit import QEMU, cache, needs_gcc, needs_qemu  # noqa: F401
 
 

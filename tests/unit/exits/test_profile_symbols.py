@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.exits.symbols import caller_of, is_accessor, parse_kallsyms
+from virtbench.machinery.exits.symbols import caller_of, is_accessor, parse_kallsyms
 
 KALLSYMS = Path(__file__).resolve().parents[2] / "fixtures" / "profile" / "kallsyms-6.1-ide.txt"
 
@@ -91,7 +91,7 @@ def test_no_caller_for_a_non_accessor_or_an_empty_ring(table):
 
 
 def test_function_and_caller_for_a_kvm_rip_and_a_tcg_ring(table):
-    from virtbench.exits.symbols import function_and_caller
+    from virtbench.machinery.exits.symbols import function_and_caller
     assert function_and_caller(table, IOWRITE16 + 0x9) == ("iowrite16+0x9", None)
     assert function_and_caller(table, IOWRITE16 + 0x9, (VP_NOTIFY + 0x10,)) == \
         ("iowrite16+0x9", "vp_notify [virtio_pci]")
@@ -100,7 +100,7 @@ def test_function_and_caller_for_a_kvm_rip_and_a_tcg_ring(table):
 
 def test_a_kvm_rip_in_user_space_is_said_to_be_there(table):
     # kallsyms names the kernel only; a 64-bit Linux guest's lower half is its programs'
-    from virtbench.exits.symbols import USER_SPACE, function_or_user_space
+    from virtbench.machinery.exits.symbols import USER_SPACE, function_or_user_space
     assert function_or_user_space(table, 0x424050) == (USER_SPACE, None)
     assert function_or_user_space(table, 0x7ffd12345678) == (USER_SPACE, None)
     assert function_or_user_space(table, IOWRITE16 + 0x9) == ("iowrite16+0x9", None)

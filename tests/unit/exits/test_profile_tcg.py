@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.exits import tcg
-from virtbench.exits.model import Profile
-from virtbench.exits.symbols import parse_kallsyms
+from virtbench.machinery.exits import tcg
+from virtbench.machinery.exits.model import Profile
+from virtbench.machinery.exits.symbols import parse_kallsyms
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "profile"
 

@@ -10,12 +10,12 @@ from types import SimpleNamespace
 from kvmfix import fixture
 from test_profile_kvm_profiler import FakeExecutor, outputs
 
-from virtbench.benchmarks.base import Benchmark, Metric
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.qemu import Qemu
-from virtbench.environments.qemu.vmm import QemuProcess
-from virtbench.exits.kvm_stat import parse_perf_kvm_stat_report
-from virtbench.agent.transport import ExecResult
+from virtbench.measure.benchmarks.base import Benchmark, Metric
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.vmm import QemuProcess
+from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
+from virtbench.machinery.agent.transport import ExecResult
 
 KALLSYMS = (Path(__file__).resolve().parents[2] / "fixtures" / "profile" /
             "kallsyms-6.1-ide.txt").read_text()
@@ -73,7 +73,7 @@ class Seconds(Benchmark):
 def test_a_kvm_guest_is_profiled_in_place(tmp_path, monkeypatch):
     report = fixture("perf_kvm_stat/intel_sysbench_vmexit.txt")
     ex = FakeExecutor(outputs(report=report, script=fixture("kvm_exit/qemu_pckbd_trace_pipe.txt")))
-    monkeypatch.setattr("virtbench.exits.kvm.HostCommands", lambda host: ex)
+    monkeypatch.setattr("virtbench.machinery.exits.kvm.HostCommands", lambda host: ex)
     env = Qemu(EnvSpec.parse("qemu:accel=kvm"))
     env.accel, env.agent = "kvm", Agent()
     env.work = SimpleNamespace(path=tmp_path)        # the collaborators a boot leaves

@@ -1,4 +1,4 @@
-"""Runs lined up into series (virtbench/history): stores made with storekit (fake runs with
+"""Runs lined up into series (virtbench/results/history): stores made with storekit (fake runs with
 chosen values and metadata), read back as the command reads them."""
 import numpy as np
 import pytest
@@ -6,9 +6,9 @@ from historykit import aa_store, stepped_store, trials
 from storekit import filled_run
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.history import failing, history
-from virtbench.history.facts import changed_facts
-from virtbench.store import Store
+from virtbench.results.history import failing, history
+from virtbench.results.history.facts import changed_facts
+from virtbench.foundations.store import Store
 
 
 def find(report, kind: str, env: str):

@@ -4,12 +4,12 @@ from __future__ import annotations
 import io
 from hostkit import FakeHost, ok
 from runkit import Inert
-from virtbench.benchmarks import REGISTRY
-from virtbench.benchmarks.disk import physical_limit as pl
-from virtbench.environments.base import EnvSpec
-from virtbench.host.executor import HostExecutor
-from virtbench.host.netpath_types import NetPath
-from virtbench.agent.transport import ExecResult
+from virtbench.measure.benchmarks import REGISTRY
+from virtbench.measure.benchmarks.disk import physical_limit as pl
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.machinery.host.executor import HostExecutor
+from virtbench.machinery.host.netpath_types import NetPath
+from virtbench.machinery.agent.transport import ExecResult
 
 HOST_NS = ["ip", "netns", "exec", "vb-t-h"]
 
@@ -21,7 +21,7 @@ def test_no_benchmark_runs_host_commands_but_through_the_executor():
     import ast
     from pathlib import Path
 
-    import virtbench.benchmarks as package
+    import virtbench.measure.benchmarks as package
     offenders = []
     for path in Path(package.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -138,7 +138,7 @@ def test_the_host_device_behind_a_backing_file_is_read_through_the_executor(fixt
 def test_stop_sends_sigint_first_and_collects_output():
     import subprocess
     import sys
-    from virtbench.host.executor import HostExecutor
+    from virtbench.machinery.host.executor import HostExecutor
     host = HostExecutor()
     # a recorder that writes its file on SIGINT, as perf record does (its own handler, so it
     # works even where SIGINT was ignored on entry: a shell's trap would not)
@@ -156,7 +156,7 @@ def test_stop_sends_sigint_first_and_collects_output():
 def test_stop_kills_what_ignores_the_signal():
     import signal
     import subprocess
-    from virtbench.host.executor import HostExecutor
+    from virtbench.machinery.host.executor import HostExecutor
     host = HostExecutor()
     p = host.popen(["sh", "-c", "trap '' INT; echo started; while :; do sleep 0.05; done"],
                    stdout=subprocess.PIPE, text=True)
@@ -166,8 +166,8 @@ def test_stop_kills_what_ignores_the_signal():
 
 
 def test_the_kvm_profiler_runs_its_commands_through_the_host_executor():
-    from virtbench.exits.kvm import HostCommands
-    from virtbench.agent.transport import ExecResult
+    from virtbench.machinery.exits.kvm import HostCommands
+    from virtbench.machinery.agent.transport import ExecResult
 
     class Host:
         ran = []
@@ -194,7 +194,7 @@ def test_a_host_server_dies_with_virtbench_even_on_sigkill():
     import subprocess
     import sys
     import time
-    code = ("import subprocess, sys, time; from virtbench.host.executor import HostExecutor; "
+    code = ("import subprocess, sys, time; from virtbench.machinery.host.executor import HostExecutor; "
             "p = HostExecutor().popen(['sleep', '300']); print(p.pid, flush=True); time.sleep(300)")
     owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     server = int(owner.stdout.readline())

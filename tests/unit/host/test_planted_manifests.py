@@ -11,8 +11,8 @@ import os
 import subprocess
 import sys
 import pytest
-from virtbench.host import workroot
-from virtbench.host import guardian
+from virtbench.machinery.host import workroot
+from virtbench.machinery.host import guardian
 
 # -- a manifest of any shape -----------------------------------------------------------------
 MALFORMED = [[], "text", 5, None, {"workdir": ["x"]}, {"workdir": 5},
@@ -47,7 +47,7 @@ def test_a_fifo_named_as_pidfile_does_not_hang_the_guardian(tmp_root):
     os.mkfifo(d / "qemu.pid")
     link = d / "link.pid"
     link.symlink_to("/proc/self/stat")
-    code = ("import sys; from virtbench.host import guardian\n"
+    code = ("import sys; from virtbench.machinery.host import guardian\n"
             f"print(guardian.validate({{'workdir': {str(d)!r}, 'pidfile': sys.argv[1]}}, "
             f"{str(tmp_root)!r})[0].get('qemu_pid'))\n")
     for pidfile in (d / "qemu.pid", link):

@@ -14,9 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 import pytest
-from virtbench import environments
-from virtbench.host import netns, workroot
-from virtbench.host import watch
+from virtbench.measure import environments
+from virtbench.machinery.host import netns, workroot
+from virtbench.machinery.host import watch
 from workrootkit import ROOT, no_system_tmp, tmp_root  # noqa: F401
 
 
@@ -40,7 +40,7 @@ def test_an_ssh_session_keeps_its_control_socket_in_the_root_and_leaves_tmp_alon
         tmp_root, tmp_path, monkeypatch):
     """A directory in /tmp named like an old control directory of a dead run, made by another
     user, is not virtbench's to remove: the session neither sweeps nor uses /tmp."""
-    from virtbench.host.sshsession import SshOptions, SshSession
+    from virtbench.machinery.host.sshsession import SshOptions, SshSession
     shared = tmp_path / "shared-tmp"
     shared.mkdir()
     os.chmod(shared, 0o1777)
@@ -65,7 +65,7 @@ def test_an_ssh_session_keeps_its_control_socket_in_the_root_and_leaves_tmp_alon
 
 @pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None, reason="needs QEMU")
 def test_the_kvm_probe_needs_no_system_tmp(tmp_root, tmp_path, no_system_tmp):
-    from virtbench.environments.qemu import kvm_probe
+    from virtbench.measure.environments.qemu import kvm_probe
     probe = kvm_probe._run_kvm_probe(tmp_path / "no-such-kernel", timeout=30)
     assert probe.usable is False                    # QEMU cannot load a missing kernel
     assert list(tmp_root.iterdir()) == []           # its console log's directory is gone
@@ -97,7 +97,7 @@ def test_native_start_sweeps_what_a_killed_run_left(tmp_root):
 
 def test_a_killed_runs_private_dirs_go_at_the_next_sweep(tmp_root):
     child = subprocess.run([sys.executable, "-c", (
-        "from virtbench.host import watch\n"
+        "from virtbench.machinery.host import watch\n"
         "for p in watch.PRIVATE_PREFIXES:\n    print(watch.private_dir(p))\n")],
         capture_output=True, text=True, timeout=60)        # exits without removing them
     made = [Path(line) for line in child.stdout.split()]

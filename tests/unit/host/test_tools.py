@@ -2,8 +2,8 @@
 Debian package."""
 import shutil
 
-from virtbench.cli import commands as cli
-from virtbench.host import tools
+from virtbench.interface.cli import commands as cli
+from virtbench.machinery.host import tools
 
 
 def test_missing_names_each_absent_tool_once_in_order(monkeypatch):
@@ -25,5 +25,5 @@ def test_a_native_benchmark_whose_program_is_missing_is_one_line_exit_2(monkeypa
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert "native cannot run cdm: fio not found; install with: apt-get install fio" in err
-    from virtbench.store import Store
+    from virtbench.foundations.store import Store
     assert Store(store_url).list_runs() == []          # nothing written

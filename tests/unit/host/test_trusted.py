@@ -2,7 +2,7 @@
 import os
 import stat
 
-from virtbench.host import trusted
+from virtbench.machinery.host import trusted
 
 
 def _st(mode: int, uid: int = 0) -> os.stat_result:

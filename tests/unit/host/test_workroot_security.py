@@ -12,11 +12,11 @@ import sys
 import time
 from pathlib import Path
 import pytest
-from virtbench.host import workroot
-from virtbench.environments import create
-from virtbench.environments.native import check_scratch
+from virtbench.machinery.host import workroot
+from virtbench.measure.environments import create
+from virtbench.measure.environments.native import check_scratch
 from virtbench.core.errors import VirtbenchError
-from virtbench.host import guardian, watch
+from virtbench.machinery.host import guardian, watch
 
 DEAD_OWNER = "1 0"        # pid 1 never has start time 0: an owner that is gone
 
@@ -236,7 +236,7 @@ def test_sigkilled_owner_of_a_tcg_profile_directory_is_swept(tmp_root):
     workroot.ensure()
     child = subprocess.Popen([sys.executable, "-c", (
         "import os, sys, time\n"
-        "from virtbench.host import workroot\nfrom virtbench.host import watch\n"
+        "from virtbench.machinery.host import workroot\nfrom virtbench.machinery.host import watch\n"
         "d = workroot.make_dir('vbexits-')\nwatch.write_manifest(d, watch.new_manifest(d))\n"
         "print(d, flush=True)\ntime.sleep(60)\n")], stdout=subprocess.PIPE, text=True,
         env=dict(os.environ))

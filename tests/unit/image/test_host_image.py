@@ -2,8 +2,8 @@
 import shutil
 from pathlib import Path
 
-from virtbench.cli import commands as cli
-from virtbench.image import host as host_image, guest as image
+from virtbench.interface.cli import commands as cli
+from virtbench.machinery.image import host as host_image, guest as image
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -37,11 +37,11 @@ def test_source_hash_follows_the_code_and_ignores_caches(tmp_path):
     (tree / "virtbench/__pycache__").mkdir(exist_ok=True)
     (tree / "virtbench/__pycache__/x.cpython-311.pyc").write_bytes(b"\0")
     assert host_image.source_hash(tree) == h
-    agent = tree / "virtbench/agent/program.py"
+    agent = tree / "virtbench/machinery/agent/program.py"
     agent.write_text(agent.read_text() + "\n# changed\n")
     assert host_image.source_hash(tree) != h
     files = {str(p.relative_to(tree)) for p in host_image.source_files(tree)}
-    assert {"pyproject.toml", "virtbench/image/files/rc", "virtbench/kernels/src/pi.c"} <= files
+    assert {"pyproject.toml", "virtbench/machinery/image/files/rc", "virtbench/machinery/kernels/src/pi.c"} <= files
 
 
 def test_wheels_are_fetched_for_the_guests_python_not_this_hosts(tmp_path):

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.image import qemu_fetch as qf
+from virtbench.machinery.image import qemu_fetch as qf
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu_version"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.image import qemu_tree
+from virtbench.machinery.image import qemu_tree
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu_version"
 

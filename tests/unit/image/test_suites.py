@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 from virtbench.core.errors import VirtbenchError
-from virtbench.image import guest as image, suites
+from virtbench.machinery.image import guest as image, suites
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "image"
 

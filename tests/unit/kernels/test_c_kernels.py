@@ -218,8 +218,8 @@ def test_pi_corrupt_deep_digit_caught_by_checksum(run_kernel, digit):
 
 
 def test_pi_k_range_is_the_benchmarks(run_kernel):
-    from virtbench.benchmarks import REGISTRY
-    from virtbench.benchmarks.cpu import PI_K_RANGE
+    from virtbench.measure.benchmarks import REGISTRY
+    from virtbench.measure.benchmarks.cpu import PI_K_RANGE
     from virtbench.core.errors import VirtbenchError
     low, high = PI_K_RANGE
     assert f"K in {low}..{high}" in run_kernel("pi", "--help").stderr
@@ -248,8 +248,8 @@ def test_the_python_common_interval_aggregate_is_the_kernels_own_on_its_stamps(r
     """stream -P 3 computes its aggregate in C from every process's stamps; the one Python
     function virtbench applies to a group of instances gives the same figure on the same
     stamps (printed to the nanosecond), and on the per-pass spans stream prints for a host."""
-    from virtbench.benchmarks.memory import Stream
-    from virtbench.stats.aggregate import Span, common_rate, transpose
+    from virtbench.measure.benchmarks.memory import Stream
+    from virtbench.foundations.stats.aggregate import Span, common_rate, transpose
     n, procs, passes = 200000, 3, 6
     out = assert_contract(run_kernel("stream", "-n", n, "-p", passes, "-P", procs, "--stamps"))
     assert len(out["stamps"]) == procs
@@ -268,8 +268,8 @@ def test_the_python_common_interval_aggregate_is_the_kernels_own_on_its_stamps(r
 
 
 def test_single_process_kernels_stamp_their_timed_section(run_kernel):
-    from virtbench.benchmarks.cpu import CyclePi, Himeno, Pi
-    from virtbench.stats.aggregate import common_rate, makespan
+    from virtbench.measure.benchmarks.cpu import CyclePi, Himeno, Pi
+    from virtbench.foundations.stats.aggregate import common_rate, makespan
     himeno = assert_contract(run_kernel("himeno", "-s", "XS", "-n", 48))
     [span] = Himeno().timing(json.dumps(himeno)).spans["mflops"]
     assert span.end - span.start == pytest.approx(himeno["seconds"], abs=2e-6)

@@ -3,7 +3,7 @@ a cache another user could write is refused before anything in it is built or ru
 from __future__ import annotations
 import os
 import pytest
-from virtbench.kernels import build as kernels
+from virtbench.machinery.kernels import build as kernels
 from virtbench.core.errors import VirtbenchError
 
 
@@ -48,7 +48,7 @@ def test_a_cache_in_a_parent_others_can_rename_in_is_refused_before_it_is_made(c
 
 def test_the_build_identity_is_the_sources_hash_and_the_compiler(tmp_path):
     """Two source trees that differ in one byte are two builds (issue 31: runs told apart)."""
-    from virtbench.kernels import build
+    from virtbench.machinery.kernels import build
     (tmp_path / "pi.c").write_text("int main(void) { return 0; }\n")
     first = build.identity(tmp_path)
     assert first.startswith(f"sources {build.sources_hash(tmp_path)}")

@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from virtbench.kernels.build import source_dir
+from virtbench.machinery.kernels.build import source_dir
 
 from test_c_kernels import assert_contract, assert_usage_error
 
@@ -151,7 +151,7 @@ def test_bad_arguments(run_kernel, args):
 def test_the_kernel_names_the_benchmarks_metrics():
     """Every metric the kernel can print is a metric of the benchmark, and back."""
     import re
-    from virtbench.benchmarks.primitives import FAMILIES
+    from virtbench.measure.benchmarks.primitives import FAMILIES
     src = (source_dir() / "primitives.c").read_text()
     table = src[src.index("static const struct metric_def METRICS"):]
     table = table[:table.index("};")]

@@ -1,4 +1,4 @@
-from virtbench.machine import fingerprint
+from virtbench.machinery.machine import fingerprint
 
 
 def test_parse_captured_fingerprint_of_this_host(fixture_text):

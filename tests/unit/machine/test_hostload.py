@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.machine import load as hostload
-from virtbench.machine.load import (
+from virtbench.machinery.machine import load as hostload
+from virtbench.machinery.machine.load import (
     LoadSampler,
     StatReading,
     parse_stat,

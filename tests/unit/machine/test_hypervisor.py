@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.machine import fingerprint, hypervisor
+from virtbench.machinery.machine import fingerprint, hypervisor
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "hypervisor"
 

@@ -1,4 +1,4 @@
-"""The JSON report's schema: generated from the model (virtbench/model), checked in under docs/
+"""The JSON report's schema: generated from the model (virtbench/foundations/model), checked in under docs/
 with its version, and real reports validate against it: a run of the real runner with fake
 environments (a group of instances, failed trials, an exit profile), a fleet's report, a
 comparison, and a real native run of a quick kernel."""
@@ -7,20 +7,20 @@ import json
 from pathlib import Path
 import pytest
 from runkit import Flaky, Quiet, run_study
-from virtbench import analysis, report
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.group import InstanceGroup
-from virtbench.model import SCHEMA_VERSION
-from virtbench.model.schema import doc_text, report_schema
-from virtbench.store import Store
+from virtbench.results import analysis, report
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.group import InstanceGroup
+from virtbench.foundations.model import SCHEMA_VERSION
+from virtbench.foundations.model.schema import doc_text, report_schema
+from virtbench.foundations.store import Store
 from schemakit import errors, validator  # noqa: F401
 jsonschema = pytest.importorskip("jsonschema")   # the test extras install it
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 REGENERATE = ("the result model and docs/{name} disagree; if the model's change is meant, "
-              "regenerate it: python -m virtbench.model {flag} > docs/{name} (and raise "
-              "SCHEMA_VERSION in virtbench/model/run.py when fields change or go)")
+              "regenerate it: python -m virtbench.foundations.model {flag} > docs/{name} (and raise "
+              "SCHEMA_VERSION in virtbench/foundations/model/run.py when fields change or go)")
 
 
 def test_the_checked_in_schema_is_the_models():
@@ -89,7 +89,7 @@ def test_the_schema_refuses_what_the_model_does_not_make(fake_runs):
 def test_a_fleets_report_validates(tmp_path):
     from fleetkit import host_run
 
-    from virtbench.fleet.view import analyze_fleet
+    from virtbench.execution.fleet.view import analyze_fleet
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])
     host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0])

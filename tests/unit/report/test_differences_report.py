@@ -1,5 +1,5 @@
-"""What differs, in every format (virtbench/report/fmt/differences.py and the exporters), and
-the separating study (`report --separate`, virtbench/analysis/separate.py) read back by
+"""What differs, in every format (virtbench/results/report/fmt/differences.py and the exporters), and
+the separating study (`report --separate`, virtbench/results/analysis/separate.py) read back by
 virtbench's own study loader. The environments are the stored run's of
 tests/fixtures/differences/ with another QEMU and UEFI firmware (a two-change pair) and
 another QEMU only (a one-change pair)."""
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import report
-from virtbench.analysis.pair_facts import attach
-from virtbench.analysis.separate import separating_study
+from virtbench.results import report
+from virtbench.results.analysis.pair_facts import attach
+from virtbench.results.analysis.separate import separating_study
 from virtbench.core.errors import VirtbenchError
-from virtbench.model import Case, Environment, Result, RunInfo, RunReport, VsReference
-from virtbench.report.view import View
+from virtbench.foundations.model import Case, Environment, Result, RunInfo, RunReport, VsReference
+from virtbench.results.report.view import View
 from virtbench.study import design
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "differences" / \

@@ -9,10 +9,10 @@ import re
 import pytest
 from runkit import Flaky, Quiet, run_study
 
-from virtbench.analysis import analyze_run
-from virtbench.report import render
-from virtbench.report.view import View
-from virtbench.store import Store
+from virtbench.results.analysis import analyze_run
+from virtbench.results.report import render
+from virtbench.results.report.view import View
+from virtbench.foundations.store import Store
 
 WARNING = "2 of 6 trials failed; the figures are from the survivors"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 
-from virtbench.model.history import (HistoryChange, HistoryFact, HistoryPoint,
+from virtbench.foundations.model.history import (HistoryChange, HistoryFact, HistoryPoint,
                                      HistoryReport, HistorySeries)
-from virtbench.report import historychart
-from virtbench.report.formats import history_html
+from virtbench.results.report import historychart
+from virtbench.results.report.formats import history_html
 
 
 def series(kind="ratio", hib=True, values=(0.9, 0.91, 0.89, 0.9, 0.72, 0.71, 0.73)):

@@ -2,8 +2,8 @@
 from __future__ import annotations
 import re
 from reportkit import BATTERY, ENVIRONMENTS
-from virtbench import analysis
-from virtbench.report import FORMATS, render
+from virtbench.results import analysis
+from virtbench.results.report import FORMATS, render
 
 
 def _n_metrics():
@@ -36,7 +36,7 @@ def test_html_is_self_contained(filled):
 
 
 def test_cli_writes_html(filled, tmp_path):
-    from virtbench.cli.commands import main
+    from virtbench.interface.cli.commands import main
     store, run_id = filled
     out = tmp_path / "cli.html"
     assert main(["report", run_id, "--format", "html", "-o", str(out), "--store", store.url]) == 0

@@ -1,4 +1,4 @@
-"""The geometry of the ratio charts (virtbench/report/logscale.py): a log axis centred on 1."""
+"""The geometry of the ratio charts (virtbench/results/report/logscale.py): a log axis centred on 1."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from virtbench.report import logscale
+from virtbench.results.report import logscale
 
 ratios = st.floats(min_value=1e-4, max_value=1e4, allow_nan=False)
 

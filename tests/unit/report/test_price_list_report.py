@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.report.view import View
-from virtbench import analysis, report
-from virtbench.report import pricelist
-from virtbench.store import Store
+from virtbench.results.report.view import View
+from virtbench.results import analysis, report
+from virtbench.results.report import pricelist
+from virtbench.foundations.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 TEXT_FORMATS = ("markdown", "csv", "json")

@@ -7,11 +7,11 @@ import json
 import pytest
 from reportkit import fill_store, study_dict
 
-from virtbench.cli import commands as cli
-from virtbench import report
-from virtbench.analysis import analyze_run
-from virtbench.exits.model import FunctionRow, Profile, ReasonRow
-from virtbench.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.results import report
+from virtbench.results.analysis import analyze_run
+from virtbench.machinery.exits.model import FunctionRow, Profile, ReasonRow
+from virtbench.foundations.store import Store
 
 TCG = "qemu-tcg/ide/e1000"
 

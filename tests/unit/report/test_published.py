@@ -6,12 +6,12 @@ import json
 import pytest
 from reportkit import fill_store
 
-from virtbench import analysis
+from virtbench.results import analysis
 from virtbench.study import design as study, flags as study_flags
 from virtbench.core.errors import VirtbenchError
-from virtbench.report import render
-from virtbench.report.view import View
-from virtbench.store import Store
+from virtbench.results.report import render
+from virtbench.results.report.view import View
+from virtbench.foundations.store import Store
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[3]
 KVM = "qemu:vcpus=4,mem=10G"

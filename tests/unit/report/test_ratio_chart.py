@@ -1,4 +1,4 @@
-"""The HTML report's ratio chart (virtbench/report/ratios.py) on a run filled by hand: a TCG
+"""The HTML report's ratio chart (virtbench/results/report/ratios.py) on a run filled by hand: a TCG
 guest 41.7× slower than native, a KVM guest within the band."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import math
 import pytest
 from reportkit import BATTERY, ENVIRONMENTS, fill_store, study_dict
 
-from virtbench import analysis
-from virtbench.analysis.headline import factor_words, slowdown
-from virtbench.report import logscale, ratios, render
-from virtbench.store import Store
+from virtbench.results import analysis
+from virtbench.results.analysis.headline import factor_words, slowdown
+from virtbench.results.report import logscale, ratios, render
+from virtbench.foundations.store import Store
 
 TCG = ("qemu-tcg/ide/e1000", "qemu", "qemu:accel=tcg,disk=ide,nic=e1000", 1 / 41.7,
        ENVIRONMENTS[2][4])
@@ -140,7 +140,7 @@ def test_overhead_as_a_slowdown_either_direction():
 
 
 def test_compare_chart_puts_run_a_at_one(slow_run, tmp_path):
-    from virtbench.model import CompareRow
+    from virtbench.foundations.model import CompareRow
     rows = [CompareRow(environment="g", benchmark="stream", metric="copy", unit="MB/s",
                        higher_is_better=True, a=100.0, b=50.0, ratio=0.5, change_pct=50.0,
                        ci_low=40.0, ci_high=60.0, verdict="worse"),

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from reportkit import fill_store, study_dict
 
-from virtbench.cli import commands as cli
-from virtbench import report
+from virtbench.interface.cli import commands as cli
+from virtbench.results import report
 from virtbench.core.errors import VirtbenchError
-from virtbench.report import registry
-from virtbench.report.exporter import Exporter
-from virtbench.store import Store
+from virtbench.results.report import registry
+from virtbench.results.report.exporter import Exporter
+from virtbench.foundations.store import Store
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "reports.md"
 
@@ -36,12 +36,12 @@ def test_every_registered_format_is_an_exporter_with_every_form():
 def test_listing_formats_imports_none_and_a_format_imports_only_what_it_needs(tmp_path):
     code = (
         "import sys\n"
-        "from virtbench import report\n"
+        "from virtbench.results import report\n"
         "assert report.FORMATS\n"
-        "heavy = ('plotly', 'jinja2', 'rich', 'pydantic', 'virtbench.report.formats')\n"
+        "heavy = ('plotly', 'jinja2', 'rich', 'pydantic', 'virtbench.results.report.formats')\n"
         "print(sorted({m.split('.')[0] if not m.startswith('virtbench') else m\n"
         "              for m in sys.modules if m.startswith(heavy)}))\n"
-        "from virtbench.model import RunReport\n"
+        "from virtbench.foundations.model import RunReport\n"
         "report.render(RunReport(), 'markdown')\n"
         "print(sorted(m for m in ('plotly', 'jinja2') if m in sys.modules))\n"
         "report.render(RunReport(), 'html')\n"
@@ -58,7 +58,7 @@ def _docs_diff() -> tuple[str, str]:
     diff = text[text.index("## Adding a report format"):]
     diff = diff[diff.index("```diff\n") + 8:]
     diff = diff[:diff.index("```")]
-    new_file, registry_part = diff.split("--- a/virtbench/report/registry.py")
+    new_file, registry_part = diff.split("--- a/virtbench/results/report/registry.py")
     source = "\n".join(line[1:] for line in new_file.splitlines() if line.startswith("+")
                        and not line.startswith("+++"))
     (line,) = [x[1:].strip() for x in registry_part.splitlines()
@@ -69,10 +69,10 @@ def _docs_diff() -> tuple[str, str]:
 def test_the_docs_new_format_is_one_file_and_one_line(tmp_path, monkeypatch, capsys):
     source, line = _docs_diff()
     name, target = re.fullmatch(r'"(\w+)": "([\w:]+)",', line).groups()
-    module = types.ModuleType("virtbench.report.formats.tsv")
-    module.__package__ = "virtbench.report.formats"
+    module = types.ModuleType("virtbench.results.report.formats.tsv")
+    module.__package__ = "virtbench.results.report.formats"
     exec(compile(source, "docs/reports.md (tsv.py)", "exec"), module.__dict__)
-    monkeypatch.setitem(sys.modules, "virtbench.report.formats.tsv", module)
+    monkeypatch.setitem(sys.modules, "virtbench.results.report.formats.tsv", module)
     monkeypatch.setitem(registry.REGISTRY, name, target)
     monkeypatch.setattr(report, "FORMATS", tuple(registry.REGISTRY))
     store = Store(f"sqlite:///{tmp_path / 's.db'}")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from fetchedkit import fake_fetched
 
-from virtbench import benchmarks, environments
+from virtbench.measure import benchmarks, environments
 from virtbench.study import design as study
 
 STUDIES = sorted((Path(__file__).resolve().parents[3] / "studies").glob("*.toml"))

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from storekit import open_fixture
 
-from virtbench.report.view import View
-from virtbench import analysis, report
+from virtbench.results.report.view import View
+from virtbench.results import analysis, report
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 

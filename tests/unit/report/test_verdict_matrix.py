@@ -8,10 +8,10 @@ from pathlib import Path
 
 from storekit import around, filled_run
 
-from virtbench.analysis import analyze_run, compare_runs  # noqa: E402
-from virtbench.report import matrix, render, render_compare  # noqa: E402
-from virtbench.report.view import View  # noqa: E402
-from virtbench.store import Store  # noqa: E402
+from virtbench.results.analysis import analyze_run, compare_runs  # noqa: E402
+from virtbench.results.report import matrix, render, render_compare  # noqa: E402
+from virtbench.results.report.view import View  # noqa: E402
+from virtbench.foundations.store import Store  # noqa: E402
 
 NOTE = "k=17 instead of the published studies' [k=20]"
 

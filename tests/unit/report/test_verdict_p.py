@@ -3,9 +3,9 @@ pass, fail or differs never stands beside an adjusted p above alpha (issue 30)."
 import pytest
 from storekit import open_fixture
 
-from virtbench import analysis
-from virtbench.report.fmt import tables
-from virtbench.report.fmt.verdicts import comparisons
+from virtbench.results import analysis
+from virtbench.results.report.fmt import tables
+from virtbench.results.report.fmt.verdicts import comparisons
 
 
 @pytest.mark.parametrize("name", ["real", "failures", "published", "profiles"])
@@ -36,7 +36,7 @@ def test_every_decided_verdict_of_the_saved_runs_shows_an_adjusted_p_below_alpha
 
 
 def test_a_report_made_before_verdicts_named_their_claim_shows_the_p_of_no_difference():
-    from virtbench.model import VsReference
+    from virtbench.foundations.model import VsReference
     old = VsReference(p_value=0.2, p_holm=0.6, p_bh=0.4, verdict="inconclusive")
     assert tables.verdict_p(old) == 0.2
     assert tables.adjusted_p(old, "holm") == 0.6 and tables.adjusted_p(old, "bh") == 0.4

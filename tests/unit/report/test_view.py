@@ -2,7 +2,7 @@
 else 100 for the compact report and 200 for --wide."""
 import pytest
 
-from virtbench.report.view import View, width_for
+from virtbench.results.report.view import View, width_for
 
 
 def test_a_terminal_lets_rich_ask_it():

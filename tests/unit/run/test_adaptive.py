@@ -9,11 +9,11 @@ import pytest
 from rich.console import Console
 from runkit import Quiet, one_study
 
-from virtbench.benchmarks.base import Benchmark, Metric
+from virtbench.measure.benchmarks.base import Benchmark, Metric
 from virtbench.core.outcome import TrialOutcome
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
-from virtbench.run.adaptive import UNBOUNDED, undecided_function
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
+from virtbench.execution.run.adaptive import UNBOUNDED, undecided_function
 
 REF = "ref"
 
@@ -59,7 +59,7 @@ def _run(tmp_path, benches, envs=(REF, "a", "b"), undecided=None, clock=None, **
                         {label: (b, {}) for label, b in benches.items()}, REF)
     runner = Runner(store, console=Console(file=out, width=400), show_progress=False)
     if undecided is not None:
-        import virtbench.run.adaptive as adaptive
+        import virtbench.execution.run.adaptive as adaptive
         original = adaptive.AdaptiveLoop.__init__
 
         def init(self, *a, **kw):
@@ -177,7 +177,7 @@ def test_a_resumed_run_finishes_its_pending_block_first(tmp_path):
             return super().run_trial(env, params)
     prepared = Prepared(adaptive_study(), {e: Quiet(e) for e in (REF, "a")},
                         {"x": (Stop({REF: 1, "a": 1}), {})}, REF)
-    import virtbench.run.adaptive as adaptive
+    import virtbench.execution.run.adaptive as adaptive
     original = adaptive.AdaptiveLoop.__init__
     answers = Script([{("a", "x"): ["w"]}, {}])
 
@@ -223,7 +223,7 @@ def test_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
                              min_trials=6)
     # mark one of a's trials disturbed: the row has 5 usable blocks of at least 6
     import sqlalchemy as sa
-    from virtbench.store.schema import trials
+    from virtbench.foundations.store.schema import trials
     with store.engine.begin() as c:
         c.execute(trials.update().where(trials.c.run_id == outcome.run_id,
                                         trials.c.environment == "a", trials.c.trial == 2)
@@ -234,7 +234,7 @@ def test_undecided_leaves_out_disturbed_trials_and_says_why(tmp_path):
 
 
 def test_the_analysis_is_asked_with_the_study_s_own_bounds(tmp_path, monkeypatch):
-    import virtbench.analysis as analysis
+    import virtbench.results.analysis as analysis
     seen = []
 
     def fake(store, run_id, **bounds):
@@ -250,7 +250,7 @@ def test_the_analysis_is_asked_with_the_study_s_own_bounds(tmp_path, monkeypatch
 
 
 def test_a_case_listed_only_as_another_row_s_reference_is_not_itself_undecided():
-    from virtbench.run.adaptive import own_reasons
+    from virtbench.execution.run.adaptive import own_reasons
     assert own_reasons({("a", "x"): ["seconds vs ref: 5 of at least 6 blocks"],
                         ("ref", "x"): ["the reference of a's seconds"],
                         ("b", "x"): ["mb_s vs ref: wide", "the reference of c's mb_s"]}) == {
@@ -261,7 +261,7 @@ def test_a_case_listed_only_as_another_row_s_reference_is_not_itself_undecided()
 
 
 def _verdicts(store, run_id):
-    from virtbench.analysis import analyze_run
+    from virtbench.results.analysis import analyze_run
     report = analyze_run(store, run_id)
     return report, {(r.environment, r.benchmark): r.vs_baseline.verdict
                     for r in report.results if r.vs_baseline}

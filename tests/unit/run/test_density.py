@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import report as reports
-from virtbench.run import density as sw
+from virtbench.results import report as reports
+from virtbench.execution.run import density as sw
 from virtbench.core.errors import VirtbenchError
-from virtbench.model import RunReport
-from virtbench.model.density import DensityCurve, DensityReport
-from virtbench.vmlife import density as dens
+from virtbench.foundations.model import RunReport
+from virtbench.foundations.model.density import DensityCurve, DensityReport
+from virtbench.machinery.vmlife import density as dens
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "density"
 
@@ -218,7 +218,7 @@ def test_bad_input_is_one_line():
 
 
 def test_cli_bad_input_exits_2_and_writes_nothing(tmp_path, capsys):
-    from virtbench.cli.commands import main
+    from virtbench.interface.cli.commands import main
     store = tmp_path / "s.db"
     for argv in (["--env", "native", "--bench", "cyclepi", "--floor", "2"],
                  ["--env", "native", "--bench", "cyclepi", "--metric", "cyclepi"],
@@ -247,7 +247,7 @@ def test_density_report_in_json_html_and_table(monkeypatch):
         reports.render_density(got, "csv")
     from io import StringIO
     from rich.console import Console
-    from virtbench.report.formats.table import print_density
+    from virtbench.results.report.formats.table import print_density
     buf = StringIO()
     print_density(got, Console(file=buf, width=200))
     assert "knee at 2 guest(s), stop qos" in buf.getvalue() and "2 (knee)" in buf.getvalue()

@@ -7,12 +7,12 @@ import pytest
 from rich.console import Console
 from runkit import Quiet, one_study
 
-from virtbench.benchmarks.base import Benchmark, Metric
-from virtbench.run.disturbance import Limits, cpu_share, judge, usual_share
-from virtbench.machine.load import Load
+from virtbench.measure.benchmarks.base import Benchmark, Metric
+from virtbench.execution.run.disturbance import Limits, cpu_share, judge, usual_share
+from virtbench.machinery.machine.load import Load
 from virtbench.core.outcome import TrialOutcome
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
 from virtbench.study.design import Study
 
 

@@ -1,6 +1,6 @@
 """Disturbed trials end to end: a fake guest whose host /proc (the real captured files of
 tests/fixtures/proc, their counters advanced by each trial) shows steal or a starved vCPU
-thread; the runner samples it through virtbench.machine.load, marks the trial, keeps it, and an
+thread; the runner samples it through virtbench.machinery.machine.load, marks the trial, keeps it, and an
 adaptive run leaves it out and runs another block for its case."""
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import pytest
 from rich.console import Console
 from runkit import Quiet, one_study
 
-import virtbench.run.execute as execute
-from virtbench.benchmarks.base import Benchmark, Metric
-from virtbench.machine.load import LoadSampler
+import virtbench.execution.run.execute as execute
+from virtbench.measure.benchmarks.base import Benchmark, Metric
+from virtbench.machinery.machine.load import LoadSampler
 from virtbench.core.outcome import TrialOutcome
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
-from virtbench.run.adaptive import undecided_function
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
+from virtbench.execution.run.adaptive import undecided_function
 
 PROC = Path(__file__).resolve().parents[2] / "fixtures" / "proc"
 TID = 26790                                    # the vCPU thread of task_vcpu_tcg.txt

@@ -2,7 +2,7 @@
 run), and the pure parts (which slots pair, how much two intervals overlap)."""
 from __future__ import annotations
 import pytest
-from virtbench.run.duet import overlap, pairs
+from virtbench.execution.run.duet import overlap, pairs
 from virtbench.study.design import PlannedTrial, plan
 
 

@@ -9,11 +9,11 @@ import threading
 import pytest
 from runkit import Flaky, Quiet, run_study
 
-from virtbench.analysis import analyze_run
-from virtbench.benchmarks import REGISTRY
-from virtbench.benchmarks.base import Benchmark, Metric, ParseError
-from virtbench.store import OUTPUT_TAIL_BYTES, Store, output_tail
-from virtbench.agent.transport import ExecResult
+from virtbench.results.analysis import analyze_run
+from virtbench.measure.benchmarks import REGISTRY
+from virtbench.measure.benchmarks.base import Benchmark, Metric, ParseError
+from virtbench.foundations.store import OUTPUT_TAIL_BYTES, Store, output_tail
+from virtbench.machinery.agent.transport import ExecResult
 
 
 # -- parsers that got some of it --------------------------------------------------------------
@@ -54,7 +54,7 @@ def test_stream_validation_failure_keeps_the_rates_as_evidence(run_stream):
 def run_stream():
     import subprocess
 
-    from virtbench.kernels import build as kernels
+    from virtbench.machinery.kernels import build as kernels
     binary = kernels.build() / "stream"
 
     def run(*args):
@@ -150,7 +150,7 @@ class _SaysThenHangs(Benchmark):
 
 def test_an_agent_lost_mid_trial_leaves_the_output_that_arrived_and_its_figures(store_url,
                                                                               tmp_path):
-    from virtbench.environments import create
+    from virtbench.measure.environments import create
     env = create(f"native:scratch={tmp_path}")
     store = Store(store_url)
     out = run_study(store, [env], {"says": _SaysThenHangs()}, trials=3)

@@ -8,16 +8,16 @@ import io
 from rich.console import Console
 from runkit import one_study
 
-from virtbench import benchmarks
+from virtbench.measure import benchmarks
 from virtbench.core.capabilities import can
-from virtbench.environments import create
-from virtbench.environments.base import EnvSpec
-from virtbench.environments.native import Native
+from virtbench.measure.environments import create
+from virtbench.measure.environments.base import EnvSpec
+from virtbench.measure.environments.native import Native
 from virtbench.core.errors import VirtbenchError
 from virtbench.core.outcome import TrialOutcome
-from virtbench.exits.model import FunctionRow, Profile, ReasonRow
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
+from virtbench.machinery.exits.model import FunctionRow, Profile, ReasonRow
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
 
 
 def profiling_study(**overrides):

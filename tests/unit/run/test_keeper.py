@@ -9,15 +9,15 @@ import pytest
 from rich.console import Console
 from runkit import one_study
 
-from virtbench.run import keeper
-from virtbench.host import pinning
-from virtbench.benchmarks.base import Benchmark, Metric, TrialOutcome
+from virtbench.execution.run import keeper
+from virtbench.machinery.host import pinning
+from virtbench.measure.benchmarks.base import Benchmark, Metric, TrialOutcome
 from virtbench.core.capabilities import Capabilities, can
-from virtbench.environments.base import Environment, EnvSpec
-from virtbench.environments.group import InstanceGroup
+from virtbench.measure.environments.base import Environment, EnvSpec
+from virtbench.measure.environments.group import InstanceGroup
 from virtbench.core.errors import AgentError
-from virtbench.run.runner import Prepared, Runner
-from virtbench.store import Store
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
 from virtbench.study.design import Study
 
 
@@ -215,8 +215,8 @@ def test_retry_failed_reruns_failed_trials_and_keeps_the_old_rows(store_url, mon
     out = _run(store, [env], study)
     assert out.failed == 1
     prepared = Prepared(study, {"guest": env}, {"count": (Count(), {})}, None)
-    monkeypatch.setattr("virtbench.run.runner.prepare", lambda s: prepared)
-    monkeypatch.setattr("virtbench.run.runner.Study.from_dict", lambda d: study)
+    monkeypatch.setattr("virtbench.execution.run.runner.prepare", lambda s: prepared)
+    monkeypatch.setattr("virtbench.execution.run.runner.Study.from_dict", lambda d: study)
     runner = Runner(store, console=Console(file=io.StringIO()), show_progress=False)
     plain = runner.resume(out.run_id)                  # missing slots only: nothing to do
     assert plain.done == 0
@@ -291,7 +291,7 @@ def test_labels_with_brackets_print_as_written(store_url):
 
 
 def test_with_warmups_numbers_and_orders_them():
-    from virtbench.run import warmup
+    from virtbench.execution.run import warmup
     from virtbench.study.design import plan
     slots = warmup.with_warmups(plan(["a", "b"], ["x"], 2, seed=1), 2)
     warm = [s for s in slots if s.trial < 0]
@@ -330,8 +330,8 @@ def test_a_group_passes_vcpu_threads_through():
 
 def test_native_pins_our_kernels_with_their_process_count_and_frees_other_tools():
     import os
-    from virtbench import benchmarks, environments
-    from virtbench.kernels import build as kernels
+    from virtbench.measure import benchmarks, environments
+    from virtbench.machinery.kernels import build as kernels
     env = environments.create("native")
     with env:
         pid = env.agent.proc.pid
@@ -349,7 +349,7 @@ def test_native_pins_our_kernels_with_their_process_count_and_frees_other_tools(
 
 
 def test_the_dry_run_estimate_counts_warmups():
-    from virtbench.run.runner import estimate_s
+    from virtbench.execution.run.runner import estimate_s
     cases = {"count": (Count(), {"target_seconds": 8})}
     one = Prepared(FakeStudy(trials=3, warmup=0), {"a": FakeEnv("a", [])}, cases, None)
     two = Prepared(FakeStudy(trials=3, warmup=1), {"a": FakeEnv("a", [])}, cases, None)

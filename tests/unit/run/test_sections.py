@@ -10,11 +10,11 @@ import pytest
 from rich.console import Console
 from runkit import Quiet, one_study
 
-from virtbench.benchmarks.base import Benchmark, Metric, Span, Timing, kernel_result, number
+from virtbench.measure.benchmarks.base import Benchmark, Metric, Span, Timing, kernel_result, number
 from virtbench.core.outcome import TrialOutcome
-from virtbench.run.runner import Prepared, Runner
-from virtbench.run.sections import calibration_of, more_needed, run_repeated, short_warning
-from virtbench.store import Store
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.execution.run.sections import calibration_of, more_needed, run_repeated, short_warning
+from virtbench.foundations.store import Store
 
 
 class Timed(Benchmark):

@@ -1,8 +1,8 @@
 """The one rule of trial-count advice (stats/advice.py), and that the places giving advice
 say the same count."""
-from virtbench.stats import noise_warnings, paired
-from virtbench.stats.advice import PUBLISHED_TRIALS, advice_text, trials_to_advise
-from virtbench.stats.multiplicity import blocks_for_a_difference
+from virtbench.foundations.stats import noise_warnings, paired
+from virtbench.foundations.stats.advice import PUBLISHED_TRIALS, advice_text, trials_to_advise
+from virtbench.foundations.stats.multiplicity import blocks_for_a_difference
 
 
 def test_few_rows_get_the_published_studies_twelve():

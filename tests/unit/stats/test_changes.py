@@ -1,11 +1,11 @@
-"""Changes in a series of runs (virtbench/stats/changes.py): the noise model, the test at a
+"""Changes in a series of runs (virtbench/foundations/stats/changes.py): the noise model, the test at a
 fact change, the drift search, the two-runs rule, the family's correction."""
 from math import exp, log, sqrt
 
 import numpy as np
 import pytest
 
-from virtbench.stats import changes
+from virtbench.foundations.stats import changes
 
 
 def noisy(n: int, level: float = 100.0, sd: float = 0.01, seed: int = 0) -> np.ndarray:

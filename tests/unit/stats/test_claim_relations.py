@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from virtbench.stats import claims as sc
+from virtbench.foundations.stats import claims as sc
 
 
 def _blocks(ratio, sd, n, seed):

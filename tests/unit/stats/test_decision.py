@@ -4,9 +4,9 @@ from math import log
 import numpy as np
 import pytest
 
-from virtbench import stats
-from virtbench.stats import decision as dc
-from virtbench.stats import paired, simulate as sm
+from virtbench.foundations import stats
+from virtbench.foundations.stats import decision as dc
+from virtbench.foundations.stats import paired, simulate as sm
 
 B_LO, B_HI = log(0.9), log(1.1)
 

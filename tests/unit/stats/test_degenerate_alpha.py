@@ -6,8 +6,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from virtbench.stats import decision, paired, significance as sig
-from virtbench.stats.verdicts import compare_verdict
+from virtbench.foundations.stats import decision, paired, significance as sig
+from virtbench.foundations.stats.verdicts import compare_verdict
 
 
 @contextmanager

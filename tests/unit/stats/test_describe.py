@@ -1,5 +1,5 @@
 """Outliers by MAD, including when the MAD is 0; messages name the trial numbers."""
-from virtbench import stats
+from virtbench.foundations import stats
 
 
 def test_mad_zero_still_finds_the_odd_one_out():

@@ -5,8 +5,8 @@ from math import log
 import numpy as np
 import pytest
 
-from virtbench.stats import decision as dc
-from virtbench.stats import multiplicity as mt
+from virtbench.foundations.stats import decision as dc
+from virtbench.foundations.stats import multiplicity as mt
 
 
 def _holm_by_closed_testing(p):
@@ -128,7 +128,7 @@ def test_a_sequential_row_far_beyond_the_band_needs_the_blocks_its_sequence_can_
     (g tuned for alpha at 20 blocks), so Holm's first step (p < 0.05/126) is out of reach
     however large the effect; the blocks that would decide are those where it can be
     reached, and there the same data do decide."""
-    from virtbench.stats import sequential as sq
+    from virtbench.foundations.stats import sequential as sq
     rng = np.random.default_rng(5)
 
     def row(n):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from virtbench.stats import paired
+from virtbench.foundations.stats import paired
 
 
 def _p_by_hand(d):

@@ -6,9 +6,9 @@ import pytest
 from scipy import integrate
 from scipy import stats as sps
 
-from virtbench.stats import decision as dc
-from virtbench.stats import sequential as sq
-from virtbench.stats import simulate as sm
+from virtbench.foundations.stats import decision as dc
+from virtbench.foundations.stats import sequential as sq
+from virtbench.foundations.stats import simulate as sm
 
 
 def _bf_by_integration(t, n, g):

@@ -4,8 +4,8 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from virtbench import stats
-from virtbench.stats import significance as sig
+from virtbench.foundations import stats
+from virtbench.foundations.stats import significance as sig
 
 
 def _exact_p_by_hand(a, b):

@@ -10,8 +10,8 @@ from math import sqrt
 import numpy as np
 import pytest
 
-from virtbench.stats import decision as dc
-from virtbench.stats import simulate as sm
+from virtbench.foundations.stats import decision as dc
+from virtbench.foundations.stats import simulate as sm
 
 ALPHA = 0.05
 RUNS = 4000

@@ -1,6 +1,6 @@
 import pytest
 
-from virtbench import stats
+from virtbench.foundations import stats
 
 
 def test_trimmed_mean_is_the_seed_method_on_twelve_samples():

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from virtbench import stats
+from virtbench.foundations import stats
 
 
 def _noisy(mean, n, seed, cv=0.02):

@@ -6,7 +6,7 @@ import pytest
 
 import sqlalchemy as sa
 
-from virtbench.store import Sample, Store, upgrade
+from virtbench.foundations.store import Sample, Store, upgrade
 
 from pathlib import Path
 
@@ -116,7 +116,7 @@ def test_a_run_s_detail_is_merged_key_by_key(store_url):
 
 def test_a_made_up_run_id_already_taken_is_made_again(tmp_path, monkeypatch):
     # ids are the second plus 4 hex digits: runs made in one second can draw the same one
-    from virtbench.store import core
+    from virtbench.foundations.store import core
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     ids = iter(["20261128-120000-abcd", "20261128-120000-abcd", "20261128-120000-beef"])
     monkeypatch.setattr(core, "new_run_id", lambda: next(ids))

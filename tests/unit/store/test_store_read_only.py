@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.store import Store
+from virtbench.foundations.store import Store
 
 
 def tree(root):

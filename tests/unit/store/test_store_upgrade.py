@@ -10,9 +10,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from virtbench.store import HEAD, REVISIONS, Sample, Store
-from virtbench.store.upgrade import REVISIONS_DIR, StoreTooNew, current_revision
-from virtbench.store.schema import metadata
+from virtbench.foundations.store import HEAD, REVISIONS, Sample, Store
+from virtbench.foundations.store.upgrade import REVISIONS_DIR, StoreTooNew, current_revision
+from virtbench.foundations.store.schema import metadata
 
 
 def _config(conn=None) -> Config:
@@ -197,7 +197,7 @@ def test_a_store_newer_than_this_virtbench_is_refused_in_one_line_and_left_alone
         Store(store_url)
     assert str(exc.value) == (f"store {store_url} has schema revision 0099, newer than this "
                               f"virtbench knows (head {HEAD}); upgrade virtbench")
-    out = subprocess.run([sys.executable, "-m", "virtbench.cli.commands", "runs", "--store", store_url],
+    out = subprocess.run([sys.executable, "-m", "virtbench.interface.cli.commands", "runs", "--store", store_url],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [f"virtbench: {exc.value}"]
@@ -251,7 +251,7 @@ def test_openers_racing_on_new_sqlite_files_never_fail(tmp_path):
 def test_opening_a_store_at_head_reads_its_revision_and_loads_no_alembic(tmp_path):
     url = f"sqlite:///{tmp_path / 's.db'}"
     Store(url)
-    code = ("import sys; from virtbench.store import Store; Store(sys.argv[1]); "
+    code = ("import sys; from virtbench.foundations.store import Store; Store(sys.argv[1]); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))")
     out = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True,
                          timeout=60)

@@ -2,10 +2,10 @@
 from pathlib import Path
 from runkit import forbid_building_probing_starting
 import pytest
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 from virtbench.study import design as study, flags as study_flags
 from virtbench.core.errors import VirtbenchError
-from virtbench.run.runner import prepare
+from virtbench.execution.run.runner import prepare
 
 REPO = Path(__file__).resolve().parents[3]
 

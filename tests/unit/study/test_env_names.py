@@ -2,9 +2,9 @@
 label (the generated one kept as kind_label), kept in the store; two environments alike but for their names are two environments."""
 from __future__ import annotations
 import pytest
-from virtbench.cli import commands as cli
-from virtbench import environments
-from virtbench.environments import KINDS
+from virtbench.interface.cli import commands as cli
+from virtbench.measure import environments
+from virtbench.measure.environments import KINDS
 from virtbench.core.errors import VirtbenchError
 
 # a spec of each kind that can be made without starting anything

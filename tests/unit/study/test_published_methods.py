@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import benchmarks, environments
+from virtbench.measure import benchmarks, environments
 from virtbench.study import design as study
 
 STUDIES = Path(__file__).resolve().parents[3] / "studies"
@@ -126,7 +126,7 @@ class _Guest:
         return Capabilities.none("fake").with_(scratch=can("disk" if self.owns else "directory"))
 
     def exec(self, argv, timeout, env=None):
-        from virtbench.agent.transport import ExecResult
+        from virtbench.machinery.agent.transport import ExecResult
         self.argvs.append(argv)
         out = "/scratch\n" if argv[0] == "findmnt" and "TARGET" in argv else "rw,sync\n"
         return ExecResult(exit=0, stdout=out, stderr="", wall_s=0.0)
@@ -134,7 +134,7 @@ class _Guest:
 
 @pytest.mark.parametrize("owns, remounts", [(True, True), (False, False)])
 def test_sync_mount_asks_the_environment_not_its_kind(owns, remounts):
-    from virtbench.benchmarks.disk.base import DiskTrial
+    from virtbench.measure.benchmarks.disk.base import DiskTrial
     bench = benchmarks.get("dd-write")
     guest, trial = _Guest(owns), DiskTrial(workdir="/scratch/w", target="/scratch/w")
     bench.prepare(guest, bench.params({"form": "sync-mount"}), trial)

@@ -1,7 +1,7 @@
 """What a planned run can decide, said before it starts (virtbench/study/reach.py)."""
 from types import SimpleNamespace
 
-from virtbench import benchmarks
+from virtbench.measure import benchmarks
 from virtbench.study.design import Study
 from virtbench.study.reach import planned_rows, reach_note
 

@@ -2,7 +2,7 @@
 passes, asked only when given; checked in one line, said in the plan."""
 from __future__ import annotations
 import pytest
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 
 
 @pytest.mark.parametrize("args, message", [

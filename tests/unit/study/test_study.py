@@ -110,7 +110,7 @@ def test_quick_caps_trials_unless_given(tmp_path):
 def test_a_baseline_may_be_named_by_its_spec():
     """The label of a guest depends on what resolve() settles (qemu-tcg or qemu-kvm); a study
     file names its untuned guest by spec and the run compares against that guest."""
-    from virtbench.run.runner import prepare
+    from virtbench.execution.run.runner import prepare
     s = study_flags.with_flags(None, envs=["native", "qemu:accel=tcg,disk=ide",
                                      "qemu:accel=tcg,disk=ide,iosched=none"],
                          benches=["pi"], baseline="qemu:accel=tcg,disk=ide")

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from virtbench import benchmarks
-from virtbench.cli import commands as cli
+from virtbench.measure import benchmarks
+from virtbench.interface.cli import commands as cli
 from virtbench.study import design as study, flags as study_flags, schema as study_schema
 from virtbench.core.errors import VirtbenchError
 
@@ -141,7 +141,7 @@ def test_table_names_count_from_one():
 
 
 def test_a_run_stores_alpha_and_method_notes_in_its_metadata(tmp_path, capsys, store_url):
-    from virtbench.store import Store
+    from virtbench.foundations.store import Store
     path = write(tmp_path, 'alpha = 0.02\ntrials = 1\n[[benchmark]]\nname = "pi"\n'
                  'params = { k = 6 }\nmethod_note = "GMP, not SuperPI"\n' + ENV)
     code = cli.main(["run", str(path), "--no-progress", "--seed", "1"])

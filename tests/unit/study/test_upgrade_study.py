@@ -8,8 +8,8 @@ import pytest
 from fetchedkit import fake_fetched
 from runkit import forbid_building_probing_starting
 
-from virtbench.cli import commands as cli
-from virtbench.run.runner import prepare
+from virtbench.interface.cli import commands as cli
+from virtbench.execution.run.runner import prepare
 from virtbench.study import design as study
 from virtbench.study import flags as study_flags
 

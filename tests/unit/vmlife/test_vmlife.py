@@ -8,10 +8,10 @@ import base64
 import json
 from pathlib import Path
 import pytest
-from virtbench.environments.qemu.microvm import parse_tsc_khz
-from virtbench.vmlife import footprint as fp
-from virtbench.vmlife import migration as mig
-from virtbench.vmlife.phases import (
+from virtbench.measure.environments.qemu.microvm import parse_tsc_khz
+from virtbench.machinery.vmlife import footprint as fp
+from virtbench.machinery.vmlife import migration as mig
+from virtbench.machinery.vmlife.phases import (
     PhaseError,
     container_phases,
     guest_phases,
@@ -221,7 +221,7 @@ def test_clock_after_a_restore():
 
 
 def test_microvm_under_tcg_is_told_its_tsc_and_keeps_it(tmp_path):
-    from virtbench.environments.qemu.microvm import boot_args
+    from virtbench.measure.environments.qemu.microvm import boot_args
     from virtbench.core.errors import EnvironmentUnusable
     cpuinfo = FIX / "cpuinfo-host.txt"
     khz = parse_tsc_khz(cpuinfo.read_text())
@@ -241,10 +241,10 @@ def test_boot_phases_stacked_in_the_html_report():
     """On the JSON report of a real run (virtbench run --env qemu:machine=pc --env
     qemu:machine=microvm --env container --env gvisor --bench boot --bench footprint
     --trials 3, this host, TCG)."""
-    from virtbench import report as reports
-    from virtbench.model import RunReport
-    from virtbench.report import charts
-    from virtbench.vmlife.phases import ORDER
+    from virtbench.results import report as reports
+    from virtbench.foundations.model import RunReport
+    from virtbench.results.report import charts
+    from virtbench.machinery.vmlife.phases import ORDER
     run = RunReport.of(load("report-boot-footprint.json"))
     boot = [r for r in run.results if r.benchmark == "boot"]
     fig = charts.phase_figure(boot, ORDER, "boot")

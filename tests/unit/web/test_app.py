@@ -14,8 +14,8 @@ from starlette.testclient import TestClient
 from historykit import stepped_store
 from storekit import filled_run
 from virtbench.core.urls import shown
-from virtbench.store import Store
-from virtbench.web.app import make_app
+from virtbench.foundations.store import Store
+from virtbench.interface.web.app import make_app
 
 PASSWORD = "s3cret-Pw0rd"
 SECRET_URL = f"postgresql://vb:{PASSWORD}@db.example/virtbench"

@@ -6,9 +6,9 @@ import socket
 
 import pytest
 
-from virtbench.cli import commands as cli
+from virtbench.interface.cli import commands as cli
 from virtbench.core.errors import VirtbenchError
-from virtbench.web import serve
+from virtbench.interface.web import serve
 
 
 @pytest.mark.parametrize("host, loopback", [("127.0.0.1", True), ("127.0.0.2", True),

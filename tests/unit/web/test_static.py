@@ -9,8 +9,8 @@ import re
 import pytest
 
 from historykit import stepped_store
-from virtbench.cli import commands as cli
-from virtbench.web import static
+from virtbench.interface.cli import commands as cli
+from virtbench.interface.web import static
 
 
 def run_cli(capsys, *argv):
@@ -82,7 +82,7 @@ def test_a_parent_others_can_write_is_refused(tmp_path):
 
 
 def test_an_empty_directory_is_used(store_url, tmp_path):
-    from virtbench import history
+    from virtbench.results import history
     out = tmp_path / "empty"
     out.mkdir()
     where, n = static.write(history.history(stepped_store(store_url)), out)
@@ -90,7 +90,7 @@ def test_an_empty_directory_is_used(store_url, tmp_path):
 
 
 def test_an_interrupted_write_leaves_nothing(monkeypatch, store_url, tmp_path):
-    from virtbench import history
+    from virtbench.results import history
     report = history.history(stepped_store(store_url))
 
     def interrupted(*a, **k):

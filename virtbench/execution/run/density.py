@@ -1,0 +1,248 @@
+"""The density sweep: add guests step by step until this host stops scaling
+(docs/lifecycle.md).
+
+Each step is a run of its own (in the store, `virtbench report RUN` shows it): the
+environment with `instances = N`, every benchmark's trials in all N guests at once
+(docs/instances-and-limits.md), and by default native processes at the same count as the
+reference curve. After each step every benchmark's curve is judged (vmlife/density.py:
+the slowest guest under the floor, or the aggregate no longer rising); the sweep ends when
+every judged curve has stopped, at its maximum count, when its time is spent, when the next
+step's guests would not fit the host's available memory, or when a step's trials all fail.
+Each step's guests are started and stopped by the runner like any run's: none outlives it.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ...measure import environments
+from ...machinery.machine import meminfo
+from ...results.analysis import analyze_run
+from ...measure.benchmarks import get as get_bench
+from ...core.errors import VirtbenchError
+from ...foundations.model import RunReport
+from ...foundations.model.density import DensityCurve, DensityReport, DensityRule, DensityStep, Throughput
+from .runner import Runner, prepare
+from ...foundations.store import Store, now
+from ...study.flags import parse_bench_spec, with_flags
+from ...machinery.vmlife import density as dens
+
+REFERENCE_KIND = "native"
+
+
+def headline(bench_name: str) -> str:
+    """The metric a benchmark's curve is judged on unless --metric says: its first timed
+    metric (the one its kernel stamps: stream's copy rate, cyclepi's seconds), else its
+    first."""
+    bench = get_bench(bench_name)
+    if bench.timed:
+        return bench.timed[0]
+    return bench.metrics[0].name
+
+
+def with_instances(spec: str, count: int) -> str:
+    """`kind:opts` with instances=count (a count of 1: the spec as it is)."""
+    if count == 1:
+        return spec
+    return f"{spec}{',' if ':' in spec else ':'}instances={count}"
+
+
+def step_of(report: RunReport, env_label: str, case: str, metric: str, count: int,
+            seed: int = 0) -> DensityStep | None:
+    """A step's throughputs from its run's report (pure): the group's aggregate row and each
+    instance's row of `metric` (a single guest: its one row); None when it has no sample."""
+    rows = [r for r in report.results if r.environment == env_label and r.benchmark == case
+            and r.metric_id.base == metric and r.n > 0]
+    if count == 1:
+        single = [r for r in rows if r.metric_id.scope == "single"]
+        if not single:
+            return None
+        r = single[0]
+        f = dens.figure(dens.throughputs(r.samples, r.higher_is_better), seed)
+        return DensityStep(count=1, run_id=report.run.id,
+                           aggregate=Throughput(**vars(f)), per_guest=[Throughput(**vars(f))])
+    agg = [r for r in rows if r.metric_id.scope == "aggregate"]
+    inst = sorted((r for r in rows if r.metric_id.scope == "instance"),
+                  key=lambda r: r.metric_id.instance or 0)
+    if not agg or len(inst) != count:
+        return None
+    a = agg[0]
+    aggregate = dens.figure(dens.throughputs(a.samples, a.higher_is_better, jobs=count), seed)
+    guests = [dens.figure(dens.throughputs(r.samples, r.higher_is_better), seed) for r in inst]
+    return DensityStep(count=count, run_id=report.run.id, aggregate=Throughput(**vars(aggregate)),
+                       per_guest=[Throughput(**vars(g)) for g in guests])
+
+
+def memory_of(report: RunReport, env_label: str, count: int) -> tuple[float | None, ...]:
+    """(PSS, VMM overhead) of all the step's guests together, MiB: the sum of each guest's
+    footprint (trimmed means of its rows; one guest: its one row); None where the step has
+    none (pure)."""
+    out = []
+    for metric in ("pss_mib", "overhead_mib"):
+        scope = "single" if count == 1 else "instance"
+        rows = [r for r in report.results if r.environment == env_label and r.n > 0
+                and r.metric_id.base == metric and r.metric_id.scope == scope]
+        out.append(sum(r.trimmed_mean for r in rows) if len(rows) == count else None)
+    return tuple(out)
+
+
+def as_step(step: DensityStep) -> dens.Step:
+    def fig(t: Throughput) -> dens.Figure:
+        return dens.Figure(t.mean, t.ci_low, t.ci_high, t.n)
+    return dens.Step(step.count, fig(step.aggregate), [fig(g) for g in step.per_guest],
+                     step.run_id)
+
+
+def judge_curve(curve: DensityCurve, rule: dens.Rule) -> None:
+    """Set the curve's knee, stop reason and derived figures from its steps (pure)."""
+    steps = [as_step(s) for s in curve.steps]
+    single = min(steps, key=lambda s: s.count).slowest if steps else 0.0
+    for model, step in zip(curve.steps, steps):
+        model.slowest_share = step.slowest / single if single else None
+        model.fairness = step.fairness
+    verdict = dens.judge(steps, rule)
+    curve.knee, curve.stop_reason, curve.why = verdict.knee, verdict.stop_reason, verdict.why
+
+
+class Sweep:
+    """One density sweep (module docstring). `run_step(study) -> run id` is the runner's
+    start (a test passes its own)."""
+
+    def __init__(self, spec: str, benches: list[str], max_count: int, trials: int = 3,
+                 quick: bool = False, rule: dens.Rule = dens.Rule(), schedule: str = "linear",
+                 max_s: float = 3600.0, reference: bool = True, store: Store | None = None,
+                 console=None, show_progress: bool = True,
+                 run_step: Callable | None = None, available: Callable | None = None,
+                 metrics: dict[str, str] | None = None):
+        kind = spec.split(":", 1)[0]
+        if "instances=" in spec:
+            raise VirtbenchError(f"density --env {spec}: the sweep sets instances itself; "
+                                 "give the spec without it")
+        if not 1 <= max_count <= 64:
+            raise VirtbenchError("density --max: from 1 to 64 guests")
+        if not 1 <= trials <= 100:
+            raise VirtbenchError("density --trials: from 1 to 100")
+        if schedule not in ("linear", "doubling"):
+            raise VirtbenchError("density --schedule: linear or doubling")
+        if not benches:
+            raise VirtbenchError("density: give at least one --bench NAME")
+        self.spec, self.max_count, self.trials, self.quick = spec, max_count, trials, quick
+        self.rule, self.schedule, self.max_s = rule, schedule, max_s
+        self.benches = benches
+        self.cases = []
+        metrics = dict(metrics or {})
+        for text in benches:
+            name, _ = parse_bench_spec(text)
+            metric = metrics.pop(name, None) or headline(name)
+            if metric not in {m.name for m in get_bench(name).metrics}:
+                raise VirtbenchError(f"density --metric {name}={metric}: {name} has no such "
+                                     "metric (see `virtbench benchmarks`)")
+            self.cases.append((text, metric))
+        if metrics:
+            raise VirtbenchError(f"density --metric {', '.join(metrics)}: not a --bench of "
+                                 "this sweep")
+        self.reference = reference and kind != REFERENCE_KIND
+        self.store, self.console, self.show_progress = store, console, show_progress
+        self._run_step = run_step or self._runner_step
+        self._available = available or (lambda: meminfo.available(meminfo.host_text() or ""))
+        made = environments.create(spec)     # bad options fail here, before anything runs
+        # each step also takes the guests' host memory (benchmark footprint) where it can
+        self.footprint = bool(made.capabilities().footprint) and \
+            not any(parse_bench_spec(t)[0] == "footprint" for t in benches)
+
+    # -- one step ------------------------------------------------------------------------
+    def _study(self, count: int):
+        envs = [with_instances(self.spec, count)]
+        if self.reference:
+            envs.append(with_instances(REFERENCE_KIND, count))
+        benches = self.benches + (["footprint"] if self.footprint else [])
+        return with_flags(None, envs=envs, benches=benches, trials=self.trials,
+                          quick=self.quick)
+
+    def _runner_step(self, study) -> str:
+        prepared = prepare(study)
+        outcome = Runner(self.store, console=self.console,
+                         show_progress=self.show_progress).start(prepared)
+        if outcome.status == "interrupted":
+            raise KeyboardInterrupt
+        return outcome.run_id
+
+    def _fits(self, count: int) -> tuple[bool, float | None]:
+        need = environments.create(with_instances(self.spec, count)).host_memory_reserved()
+        avail = self._available()
+        return (avail is None or need <= avail), (None if avail is None else avail / 2**20)
+
+    # -- the sweep -----------------------------------------------------------------------
+    def run(self) -> DensityReport:
+        report = DensityReport(environment=self.spec, schedule=self.schedule,
+                               max_count=self.max_count, trials=self.trials, quick=self.quick,
+                               rule=DensityRule(per_guest_floor=self.rule.per_guest_floor,
+                                                min_gain=self.rule.min_gain),
+                               started=now().isoformat())
+        curves: dict[tuple[str, str], DensityCurve] = {}
+        t0, count, reason = time.monotonic(), 1, "max"
+        while count <= self.max_count:
+            if time.monotonic() - t0 > self.max_s:
+                reason = "time"
+                break
+            fits, avail_mib = self._fits(count)
+            if not fits:
+                reason = "memory"
+                break
+            study = self._study(count)
+            try:
+                run_id = self._run_step(study)
+            except VirtbenchError as exc:       # the steps before keep their figures
+                reason, report.failure = "failed", f"step {count}: {exc}"
+                break
+            step_report = analyze_run(self.store, run_id)
+            got_any = False
+            for env in step_report.environments:
+                ref = env.kind == REFERENCE_KIND and self.reference
+                base_spec = REFERENCE_KIND if ref else self.spec
+                for case_label, name, metric in self._labels(step_report):
+                    step = step_of(step_report, env.label, case_label, metric, count)
+                    if step is None:
+                        continue
+                    got_any = got_any or not ref
+                    step.host_available_mib = avail_mib
+                    step.pss_mib, step.overhead_mib = memory_of(step_report, env.label, count)
+                    curve = curves.setdefault((base_spec, case_label), DensityCurve(
+                        environment=base_spec, benchmark=case_label, metric=metric,
+                        unit=unit_of(name, metric), reference=ref))
+                    curve.steps.append(step)
+            if not got_any:
+                reason, report.failure = "failed", (f"step {count} (run {run_id}): no trial "
+                                                    "of the environment gave a sample")
+                break
+            for curve in curves.values():
+                judge_curve(curve, self.rule)
+            judged = [c for c in curves.values() if not c.reference]
+            if judged and all(c.stop_reason for c in judged):
+                reason = None
+                break
+            count = dens.next_count(count, self.schedule)
+        for curve in curves.values():
+            if curve.stop_reason is None:
+                curve.stop_reason = reason
+                if reason:
+                    curve.why = f"{curve.why}; the sweep ended: {dens.STOP_REASONS[reason]}"
+        judged = [c for c in curves.values() if not c.reference]
+        report.stop_reason = reason or (judged[0].stop_reason if judged else None)
+        report.curves = sorted(curves.values(), key=lambda c: (c.reference, c.benchmark))
+        report.finished = now().isoformat()
+        return report
+
+    def _labels(self, report: RunReport) -> list[tuple[str, str, str]]:
+        """(case label, benchmark name, the metric judged) of the step's cases."""
+        metric_of = {parse_bench_spec(text)[0]: metric for text, metric in self.cases}
+        return [(c.label, c.name, metric_of[c.name]) for c in report.benchmarks
+                if c.name in metric_of]
+
+
+def unit_of(bench_name: str, metric: str) -> str:
+    """The throughput's unit: a rate's own; a time's as jobs per second."""
+    for m in get_bench(bench_name).metrics:
+        if m.name == metric:
+            return m.unit if m.higher_is_better else "jobs/s"
+    return ""

@@ -1,0 +1,435 @@
+"""Where runs live: a SQLAlchemy schema over SQLite (default) or PostgreSQL (a team store).
+
+A trial and its samples are written in one transaction the moment the trial ends, so an
+interrupted run holds exactly the trials that finished: nothing half-written, nothing twice.
+"""
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timezone
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from ...core.errors import VirtbenchError
+from .connection import (
+    guarded,
+    no_store,
+    sqlite_pragmas,
+    sqlite_read_pragmas,
+    normalize_url,
+    shown_url,
+    sqlite_path,
+)
+from .upgrade import current_revision, open_schema
+from .sample import Sample, identified
+from .schema import (
+    boots,
+    environments,
+    fleets,
+    profiles,
+    runs,
+    samples,
+    superseded_trials,
+    trials,
+    warnings,
+)
+
+def jsonable(value):
+    """`value` with anything JSON cannot hold (paths, enums...) as text, for JSON columns."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# what a failed trial keeps of each of its output streams: the last 64 KiB (a successful
+# trial keeps its whole output, as its parser read it)
+OUTPUT_TAIL_BYTES = 64 * 1024
+
+
+def output_tail(text: str | None, limit: int = OUTPUT_TAIL_BYTES) -> tuple[str, int | None]:
+    """(the last `limit` bytes of `text` as UTF-8, its whole size in bytes when it was cut,
+    else None). Pure; a character cut in two at the start is dropped."""
+    text = text or ""
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text, None
+    return data[-limit:].decode("utf-8", errors="ignore"), len(data)
+
+
+def new_run_id() -> str:
+    return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+PREFIX_SHOWN = 5     # the candidates an ambiguous run-id prefix names
+
+
+class Store:
+    def __init__(self, url: str | None = None, read_only: bool = False):
+        """Open the store at `url` (default: default_url()). `read_only` (what the commands
+        that only read use: runs, report, compare, fleet status): a store that does not
+        exist yet is one line and exit 2, and nothing is created (no directory, no file, no
+        tables); an existing one is read as it is (still upgraded when older)."""
+        self.url = normalize_url(url)
+        self.shown = shown_url(self.url)      # for messages: no password
+        path = sqlite_path(self.url)
+        if read_only and path is not None and not path.is_file():
+            raise no_store(str(path))
+        if path is not None and not read_only:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # a long-lived process (a fleet worker) outlives a server restart: test pooled
+            # connections before use
+            self.engine = sa.create_engine(self.url,
+                                           pool_pre_ping=self.url.startswith("postgresql"))
+            if self.engine.dialect.name == "sqlite":
+                sa.event.listen(self.engine, "connect",
+                                sqlite_read_pragmas if read_only else sqlite_pragmas)
+            if read_only and current_revision(self.engine) is None and \
+                    not sa.inspect(self.engine).has_table("runs"):
+                self.engine.dispose()
+                raise no_store(str(path) if path is not None else self.shown)
+            open_schema(self.engine, self.shown)
+        except (SQLAlchemyError, ImportError) as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise VirtbenchError(f"store {self.shown}: cannot open ({first}); "
+                                 "check the --store URL or $VIRTBENCH_STORE") from None
+
+    # -- runs ----------------------------------------------------------------------------
+    def create_run(self, study: dict, seed: int, quick: bool, version: str, host: str,
+                   fleet: str | None = None, run_id: str | None = None,
+                   series: str | None = None) -> str:
+        """A new run, running; `series`: the named series it is tagged into (`--series`)."""
+        given = run_id
+        for _ in range(8):          # a made-up id taken by a run of the same second: another
+            run_id = given or new_run_id()
+            try:
+                with self.engine.begin() as c:
+                    c.execute(runs.insert().values(
+                        id=run_id, study_name=study["name"], study=study, seed=seed, quick=quick,
+                        status="running", started=now(), virtbench_version=version, host=host,
+                        fleet=fleet, series=series))
+                return run_id
+            except sa.exc.IntegrityError:
+                if given:
+                    raise
+        raise VirtbenchError(f"store {self.shown}: no free run id after 8 tries")
+
+    def set_run_status(self, run_id: str, status: str, finished: bool = True) -> None:
+        with self.engine.begin() as c:
+            c.execute(runs.update().where(runs.c.id == run_id).values(
+                status=status, finished=now() if finished else None))
+
+    def update_run_detail(self, run_id: str, **parts) -> dict:
+        """Merge `parts` into the run's detail (runs.detail, a JSON object); returns it."""
+        with self.engine.begin() as c:
+            row = c.execute(sa.select(runs.c.detail).where(runs.c.id == run_id)).first()
+            detail = dict((row.detail if row is not None else None) or {})
+            detail.update(jsonable(parts))
+            c.execute(runs.update().where(runs.c.id == run_id).values(detail=detail))
+        return detail
+
+    def get_run(self, run_id: str | None = None) -> dict:
+        """A run by id, or the latest when run_id is None; a one-line error if absent."""
+        with self.engine.connect() as c:
+            if run_id is None:
+                row = c.execute(runs.select().order_by(runs.c.started.desc()).limit(1)).first()
+                if row is None:
+                    raise VirtbenchError(f"store {self.shown} holds no runs yet; "
+                                         "start one with `virtbench run`")
+            else:
+                row = c.execute(runs.select().where(
+                    runs.c.id == self.resolve_run_id(run_id))).first()
+        return dict(row._mapping)
+
+    def resolve_run_id(self, text: str) -> str:
+        """The run whose id is `text` or, when none is, the one run whose id starts with it;
+        one line when no run does, or when several do (naming them)."""
+        with self.engine.connect() as c:
+            if text and c.execute(sa.select(runs.c.id).where(runs.c.id == text)).first():
+                return text
+            found = [r.id for r in c.execute(
+                sa.select(runs.c.id).where(sa.func.substr(runs.c.id, 1, len(text)) == text)
+                .order_by(runs.c.id).limit(PREFIX_SHOWN + 1))] if text else []
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise VirtbenchError(f"no run {text!r} in {self.shown}; "
+                                 "list runs with `virtbench runs`")
+        more = ", ..." if len(found) > PREFIX_SHOWN else ""
+        raise VirtbenchError(f"run id {text!r} is ambiguous in {self.shown}: "
+                             f"{', '.join(found[:PREFIX_SHOWN])}{more}; give more of it")
+
+    def list_runs(self, limit: int | None = 20, **where: str | None) -> list[dict]:
+        """The latest runs first (`limit` of them; None: all); `where`: only those whose
+        study_name, host, status or series equals the value given (None: any)."""
+        q = runs.select()
+        for column, value in where.items():
+            if column not in ("study_name", "host", "status", "series"):
+                raise ValueError(f"list_runs: no filter on {column!r}")
+            if value is not None:
+                q = q.where(runs.c[column] == value)
+        q = q.order_by(runs.c.started.desc(), runs.c.id.desc())
+        with self.engine.connect() as c:
+            rows = c.execute(q if limit is None else q.limit(limit))
+            return [dict(r._mapping) for r in rows]
+
+    def run_facets(self) -> dict[str, list[str]]:
+        """The distinct studies, hosts, statuses and series of the store's runs, sorted: what
+        the web view's filters offer."""
+        with self.engine.connect() as c:
+            return {col: sorted(v for (v,) in c.execute(sa.select(runs.c[col]).distinct())
+                                if v is not None)
+                    for col in ("study_name", "host", "status", "series")}
+
+    def complete_runs(self, series: str | None = None, host: str | None = None) -> list[dict]:
+        """Every complete run, oldest first (what `virtbench history` lines up); only those
+        tagged into `series`, only those of `host`, when given."""
+        q = runs.select().where(runs.c.status == "complete")
+        if series is not None:
+            q = q.where(runs.c.series == series)
+        if host is not None:
+            q = q.where(runs.c.host == host)
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q.order_by(runs.c.started, runs.c.id))]
+
+    def series_names(self) -> list[str]:
+        """The named series the store's runs are tagged into, sorted."""
+        with self.engine.connect() as c:
+            return sorted(r[0] for r in c.execute(
+                sa.select(runs.c.series).where(runs.c.series.is_not(None)).distinct()))
+
+    # -- fleets --------------------------------------------------------------------------
+    def create_fleet(self, study: dict, hosts: list[str]) -> str:
+        fleet_id = "fleet-" + new_run_id()
+        with self.engine.begin() as c:
+            c.execute(fleets.insert().values(id=fleet_id, study_name=study["name"], study=study,
+                                             hosts=list(hosts), created=now()))
+        return fleet_id
+
+    def get_fleet(self, fleet_id: str) -> dict:
+        with self.engine.connect() as c:
+            row = c.execute(fleets.select().where(fleets.c.id == fleet_id)).first()
+        if row is None:
+            raise VirtbenchError(f"no fleet run {fleet_id!r} in {self.shown}; "
+                                 "list them with `virtbench fleet status`")
+        return dict(row._mapping)
+
+    def list_fleets(self, limit: int = 20) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(fleets.select().order_by(fleets.c.created.desc()).limit(limit))
+            return [dict(r._mapping) for r in rows]
+
+    def fleet_runs(self, fleet_id: str) -> list[dict]:
+        """The runs of a fleet run, oldest first (a host has one, or more if it was rerun)."""
+        with self.engine.connect() as c:
+            rows = c.execute(runs.select().where(runs.c.fleet == fleet_id)
+                             .order_by(runs.c.started))
+            return [dict(r._mapping) for r in rows]
+
+    # -- environments --------------------------------------------------------------------
+    def upsert_environment(self, run_id: str, label: str, **values) -> None:
+        with self.engine.begin() as c:
+            existing = c.execute(sa.select(environments.c.id).where(
+                environments.c.run_id == run_id, environments.c.label == label)).first()
+            if existing is None:
+                c.execute(environments.insert().values(run_id=run_id, label=label, **values))
+            else:
+                c.execute(environments.update().where(environments.c.id == existing.id)
+                          .values(**values))
+
+    def environments(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(environments.select().where(environments.c.run_id == run_id)
+                             .order_by(environments.c.id))
+            return [dict(r._mapping) for r in rows]
+
+    # -- trials and samples ----------------------------------------------------------------
+    def record_trial(self, run_id: str, *, environment: str, benchmark: str,
+                     benchmark_name: str, params: dict, trial: int, seq: int, status: str,
+                     samples_: list[Sample], error: str | None = None, exit: int | None = None,
+                     stdout: str = "", stderr: str = "", wall_s: float | None = None,
+                     started: datetime | None = None, warmup: bool = False,
+                     boot: int | None = None, detail: dict | None = None) -> int:
+        """One trial and all its samples, atomically. A failed trial's samples are what it
+        measured before it failed (evidence, never statistics); of its stdout and stderr it
+        keeps the last OUTPUT_TAIL_BYTES each (detail says how large they were when cut)."""
+        detail = dict(detail or {})
+        if status != "ok":
+            stdout, out_bytes = output_tail(stdout)
+            stderr, err_bytes = output_tail(stderr)
+            for key, size in (("stdout_bytes", out_bytes), ("stderr_bytes", err_bytes)):
+                if size is not None:
+                    detail[key] = size
+        with self.engine.begin() as c:
+            trial_id = c.execute(trials.insert().values(
+                run_id=run_id, environment=environment, benchmark=benchmark,
+                benchmark_name=benchmark_name, params=params, trial=trial, seq=seq,
+                status=status, error=error, exit=exit, stdout=stdout, stderr=stderr,
+                wall_s=wall_s, started=started or now(), finished=now(), warmup=warmup,
+                boot=boot, detail=jsonable(detail) if detail else None)).inserted_primary_key[0]
+            if samples_:
+                c.execute(samples.insert(), [
+                    {"trial_id": trial_id, "metric": s.metric, "value": s.value, "unit": s.unit,
+                     "higher_is_better": s.higher_is_better, "base_metric": i.base,
+                     "scope": i.scope, "instance": i.instance}
+                    for s, i in zip(samples_, identified(samples_))])
+        return trial_id
+
+    def done_slots(self, run_id: str) -> set[tuple[str, str, int]]:
+        """(environment, benchmark, trial) of every trial already recorded (warm-ups too)."""
+        with self.engine.connect() as c:
+            rows = c.execute(sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial)
+                             .where(trials.c.run_id == run_id))
+            return {(r.environment, r.benchmark, r.trial) for r in rows}
+
+    def supersede_failed(self, run_id: str) -> int:
+        """Move the run's failed trials to superseded_trials (kept, out of the run's trials)
+        so that they are run again; returns how many. Their evidence samples move into
+        their row's detail ("samples"). One transaction."""
+        cols = [c.name for c in trials.columns if c.name not in ("id", "detail")]
+        with self.engine.begin() as c:
+            rows = c.execute(trials.select().where(trials.c.run_id == run_id,
+                                                   trials.c.status == "failed")).fetchall()
+            if not rows:
+                return 0
+            ids = [r.id for r in rows]
+            kept: dict[int, list[dict]] = {}
+            for s in c.execute(samples.select().where(samples.c.trial_id.in_(ids))
+                               .order_by(samples.c.id)):
+                kept.setdefault(s.trial_id, []).append(
+                    {"metric": s.metric, "value": s.value, "unit": s.unit,
+                     "higher_is_better": bool(s.higher_is_better)})
+            stamp = now()
+
+            def detail(r) -> dict | None:
+                d = dict(r.detail or {})
+                if r.id in kept:
+                    d["samples"] = kept[r.id]
+                return d or None
+            c.execute(superseded_trials.insert(), [
+                {"trial_id": r.id, "superseded": stamp, "detail": detail(r),
+                 **{k: getattr(r, k) for k in cols}} for r in rows])
+            c.execute(samples.delete().where(samples.c.trial_id.in_(ids)))
+            c.execute(trials.delete().where(trials.c.id.in_(ids)))
+        return len(rows)
+
+    def superseded_trials(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(superseded_trials.select()
+                             .where(superseded_trials.c.run_id == run_id)
+                             .order_by(superseded_trials.c.id))
+            return [dict(r._mapping) for r in rows]
+
+    def trials(self, run_id: str, include_warmup: bool = False) -> list[dict]:
+        """The run's trials in run order; warm-up trials only when asked for."""
+        q = trials.select().where(trials.c.run_id == run_id)
+        if not include_warmup:
+            q = q.where(trials.c.warmup == sa.false())
+        with self.engine.connect() as c:
+            rows = c.execute(q.order_by(trials.c.seq))
+            return [dict(r._mapping) for r in rows]
+
+    def samples(self, run_id: str, include_warmup: bool = False,
+                include_failed: bool = False) -> list[dict]:
+        """Every sample of a run's successful trials with its trial's environment, benchmark,
+        index and status, and its metric's identity (base_metric, scope, instance). Warm-up trials' samples only when asked for, and failed trials'
+        (what they measured before failing) likewise: neither is ever statistics."""
+        q = (sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial, trials.c.seq,
+                       trials.c.status, samples.c.metric, samples.c.value, samples.c.unit,
+                       samples.c.higher_is_better, samples.c.base_metric, samples.c.scope,
+                       samples.c.instance)
+             .join(samples, samples.c.trial_id == trials.c.id)
+             .where(trials.c.run_id == run_id)
+             .order_by(trials.c.seq, samples.c.id))
+        if not include_warmup:
+            q = q.where(trials.c.warmup == sa.false())
+        if not include_failed:
+            q = q.where(trials.c.status == "ok")
+        with self.engine.connect() as c:
+            return [dict(r._mapping) for r in c.execute(q)]
+
+    # -- boots -----------------------------------------------------------------------------
+    def record_boot(self, run_id: str, environment: str, reason: str,
+                    boot_s: float | None = None) -> int:
+        """A new start of `environment` in this run; returns its number (1, 2, ...)."""
+        with self.engine.begin() as c:
+            last = c.execute(sa.select(sa.func.max(boots.c.boot)).where(
+                boots.c.run_id == run_id, boots.c.environment == environment)).scalar()
+            number = (last or 0) + 1
+            c.execute(boots.insert().values(run_id=run_id, environment=environment, boot=number,
+                                            reason=reason, started=now(), boot_s=boot_s))
+        return number
+
+    def end_boot(self, run_id: str, environment: str, boot: int, lost: str | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(boots.update().where(boots.c.run_id == run_id,
+                                           boots.c.environment == environment,
+                                           boots.c.boot == boot)
+                      .values(ended=now(), lost=lost))
+
+    def boots(self, run_id: str) -> list[dict]:
+        """Every boot of the run with the trial numbers it served."""
+        with self.engine.connect() as c:
+            rows = [dict(r._mapping) for r in c.execute(
+                boots.select().where(boots.c.run_id == run_id).order_by(boots.c.id))]
+            served = c.execute(sa.select(trials.c.environment, trials.c.boot, trials.c.benchmark,
+                                         trials.c.trial)
+                               .where(trials.c.run_id == run_id, trials.c.boot.is_not(None))
+                               .order_by(trials.c.seq)).fetchall()
+        for row in rows:
+            row["trials"] = [(t.benchmark, t.trial) for t in served
+                             if t.environment == row["environment"] and t.boot == row["boot"]]
+        return rows
+
+    # -- warnings ------------------------------------------------------------------------
+    # -- exit profiles -------------------------------------------------------------------
+    def record_profile(self, run_id: str, environment: str, benchmark: str, *,
+                       profile: dict | None, error: str | None = None,
+                       wall_s: float | None = None) -> None:
+        """One environment x benchmark's profile (or why there is none); a second one for
+        the same pair (a resumed run) replaces the first."""
+        with self.engine.begin() as c:
+            c.execute(profiles.delete().where(profiles.c.run_id == run_id,
+                                              profiles.c.environment == environment,
+                                              profiles.c.benchmark == benchmark))
+            c.execute(profiles.insert().values(
+                run_id=run_id, environment=environment, benchmark=benchmark,
+                status="ok" if error is None else "failed", error=error, profile=profile,
+                wall_s=wall_s, recorded=now()))
+
+    def profiles(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(profiles.select().where(profiles.c.run_id == run_id)
+                             .order_by(profiles.c.id))
+            return [dict(r._mapping) for r in rows]
+
+    def add_warning(self, run_id: str, kind: str, message: str, environment: str | None = None,
+                    benchmark: str | None = None, metric: str | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(warnings.insert().values(run_id=run_id, kind=kind, message=message,
+                                               environment=environment, benchmark=benchmark,
+                                               metric=metric))
+
+    def warnings(self, run_id: str) -> list[dict]:
+        with self.engine.connect() as c:
+            rows = c.execute(warnings.select().where(warnings.c.run_id == run_id)
+                             .order_by(warnings.c.id))
+            return [{k: v for k, v in r._mapping.items() if k not in ("id", "run_id")}
+                    for r in rows]
+
+
+# every public method: a lost store is one StoreUnavailable line, never a traceback
+for _name, _method in list(vars(Store).items()):
+    if callable(_method) and not _name.startswith("_"):
+        setattr(Store, _name, guarded(_method))
+
+

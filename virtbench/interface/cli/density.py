@@ -1,0 +1,61 @@
+"""`virtbench density` (docs/lifecycle.md): its flags and command. The sweep itself is in
+sweep.py, imported only when the command runs (it loads the runner and the analysis)."""
+from __future__ import annotations
+
+from ...core.errors import VirtbenchError
+
+
+def add_parser(sub) -> None:
+    d = sub.add_parser("density", help="add guests running a benchmark until this host stops "
+                                       "scaling: the curve, its knee, why it stopped")
+    d.add_argument("--env", required=True, metavar="SPEC",
+                   help="the environment to add copies of (qemu, qemu:mem=256M, container...)")
+    d.add_argument("--bench", action="append", required=True, metavar="NAME[:key=value,...]",
+                   help="benchmark every guest runs at once; repeat for several")
+    d.add_argument("--max", type=int, default=8, dest="max_count",
+                   help="the most guests (default 8)")
+    d.add_argument("--trials", type=int, default=3, help="trials per step (default 3)")
+    d.add_argument("--quick", action="store_true", help="the benchmarks' small sizes")
+    d.add_argument("--schedule", choices=("linear", "doubling"), default="linear",
+                   help="1, 2, 3 ... (default) or 1, 2, 4 ...")
+    d.add_argument("--floor", type=float, default=0.5,
+                   help="QoS: each guest keeps at least this share of one guest's "
+                        "throughput (default 0.5)")
+    d.add_argument("--min-gain", type=float, default=0.05,
+                   help="a step must raise the aggregate by this share (default 0.05)")
+    d.add_argument("--max-time", type=float, default=3600.0, metavar="SECONDS",
+                   help="no new step after this long (default 3600)")
+    d.add_argument("--metric", action="append", metavar="BENCH=METRIC",
+                   help="judge BENCH on METRIC (default: its first timed metric)")
+    d.add_argument("--no-reference", action="store_true",
+                   help="no native processes at the same counts")
+    d.add_argument("--format", default="table", choices=("table", "json", "html"))
+    d.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    d.add_argument("--store", metavar="URL")
+    d.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def cmd_density(args, out, err):
+    """Run the sweep the flags describe; bad input raises before anything starts."""
+    from ...foundations.store import Store
+    from ...machinery.vmlife import density as dens
+    from ...execution.run.density import Sweep
+    metrics = {}
+    for text in args.metric or []:
+        bench, sep, metric = text.partition("=")
+        if not sep or not bench or not metric:
+            raise VirtbenchError(f"density --metric {text}: write BENCH=METRIC "
+                                 "(e.g. stream=triad_mb_s)")
+        metrics[bench] = metric
+    try:
+        rule = dens.Rule(args.floor, args.min_gain)
+    except ValueError as exc:
+        raise VirtbenchError(f"density: {exc}") from None
+    if args.max_time <= 0:
+        raise VirtbenchError("density --max-time: a positive number of seconds")
+    sweep = Sweep(args.env, args.bench, args.max_count, trials=args.trials, quick=args.quick,
+                  rule=rule, schedule=args.schedule, max_s=args.max_time,
+                  reference=not args.no_reference, console=err,
+                  show_progress=not args.no_progress, metrics=metrics)
+    sweep.store = Store(args.store)
+    return sweep.run()

@@ -1,0 +1,106 @@
+"""The web view's Starlette application over one store, opened read-only by the caller.
+
+    /                  -> /runs
+    /runs              the runs (filters: study, host, status, series)
+    /runs/ID           the run's report (today's HTML report; ID may be a unique prefix)
+    /compare?a=&b=     two runs compared (today's `compare`, as HTML)
+    /series            the history's index: every series with its latest status
+    /series/SID        one series: points, intervals, change points, the noise floor
+    /static/plotly.min.js   plotly.js as the plotly package bundles it
+
+Every page is read from the store when asked; nothing is written. An unknown run or series,
+or any other bad input, is a 404 page naming it; a store that stops answering is a 503
+page; anything else a 500 page with one line (and one line in the log). No page shows a
+traceback or the store's password."""
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from ...results import analysis, history, report
+from ...core.errors import VirtbenchError
+from ...core.urls import scrub
+from ...results.report.formats import history_html
+from ...foundations.store import StoreUnavailable
+from . import site
+
+log = logging.getLogger("virtbench.serve")
+
+
+@lru_cache(maxsize=1)
+def _plotly() -> bytes:
+    from ...results.report.formats.html import plotly_js
+    return plotly_js().encode()
+
+
+def make_app(store) -> Starlette:
+    """The application over `store` (a Store opened with read_only=True)."""
+    cache = site.HistoryCache(store, lambda s: history.history(s))
+    links = site.links()
+
+    def page(build):
+        """An endpoint from `build(request) -> str | Response`, every error a page."""
+        def endpoint(request: Request) -> Response:
+            try:
+                made = build(request)
+                return made if isinstance(made, Response) else HTMLResponse(made)
+            except StoreUnavailable as exc:
+                return _error(503, str(exc))
+            except VirtbenchError as exc:
+                return _error(404, str(exc))
+            except Exception as exc:        # noqa: BLE001 - a page, never a traceback
+                line = scrub(f"{type(exc).__name__}: {exc}".splitlines()[0], store.url)
+                log.error("virtbench serve: %s %s: %s", request.method, request.url.path,
+                          line)
+                return _error(500, f"{request.url.path}: {line}")
+        return endpoint
+
+    def _error(status: int, message: str) -> HTMLResponse:
+        return HTMLResponse(site.error_page(status, message, store.url), status_code=status)
+
+    def runs(request: Request):
+        return site.runs_page(store, dict(request.query_params))
+
+    def run(request: Request):
+        run_id = store.resolve_run_id(request.path_params["run_id"])
+        result = analysis.analyze_run(store, run_id)
+        return site.with_nav(report.render(result, "html"))
+
+    def compare(request: Request):
+        a, b = request.query_params.get("a"), request.query_params.get("b")
+        if not a or not b:
+            raise VirtbenchError("compare: give two runs, /compare?a=RUN_A&b=RUN_B")
+        ra = analysis.analyze_run(store, store.resolve_run_id(a))
+        rb = analysis.analyze_run(store, store.resolve_run_id(b))
+        return site.with_nav(report.render_compare(analysis.compare_runs(ra, rb), "html"))
+
+    def series_index(request: Request):
+        return history_html.index_page(cache.get(), links)
+
+    def series(request: Request):
+        found = cache.get()
+        s = history_html.find(found, request.path_params["sid"])
+        if s is None:
+            raise VirtbenchError(f"no series {request.path_params['sid']!r} in "
+                                 f"{store.shown}; see /series")
+        return history_html.series_page(found, s, links)
+
+    def plotly(request: Request):
+        return Response(_plotly(), media_type="text/javascript",
+                        headers={"Cache-Control": "max-age=86400"})
+
+    def not_found(request: Request, exc):
+        return _error(getattr(exc, "status_code", 404),
+                      f"no page at {request.url.path}; see /runs or /series")
+
+    routes = [Route("/", lambda r: RedirectResponse("/runs", status_code=302)),
+              Route("/runs", page(runs)), Route("/runs/{run_id}", page(run)),
+              Route("/compare", page(compare)), Route("/series", page(series_index)),
+              Route("/series/{sid}", page(series)),
+              Route("/static/plotly.min.js", plotly)]
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})

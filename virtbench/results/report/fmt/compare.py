@@ -1,0 +1,33 @@
+"""Two runs side by side: a row's verdict, rows one run has, metadata that differ."""
+from __future__ import annotations
+
+from ....foundations.model import CompareRow, Comparison
+
+
+def compare_verdict(r: CompareRow) -> str:
+    """A comparison row's verdict, with the trials per side an inconclusive one needs."""
+    return r.verdict + (f" (≥ {r.trials_needed} trials)"
+                        if r.verdict == "inconclusive" and r.trials_needed else "")
+
+
+def compare_undecided(comparison: Comparison) -> list[CompareRow]:
+    return [r for r in comparison.rows if r.verdict == "inconclusive" and r.message]
+
+
+def only_in(comparison: Comparison) -> list[tuple[str, list[list[str]]]]:
+    """(side, [environment, benchmark, metric]...) of the rows only one run has."""
+    return [("A", comparison.only_in_a), ("B", comparison.only_in_b)]
+
+
+def difference_lines(comparison: Comparison) -> list[str]:
+    """One line per run-level key that differs (quick, host name, a benchmark's parameters),
+    then one per paired environment whose facts differ (its PairDifferences line; a
+    comparison made before those were kept: one per fact)."""
+    out = [f"{d.key}: {d.a!r} → {d.b!r}" for d in comparison.metadata_differences
+           if not d.environment]
+    if comparison.differences:
+        return out + [p.line for p in comparison.differences
+                      if p.facts or p.unrecorded or p.kinds]
+    return out + [f"{d.environment}: {d.key}: {d.a!r} → {d.b!r}"
+                  for d in comparison.metadata_differences if d.environment]
+
