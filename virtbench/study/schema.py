@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from ..measure import benchmarks
 from ..core import defaults, ranges
 from ..core.errors import VirtbenchError
+from ..core.text import text_problem
 
 DEFAULT_TRIALS = defaults.TRIALS
 DEFAULT_THRESHOLD = defaults.THRESHOLD_PCT
@@ -39,66 +41,85 @@ def duration_s(text: str, what: str = "budget") -> float:
     return seconds
 
 
+TEXT_ERROR = "control_text"     # a string holding what no file line or argument may
+
+
+def _checked(prose: bool):
+    def check(value: str) -> str:
+        problem = text_problem(value, prose)
+        if problem:
+            raise PydanticCustomError(TEXT_ERROR, problem)
+        return value
+    return check
+
+
+# A string of the study that may reach a configuration file or a command line (a name, a
+# label, a spec, a metric): one line, no control character (core/text.py). Prose (a note, a
+# description, a claim's text) may span lines, but holds no other control character.
+Line = Annotated[str, AfterValidator(_checked(prose=False))]
+Prose = Annotated[str, AfterValidator(_checked(prose=True))]
+
+
 class _Table(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class EnvironmentTable(_Table):
-    spec: str = Field(min_length=1)
-    requires: str | None = None
-    note: str | None = None
-    target: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    spec: Line = Field(min_length=1)
+    requires: Line | None = None
+    note: Prose | None = None
+    target: Line | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     # the spec of the environment this one is also compared with (its own reference: a
     # tuning against the untuned guest), besides the study's baseline
-    versus: str | None = Field(None, min_length=1)
+    versus: Line | None = Field(None, min_length=1)
 
 
 class BenchmarkTable(_Table):
-    name: str = Field(min_length=1)
-    label: str = ""
+    name: Line = Field(min_length=1)
+    label: Line = ""
     params: dict[str, Any] = Field(default_factory=dict)
-    method_note: str | None = Field(None, min_length=1)
+    method_note: Prose | None = Field(None, min_length=1)
 
 
 class PublishedTable(_Table):
-    environment: str
-    benchmark: str
-    metric: str
-    source: str
+    environment: Line
+    benchmark: Line
+    metric: Line
+    source: Prose
     ratio: float | None = Field(None, gt=0)
     value: float | None = Field(None, gt=0)
-    versus: str | None = None
+    versus: Line | None = None
     versus_value: float | None = Field(None, gt=0)
     verdict: Literal["pass", "fail"] | None = None
-    note: str | None = None
-    unmeasured: str | None = None
+    note: Prose | None = None
+    unmeasured: Prose | None = None
 
 
 class ClaimTable(_Table):
     """A claim of the published paper, checked on the run (study_claims.py)."""
-    text: str = Field(min_length=1)
-    source: str = Field(min_length=1)
-    benchmark: str = Field(min_length=1)
-    metric: str = Field(min_length=1)
-    environments: dict[str, str] = Field(min_length=2)
-    holds_if: str = Field(min_length=1)
+    text: Prose = Field(min_length=1)
+    source: Prose = Field(min_length=1)
+    benchmark: Line = Field(min_length=1)
+    metric: Line = Field(min_length=1)
+    environments: dict[Line, Line] = Field(min_length=2)
+    holds_if: Line = Field(min_length=1)
     within: float | None = Field(None, gt=0, lt=100)
-    note: str | None = None
+    note: Prose | None = None
 
 
 class StudyFile(_Table):
-    name: str | None = Field(None, min_length=1)
-    description: str | None = None
+    name: Line | None = Field(None, min_length=1)
+    description: Prose | None = None
     trials: Annotated[int, Field(ge=1, le=100_000)] | Literal["auto"] = DEFAULT_TRIALS
     min_trials: int = Field(defaults.MIN_TRIALS, ge=2, le=100_000)
     max_trials: int = Field(defaults.MAX_TRIALS, ge=2, le=100_000)
-    budget: str | None = Field(None, min_length=1)
+    budget: Line | None = Field(None, min_length=1)
     resolution: float | None = Field(None, gt=0, lt=100)
     min_section: float = Field(defaults.MIN_SECTION_S, ge=0, le=3600)
     duet: bool = False
     steal_limit: float = Field(defaults.STEAL_LIMIT_PCT, gt=0, le=100)
     cpu_share_limit: float = Field(defaults.CPU_SHARE_LIMIT, ge=0, le=1)
-    baseline: str | None = None
+    baseline: Line | None = None
     threshold: float = Field(DEFAULT_THRESHOLD, **defaults.THRESHOLD_RANGE.bounds())
     seed: int | None = Field(None, ge=0)
     warmup: int = Field(DEFAULT_WARMUP, ge=0, le=1000)
@@ -186,8 +207,17 @@ def _which(loc: tuple, data: dict) -> str:
             for key in ("label", "name", "spec", "text"):
                 if isinstance(table.get(key), str) and table[key]:
                     text = table[key]
+                    if text_problem(text):      # said by the message itself, never raw
+                        return ""
                     return f" ({text[:40]}...)" if len(text) > 43 else f" ({text})"
     return ""
+
+
+def text_fix(problem: str) -> str:
+    """The fix of a string that holds a control character: a line break is a second line."""
+    if problem in ("holds a newline", "holds a carriage return"):
+        return "write it on one line"
+    return "write it without control characters"
 
 
 def describe(error: dict, model: type[BaseModel], data: dict) -> str:
@@ -207,6 +237,8 @@ def describe(error: dict, model: type[BaseModel], data: dict) -> str:
     if kind == "missing":
         return f"{head}needs {key}: add {example}"
     got = error.get("input")
+    if kind == TEXT_ERROR:
+        return f"{head}{key} {got!r} {error['msg']}; {text_fix(error['msg'])}, e.g. {example}"
     if kind in TYPE_WORDS and kind != "literal_error":
         words = KEY_TYPE_WORDS.get(key, TYPE_WORDS[kind])
         return f"{head}{key} must be {words}, not {got!r}; write {example}"
@@ -261,15 +293,28 @@ def check_params(doc: StudyFile) -> None:
     """Every [[benchmark]]'s name and params against what that benchmark declares."""
     for i, table in enumerate(doc.benchmark, 1):
         where = f"benchmark[{i}] ({table.label or table.name})"
+        check_param_text(where + ": params:", table.params)
         try:
             benchmarks.get(table.name).params(table.params)
         except VirtbenchError as exc:
             raise VirtbenchError(f"{where}: params: {exc}") from None
 
 
+def check_param_text(where: str, params: dict[str, Any]) -> None:
+    """A benchmark's parameters reach its command line (iperf3's -b RATE, -w WINDOW):
+    no key or text value may hold a newline or a control character."""
+    for key, value in params.items():
+        for text in (key, value):
+            problem = text_problem(text) if isinstance(text, str) else None
+            if problem:
+                raise VirtbenchError(f"{where} {key!r}={value!r} {problem}; "
+                                     f"{text_fix(problem)}")
+
+
 def cli_params(name: str, items: dict[str, str]) -> dict[str, Any]:
     """`--bench NAME:key=value,...`'s values as the declared types of NAME's parameters,
     validated like a study file's params (ranges included)."""
+    check_param_text(f"--bench {name}:", items)
     bench = benchmarks.get(name)
     params = {key: bench.parse_param(key, text) for key, text in items.items()}
     bench.params(params)

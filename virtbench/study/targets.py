@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 from ..core.errors import VirtbenchError
+from ..core.text import text_problem
 
 KINDS_FOR_TARGETS = ("ssh", "libvirt")
 
@@ -34,6 +35,10 @@ def parse_targets(text: str, where: str) -> dict[str, str]:
         raise VirtbenchError(f"targets {where}: not valid TOML ({exc})") from None
     out = {}
     for name, table in data.items():
+        problem = text_problem(name)
+        if problem:
+            raise VirtbenchError(f"targets {where}: the table name {name!r} {problem}; name "
+                                 "it with letters, digits, '.', '_' and '-' only")
         if not isinstance(table, dict):
             raise VirtbenchError(f"targets {where}: {name} must be a table [{name}] with spec = "
                                  "\"ssh:host=...\"")
@@ -45,6 +50,10 @@ def parse_targets(text: str, where: str) -> dict[str, str]:
         if not isinstance(spec, str) or not spec.strip():
             raise VirtbenchError(f"targets {where}: [{name}]: spec must be a non-empty string, "
                                  "e.g. spec = \"ssh:host=192.0.2.10\"")
+        problem = text_problem(spec)
+        if problem:
+            raise VirtbenchError(f"targets {where}: [{name}]: spec {spec!r} {problem}; write it "
+                                 "on one line, e.g. spec = \"ssh:host=192.0.2.10\"")
         kind = spec.split(":", 1)[0].strip()
         if kind not in KINDS_FOR_TARGETS:
             raise VirtbenchError(f"targets {where}: [{name}]: spec kind {kind!r} is not a "

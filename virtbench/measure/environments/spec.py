@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...core.errors import VirtbenchError
+from ...core.text import text_problem
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,12 @@ class EnvSpec:
 
     @classmethod
     def parse(cls, text: str) -> "EnvSpec":
+        # every option's value reaches a command line or a configuration file (QEMU's argv,
+        # ssh's options, libvirt's XML, podman's arguments): none may hold a newline
+        problem = text_problem(text)
+        if problem:
+            raise VirtbenchError(f"environment spec {text!r} {problem}; write it on one line "
+                                 "without control characters, e.g. qemu:disk=ide,nic=e1000")
         text = text.strip()
         if not text:
             raise VirtbenchError("empty environment spec; write KIND[:key=value,...], e.g. native")
