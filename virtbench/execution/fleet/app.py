@@ -24,7 +24,7 @@ _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def check_host(name: str) -> str:
-    if not _HOST.match(name or ""):
+    if not _HOST.fullmatch(name or ""):   # not .match: its $ lets a final newline in
         raise VirtbenchError(f"host name {name!r}: use letters, digits, '.', '_' or '-' "
                              "(it names the host's queue and prefixes its labels)")
     return name

@@ -7,6 +7,7 @@ import sys
 from rich.console import Console
 
 from ...core.errors import VirtbenchError
+from ...core.text import store_flag
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -16,7 +17,8 @@ def add_parsers(sub, add_study_flags) -> None:
     w = sub.add_parser("worker", help="fleet: serve one host (a Celery worker on its queue)")
     w.add_argument("--name", required=True, metavar="HOST", help="this host's name in the fleet")
     w.add_argument("--broker", metavar="URL", help=broker_help)
-    w.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
+    w.add_argument("--store", type=store_flag, metavar="URL",
+                   help="sqlite:///file or postgresql://...")
     w.add_argument("--visibility-timeout", type=float, metavar="S",
                    help="seconds before an unacknowledged unit of a dead worker is delivered "
                         "again (default 600, or $VIRTBENCH_VISIBILITY_TIMEOUT)")
@@ -29,14 +31,15 @@ def add_parsers(sub, add_study_flags) -> None:
     run.add_argument("--host", action="append", metavar="NAME", default=[],
                      help="a host (its worker's --name); repeat for several")
     run.add_argument("--broker", metavar="URL", help=broker_help)
-    run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
+    run.add_argument("--store", type=store_flag, metavar="URL",
+                     help="sqlite:///file or postgresql://...")
     run.add_argument("--wait", action="store_true", help="follow the hosts until every run ends")
     run.add_argument("--worker-timeout", type=float, default=5.0, metavar="S",
                      help="how long to wait for each host's worker to answer (default 5)")
     st = f_sub.add_parser("status", help="each host's state in a fleet run (default: the latest)")
     st.add_argument("fleet_id", nargs="?", metavar="FLEET_ID")
     st.add_argument("--broker", metavar="URL", help=broker_help)
-    st.add_argument("--store", metavar="URL")
+    st.add_argument("--store", type=store_flag, metavar="URL")
 
 
 def _broker(args) -> str:

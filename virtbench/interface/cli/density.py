@@ -3,6 +3,7 @@ sweep.py, imported only when the command runs (it loads the runner and the analy
 from __future__ import annotations
 
 from ...core.errors import VirtbenchError
+from ...core.text import store_flag
 
 
 def add_parser(sub) -> None:
@@ -31,7 +32,7 @@ def add_parser(sub) -> None:
                    help="no native processes at the same counts")
     d.add_argument("--format", default="table", choices=("table", "json", "html"))
     d.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    d.add_argument("--store", metavar="URL")
+    d.add_argument("--store", type=store_flag, metavar="URL")
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

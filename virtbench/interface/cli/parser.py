@@ -10,6 +10,7 @@ import sys
 from ... import __version__
 from ...results import report
 from ...core import defaults, ranges, suggest
+from ...core.text import line_flag, store_flag
 from . import density, qemu
 from ...execution.fleet import commands as fleet_commands
 
@@ -151,7 +152,7 @@ def add_history_parser(sub) -> None:
     h.add_argument("--last", type=_positive("--last"), metavar="N",
                    help="with --fail-on: only changes whose first run after is one of the "
                         "last N runs read")
-    h.add_argument("--store", metavar="URL")
+    h.add_argument("--store", type=store_flag, metavar="URL")
 
 
 def _port(text: str) -> int:
@@ -165,7 +166,7 @@ def add_serve_parser(sub) -> None:
     """`virtbench serve`: the web view over a store, read-only."""
     s = sub.add_parser("serve", help="a read-only web view of the store: runs, a run's "
                                      "report, series over time, two runs compared")
-    s.add_argument("--store", metavar="URL")
+    s.add_argument("--store", type=store_flag, metavar="URL")
     s.add_argument("--host", default="127.0.0.1",
                    help="the address to listen on (default 127.0.0.1; any other is "
                         "reachable without authentication)")
@@ -176,9 +177,10 @@ def add_serve_parser(sub) -> None:
 def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     """The flags that shape a study (run and fleet run take the same; fleet run has no
     dry run: `virtbench run --dry-run` shows the plan each host runs)."""
-    run.add_argument("--env", action="append", metavar="SPEC",
+    run.add_argument("--env", action="append", type=line_flag("--env"), metavar="SPEC",
                      help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
-    run.add_argument("--bench", action="append", metavar="NAME[:key=value,...]",
+    run.add_argument("--bench", action="append", type=line_flag("--bench"),
+                     metavar="NAME[:key=value,...]",
                      help="benchmark to run, with parameters as in a study's params "
                           "(e.g. tcp:direction=receive,streams=10); repeat for several "
                           "(overrides the study's)")
@@ -190,7 +192,7 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
                      help="with --trials auto: blocks every case gets first (default 6)")
     run.add_argument("--max-trials", type=int, metavar="N",
                      help="with --trials auto: usable blocks at most per case (default 60)")
-    run.add_argument("--budget", metavar="DURATION",
+    run.add_argument("--budget", type=line_flag("--budget"), metavar="DURATION",
                      help="with --trials auto: wall-clock bound of the run, e.g. 15m, 1h30m")
     run.add_argument("--resolution", type=_percent, metavar="PCT",
                      help="with --trials auto: a pass runs on (to --max-trials) until a "
@@ -202,7 +204,8 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
     run.add_argument("--duet", action="store_true",
                      help="measure each environment at the same time as its baseline, on "
                           "disjoint CPUs (two environments only; see docs/decisions.md)")
-    run.add_argument("--baseline", metavar="LABEL", help="environment label to compare against")
+    run.add_argument("--baseline", type=line_flag("--baseline"), metavar="LABEL",
+                     help="environment label to compare against")
     run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
     run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
     run.add_argument("--wide", action="store_true",
@@ -277,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also run again the trials that failed "
                           "(the failed rows are kept as superseded)")
-    run.add_argument("--store", metavar="URL", help="sqlite:///file or postgresql://...")
+    run.add_argument("--store", type=store_flag, metavar="URL",
+                     help="sqlite:///file or postgresql://...")
     run.add_argument("--series", type=_series, metavar="NAME",
                      help="tag the run into the named series NAME (virtbench history "
                           "--series NAME lines them up)")
@@ -285,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_verbosity_flags(run)
 
     runs = sub.add_parser("runs", help="list the runs in the store")
-    runs.add_argument("--store", metavar="URL")
+    runs.add_argument("--store", type=store_flag, metavar="URL")
 
     rep = sub.add_parser("report", help="report a run (default: the latest)")
     rep.add_argument("run_id", nargs="?", metavar="RUN_ID")
@@ -312,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--fleet", metavar="FLEET_ID",
                      help="a fleet run: its hosts side by side (labels HOST:LABEL; each host "
                           "against the first host's same environment)")
-    rep.add_argument("--store", metavar="URL")
+    rep.add_argument("--store", type=store_flag, metavar="URL")
     add_verbosity_flags(rep)
 
     cmp = sub.add_parser("compare", help="A/B two runs with significance")
@@ -335,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--with", dest="with_labels", action="append", metavar="LABEL_B",
                      help="with --pair LABEL_A: the label of run B to pair it with, whole "
                           "(for labels holding '=' either way); one per --pair")
-    cmp.add_argument("--store", metavar="URL")
+    cmp.add_argument("--store", type=store_flag, metavar="URL")
     add_history_parser(sub)
     add_serve_parser(sub)
     fleet_commands.add_parsers(sub, add_study_flags)
