@@ -4,7 +4,17 @@ image/qemu_fetch.py; this is its command line. `fetch` prints its progress on st
 binary's path alone on the last line of stdout (`| tail -1`)."""
 from __future__ import annotations
 
+import argparse
 import sys
+
+
+def _mirror(text: str) -> str:
+    """--mirror URL: one http://, https:// or file:// URL, nothing else (image/qemu_fetch.py)."""
+    from ...machinery.image import qemu_fetch
+    problem = qemu_fetch.mirror_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def add_parser(sub, parser_class) -> None:
@@ -14,7 +24,7 @@ def add_parser(sub, parser_class) -> None:
                                     "configuration; the system is not touched); prints the "
                                     "binary's path last")
     f.add_argument("suite", help="a Debian suite: bookworm-backports, trixie, ...")
-    f.add_argument("--mirror", default=None, metavar="URL",
+    f.add_argument("--mirror", type=_mirror, default=None, metavar="URL",
                    help="the Debian mirror (default http://deb.debian.org/debian)")
     f.add_argument("--unsigned", action="store_true",
                    help="the mirror is one you made and did not sign (apt's trusted=yes), "

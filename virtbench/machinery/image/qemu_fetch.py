@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...core.errors import VirtbenchError
+from ...core.text import url_problem
 from ..host import workroot
 from ..kernels import build as kernels
 from . import qemu_tree
@@ -55,9 +56,31 @@ def check_suite(suite: str) -> str:
     return suite
 
 
+MIRROR_FIX = f"give one http://, https:// or file:// URL, e.g. --mirror {MIRROR}"
+
+
+def mirror_problem(mirror: str) -> str | None:
+    """What keeps `mirror` from being one line of the sources list's (`--mirror X` said),
+    or None: it must be one URL, nothing else (a newline would add a second apt source, an
+    option in brackets `[trusted=yes]`)."""
+    problem = url_problem(mirror)
+    return f"--mirror {mirror!r} {problem}; {MIRROR_FIX}" if problem else None
+
+
+def check_mirror(mirror: str) -> str:
+    """`mirror` if it is one URL, else VirtbenchError (one line, exit 2)."""
+    problem = mirror_problem(mirror)
+    if problem:
+        raise VirtbenchError(f"qemu fetch: {problem}")
+    return mirror
+
+
 def sources(suite: str, mirror: str = MIRROR, trusted: bool = False) -> str:
     """The private sources list: the suite's main, and for SUITE-backports its base suite
-    too (what backports' packages depend on but do not carry, e.g. ipxe-qemu)."""
+    too (what backports' packages depend on but do not carry, e.g. ipxe-qemu). The suite
+    and the mirror are checked here too: each line is one apt source, no more."""
+    check_suite(suite)
+    check_mirror(mirror)
     opts = "[trusted=yes] " if trusted else ""
     lines = [f"deb {opts}{mirror} {suite} main"]
     if suite.endswith("-backports"):
@@ -247,6 +270,7 @@ def fetch(suite: str, mirror: str = MIRROR, trusted: bool = False, force: bool =
     """The suite's QEMU in the cache: reused when a fetch of it checks out, else fetched."""
     say = progress or (lambda msg: None)
     check_suite(suite)
+    check_mirror(mirror)             # before the cache is made or anything is written
     base = qemu_cache()
     if not force:
         hit = cached(suite)

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import re
 
+from ...core.errors import VirtbenchError
+from ...core.text import url_problem
+
 DEFAULT_SUITE = "bookworm"      # the image's own suite (guest.SUITE): its kernel is the default
 
 # suite -> the Linux series it serves (what the label shows before the image is built; the
@@ -51,7 +54,16 @@ def release_series(release: str) -> str | None:
 
 def base_changes(suite: str, mirror: str, packages) -> dict:
     """What a non-default suite changes in the base recipe: a second apt source (mmdebstrap
-    takes full `deb` lines as mirrors) and the kernel package pinned to the suite."""
+    takes full `deb` lines as mirrors) and the kernel package pinned to the suite. The line
+    is one apt source, no more: the suite a known one, the mirror one URL."""
+    try:
+        check_suite(suite)
+    except ValueError as exc:
+        raise VirtbenchError(f"linux={suite!r}: {exc}") from None
+    problem = url_problem(mirror)
+    if problem:
+        raise VirtbenchError(f"the guest image's mirror {mirror!r} {problem}; give one "
+                             "http://, https:// or file:// URL")
     return {"sources": [f"deb {mirror} {suite} main"],
             "packages": sorted(f"{p}/{suite}" if p == KERNEL_PACKAGE else p for p in packages),
             "linux_suite": suite}
