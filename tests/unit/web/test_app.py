@@ -89,7 +89,6 @@ def test_the_runs_filters_filter(served):
     ("/runs/nosuchrun", "no run &#x27;nosuchrun&#x27;"),
     ("/series/0123456789ab", "no series &#x27;0123456789ab&#x27;"),
     ("/compare?a=nosuchrun&b=nosuchrun", "no run &#x27;nosuchrun&#x27;"),
-    ("/compare?a=x", "give two runs"),
     ("/nowhere", "no page at /nowhere"),
 ])
 def test_errors_are_404_pages_never_tracebacks(served, path, words):
@@ -97,6 +96,17 @@ def test_errors_are_404_pages_never_tracebacks(served, path, words):
     r = client.get(path)
     assert r.status_code == 404 and "404 · Not found" in r.text and words in r.text
     assert "Traceback" not in r.text and "File \"" not in r.text
+
+
+@pytest.mark.parametrize("query, missing", [("", "a and b"), ("?a=x", "b"), ("?b=x", "a"),
+                                            ("?a=&b=y", "a")])
+def test_compare_without_two_runs_is_a_400_saying_what_to_give(served, query, missing):
+    client, _, _ = served
+    r = client.get(f"/compare{query}")
+    assert r.status_code == 400 and "400 · Bad request" in r.text
+    line = re.search(r'<p class="error">(.*)</p>', r.text)[1]
+    assert line == (f"compare: no run given as {missing}; give two runs, "
+                    "/compare?a=RUN_A&amp;b=RUN_B (their ids are in /runs)")
 
 
 def test_an_ambiguous_prefix_is_a_404_naming_the_candidates(served):

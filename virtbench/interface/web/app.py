@@ -3,13 +3,14 @@
     /                  -> /runs
     /runs              the runs (filters: study, host, status, series)
     /runs/ID           the run's report (today's HTML report; ID may be a unique prefix)
-    /compare?a=&b=     two runs compared (today's `compare`, as HTML)
+    /compare?a=&b=     two runs compared (today's `compare`, as HTML; 400 without a or b)
     /series            the history's index: every series with its latest status
     /series/SID        one series: points, intervals, change points, the noise floor
     /static/plotly.min.js   plotly.js as the plotly package bundles it
 
-Every page is read from the store when asked; nothing is written. An unknown run or series,
-or any other bad input, is a 404 page naming it; a store that stops answering is a 503
+Every page is read from the store when asked; nothing is written. A request short of what
+it must give (/compare without a or b) is a 400 page saying what to give; an unknown run or
+series, or any other bad input, is a 404 page naming it; a store that stops answering is a 503
 page; anything else a 500 page with one line (and one line in the log). No page shows a
 traceback or the store's password."""
 from __future__ import annotations
@@ -73,8 +74,10 @@ def make_app(store) -> Starlette:
 
     def compare(request: Request):
         a, b = request.query_params.get("a"), request.query_params.get("b")
-        if not a or not b:
-            raise VirtbenchError("compare: give two runs, /compare?a=RUN_A&b=RUN_B")
+        if not a or not b:          # a request short of what it must give: 400, not 404
+            missing = " and ".join(k for k, v in (("a", a), ("b", b)) if not v)
+            return _error(400, f"compare: no run given as {missing}; give two runs, "
+                               "/compare?a=RUN_A&b=RUN_B (their ids are in /runs)")
         ra = analysis.analyze_run(store, store.resolve_run_id(a))
         rb = analysis.analyze_run(store, store.resolve_run_id(b))
         return site.with_nav(report.render_compare(analysis.compare_runs(ra, rb), "html"))

@@ -7,6 +7,7 @@ import threading
 from urllib.parse import quote, urlencode
 
 from ...core.urls import scrub
+from ...machinery.host import runproc
 from ...foundations.model.history import HistoryReport
 from ...results.report.formats.history_html import Links
 from ...results.report.formats.html import _page
@@ -47,22 +48,30 @@ def runs_page(store, params: dict[str, str]) -> str:
     facets = store.run_facets()
     filters = [{"name": name, "options": facets[col], "chosen": chosen[name]}
                for name, col in FILTERS]
-    rows = [[{"text": r["id"], "cls": None, "href": run_href(r["id"])}, r["study_name"],
-             {"text": r["status"], "cls": {"complete": "pass", "running": "inconclusive"}
-              .get(r["status"], "fail")},
-             r["host"] or "", r["series"] or "", "yes" if r["quick"] else "",
-             f"{r['started']:%Y-%m-%d %H:%M:%S}",
-             f"{r['finished']:%Y-%m-%d %H:%M:%S}" if r["finished"] else ""] for r in found]
+    now = runproc.here()
+    rows = [_run_row(r, runproc.shown_status(r, now)) for r in found]
     return _page("runs.html.j2", "virtbench runs", [], plotly_src="", nav=NAV,
                  store=store.shown, filters=filters, rows=rows,
                  shown=len(rows), limit=RUNS_SHOWN, run_ids=[r["id"] for r in found],
                  header=["id", "study", "status", "host", "series", "quick", "started",
-                         "finished"])
+                         "finished", "resume with"])
+
+
+def _run_row(r: dict, status: str) -> list:
+    """One run of the list; `status` as shown (a running run whose process is gone from
+    this host is `interrupted`, host/runproc.py)."""
+    return [{"text": r["id"], "cls": None, "href": run_href(r["id"])}, r["study_name"],
+            {"text": status, "cls": {"complete": "pass", "running": "inconclusive"}
+             .get(status, "fail")},
+            r["host"] or "", r["series"] or "", "yes" if r["quick"] else "",
+            f"{r['started']:%Y-%m-%d %H:%M:%S}",
+            f"{r['finished']:%Y-%m-%d %H:%M:%S}" if r["finished"] else "",
+            runproc.resume_hint(r["id"], status)]
 
 
 def error_page(status: int, message: str, *urls: str | None) -> str:
     """An error as a page: its status and one line, any URL's password masked."""
-    words = {404: "Not found", 503: "The store is not answering",
+    words = {400: "Bad request", 404: "Not found", 503: "The store is not answering",
              500: "Something went wrong"}.get(status, "Error")
     return _page("error.html.j2", f"virtbench · {status}", [], plotly_src="", nav=NAV,
                  status=status, words=words, message=scrub(message, *urls))
