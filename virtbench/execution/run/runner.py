@@ -24,6 +24,7 @@ from ...measure import benchmarks, environments
 from ...machinery.kernels import build as kernels
 from ...machinery.host import pinning, workroot
 from ...machinery.host import tools as hosttools
+from ...machinery.host import runproc
 from ...study import targets
 from . import warmup
 from ...core.capabilities import cannot_run
@@ -279,6 +280,8 @@ class Runner:
         outcome = Outcome(run_id=run_id, status="running", skipped_before=len(slots) - len(todo))
         self._say_skipped(prepared)
         self.store.set_run_status(run_id, "running", finished=False)
+        # who runs it (host, boot, pid, start time): `virtbench runs` tells a killed run by it
+        self.store.update_run_detail(run_id, **{runproc.DETAIL_KEY: runproc.this_process()})
         self._announce(prepared, outcome)
         keeper = Keeper(prepared.envs, self.store, run_id, self.console, pin=study.pin)
         detail = self.store.get_run(run_id).get("detail") or {}

@@ -183,14 +183,22 @@ def _print_plan(prepared, out: Console) -> int:
 
 
 def cmd_runs(args, out: Console) -> int:
+    """The latest runs; a `running` run whose process is gone from this host (killed,
+    crashed, rebooted) is shown `interrupted`, with the command that resumes it."""
+    from ...machinery.host import runproc
     from ...foundations.store import Store
     store = Store(args.store, read_only=True)
+    now = runproc.here()
     table = Table(title=f"runs in {store.shown}")
     for col in ("id", "study", "status", "quick", "started", "finished"):
         table.add_column(col)
+    table.add_column("resume with", overflow="fold")     # a command: whole, never cut
     for r in store.list_runs():
-        table.add_row(r["id"], r["study_name"], r["status"], "yes" if r["quick"] else "",
-                      f"{r['started']:%Y-%m-%d %H:%M}", f"{r['finished']:%H:%M}" if r["finished"] else "")
+        status = runproc.shown_status(r, now)
+        table.add_row(r["id"], escape(r["study_name"]), status, "yes" if r["quick"] else "",
+                      f"{r['started']:%Y-%m-%d %H:%M}",
+                      f"{r['finished']:%H:%M}" if r["finished"] else "",
+                      runproc.resume_hint(r["id"], status))
     out.print(table)
     return EXIT_OK
 
