@@ -334,17 +334,19 @@ def cmd_history(args, out: Console, err: Console) -> int:
 
 
 def cmd_serve(args, out: Console, err: Console) -> int:
-    """The web view over the store until Ctrl-C. Read-only: never creates a store."""
+    """The web view over the store until Ctrl-C or SIGTERM (one line, exit 0 either way).
+    Read-only: never creates a store."""
     from ...foundations.store import Store
     from ..web.serve import serve
     store = Store(args.store, read_only=True)
+    how = ""
     try:
-        serve(store, args.host, args.port,
-              say=lambda line: err.print(line, highlight=False, markup=False),
-              warn=lambda line: err.print(line, highlight=False, markup=False))
+        how = serve(store, args.host, args.port,
+                    say=lambda line: err.print(line, highlight=False, markup=False),
+                    warn=lambda line: err.print(line, highlight=False, markup=False))
     except KeyboardInterrupt:
         pass                        # Ctrl-C is how it stops
-    err.print("virtbench serve: stopped", highlight=False)
+    err.print("virtbench serve: stopped" + (f" ({how})" if how else ""), highlight=False)
     return EXIT_OK
 
 

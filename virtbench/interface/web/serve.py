@@ -3,15 +3,29 @@
 The socket is bound here before uvicorn starts, so a port in use or an address that is not
 this host's is one line (exit 2), and `--port 0` takes a free port and says which. Binding
 anywhere but the loopback prints one line: the view has no authentication. Ctrl-C (or
-SIGTERM) stops uvicorn, which finishes the requests in flight; then the store is closed."""
+SIGTERM) stops uvicorn, which finishes the requests in flight; then the store is closed.
+
+uvicorn, once stopped by a signal, raises it again with the handler it found in place: for
+SIGTERM that is ours (`_terminated`), so the command ends in one line and exit 0 instead of
+being killed by the default action (exit 143, nothing said)."""
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
 
 from ...core.errors import VirtbenchError
 
 LOOPBACK = ("localhost",)
+
+
+class ServeTerminated(BaseException):
+    """SIGTERM arrived: serve() ends (a BaseException, like KeyboardInterrupt, so that no
+    `except Exception` on the way takes it for an error)."""
+
+
+def _terminated(signum, _frame) -> None:
+    raise ServeTerminated(signal.Signals(signum).name)
 
 
 def is_loopback(host: str) -> bool:
@@ -51,9 +65,10 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}/"
 
 
-def serve(store, host: str, port: int, say, warn) -> None:
-    """Serve `store` (opened read-only) until Ctrl-C; `say` and `warn` print one line each
-    (the address; the warning when not on the loopback)."""
+def serve(store, host: str, port: int, say, warn) -> str:
+    """Serve `store` (opened read-only) until Ctrl-C (KeyboardInterrupt, as ever) or
+    SIGTERM (returns "SIGTERM"); `say` and `warn` print one line each (the address; the
+    warning when not on the loopback)."""
     try:
         import uvicorn
         from .app import make_app
@@ -61,6 +76,7 @@ def serve(store, host: str, port: int, say, warn) -> None:
         raise VirtbenchError(f"virtbench serve needs {exc.name}: install the web extra "
                              "(pip install 'virtbench[web]')") from None
     sock = bind(host, port)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         if not is_loopback(host):
             warn(f"virtbench serve: listening on {host} without authentication: anyone who "
@@ -72,6 +88,10 @@ def serve(store, host: str, port: int, say, warn) -> None:
         say(f"virtbench serve: {url_of(sock)} reading {store.shown} (read-only); "
             "Ctrl-C stops it")
         server.run(sockets=[sock])
+    except ServeTerminated as stop:
+        return str(stop)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sock.close()
         store.engine.dispose()
+    return ""
