@@ -31,7 +31,8 @@ STORE_FIX = ("give a store URL (sqlite:///PATH or postgresql://...) or leave --s
 
 
 def _named(ch: str) -> str:
-    return NAMES.get(ch) or f"a control character (U+{ord(ch):04X})"
+    kind = "a control character" if unicodedata.category(ch) == "Cc" else "a line separator"
+    return NAMES.get(ch) or f"{kind} (U+{ord(ch):04X})"
 
 
 def text_problem(value: str, prose: bool = False) -> str | None:
