@@ -67,3 +67,38 @@ def test_kill_then_resume_completes_without_loss_or_duplicates(store_url, tmp_pa
     assert store.get_run(run["id"])["status"] == "complete"
     # the resumed part follows the same seeded plan: seq numbers are a permutation
     assert sorted(t["seq"] for t in trials) == list(range(TRIALS * len(CASES)))
+
+
+def _runs_row(run_id: str) -> str:
+    """`virtbench runs`'s row of `run_id` (another process, as a user would type it; wide
+    enough for the row to be one line)."""
+    out = subprocess.run(_virtbench("runs"), capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    return next((line for line in out.stdout.splitlines() if run_id in line), out.stdout)
+
+
+def test_a_killed_run_is_shown_interrupted_with_its_resume_command(store_url):
+    """SIGKILL leaves the run `running` in the store (nothing could say otherwise); `runs`
+    sees its recorded process gone from this host and shows it `interrupted`, with the
+    command that resumes it. While it still ran, it was `running`."""
+    proc = subprocess.Popen(_virtbench("run", "--env", "native", "--bench", "pi", "--trials",
+                                       "40", "--quick", "--min-section", "0", "--no-progress"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _count_trials(store_url) < 1:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no trials stored in time"
+            time.sleep(0.05)
+        run_id = Store(store_url).get_run()["id"]
+        alive = _runs_row(run_id)
+        assert proc.poll() is None, "the run ended before it could be seen running"
+        assert " running " in alive and "--resume" not in alive
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    assert Store(store_url).get_run(run_id)["status"] == "running"     # as the kill left it
+    row = _runs_row(run_id)
+    assert " interrupted " in row and f"virtbench run --resume {run_id}" in row
