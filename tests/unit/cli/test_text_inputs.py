@@ -240,3 +240,19 @@ def test_a_fleet_host_name_on_one_line(name):
     with pytest.raises(VirtbenchError, match="use letters, digits"):
         check_host(name)
     assert check_host("box-1.lab") == "box-1.lab"
+
+
+def test_a_stored_or_received_study_is_checked_again_where_params_are_taken():
+    """A study that did not come through the file or the flags (a resumed run's stored
+    study, a fleet unit from the broker) meets the same check where its benchmarks'
+    parameters are taken (Benchmark.params)."""
+    from virtbench.measure import benchmarks
+    from virtbench.study.design import BenchmarkCase, Study, validate
+    with pytest.raises(VirtbenchError) as exc:
+        validate(Study(name="s", environments=[],
+                       benchmarks=[BenchmarkCase("tcp", {"window": "256k\n-x"})]))
+    assert str(exc.value) == ("benchmark tcp: parameter 'window'='256k\\n-x' holds a newline; "
+                              "write it on one line without control characters")
+    with pytest.raises(VirtbenchError, match=r"parameter 'rate\\r'=1 holds a carriage return"):
+        benchmarks.get("udp").params({"rate\r": 1})
+    assert benchmarks.get("udp").params({"rate": "2G"})["rate"] == "2G"

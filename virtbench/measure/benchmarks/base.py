@@ -8,6 +8,7 @@ from pydantic import ConfigDict, ValidationError, create_model
 
 from ...core.errors import VirtbenchError
 from ...core.outcome import Metric, TrialOutcome
+from ...core.text import text_problem
 from ...foundations.stats.aggregate import Span, Timing
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,6 +88,13 @@ class Benchmark:
         """Defaults, then what the study gave, then (for a smoke run) the quick sizes, which
         win over a study's full-size parameters; unknown keys and wrong types are errors."""
         given = dict(given or {})
+        for key, value in given.items():     # they reach the tool's command line
+            problem = next(filter(None, (text_problem(t) for t in (key, value)
+                                         if isinstance(t, str))), None)
+            if problem:
+                raise VirtbenchError(f"benchmark {self.name}: parameter {key!r}={value!r} "
+                                     f"{problem}; write it on one line without control "
+                                     "characters")
         try:
             valid = self.param_model().model_validate(given)
         except ValidationError as exc:
