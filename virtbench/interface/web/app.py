@@ -39,71 +39,84 @@ def _plotly() -> bytes:
     return plotly_js().encode()
 
 
-def make_app(store) -> Starlette:
-    """The application over `store` (a Store opened with read_only=True)."""
-    cache = site.HistoryCache(store, lambda s: history.history(s))
-    links = site.links()
+class Pages:
+    """The web view's pages over one store: each a method from a request to HTML (or a
+    Response); `endpoint` makes one an endpoint whose every error is a page."""
 
-    def page(build):
+    def __init__(self, store):
+        self.store = store
+        self.cache = site.HistoryCache(store, lambda s: history.history(s))
+        self.links = site.links()
+
+    def endpoint(self, build):
         """An endpoint from `build(request) -> str | Response`, every error a page."""
-        def endpoint(request: Request) -> Response:
+        def call(request: Request) -> Response:
             try:
                 made = build(request)
                 return made if isinstance(made, Response) else HTMLResponse(made)
             except StoreUnavailable as exc:
-                return _error(503, str(exc))
+                return self.error(503, str(exc))
             except VirtbenchError as exc:
-                return _error(404, str(exc))
+                return self.error(404, str(exc))
             except Exception as exc:        # noqa: BLE001 - a page, never a traceback
-                line = scrub(f"{type(exc).__name__}: {exc}".splitlines()[0], store.url)
+                line = scrub(f"{type(exc).__name__}: {exc}".splitlines()[0], self.store.url)
                 log.error("virtbench serve: %s %s: %s", request.method, request.url.path,
                           line)
-                return _error(500, f"{request.url.path}: {line}")
-        return endpoint
+                return self.error(500, f"{request.url.path}: {line}")
+        return call
 
-    def _error(status: int, message: str) -> HTMLResponse:
-        return HTMLResponse(site.error_page(status, message, store.url), status_code=status)
+    def error(self, status: int, message: str) -> HTMLResponse:
+        return HTMLResponse(site.error_page(status, message, self.store.url),
+                            status_code=status)
 
-    def runs(request: Request):
-        return site.runs_page(store, dict(request.query_params))
+    def runs(self, request: Request):
+        return site.runs_page(self.store, dict(request.query_params))
 
-    def run(request: Request):
-        run_id = store.resolve_run_id(request.path_params["run_id"])
-        result = analysis.analyze_run(store, run_id)
+    def run(self, request: Request):
+        run_id = self.store.resolve_run_id(request.path_params["run_id"])
+        result = analysis.analyze_run(self.store, run_id)
         return site.with_nav(report.render(result, "html"))
 
-    def compare(request: Request):
+    def compare(self, request: Request):
         a, b = request.query_params.get("a"), request.query_params.get("b")
         if not a or not b:          # a request short of what it must give: 400, not 404
             missing = " and ".join(k for k, v in (("a", a), ("b", b)) if not v)
-            return _error(400, f"compare: no run given as {missing}; give two runs, "
-                               "/compare?a=RUN_A&b=RUN_B (their ids are in /runs)")
-        ra = analysis.analyze_run(store, store.resolve_run_id(a))
-        rb = analysis.analyze_run(store, store.resolve_run_id(b))
+            return self.error(400, f"compare: no run given as {missing}; give two runs, "
+                                   "/compare?a=RUN_A&b=RUN_B (their ids are in /runs)")
+        ra = analysis.analyze_run(self.store, self.store.resolve_run_id(a))
+        rb = analysis.analyze_run(self.store, self.store.resolve_run_id(b))
         return site.with_nav(report.render_compare(analysis.compare_runs(ra, rb), "html"))
 
-    def series_index(request: Request):
-        return history_html.index_page(cache.get(), links)
+    def series_index(self, request: Request):
+        return history_html.index_page(self.cache.get(), self.links)
 
-    def series(request: Request):
-        found = cache.get()
+    def series(self, request: Request):
+        found = self.cache.get()
         s = history_html.find(found, request.path_params["sid"])
         if s is None:
             raise VirtbenchError(f"no series {request.path_params['sid']!r} in "
-                                 f"{store.shown}; see /series")
-        return history_html.series_page(found, s, links)
+                                 f"{self.store.shown}; see /series")
+        return history_html.series_page(found, s, self.links)
 
-    def plotly(request: Request):
-        return Response(_plotly(), media_type="text/javascript",
-                        headers={"Cache-Control": "max-age=86400"})
+    def not_found(self, request: Request, exc):
+        return self.error(getattr(exc, "status_code", 404),
+                          f"no page at {request.url.path}; see /runs or /series")
 
-    def not_found(request: Request, exc):
-        return _error(getattr(exc, "status_code", 404),
-                      f"no page at {request.url.path}; see /runs or /series")
 
+def _plotly_response(request: Request) -> Response:
+    return Response(_plotly(), media_type="text/javascript",
+                    headers={"Cache-Control": "max-age=86400"})
+
+
+def make_app(store) -> Starlette:
+    """The application over `store` (a Store opened with read_only=True)."""
+    pages = Pages(store)
     routes = [Route("/", lambda r: RedirectResponse("/runs", status_code=302)),
-              Route("/runs", page(runs)), Route("/runs/{run_id}", page(run)),
-              Route("/compare", page(compare)), Route("/series", page(series_index)),
-              Route("/series/{sid}", page(series)),
-              Route("/static/plotly.min.js", plotly)]
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+              Route("/runs", pages.endpoint(pages.runs)),
+              Route("/runs/{run_id}", pages.endpoint(pages.run)),
+              Route("/compare", pages.endpoint(pages.compare)),
+              Route("/series", pages.endpoint(pages.series_index)),
+              Route("/series/{sid}", pages.endpoint(pages.series)),
+              Route("/static/plotly.min.js", _plotly_response)]
+    return Starlette(routes=routes, exception_handlers={404: pages.not_found,
+                                                       405: pages.not_found})
