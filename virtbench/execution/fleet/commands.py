@@ -61,7 +61,9 @@ def need_celery() -> None:
 
 def cmd_worker(args, out: Console, err: Console) -> int:
     need_celery()
+    from ...machinery.host.writes import check_store
     from .worker import serve
+    check_store(args.store, create=True)        # host/writes.py: before the worker serves
     return serve(args.name, _broker(args), args.store, err, args.visibility_timeout)
 
 
@@ -73,12 +75,15 @@ def cmd_fleet(args, out: Console, err: Console) -> int:
 
 
 def _fleet_run(args, out: Console, err: Console) -> int:
+    from ...machinery.host.writes import check_store
     from ...study import design as study_mod, flags as study_flags
     from .enqueue import check_hosts, fleet_run
+    check_store(args.store)                     # host/writes.py
     check_hosts(args.host)
     study = study_mod.load(args.study) if args.study else None
     study = study_flags.with_flags(study, **study_flags.flag_values(args))
     broker = _broker(args)
+    check_store(args.store, create=True)
     fleet_id = fleet_run(study, args.host, broker, args.store, args.worker_timeout)
     out.print(fleet_id, highlight=False)
     sys.stdout.flush()
@@ -96,8 +101,10 @@ def _fleet_run(args, out: Console, err: Console) -> int:
 
 
 def _fleet_status(args, out: Console) -> int:
+    from ...machinery.host.writes import check_store
     from ...foundations.store import Store
     from .status import fleet_status
+    check_store(args.store)                     # host/writes.py: a reader's SQLite too
     store = Store(args.store, read_only=True)
     fleet_id = args.fleet_id
     if fleet_id is None:

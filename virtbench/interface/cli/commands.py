@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -19,6 +18,7 @@ from ...results.report.view import View, width_for
 from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
 from ...core.errors import VirtbenchError
 from ...execution.fleet import commands as fleet_commands
+from ...machinery.host.writes import check_output, check_store, write_output
 
 
 def cmd_envs(args, out: Console) -> int:
@@ -85,15 +85,16 @@ def cmd_run(args, out: Console, err: Console) -> int:
     from ...results import analysis
     from ...study import design as study_mod, flags as study_flags
     from ...execution.run.runner import Runner, prepare, skip_line
-    from ...foundations.store import Store
     if args.retry_failed and not args.resume:
         raise VirtbenchError("--retry-failed needs --resume RUN_ID (the run whose failed "
                              "trials to run again)")
     if args.resume and args.series:
         raise VirtbenchError("--series tags a new run; a resumed run keeps the series it "
                              "started with (drop --series)")
+    if not args.dry_run:
+        check_store(args.store)     # refused before anything is probed, built or run
     if args.resume:
-        store = Store(args.store)
+        store = _open_store(args)
         args.resume = store.resolve_run_id(args.resume)      # a unique prefix will do
         outcome = Runner(store, console=err, show_progress=not args.no_progress).resume(
             args.resume, retry_failed=args.retry_failed)
@@ -113,7 +114,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
             err.print("nothing to run: no environment of this study can run any of its "
                       "benchmarks (see above); no run was stored", highlight=False)
             return EXIT_OK
-        store = Store(args.store)
+        store = _open_store(args)
         outcome = Runner(store, console=err, show_progress=not args.no_progress,
                          series=args.series).start(prepared)
     if outcome.status == "interrupted":
@@ -186,8 +187,7 @@ def cmd_runs(args, out: Console) -> int:
     """The latest runs; a `running` run whose process is gone from this host (killed,
     crashed, rebooted) is shown `interrupted`, with the command that resumes it."""
     from ...machinery.host import runproc
-    from ...foundations.store import Store
-    store = Store(args.store, read_only=True)
+    store = _open_store(args, read_only=True)
     now = runproc.here()
     table = Table(title=f"runs in {store.shown}")
     for col in ("id", "study", "status", "quick", "started", "finished"):
@@ -203,22 +203,37 @@ def cmd_runs(args, out: Console) -> int:
     return EXIT_OK
 
 
-def _emit(text: str, output: str | None, out: Console) -> None:
+def _open_store(args, read_only: bool = False):
+    """The store of --store (or $VIRTBENCH_STORE), opened once its file passed the check of
+    every path virtbench writes as root (host/writes.py): the same for commands that only
+    read, since SQLite makes its files beside the store even for a reader."""
+    from ...foundations.store import Store
+    check_store(args.store, create=not read_only)
+    return Store(args.store, read_only=read_only)
+
+
+def _check_output(args) -> None:
+    """-o FILE refused before anything is read or run (it is checked again when written)."""
+    if getattr(args, "output", None):
+        check_output(args.output, args.store)
+
+
+def _emit(text: str, output: str | None, out: Console, store: str | None = None) -> None:
+    """`text` to stdout, or with -o into FILE, replaced atomically; never over `store`'s
+    file, nor any SQLite database (host/writes.py)."""
     if output:
-        try:
-            Path(output).write_text(text)
-        except OSError as exc:
-            raise VirtbenchError(f"-o {output}: cannot write it ({exc.strerror}); give a file "
-                                 "in a directory that exists and you can write") from None
-        out.print(f"wrote {output}", highlight=False)
+        replaced = write_output(output, text, store)
+        out.print(f"wrote {output}" + (" (replaced the file that was there)" if replaced
+                                       else ""), highlight=False, markup=False,
+                  soft_wrap=True)
     else:
         sys.stdout.write(text)
 
 
 def cmd_report(args, out: Console) -> int:
     from ...results import analysis
-    from ...foundations.store import Store
-    store = Store(args.store, read_only=True)
+    _check_output(args)
+    store = _open_store(args, read_only=True)
     if args.fleet:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
@@ -234,17 +249,17 @@ def cmd_report(args, out: Console) -> int:
                                       baseline=args.baseline, analysis=args.analysis,
                                       correction=args.correction)
     if args.profile:
-        _emit(report.render_profiles(result, args.format), args.output, out)
+        _emit(report.render_profiles(result, args.format), args.output, out, args.store)
         return EXIT_OK
     if getattr(args, "separate", False):
         from ...results.analysis.separate import separating_study
-        _emit(separating_study(result), args.output, out)
+        _emit(separating_study(result), args.output, out, args.store)
         return EXIT_OK
     if args.format == "table" and not args.output:
         from ...results.report.formats.table import print_report
         print_report(result, out, _view(args))
     else:
-        _emit(report.render(result, args.format, _view(args)), args.output, out)
+        _emit(report.render(result, args.format, _view(args)), args.output, out, args.store)
     return EXIT_OK
 
 
@@ -257,8 +272,8 @@ def _view(args):
 
 def cmd_compare(args, out: Console) -> int:
     from ...results import analysis
-    from ...foundations.store import Store
-    store = Store(args.store, read_only=True)
+    _check_output(args)
+    store = _open_store(args, read_only=True)
     if args.fleet:
         from ...execution.fleet.view import host_runs
         run_a, run_b = host_runs(store, args.fleet, args.run_a, args.run_b)
@@ -278,7 +293,7 @@ def cmd_compare(args, out: Console) -> int:
         from ...results.report.formats.table import print_compare
         print_compare(comparison, out)
     else:
-        _emit(report.render_compare(comparison, args.format), args.output, out)
+        _emit(report.render_compare(comparison, args.format), args.output, out, args.store)
     return EXIT_OK
 
 
@@ -289,7 +304,6 @@ def cmd_history(args, out: Console, err: Console) -> int:
     """Runs lined up into series, their changes; with --fail-on, exit 3 on a confirmed
     change (or regression) in the last N runs. Read-only: never creates a store."""
     from ...results import history
-    from ...foundations.store import Store
     if args.last is not None and not args.fail_on:
         raise VirtbenchError("--last N needs --fail-on change|regression (the changes it "
                              "looks for in the last N runs)")
@@ -300,7 +314,9 @@ def cmd_history(args, out: Console, err: Console) -> int:
                                  "-o DIR (a new directory; virtbench makes it)")
         from ..web import static
         static.check_target(args.output)          # before the store is read
-    store = Store(args.store, read_only=True)
+    else:
+        _check_output(args)
+    store = _open_store(args, read_only=True)
     try:
         result = history.history(store, series=args.series, host=args.host,
                                  environments=args.env, benchmarks=args.bench,
@@ -319,7 +335,7 @@ def cmd_history(args, out: Console, err: Console) -> int:
         out.print(f"wrote {where}: index.html and {n - 1} series page(s)", highlight=False,
                   markup=False)
     else:
-        _emit(report.render_history(result, args.format), args.output, out)
+        _emit(report.render_history(result, args.format), args.output, out, args.store)
     if not args.fail_on:
         return EXIT_OK
     found = history.failing(result, args.fail_on, args.last)
@@ -336,9 +352,8 @@ def cmd_history(args, out: Console, err: Console) -> int:
 def cmd_serve(args, out: Console, err: Console) -> int:
     """The web view over the store until Ctrl-C or SIGTERM (one line, exit 0 either way).
     Read-only: never creates a store."""
-    from ...foundations.store import Store
     from ..web.serve import serve
-    store = Store(args.store, read_only=True)
+    store = _open_store(args, read_only=True)
     how = ""
     try:
         how = serve(store, args.host, args.port,
@@ -356,7 +371,7 @@ def cmd_density(args, out: Console, err: Console) -> int:
         from ...results.report.formats.table import print_density
         print_density(result, out)
     else:
-        _emit(report.render_density(result, args.format), args.output, out)
+        _emit(report.render_density(result, args.format), args.output, out, args.store)
     return EXIT_OK
 
 

@@ -37,10 +37,15 @@ def add_parser(sub) -> None:
 
 
 def cmd_density(args, out, err):
-    """Run the sweep the flags describe; bad input raises before anything starts."""
+    """Run the sweep the flags describe; bad input raises before anything starts (the store
+    and -o FILE included: host/writes.py)."""
+    from ...machinery.host.writes import check_output, check_store
     from ...foundations.store import Store
     from ...machinery.vmlife import density as dens
     from ...execution.run.density import Sweep
+    check_store(args.store)
+    if args.output:
+        check_output(args.output, args.store)
     metrics = {}
     for text in args.metric or []:
         bench, sep, metric = text.partition("=")
@@ -58,5 +63,6 @@ def cmd_density(args, out, err):
                   rule=rule, schedule=args.schedule, max_s=args.max_time,
                   reference=not args.no_reference, console=err,
                   show_progress=not args.no_progress, metrics=metrics)
+    check_store(args.store, create=True)
     sweep.store = Store(args.store)
     return sweep.run()

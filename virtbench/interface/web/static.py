@@ -6,7 +6,8 @@ DIR is virtbench's: a new directory, or one an earlier `history --format html` m
 holds MARK), whose pages are then replaced whole. Anything else is refused before the
 history is read, one line naming DIR and the fix: an existing directory that is not empty
 and was not made so, a symbolic link, a file, a directory another user owns or others can
-write, a parent others can rename it out of. The pages are written into a private directory
+write, a parent others can rename it out of, a symbolic link on the way in a directory
+others can write (host/pathwalk.py). The pages are written into a private directory
 beside DIR and renamed into place at the end, so an interrupted write leaves nothing."""
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ...core.errors import VirtbenchError
+from ...machinery.host.pathwalk import PathRefused, walk
 from ...machinery.host.trusted import file_problem
 from ...machinery.host.workroot import parent_problem, trust_problem
 from ...foundations.model.history import HistoryReport
@@ -50,9 +52,17 @@ def pages(report: HistoryReport) -> dict[str, str]:
 def check_target(directory: str | Path) -> Path:
     """DIR as an absolute path, once it is one virtbench may write (see the module); one
     line (VirtbenchError) otherwise. Nothing is written."""
-    out = Path(os.path.abspath(directory))
     named = f"-o {directory}"
     fix = "give a new directory (virtbench makes it)"
+    try:
+        with walk(directory, follow_leaf=False) as reached:    # no link others planted
+            out = reached.path
+    except PathRefused as exc:
+        raise VirtbenchError(f"{named}: {exc}; {fix} in a directory only you (or root) can "
+                             "write") from None
+    except OSError as exc:
+        raise VirtbenchError(f"{named}: cannot reach it ({exc.strerror}); {fix} in a "
+                             "directory you can write") from None
     try:
         pst = os.stat(out.parent)
     except OSError:
