@@ -82,6 +82,8 @@ def cmd_image(args, out: Console) -> int:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    if not args.dry_run:
+        check_store(args.store)     # refused before anything is loaded, probed, built or run
     from ...results import analysis
     from ...study import design as study_mod, flags as study_flags
     from ...execution.run.runner import Runner, prepare, skip_line
@@ -91,8 +93,6 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if args.resume and args.series:
         raise VirtbenchError("--series tags a new run; a resumed run keeps the series it "
                              "started with (drop --series)")
-    if not args.dry_run:
-        check_store(args.store)     # refused before anything is probed, built or run
     if args.resume:
         store = _open_store(args)
         args.resume = store.resolve_run_id(args.resume)      # a unique prefix will do
@@ -231,9 +231,9 @@ def _emit(text: str, output: str | None, out: Console, store: str | None = None)
 
 
 def cmd_report(args, out: Console) -> int:
-    from ...results import analysis
     _check_output(args)
     store = _open_store(args, read_only=True)
+    from ...results import analysis
     if args.fleet:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
@@ -271,9 +271,9 @@ def _view(args):
 
 
 def cmd_compare(args, out: Console) -> int:
-    from ...results import analysis
     _check_output(args)
     store = _open_store(args, read_only=True)
+    from ...results import analysis
     if args.fleet:
         from ...execution.fleet.view import host_runs
         run_a, run_b = host_runs(store, args.fleet, args.run_a, args.run_b)
