@@ -161,8 +161,8 @@ def output_problem(r: Reached, keep: set[tuple[int, int]]) -> str | None:
     """Why `-o` may not write where the walk `r` reached, as a clause after `-o PATH`,
     or None. Reads the first bytes of a file already there."""
     if len(r.rest) > 1:
-        return f": its directory {r.where / r.rest[0]} does not exist; give a file in a " \
-               "directory that exists"
+        return f": cannot write it (its directory {r.where / r.rest[0]} does not exist); " \
+               "give a file in a directory that exists"
     if r.leaf is None:
         return None
     why = file_problem(r.leaf)
