@@ -164,3 +164,22 @@ def test_o_through_a_planted_link_is_refused(capsys, store, tmp_path):
     assert victim.read_bytes() == b"" and not (tmp_path / "new.json").exists()
     assert not (tmp_path / "pages").exists()
     assert writes.check_store(url) == tmp_path / "S.db"
+
+
+@pytest.mark.parametrize("argv", [
+    ["report"], ["compare", "A", "B"], ["history"], ["serve", "--port", "0"],
+    ["density", "--env", "native", "--bench", "pi"],
+    ["worker", "--name", "h1", "--broker", "redis://127.0.0.1:9/0"],
+    ["fleet", "run", "--bench", "pi", "--host", "h1", "--broker", "redis://127.0.0.1:9/0"],
+    ["fleet", "status", "--broker", "redis://127.0.0.1:9/0"],
+], ids=lambda a: "-".join(a[:2]))
+def test_every_command_that_opens_the_store_checks_it_first(capsys, tmp_path, argv):
+    """Readers, the density sweep and the fleet's commands: each refuses a store reached
+    through a link where others can write, before its broker, sweep or server."""
+    d = shared(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"")
+    (d / "s.db").symlink_to(victim)
+    refused(capsys, [*argv, "--store", f"sqlite:///{d / 's.db'}"],
+            f"store {d}/s.db is a symbolic link in {d}")
+    assert victim.read_bytes() == b"" and sorted(os.listdir(d)) == ["s.db"]
