@@ -100,6 +100,12 @@ def test_a_relative_path_walks_from_the_current_directory(tmp_path, monkeypatch)
     (tmp_path / "d").mkdir()
     with pathwalk.walk("d/../d/./new.json") as r:
         assert r.where == tmp_path / "d" and r.rest == ("new.json",)
+    for whole in ("d/..", "/"):
+        with pytest.raises(pathwalk.PathRefused, match="is a directory"):
+            with pathwalk.walk(whole):
+                pass
+    with pytest.raises(VirtbenchError, match=r"^-o / is a directory; give the path of a file$"):
+        writes.write_output("/", "report")
 
 
 # -- the store -------------------------------------------------------------------------------
@@ -270,3 +276,12 @@ def test_a_name_swapped_for_a_link_after_the_check_is_replaced_not_written_throu
     assert writes.write_output(d / "out.json", "report") is False
     assert victim.read_text() == "root's" and (d / "out.json").read_text() == "report"
     assert not (d / "out.json").is_symlink()
+
+
+def test_a_directory_that_cannot_be_made_is_one_line(tmp_path, monkeypatch):
+    def refused_mkdir(*a, **k):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(writes.os, "mkdir", refused_mkdir)
+    with pytest.raises(VirtbenchError, match=r"^store .*/a/s.db: cannot make its directory a "
+                                             r"\(Permission denied\); give a path you can write"):
+        writes.check_store(str(tmp_path / "a" / "s.db"), create=True)

@@ -24,7 +24,12 @@ DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 class PathRefused(Exception):
     """Why a path cannot be walked: a clause naming its part (`X is a symbolic link in D,
-    which ...`); callers put it into their own one line with the fix."""
+    which ...`); callers put it into their own one line with the fix. `link`: the clause is
+    about a link where others can write."""
+
+    def __init__(self, clause: str, link: bool = False):
+        super().__init__(clause)
+        self.link = link
 
 
 def others_write(st: os.stat_result, uid: int | None = None) -> str | None:
@@ -101,6 +106,7 @@ def _walk(path: str, follow_leaf: bool) -> Reached:
                 return Reached(fd, where, (name,), chain, st)
             fd, st = _enter(fd, name, st, where)
             chain.append((where / name, st))
+        raise PathRefused(f"{chain[-1][0]} is a directory")      # `/`, or a path ending in ..
     except BaseException:
         os.close(fd)
         raise
@@ -119,7 +125,8 @@ def _follow(fd: int, link: Path, dir_st: os.stat_result, links: int) -> str:
     be followed."""
     why = others_write(dir_st)
     if why:
-        raise PathRefused(f"{link} is a symbolic link in {link.parent}, which {why}")
+        raise PathRefused(f"{link} is a symbolic link in {link.parent}, which {why}",
+                          link=True)
     if links > MAX_LINKS:
         raise PathRefused(f"{link}: more than {MAX_LINKS} symbolic links on the way")
     return os.readlink(link.name, dir_fd=fd)

@@ -95,7 +95,7 @@ def store_problem(r: Reached) -> str | None:
 def check_store(url: str | None, create: bool = False) -> Path | None:
     """The store's file (its real path) once root may open it (see the module); None for a
     store with no file. `create` (commands that write): directories missing above it are
-    made here, 0755, and checked as any. VirtbenchError (one line) otherwise."""
+    made here (never group- or world-writable, whatever the umask) and checked as any. VirtbenchError (one line) otherwise."""
     given = store_file(url)
     if given is None:
         return None
@@ -107,7 +107,7 @@ def check_store(url: str | None, create: bool = False) -> Path | None:
                 raise VirtbenchError(f"{named}{why}; {STORE_FIX}")
             if len(r.rest) == 1 or not create:
                 return r.path
-            _make_dirs(r)
+            _make_dirs(r, named)
         with walk(given) as r:             # what was made, checked as anything else
             why = store_problem(r)
             if why:
@@ -130,13 +130,19 @@ def said(named: str, given, refused: PathRefused) -> str:
     return f"{named}: {clause}"
 
 
-def _make_dirs(r: Reached) -> None:
-    """The directories in r.rest (all but the last name), made one in another."""
+def _make_dirs(r: Reached, named: str) -> None:
+    """The directories in r.rest (all but the last name), made one in another (0755, less
+    what the umask takes)."""
     fd = os.dup(r.fd)
     try:
         for name in r.rest[:-1]:
-            with contextlib.suppress(FileExistsError):     # the second walk checks it
+            try:
                 os.mkdir(name, 0o755, dir_fd=fd)
+            except FileExistsError:
+                pass                                       # the second walk checks it
+            except OSError as exc:
+                raise VirtbenchError(f"{named}: cannot make its directory {name} "
+                                     f"({exc.strerror}); give a path you can write") from None
             new = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                           dir_fd=fd)
             os.close(fd)
@@ -214,8 +220,9 @@ def _output(path, store_url, data) -> bool:
                 write_atomic(r.fd, r.rest[0], data, _mode(r.leaf))
             return r.leaf is not None
     except PathRefused as exc:
-        raise VirtbenchError(f"{said(named, path, exc)}; give a file in a directory only root "
-                             "(or you) can write, or the file the link names") from None
+        fix = ("give a file in a directory only root (or you) can write, or the file the "
+               "link names") if exc.link else "give the path of a file"
+        raise VirtbenchError(f"{said(named, path, exc)}; {fix}") from None
     except OSError as exc:
         raise VirtbenchError(f"{named}: cannot write it ({exc.strerror}); give a file in a "
                              "directory that exists and you can write") from None
