@@ -1,7 +1,8 @@
 """How a store is reached: its URL (default, normalised, shown without its password, the
-SQLite file behind it), what its SQLite connections are set to (foreign keys, a busy
-timeout, WAL), and the store going away mid-command (StoreUnavailable, exit 3: every public
-method of the Store is guarded)."""
+SQLite file behind it), its engine (make_engine: read-write, or read-only for the commands
+that only read), what its SQLite connections are set to (foreign keys, a busy timeout, WAL),
+the store going away mid-command (StoreUnavailable, exit 3: every public method of the Store
+is guarded) and its disk being full (StoreFull)."""
 from __future__ import annotations
 
 import functools
@@ -9,6 +10,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import platformdirs
 import sqlalchemy as sa
@@ -65,6 +67,57 @@ class StoreUnavailable(VirtbenchError):
         return exc
 
 
+class StoreFull(StoreUnavailable):
+    """The disk the store is on is full (SQLite "database or disk is full", PostgreSQL
+    "could not extend file" / "No space left on device"). Before a run has anything in the
+    store: one line, exit 2; during a run (resumable()): exit 3, what was committed kept."""
+
+    exit_code = 2
+
+    def __init__(self, url: str, reason: str, doing: str):
+        self.url, self.reason, self.doing = url, reason, doing
+        VirtbenchError.__init__(self, f"store {url}: the disk it is on is full ({reason}); "
+                                "free space and run again")
+
+    def resumable(self, run_id: str, doing: str, recorded: int) -> "StoreFull":
+        exc = StoreFull(self.url, self.reason, doing)
+        exc.exit_code = 3
+        exc.args = (f"store {self.url}: the disk it is on is full ({self.reason}) during "
+                    f"{doing}; the {recorded} trial(s) already recorded are kept; free space, "
+                    f"then resume with `virtbench run --resume {run_id}`",)
+        return exc
+
+
+# what a full disk says: SQLite's SQLITE_FULL, PostgreSQL's disk_full (SQLSTATE 53100: "could
+# not extend file ...", "could not write ...: No space left on device")
+_FULL_WORDS = ("database or disk is full", "No space left on device", "could not extend file")
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether `exc` (a DBAPI error, wrapped by SQLAlchemy or not) says the disk is full."""
+    orig = getattr(exc, "orig", None) or exc
+    if getattr(orig, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or \
+            getattr(orig, "sqlstate", None) == "53100":
+        return True
+    return any(words in str(orig) for words in _FULL_WORDS)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of what a database error says (its driver's own words)."""
+    orig = getattr(exc, "orig", None)
+    lines = str(orig if orig is not None else exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def open_error(exc: BaseException, shown: str) -> VirtbenchError:
+    """What a store that cannot be opened says (one line): its disk full, or why not."""
+    if disk_full(exc):
+        return StoreFull(shown, first_line(exc), "opening")
+    first = str(exc).strip().splitlines()[0]
+    return VirtbenchError(f"store {shown}: cannot open ({first}); check the --store URL or "
+                          "$VIRTBENCH_STORE")
+
+
 def _gone(exc: Exception) -> bool:
     """A lost or refused connection, not a bug in a statement."""
     return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)) or \
@@ -79,10 +132,12 @@ def guarded(method):
         try:
             return method(self, *args, **kwargs)
         except sa.exc.DBAPIError as exc:
+            if disk_full(exc):
+                raise StoreFull(self.shown, first_line(exc),
+                                f"Store.{method.__name__}()") from None
             if not _gone(exc):
                 raise
-            reason = str(exc.orig if exc.orig is not None else exc).strip().splitlines()
-            raise StoreUnavailable(self.shown, reason[0] if reason else type(exc).__name__,
+            raise StoreUnavailable(self.shown, first_line(exc),
                                    f"Store.{method.__name__}()") from None
     return call
 
@@ -98,6 +153,38 @@ def sqlite_path(url: str) -> Path | None:
 SQLITE_BUSY_MS = 60_000   # two runs writing one file wait for each other's commit
 
 
+def make_engine(url: str, read_only: bool = False, wal: bool = True) -> sa.Engine:
+    """The engine of the store at `url` (normalised). `read_only`: nothing can be written
+    through it: a SQLite file is opened with mode=ro (SQLite may still make its -wal and -shm
+    files beside a WAL-mode file that has none: its shared index, never the store's data; a
+    read-only connection never checkpoints into the file), a PostgreSQL session's
+    transactions are all READ ONLY. `wal`: a writing engine puts a SQLite file in WAL mode
+    (`store upgrade` leaves the mode as it is until its backup is taken)."""
+    path = sqlite_path(url)
+    target: str | sa.URL = url
+    if read_only and path is not None:
+        target = sa.make_url(url).set(database="file:" + quote(str(path), safe="/"),
+                                      query={**sa.make_url(url).query, "mode": "ro",
+                                             "uri": "true"})
+    # a long-lived process (a fleet worker) outlives a server restart: test pooled
+    # connections before use
+    engine = sa.create_engine(target, pool_pre_ping=url.startswith("postgresql"))
+    if engine.dialect.name == "sqlite":
+        sa.event.listen(engine, "connect",
+                        sqlite_pragmas if wal and not read_only else sqlite_read_pragmas)
+    elif engine.dialect.name == "postgresql" and read_only:
+        sa.event.listen(engine, "connect", _pg_read_only)
+    return engine
+
+
+def _pg_read_only(dbapi_conn, _record):
+    """Every transaction of this session READ ONLY: a write is PostgreSQL's own error."""
+    cur = dbapi_conn.cursor()
+    cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    cur.close()
+    dbapi_conn.commit()         # a SET inside a transaction rolled back would be undone
+
+
 def sqlite_pragmas(dbapi_conn, _record):
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
@@ -108,8 +195,8 @@ def sqlite_pragmas(dbapi_conn, _record):
 
 
 def sqlite_read_pragmas(dbapi_conn, _record):
-    """A reader's: the busy timeout, no change of journal mode (a store virtbench made is
-    already in WAL mode; switching would write to a file it only reads)."""
+    """A reader's (and `store upgrade`'s before its backup): the busy timeout, no change of
+    journal mode (a store virtbench made is already in WAL mode; switching writes the file)."""
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")

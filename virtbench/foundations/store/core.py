@@ -14,14 +14,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from ...core.errors import VirtbenchError
 from .connection import (
     guarded,
+    make_engine,
     no_store,
-    sqlite_pragmas,
-    sqlite_read_pragmas,
     normalize_url,
+    open_error,
     shown_url,
     sqlite_path,
 )
-from .upgrade import current_revision, open_schema
+from .upgrade import check_readable, current_revision, open_schema
 from .sample import Sample, identified
 from .schema import (
     boots,
@@ -73,35 +73,44 @@ PREFIX_SHOWN = 5     # the candidates an ambiguous run-id prefix names
 
 
 class Store:
-    def __init__(self, url: str | None = None, read_only: bool = False):
-        """Open the store at `url` (default: default_url()). `read_only` (what the commands
-        that only read use: runs, report, compare, fleet status): a store that does not
-        exist yet is one line and exit 2, and nothing is created (no directory, no file, no
-        tables); an existing one is read as it is (still upgraded when older)."""
+    def __init__(self, url: str | None = None, read_only: bool = False, create: bool = True):
+        """Open the store at `url` (default: default_url()).
+
+        `read_only` (the commands that only read: runs, report, compare, history, serve,
+        fleet status): nothing is ever written through it (make_engine: SQLite mode=ro,
+        PostgreSQL read-only transactions); a store that does not exist is one line, exit 2,
+        and nothing is created (no directory, no file, no tables); a store at another
+        revision than HEAD is one line (an older one names `virtbench store upgrade`),
+        never upgraded. Otherwise the store is brought to HEAD (created when `create`, the
+        default; `create=False`, `run --resume`: a store that does not exist is the same one
+        line, nothing created)."""
         self.url = normalize_url(url)
         self.shown = shown_url(self.url)      # for messages: no password
         path = sqlite_path(self.url)
-        if read_only and path is not None and not path.is_file():
+        existing = read_only or not create
+        if existing and path is not None and not path.is_file():
             raise no_store(str(path))
-        if path is not None and not read_only:
+        if path is not None and not existing:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            # a long-lived process (a fleet worker) outlives a server restart: test pooled
-            # connections before use
-            self.engine = sa.create_engine(self.url,
-                                           pool_pre_ping=self.url.startswith("postgresql"))
-            if self.engine.dialect.name == "sqlite":
-                sa.event.listen(self.engine, "connect",
-                                sqlite_read_pragmas if read_only else sqlite_pragmas)
-            if read_only and current_revision(self.engine) is None and \
-                    not sa.inspect(self.engine).has_table("runs"):
+            self.engine = make_engine(self.url, read_only=read_only)
+            try:
+                self._open(path, existing, read_only)
+            except VirtbenchError:
                 self.engine.dispose()
-                raise no_store(str(path) if path is not None else self.shown)
-            open_schema(self.engine, self.shown)
+                raise
         except (SQLAlchemyError, ImportError) as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise VirtbenchError(f"store {self.shown}: cannot open ({first}); "
-                                 "check the --store URL or $VIRTBENCH_STORE") from None
+            raise open_error(exc, self.shown) from None
+
+    def _open(self, path, existing: bool, read_only: bool) -> None:
+        """The store's revision checked (read_only), or the store brought to HEAD."""
+        revision = current_revision(self.engine) if existing else None
+        if existing and revision is None and not sa.inspect(self.engine).has_table("runs"):
+            raise no_store(str(path) if path is not None else self.shown)
+        if read_only:
+            check_readable(revision, self.shown)
+        else:
+            open_schema(self.engine, self.shown)
 
     # -- runs ----------------------------------------------------------------------------
     def create_run(self, study: dict, seed: int, quick: bool, version: str, host: str,

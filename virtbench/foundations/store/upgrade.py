@@ -1,6 +1,7 @@
 """Opening a store at the head schema revision.
 
-Every store carries its revision in Alembic's `alembic_version` table. Opening one:
+Every store carries its revision in Alembic's `alembic_version` table. Opening one to write
+(`run`, `worker`, `fleet`; `virtbench store upgrade` does it explicitly: upgrade_store):
 - at head (the common case: every command opens the store): one SELECT, nothing else;
 - empty: the tables of schema.py are created and stamped head, in one transaction;
 - made by a virtbench older than revisions (tables, no alembic_version): the columns added
@@ -8,17 +9,22 @@ Every store carries its revision in Alembic's `alembic_version` table. Opening o
 - at an older revision: Alembic upgrades it to head (revisions/versions);
 - at a revision this code does not know (a newer virtbench wrote it): a one-line error,
   nothing written.
+Opening one only to read (runs, report, compare, history, serve, fleet status): at head it is
+read; at any other revision it is refused in one line (check_readable), never upgraded.
 Creation and upgrades hold a lock (PostgreSQL: an advisory lock; SQLite: BEGIN IMMEDIATE) so
 that two processes opening one new store at once create it once.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
 
 from ...core.errors import VirtbenchError
+from .backup import sqlite_backup
+from .connection import make_engine, normalize_url, open_error, shown_url, sqlite_path
 from .schema import metadata
 
 # every revision in revisions/versions, oldest first (tests check the two agree)
@@ -51,18 +57,107 @@ def open_schema(engine: sa.Engine, url: str) -> None:
         revision = _read_revision(conn)        # someone may have done it while we waited
         if revision == HEAD:
             return
-        if revision is None:
-            if not sa.inspect(conn).has_table("runs"):
-                metadata.create_all(conn)
-                _stamp(conn, HEAD)
-                return
-            add_legacy_columns(conn)
-            metadata.create_all(conn, tables=[t for t in metadata.sorted_tables
-                                              if t.name in _TABLES_0001])
-            _stamp(conn, "0001")
-            revision = "0001"
-        _check_known(revision, url)
-        _alembic_upgrade(conn)
+        if revision is None and not sa.inspect(conn).has_table("runs"):
+            metadata.create_all(conn)
+            _stamp(conn, HEAD)
+            return
+        _migrate(conn, revision, url)
+
+
+def _migrate(conn: sa.Connection, revision: str | None, url: str) -> None:
+    """Upgrade the store of `conn` (holding the lock) from `revision` (None: made before
+    revisions) to HEAD."""
+    _check_known(revision, url)
+    if revision is None:
+        add_legacy_columns(conn)
+        metadata.create_all(conn, tables=[t for t in metadata.sorted_tables
+                                          if t.name in _TABLES_0001])
+        _stamp(conn, "0001")
+    _alembic_upgrade(conn)
+
+
+class StoreTooOld(VirtbenchError):
+    """A command that only reads met a store of an older revision (exit 2): it never
+    upgrades one; `virtbench store upgrade` does."""
+
+
+def check_readable(revision: str | None, url: str) -> None:
+    """What a command that only reads can read: a store at HEAD. Its queries select columns
+    that later revisions added (runs.detail in 0005, runs.series in 0006, samples' metric
+    identity in 0004), so an older store is refused in one line naming `virtbench store
+    upgrade`, and a newer one as always (StoreTooNew)."""
+    if revision == HEAD:
+        return
+    _check_known(revision, url)
+    was = f"schema revision {revision}" if revision else "no schema revision (made before revisions)"
+    raise StoreTooOld(f"store {url} has {was}, older than this virtbench's head {HEAD}; "
+                      "commands that only read never upgrade a store: run `virtbench store "
+                      f"upgrade --store {url}` (or any `virtbench run` on it)")
+
+
+@dataclass(frozen=True)
+class Upgraded:
+    """What `virtbench store upgrade` did: the store (as shown), the revision it found (None:
+    made before revisions), HEAD, the backup it took (SQLite) and the store's dialect."""
+
+    shown: str
+    before: str | None
+    after: str
+    backup: Path | None
+    dialect: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def upgrade_store(url: str | None) -> Upgraded:
+    """`virtbench store upgrade`: bring the store at `url` to HEAD. A missing store is one
+    line and nothing is created; at HEAD nothing is written; a SQLite file is first backed
+    up beside it (backup.py) under the lock the upgrade then holds; PostgreSQL has no file
+    to copy (the caller says so)."""
+    url = normalize_url(url)
+    shown = shown_url(url)
+    path = sqlite_path(url)
+    if path is not None and not path.is_file():
+        raise _nothing_to_upgrade(str(path))
+    try:
+        before, dialect = _look(url, shown, path)
+        if before == HEAD:
+            return Upgraded(shown, HEAD, HEAD, None, dialect)
+        engine = make_engine(url, wal=False)    # the journal mode is changed by no one here
+        try:
+            with _locked(engine) as conn:
+                before = _read_revision(conn)   # someone may have done it while we waited
+                if before == HEAD:
+                    return Upgraded(shown, HEAD, HEAD, None, dialect)
+                _check_known(before, shown)
+                backup = sqlite_backup(path, before, shown) if path is not None else None
+                _migrate(conn, before, shown)
+        finally:
+            engine.dispose()
+    except (sa.exc.SQLAlchemyError, ImportError) as exc:
+        raise open_error(exc, shown) from None
+    return Upgraded(shown, before, HEAD, backup, dialect)
+
+
+def _look(url: str, shown: str, path: Path | None) -> tuple[str | None, str]:
+    """The store's revision and dialect, read through a read-only engine; a store that does
+    not exist (no tables of virtbench's) is one line."""
+    engine = make_engine(url, read_only=True)
+    try:
+        revision = current_revision(engine)
+        if revision is None and not sa.inspect(engine).has_table("runs"):
+            raise _nothing_to_upgrade(str(path) if path is not None else shown)
+        _check_known(revision, shown)
+        return revision, engine.dialect.name
+    finally:
+        engine.dispose()
+
+
+def _nothing_to_upgrade(where: str) -> VirtbenchError:
+    return VirtbenchError(f"no store at {where}: nothing to upgrade; check --store or "
+                          "$VIRTBENCH_STORE")
 
 
 def current_revision(engine: sa.Engine) -> str | None:

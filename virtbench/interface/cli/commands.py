@@ -1,5 +1,5 @@
 """The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, history,
-serve, density, worker, fleet."""
+serve, density, worker, fleet, store."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ from rich.table import Table
 # Only what building the parser needs is imported here; each command imports what it uses
 # when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
 # (scipy), the environments or the runner.
-from . import density, qemu
+from . import density, qemu, storecmd
 from ...results import report
 from ...results.report.view import View, width_for
 from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
@@ -93,8 +93,12 @@ def cmd_run(args, out: Console, err: Console) -> int:
     if args.resume and args.series:
         raise VirtbenchError("--series tags a new run; a resumed run keeps the series it "
                              "started with (drop --series)")
+    if args.resume and args.dry_run:
+        raise VirtbenchError("--dry-run prints a new run's plan and touches no store; a "
+                             "resumed run runs what its stored plan is missing (see it with "
+                             f"`virtbench report {args.resume}`): drop --dry-run or --resume")
     if args.resume:
-        store = _open_store(args)
+        store = _open_store(args, create=False)   # none there: one line, nothing created
         args.resume = store.resolve_run_id(args.resume)      # a unique prefix will do
         outcome = Runner(store, console=err, show_progress=not args.no_progress).resume(
             args.resume, retry_failed=args.retry_failed)
@@ -203,13 +207,15 @@ def cmd_runs(args, out: Console) -> int:
     return EXIT_OK
 
 
-def _open_store(args, read_only: bool = False):
+def _open_store(args, read_only: bool = False, create: bool = True):
     """The store of --store (or $VIRTBENCH_STORE), opened once its file passed the check of
     every path virtbench writes as root (host/writes.py): the same for commands that only
-    read, since SQLite makes its files beside the store even for a reader."""
+    read, since SQLite makes its files beside the store even for a reader. `read_only`:
+    never written (mode=ro); `create=False`: one that does not exist is one line and
+    nothing is created (`run --resume`)."""
     from ...foundations.store import Store
-    check_store(args.store, create=not read_only)
-    return Store(args.store, read_only=read_only)
+    check_store(args.store, create=create and not read_only)
+    return Store(args.store, read_only=read_only, create=create)
 
 
 def _check_output(args) -> None:
@@ -394,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
                 "history": lambda a, o: cmd_history(a, o, err),
                 "serve": lambda a, o: cmd_serve(a, o, err),
                 "density": lambda a, o: cmd_density(a, o, err), "qemu": qemu.cmd_qemu,
+                "store": storecmd.cmd_store,
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}
     try:

@@ -11,7 +11,7 @@ from ... import __version__
 from ...results import report
 from ...core import defaults, ranges, suggest
 from ...core.text import line_flag, store_flag
-from . import density, qemu
+from . import density, qemu, storecmd
 from ...execution.fleet import commands as fleet_commands
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -345,4 +345,5 @@ def build_parser() -> argparse.ArgumentParser:
     fleet_commands.add_parsers(sub, add_study_flags)
     density.add_parser(sub)
     qemu.add_parser(sub, _Parser)
+    storecmd.add_parser(sub, _Parser)
     return p
