@@ -146,7 +146,7 @@ def sqlite_path(url: str) -> Path | None:
     """The file of a `sqlite:///PATH` URL; None for other URLs and in-memory databases."""
     if not url.startswith("sqlite:///"):
         return None
-    path = url[len("sqlite:///"):].split("?", 1)[0]
+    path = sa.make_url(url).database    # as SQLAlchemy reads it (%-escapes decoded)
     return Path(path) if path and path != ":memory:" else None
 
 

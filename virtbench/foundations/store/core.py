@@ -93,24 +93,29 @@ class Store:
         if path is not None and not existing:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.engine = make_engine(self.url, read_only=read_only)
-            try:
-                self._open(path, existing, read_only)
-            except VirtbenchError:
-                self.engine.dispose()
-                raise
+            if existing:        # looked at read-only first: a writing connection writes
+                self.engine = make_engine(self.url, read_only=True)
+                self._look(path, read_only)
+            if not read_only:
+                self.engine = make_engine(self.url)
+                open_schema(self.engine, self.shown)
         except (SQLAlchemyError, ImportError) as exc:
             raise open_error(exc, self.shown) from None
 
-    def _open(self, path, existing: bool, read_only: bool) -> None:
-        """The store's revision checked (read_only), or the store brought to HEAD."""
-        revision = current_revision(self.engine) if existing else None
-        if existing and revision is None and not sa.inspect(self.engine).has_table("runs"):
-            raise no_store(str(path) if path is not None else self.shown)
-        if read_only:
-            check_readable(revision, self.shown)
-        else:
-            open_schema(self.engine, self.shown)
+    def _look(self, path, read_only: bool) -> None:
+        """A store that does not exist is one line; read_only: one at another revision than
+        HEAD too. Otherwise the engine stays open when read_only, is closed if not."""
+        try:
+            revision = current_revision(self.engine)
+            if revision is None and not sa.inspect(self.engine).has_table("runs"):
+                raise no_store(str(path) if path is not None else self.shown)
+            if read_only:
+                check_readable(revision, self.shown)
+        except BaseException:
+            self.engine.dispose()
+            raise
+        if not read_only:
+            self.engine.dispose()
 
     # -- runs ----------------------------------------------------------------------------
     def create_run(self, study: dict, seed: int, quick: bool, version: str, host: str,
