@@ -9,18 +9,12 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 schema.py: the tables; core.py: the Store; connection.py: its URL, its engine (read-write or
 read-only), SQLite settings, the store going away and its disk full; upgrade.py: opening a
 store at the head revision, and `store upgrade`; backup.py: the backup of a SQLite store
-before that; revisions/: the Alembic revisions.
+before that; values.py: JSON-safe values, run ids, output tails; revisions/: the Alembic
+revisions.
 """
 from .connection import StoreFull, StoreUnavailable, default_url, normalize_url
-from .core import (
-    OUTPUT_TAIL_BYTES,
-    Sample,
-    Store,
-    jsonable,
-    new_run_id,
-    now,
-    output_tail,
-)
+from .core import Sample, Store
+from .values import OUTPUT_TAIL_BYTES, jsonable, new_run_id, now, output_tail
 from .upgrade import (
     HEAD,
     REVISIONS,

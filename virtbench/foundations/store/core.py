@@ -5,9 +5,6 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 """
 from __future__ import annotations
 
-import secrets
-from datetime import datetime, timezone
-
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -22,6 +19,7 @@ from .connection import (
     sqlite_path,
 )
 from .upgrade import check_readable, current_revision, open_schema
+from .values import jsonable, new_run_id, now, output_tail
 from .sample import Sample, identified
 from .schema import (
     boots,
@@ -34,40 +32,6 @@ from .schema import (
     trials,
     warnings,
 )
-
-def jsonable(value):
-    """`value` with anything JSON cannot hold (paths, enums...) as text, for JSON columns."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-# what a failed trial keeps of each of its output streams: the last 64 KiB (a successful
-# trial keeps its whole output, as its parser read it)
-OUTPUT_TAIL_BYTES = 64 * 1024
-
-
-def output_tail(text: str | None, limit: int = OUTPUT_TAIL_BYTES) -> tuple[str, int | None]:
-    """(the last `limit` bytes of `text` as UTF-8, its whole size in bytes when it was cut,
-    else None). Pure; a character cut in two at the start is dropped."""
-    text = text or ""
-    data = text.encode("utf-8", errors="replace")
-    if len(data) <= limit:
-        return text, None
-    return data[-limit:].decode("utf-8", errors="ignore"), len(data)
-
-
-def new_run_id() -> str:
-    return now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-
 
 PREFIX_SHOWN = 5     # the candidates an ambiguous run-id prefix names
 
