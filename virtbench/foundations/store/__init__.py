@@ -13,6 +13,7 @@ before that; values.py: JSON-safe values, run ids, output tails; revisions/: the
 revisions.
 """
 from .connection import StoreFull, StoreUnavailable, default_url, normalize_url
+from .rows import DamagedRow
 from .core import Sample, Store
 from .values import OUTPUT_TAIL_BYTES, jsonable, new_run_id, now, output_tail
 from .upgrade import (
@@ -26,5 +27,6 @@ from .upgrade import (
 )
 
 __all__ = ["Store", "Sample", "StoreUnavailable", "StoreFull", "StoreTooNew", "StoreTooOld",
-           "default_url", "normalize_url", "jsonable", "now", "new_run_id", "upgrade",
-           "upgrade_store", "Upgraded", "HEAD", "REVISIONS", "OUTPUT_TAIL_BYTES", "output_tail"]
+           "DamagedRow", "default_url", "normalize_url", "jsonable", "now", "new_run_id",
+           "upgrade", "upgrade_store", "Upgraded", "HEAD", "REVISIONS", "OUTPUT_TAIL_BYTES",
+           "output_tail"]

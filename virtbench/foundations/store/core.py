@@ -5,6 +5,8 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 """
 from __future__ import annotations
 
+from datetime import datetime
+
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -20,6 +22,8 @@ from .connection import (
 )
 from .upgrade import check_readable, current_revision, open_schema
 from .values import jsonable, new_run_id, now, output_tail
+from .rows import (BOOT, DETAIL, ENVIRONMENT, EVIDENCE, FLEET, PROFILE, RUN, SAMPLE, SERVED,
+                   SLOT, SUPERSEDED, TRIAL, WARNING, checked, listed_run, text_or_none)
 from .sample import Sample, identified
 from .schema import (
     boots,
@@ -34,7 +38,6 @@ from .schema import (
 )
 
 PREFIX_SHOWN = 5     # the candidates an ambiguous run-id prefix names
-
 
 class Store:
     def __init__(self, url: str | None = None, read_only: bool = False, create: bool = True):
@@ -109,8 +112,10 @@ class Store:
     def update_run_detail(self, run_id: str, **parts) -> dict:
         """Merge `parts` into the run's detail (runs.detail, a JSON object); returns it."""
         with self.engine.begin() as c:
-            row = c.execute(sa.select(runs.c.detail).where(runs.c.id == run_id)).first()
-            detail = dict((row.detail if row is not None else None) or {})
+            row = c.execute(sa.select(*DETAIL.columns()).where(runs.c.id == run_id)).first()
+            if row is not None:
+                row = DETAIL.check(row, run_id, "its row of runs")
+            detail = dict((row["detail"] if row is not None else None) or {})
             detail.update(jsonable(parts))
             c.execute(runs.update().where(runs.c.id == run_id).values(detail=detail))
         return detail
@@ -119,14 +124,15 @@ class Store:
         """A run by id, or the latest when run_id is None; a one-line error if absent."""
         with self.engine.connect() as c:
             if run_id is None:
-                row = c.execute(runs.select().order_by(runs.c.started.desc()).limit(1)).first()
+                row = c.execute(sa.select(*RUN.columns()).order_by(runs.c.started.desc())
+                                .limit(1)).first()
                 if row is None:
                     raise VirtbenchError(f"store {self.shown} holds no runs yet; "
                                          "start one with `virtbench run`")
             else:
-                row = c.execute(runs.select().where(
+                row = c.execute(sa.select(*RUN.columns()).where(
                     runs.c.id == self.resolve_run_id(run_id))).first()
-        return dict(row._mapping)
+        return RUN.check(row, text_or_none(row.id), "its row of runs")
 
     def resolve_run_id(self, text: str) -> str:
         """The run whose id is `text` or, when none is, the one run whose id starts with it;
@@ -148,8 +154,9 @@ class Store:
 
     def list_runs(self, limit: int | None = 20, **where: str | None) -> list[dict]:
         """The latest runs first (`limit` of them; None: all); `where`: only those whose
-        study_name, host, status or series equals the value given (None: any)."""
-        q = runs.select()
+        study_name, host, status or series equals the value given (None: any). A damaged
+        row is listed with status "damaged" and its line under "damaged" (listed_run)."""
+        q = sa.select(*RUN.columns())
         for column, value in where.items():
             if column not in ("study_name", "host", "status", "series"):
                 raise ValueError(f"list_runs: no filter on {column!r}")
@@ -158,32 +165,34 @@ class Store:
         q = q.order_by(runs.c.started.desc(), runs.c.id.desc())
         with self.engine.connect() as c:
             rows = c.execute(q if limit is None else q.limit(limit))
-            return [dict(r._mapping) for r in rows]
+            return [listed_run(r) for r in rows]
 
     def run_facets(self) -> dict[str, list[str]]:
         """The distinct studies, hosts, statuses and series of the store's runs, sorted: what
         the web view's filters offer."""
         with self.engine.connect() as c:
             return {col: sorted(v for (v,) in c.execute(sa.select(runs.c[col]).distinct())
-                                if v is not None)
+                                if isinstance(v, str))
                     for col in ("study_name", "host", "status", "series")}
 
     def complete_runs(self, series: str | None = None, host: str | None = None) -> list[dict]:
         """Every complete run, oldest first (what `virtbench history` lines up); only those
-        tagged into `series`, only those of `host`, when given."""
-        q = runs.select().where(runs.c.status == "complete")
+        tagged into `series`, only those of `host`, when given. A damaged row is listed as
+        list_runs lists it (status "damaged", its line under "damaged")."""
+        q = sa.select(*RUN.columns()).where(runs.c.status == "complete")
         if series is not None:
             q = q.where(runs.c.series == series)
         if host is not None:
             q = q.where(runs.c.host == host)
         with self.engine.connect() as c:
-            return [dict(r._mapping) for r in c.execute(q.order_by(runs.c.started, runs.c.id))]
+            return [listed_run(r) for r in c.execute(q.order_by(runs.c.started, runs.c.id))]
 
     def series_names(self) -> list[str]:
         """The named series the store's runs are tagged into, sorted."""
         with self.engine.connect() as c:
             return sorted(r[0] for r in c.execute(
-                sa.select(runs.c.series).where(runs.c.series.is_not(None)).distinct()))
+                sa.select(runs.c.series).where(runs.c.series.is_not(None)).distinct())
+                if isinstance(r[0], str))
 
     # -- fleets --------------------------------------------------------------------------
     def create_fleet(self, study: dict, hosts: list[str]) -> str:
@@ -195,23 +204,24 @@ class Store:
 
     def get_fleet(self, fleet_id: str) -> dict:
         with self.engine.connect() as c:
-            row = c.execute(fleets.select().where(fleets.c.id == fleet_id)).first()
+            row = c.execute(sa.select(*FLEET.columns()).where(fleets.c.id == fleet_id)).first()
         if row is None:
             raise VirtbenchError(f"no fleet run {fleet_id!r} in {self.shown}; "
                                  "list them with `virtbench fleet status`")
-        return dict(row._mapping)
+        return FLEET.check(row, None, f"the row of fleet {fleet_id} in fleets")
 
     def list_fleets(self, limit: int = 20) -> list[dict]:
         with self.engine.connect() as c:
-            rows = c.execute(fleets.select().order_by(fleets.c.created.desc()).limit(limit))
-            return [dict(r._mapping) for r in rows]
+            rows = c.execute(sa.select(*FLEET.columns()).order_by(fleets.c.created.desc())
+                             .limit(limit))
+            return [FLEET.check(r, None, f"the row of fleet {r.id} in fleets") for r in rows]
 
     def fleet_runs(self, fleet_id: str) -> list[dict]:
         """The runs of a fleet run, oldest first (a host has one, or more if it was rerun)."""
         with self.engine.connect() as c:
-            rows = c.execute(runs.select().where(runs.c.fleet == fleet_id)
+            rows = c.execute(sa.select(*RUN.columns()).where(runs.c.fleet == fleet_id)
                              .order_by(runs.c.started))
-            return [dict(r._mapping) for r in rows]
+            return [RUN.check(r, text_or_none(r.id), "its row of runs") for r in rows]
 
     # -- environments --------------------------------------------------------------------
     def upsert_environment(self, run_id: str, label: str, **values) -> None:
@@ -226,9 +236,10 @@ class Store:
 
     def environments(self, run_id: str) -> list[dict]:
         with self.engine.connect() as c:
-            rows = c.execute(environments.select().where(environments.c.run_id == run_id)
+            rows = c.execute(sa.select(*ENVIRONMENT.columns())
+                             .where(environments.c.run_id == run_id)
                              .order_by(environments.c.id))
-            return [dict(r._mapping) for r in rows]
+            return checked(ENVIRONMENT, rows, run_id, "environments")
 
     # -- trials and samples ----------------------------------------------------------------
     def record_trial(self, run_id: str, *, environment: str, benchmark: str,
@@ -265,9 +276,9 @@ class Store:
     def done_slots(self, run_id: str) -> set[tuple[str, str, int]]:
         """(environment, benchmark, trial) of every trial already recorded (warm-ups too)."""
         with self.engine.connect() as c:
-            rows = c.execute(sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial)
-                             .where(trials.c.run_id == run_id))
-            return {(r.environment, r.benchmark, r.trial) for r in rows}
+            rows = c.execute(sa.select(*SLOT.columns()).where(trials.c.run_id == run_id))
+            return {(r["environment"], r["benchmark"], r["trial"])
+                    for r in checked(SLOT, rows, run_id, "trials")}
 
     def supersede_failed(self, run_id: str) -> int:
         """Move the run's failed trials to superseded_trials (kept, out of the run's trials)
@@ -275,57 +286,54 @@ class Store:
         their row's detail ("samples"). One transaction."""
         cols = [c.name for c in trials.columns if c.name not in ("id", "detail")]
         with self.engine.begin() as c:
-            rows = c.execute(trials.select().where(trials.c.run_id == run_id,
-                                                   trials.c.status == "failed")).fetchall()
+            rows = checked(TRIAL, c.execute(sa.select(*TRIAL.columns()).where(
+                trials.c.run_id == run_id, trials.c.status == "failed")), run_id, "trials")
             if not rows:
                 return 0
-            ids = [r.id for r in rows]
+            ids = [r["id"] for r in rows]
             kept: dict[int, list[dict]] = {}
-            for s in c.execute(samples.select().where(samples.c.trial_id.in_(ids))
-                               .order_by(samples.c.id)):
-                kept.setdefault(s.trial_id, []).append(
-                    {"metric": s.metric, "value": s.value, "unit": s.unit,
-                     "higher_is_better": bool(s.higher_is_better)})
+            for s in checked(EVIDENCE, c.execute(sa.select(*EVIDENCE.columns()).where(
+                    samples.c.trial_id.in_(ids)).order_by(samples.c.id)), run_id, "samples"):
+                kept.setdefault(s["trial_id"], []).append(
+                    {"metric": s["metric"], "value": s["value"], "unit": s["unit"],
+                     "higher_is_better": s["higher_is_better"]})
             stamp = now()
 
-            def detail(r) -> dict | None:
-                d = dict(r.detail or {})
-                if r.id in kept:
-                    d["samples"] = kept[r.id]
+            def detail(r: dict) -> dict | None:
+                d = dict(r["detail"] or {})
+                if r["id"] in kept:
+                    d["samples"] = kept[r["id"]]
                 return d or None
             c.execute(superseded_trials.insert(), [
-                {"trial_id": r.id, "superseded": stamp, "detail": detail(r),
-                 **{k: getattr(r, k) for k in cols}} for r in rows])
+                {"trial_id": r["id"], "superseded": stamp, "detail": detail(r),
+                 **{k: r[k] for k in cols}} for r in rows])
             c.execute(samples.delete().where(samples.c.trial_id.in_(ids)))
             c.execute(trials.delete().where(trials.c.id.in_(ids)))
         return len(rows)
 
     def superseded_trials(self, run_id: str) -> list[dict]:
         with self.engine.connect() as c:
-            rows = c.execute(superseded_trials.select()
+            rows = c.execute(sa.select(*SUPERSEDED.columns())
                              .where(superseded_trials.c.run_id == run_id)
                              .order_by(superseded_trials.c.id))
-            return [dict(r._mapping) for r in rows]
+            return checked(SUPERSEDED, rows, run_id, "superseded_trials")
 
     def trials(self, run_id: str, include_warmup: bool = False) -> list[dict]:
         """The run's trials in run order; warm-up trials only when asked for."""
-        q = trials.select().where(trials.c.run_id == run_id)
+        q = sa.select(*TRIAL.columns()).where(trials.c.run_id == run_id)
         if not include_warmup:
             q = q.where(trials.c.warmup == sa.false())
         with self.engine.connect() as c:
             rows = c.execute(q.order_by(trials.c.seq))
-            return [dict(r._mapping) for r in rows]
+            return checked(TRIAL, rows, run_id, "trials")
 
     def samples(self, run_id: str, include_warmup: bool = False,
                 include_failed: bool = False) -> list[dict]:
         """Every sample of a run's successful trials with its trial's environment, benchmark,
         index and status, and its metric's identity (base_metric, scope, instance). Warm-up trials' samples only when asked for, and failed trials'
         (what they measured before failing) likewise: neither is ever statistics."""
-        q = (sa.select(trials.c.environment, trials.c.benchmark, trials.c.trial, trials.c.seq,
-                       trials.c.status, samples.c.metric, samples.c.value, samples.c.unit,
-                       samples.c.higher_is_better, samples.c.base_metric, samples.c.scope,
-                       samples.c.instance)
-             .join(samples, samples.c.trial_id == trials.c.id)
+        q = (sa.select(*SAMPLE.columns())
+             .select_from(trials.join(samples, samples.c.trial_id == trials.c.id))
              .where(trials.c.run_id == run_id)
              .order_by(trials.c.seq, samples.c.id))
         if not include_warmup:
@@ -333,7 +341,11 @@ class Store:
         if not include_failed:
             q = q.where(trials.c.status == "ok")
         with self.engine.connect() as c:
-            return [dict(r._mapping) for r in c.execute(q)]
+            out = [SAMPLE.check(r, run_id, f"its row {r.sample_id} of samples")
+                   for r in c.execute(q)]
+        for row in out:
+            del row["sample_id"]
+        return out
 
     # -- boots -----------------------------------------------------------------------------
     def record_boot(self, run_id: str, environment: str, reason: str,
@@ -357,15 +369,16 @@ class Store:
     def boots(self, run_id: str) -> list[dict]:
         """Every boot of the run with the trial numbers it served."""
         with self.engine.connect() as c:
-            rows = [dict(r._mapping) for r in c.execute(
-                boots.select().where(boots.c.run_id == run_id).order_by(boots.c.id))]
-            served = c.execute(sa.select(trials.c.environment, trials.c.boot, trials.c.benchmark,
-                                         trials.c.trial)
-                               .where(trials.c.run_id == run_id, trials.c.boot.is_not(None))
-                               .order_by(trials.c.seq)).fetchall()
+            rows = checked(BOOT, c.execute(sa.select(*BOOT.columns()).where(
+                boots.c.run_id == run_id).order_by(boots.c.id)), run_id, "boots")
+            served = checked(SERVED, c.execute(
+                sa.select(*SERVED.columns())
+                .where(trials.c.run_id == run_id, trials.c.boot.is_not(None))
+                .order_by(trials.c.seq)), run_id, "trials")
         for row in rows:
-            row["trials"] = [(t.benchmark, t.trial) for t in served
-                             if t.environment == row["environment"] and t.boot == row["boot"]]
+            row["trials"] = [(t["benchmark"], t["trial"]) for t in served
+                             if t["environment"] == row["environment"]
+                             and t["boot"] == row["boot"]]
         return rows
 
     # -- warnings ------------------------------------------------------------------------
@@ -386,9 +399,9 @@ class Store:
 
     def profiles(self, run_id: str) -> list[dict]:
         with self.engine.connect() as c:
-            rows = c.execute(profiles.select().where(profiles.c.run_id == run_id)
+            rows = c.execute(sa.select(*PROFILE.columns()).where(profiles.c.run_id == run_id)
                              .order_by(profiles.c.id))
-            return [dict(r._mapping) for r in rows]
+            return checked(PROFILE, rows, run_id, "profiles")
 
     def add_warning(self, run_id: str, kind: str, message: str, environment: str | None = None,
                     benchmark: str | None = None, metric: str | None = None) -> None:
@@ -399,10 +412,10 @@ class Store:
 
     def warnings(self, run_id: str) -> list[dict]:
         with self.engine.connect() as c:
-            rows = c.execute(warnings.select().where(warnings.c.run_id == run_id)
+            rows = c.execute(sa.select(*WARNING.columns()).where(warnings.c.run_id == run_id)
                              .order_by(warnings.c.id))
-            return [{k: v for k, v in r._mapping.items() if k not in ("id", "run_id")}
-                    for r in rows]
+            return [{k: v for k, v in r.items() if k not in ("id", "run_id")}
+                    for r in checked(WARNING, rows, run_id, "warnings")]
 
 
 # every public method: a lost store is one StoreUnavailable line, never a traceback
