@@ -8,15 +8,20 @@ from __future__ import annotations
 import random
 import tomllib
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import StrictBool, StrictStr, TypeAdapter, ValidationError
+
 from ..measure import benchmarks
 from ..core import defaults
-from . import claims as study_claims, schema as study_schema
+from . import claims as study_claims, schema as study_schema, stored
+from .baseline import resolve_baseline, Candidate
 from ..measure.environments import EnvSpec
 from ..measure.environments.spec import NAME_OPTION
 from ..core.errors import VirtbenchError
+from ..foundations.store.rows import DamagedRow
 from .schema import (
     AUTO,
     DEFAULT_ALPHA,
@@ -24,18 +29,34 @@ from .schema import (
     DEFAULT_THRESHOLD,
     DEFAULT_TRIALS,
     DEFAULT_WARMUP,
+    Alpha,
+    Analysis,
+    Blocks,
+    Correction,
+    CpuShareLimit,
+    MinSection,
+    Pin,
+    Profile,
+    Resolution,
+    Seconds,
+    Seed,
+    StealLimit,
+    Threshold,
+    Trials,
+    Warmup,
 )
+from .stored import ClaimEntry, PublishedEntry
 
 
 @dataclass
 class BenchmarkCase:
     """One benchmark with the parameters a study gave it, under a label unique in the study."""
 
-    name: str
+    name: StrictStr
     params: dict[str, Any] = field(default_factory=dict)
-    label: str = ""
+    label: StrictStr = ""
     # where virtbench's method deviates from the published study's, shown beside its figures
-    method_note: str | None = None
+    method_note: StrictStr | None = None
 
     def __post_init__(self):
         if not self.label:
@@ -59,55 +80,59 @@ def _text(value: Any) -> str:
 
 @dataclass
 class EnvironmentEntry:
-    spec: str
+    spec: StrictStr
     # What virtbench lacks to start this environment here (e.g. "xen"): the study still lists
     # it, so the design is complete and its published figures are shown, but a run skips it.
-    requires: str | None = None
-    note: str | None = None
+    requires: StrictStr | None = None
+    note: StrictStr | None = None
     # A machine the user names in targets.toml (virtbench.study.targets): the environment runs as
     # that entry's spec (ssh:..., libvirt:...) and stands for this one (its published figures).
-    target: str | None = None
+    target: StrictStr | None = None
     # the spec of another environment of the study this one is also compared with (a tuning
     # against the untuned guest): verdicts against both it and the baseline, from one run
-    versus: str | None = None
+    versus: StrictStr | None = None
 
     def parsed(self) -> EnvSpec:
         return EnvSpec.parse(self.spec)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Study:
-    name: str
-    environments: list[EnvironmentEntry]
-    benchmarks: list[BenchmarkCase]
-    trials: int = DEFAULT_TRIALS
-    baseline: str | None = None
-    threshold_pct: float = DEFAULT_THRESHOLD
-    seed: int | None = None
-    quick: bool = False
-    source: str | None = None
-    published: list[dict] = field(default_factory=list)   # figures of the source, see _published
-    warmup: int = DEFAULT_WARMUP     # unmeasured trials per environment x benchmark first
-    pin: str = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
-    alpha: float = DEFAULT_ALPHA     # significance level of the verdicts
-    profile: str | None = None       # "exits": one profiled trial per guest x benchmark
-    analysis: str = defaults.ANALYSIS      # the verdicts' analysis: "paired" or "unpaired"
-    correction: str = defaults.CORRECTION  # over the family of rows: "holm" (FWER) or "bh" (FDR)
-    claims: list[dict] = field(default_factory=list)   # the published studies' claims, study_claims.py
+    """A study, resolved (a study file, flags over it) and then frozen: the plan and every
+    later layer read it, none writes to it (a new run's baseline and seed are chosen into a
+    copy, runner.Prepared.for_run). Read back from the store (from_dict) every value is
+    checked by the same types and ranges as a study file's (schema.py)."""
+    name: StrictStr
+    environments: list[EnvironmentEntry] = field(default_factory=list)
+    benchmarks: list[BenchmarkCase] = field(default_factory=list)
+    trials: Trials = DEFAULT_TRIALS
+    baseline: StrictStr | None = None
+    threshold_pct: Threshold = DEFAULT_THRESHOLD
+    seed: Seed | None = None
+    quick: StrictBool = False
+    source: StrictStr | None = None
+    published: list[PublishedEntry] = field(default_factory=list)   # the source's, _published
+    warmup: Warmup = DEFAULT_WARMUP  # unmeasured trials per environment x benchmark first
+    pin: Pin = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
+    alpha: Alpha = DEFAULT_ALPHA     # significance level of the verdicts
+    profile: Profile | None = None   # "exits": one profiled trial per guest x benchmark
+    analysis: Analysis = defaults.ANALYSIS       # the verdicts' analysis: "paired" or "unpaired"
+    correction: Correction = defaults.CORRECTION  # over the family of rows: "holm" or "bh"
+    claims: list[ClaimEntry] = field(default_factory=list)   # the published studies' claims
     # trials = "auto" (adaptive): `trials` is then min_trials, the blocks every case gets
     # first; then blocks for the undecided cases until decided, max_trials or the budget
-    adaptive: bool = False
-    min_trials: int = defaults.MIN_TRIALS
-    max_trials: int = defaults.MAX_TRIALS
-    budget_s: float | None = None    # wall-clock bound of an adaptive run, whole run
+    adaptive: StrictBool = False
+    min_trials: Blocks = defaults.MIN_TRIALS
+    max_trials: Blocks = defaults.MAX_TRIALS
+    budget_s: Seconds | None = None  # wall-clock bound of an adaptive run, whole run
     # a finer question of an adaptive run's passes: run on (to max_trials) until a change of
     # resolution_pct % is ruled out too; None: stop when every verdict is decided
-    resolution_pct: float | None = None
-    min_section_s: float = defaults.MIN_SECTION_S   # shorter measured sections repeat
-    duet: bool = False               # each block's pair measured at once on disjoint CPUs
+    resolution_pct: Resolution | None = None
+    min_section_s: MinSection = defaults.MIN_SECTION_S   # shorter measured sections repeat
+    duet: StrictBool = False         # each block's pair measured at once on disjoint CPUs
     # a trial over either limit is disturbed: kept, left out of the statistics (disturbance.py)
-    steal_limit_pct: float = defaults.STEAL_LIMIT_PCT
-    cpu_share_limit: float = defaults.CPU_SHARE_LIMIT
+    steal_limit_pct: StealLimit = defaults.STEAL_LIMIT_PCT
+    cpu_share_limit: CpuShareLimit = defaults.CPU_SHARE_LIMIT
 
     @property
     def trials_text(self) -> str:
@@ -130,12 +155,38 @@ class Study:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Study":
-        d = dict(d)
+    def from_dict(cls, d: Any, run_id: str | None = None) -> "Study":
+        """A stored study (to_dict()'s, or an older run's) as a Study, every value checked as
+        a study file's is; a key an older run lacks falls back to core/defaults.py
+        (stored.fallbacks). DamagedRow (one line naming run `run_id`) when a value is not
+        valid; keys this version does not know are left out (known_keys says which)."""
+        if not isinstance(d, dict):
+            raise DamagedRow(run_id, "its stored study", "it is not a table")
+        d = {**stored.fallbacks(), **d}
         d.pop("method_notes", None)      # derived from the benchmarks
-        d["environments"] = [EnvironmentEntry(**e) for e in d["environments"]]
-        d["benchmarks"] = [BenchmarkCase(**b) for b in d["benchmarks"]]
-        return cls(**d)
+        if d.get("trials") == AUTO:      # a study dict as written, not as the runner stores it
+            d["adaptive"], d["trials"] = True, d["min_trials"]
+        try:
+            study = _study_adapter().validate_python(d)
+            study_schema.check_bounds(study.min_trials, study.max_trials)
+        except ValidationError as exc:
+            raise DamagedRow(run_id, "its stored study",
+                             stored.problem(exc.errors()[0])) from None
+        except VirtbenchError as exc:
+            raise DamagedRow(run_id, "its stored study", str(exc)) from None
+        return study
+
+
+@cache
+def _study_adapter() -> TypeAdapter:
+    return TypeAdapter(Study)
+
+
+def unknown_keys(d: dict) -> list[str]:
+    """The keys of a stored study this version's Study does not hold (a run stored by
+    another virtbench): reading ignores them, resuming refuses them."""
+    known = set(Study.__dataclass_fields__) | {"method_notes"}
+    return sorted(k for k in d if k not in known)
 
 
 def _fail(path, what: str) -> VirtbenchError:
@@ -143,23 +194,9 @@ def _fail(path, what: str) -> VirtbenchError:
 
 
 def default_baseline(baseline: str | None, labels) -> str | None:
-    """A stored run's baseline: the one it stored, or `native` when it has it and stored
-    none (runs stored before the planned baseline below was stored with them)."""
-    if baseline is None and "native" in labels:
-        return "native"
-    return baseline
-
-
-def planned_baseline(baseline: str | None, labels) -> str | None:
-    """The baseline a new run is planned (and stored) with: the study's; when it names none,
-    `native` if the study has it, else the first of two or more environments (as hyperfine
-    compares with its first command: `--env qemu --env qemu:binary=...,name=q10` asks what
-    q10 costs against qemu)."""
-    labels = list(labels)
-    chosen = default_baseline(baseline, labels)
-    if chosen is None and len(labels) > 1:
-        return labels[0]
-    return chosen
+    """A stored run's baseline (resolve_baseline's rule): the one it stored, or `native`
+    when it has it and stored none (runs stored before the planned baseline was stored)."""
+    return resolve_baseline(None, [Candidate(label) for label in labels], stored=baseline)
 
 
 def load(path: str | Path) -> Study:
@@ -195,19 +232,19 @@ def load(path: str | Path) -> Study:
                                      {c.label for c in cases}, {c.label: c.name for c in cases})
     except VirtbenchError as exc:
         raise _fail(path, str(exc)) from None
-    study = Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
-                  baseline=doc.baseline, threshold_pct=float(doc.threshold),
-                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
-                  pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
-                  correction=doc.correction,
-                  claims=claims, min_trials=doc.min_trials, max_trials=doc.max_trials,
-                  min_section_s=float(doc.min_section), duet=doc.duet,
-                  steal_limit_pct=float(doc.steal_limit),
-                  cpu_share_limit=float(doc.cpu_share_limit),
-                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
-                  resolution_pct=doc.resolution)
-    set_trials(study, doc.trials)
-    return study
+    adaptive, trials = trials_setting(doc.trials, doc.min_trials)
+    return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
+                 trials=trials, adaptive=adaptive,
+                 baseline=doc.baseline, threshold_pct=float(doc.threshold),
+                 seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
+                 pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
+                 correction=doc.correction,
+                 claims=claims, min_trials=doc.min_trials, max_trials=doc.max_trials,
+                 min_section_s=float(doc.min_section), duet=doc.duet,
+                 steal_limit_pct=float(doc.steal_limit),
+                 cpu_share_limit=float(doc.cpu_share_limit),
+                 budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
+                 resolution_pct=doc.resolution)
 
 
 def spec_resolver(envs: list[EnvironmentEntry]) -> Callable[[str], str]:
@@ -264,12 +301,12 @@ def check_resolution(study: Study) -> None:
                              f"threshold ({study.threshold_pct:g} %), e.g. 5")
 
 
-def set_trials(study: Study, trials: int | str) -> None:
-    """trials = N (fixed blocks) or "auto" (adaptive: min_trials blocks first)."""
+def trials_setting(trials: int | str, min_trials: int) -> tuple[bool, int]:
+    """(adaptive, trials) of trials = N (fixed blocks) or "auto" (adaptive: min_trials
+    blocks first)."""
     if trials == AUTO:
-        study.adaptive, study.trials = True, study.min_trials
-    else:
-        study.adaptive, study.trials = False, int(trials)
+        return True, min_trials
+    return False, int(trials)
 
 
 def normalize_spec(spec: str) -> str:

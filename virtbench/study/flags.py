@@ -4,11 +4,15 @@ making a study from flags alone, for `run`, `fleet run` and the density sweep.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..measure import benchmarks
 from . import schema as study_schema
 from ..core.errors import VirtbenchError
-from .design import (BenchmarkCase, EnvironmentEntry, Study, normalize_spec, set_trials,
-                     spec_resolver)
+from ..measure.environments import EnvSpec
+from ..measure.environments.spec import NAME_OPTION
+from .baseline import Candidate, resolve_baseline
+from .design import BenchmarkCase, EnvironmentEntry, Study, trials_setting
 
 QUICK_TRIALS = 5         # --quick without --trials caps a study's trials at this: a smoke run.
                          # Paired pass/fail (band claims) often decide with 5 blocks; a
@@ -67,59 +71,75 @@ def with_flags(study: Study | None, envs: list[str] | None = None,
                min_trials: int | None = None, max_trials: int | None = None,
                budget: str | None = None, min_section: float | None = None,
                duet: bool = False, resolution: float | None = None) -> Study:
-    """Apply command-line flags on top of a study (or make one from flags alone).
+    """Command-line flags applied on top of a study (or a study made from flags alone): a
+    new Study, the one given left as it was.
 
     `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
     (with their parameters and method notes); with parameters it is a benchmark of its own.
     """
-    if study is None:
-        study = Study(name="adhoc", environments=[], benchmarks=[])
+    study = study or Study(name="adhoc", environments=[], benchmarks=[])
+    given = {"profile": profile, "analysis": analysis, "correction": correction,
+             "seed": _checked_seed(seed),
+             "budget_s": study_schema.duration_s(budget, "--budget") if budget is not None
+             else None,
+             "resolution_pct": float(resolution) if resolution is not None else None,
+             "min_section_s": _checked_min_section(min_section),
+             "min_trials": _checked_blocks("--min-trials", min_trials),
+             "max_trials": _checked_blocks("--max-trials", max_trials)}
+    changes = {key: value for key, value in given.items() if value is not None}
     if envs:
-        study.environments = [EnvironmentEntry(s) for s in envs]
+        changes["environments"] = [EnvironmentEntry(s) for s in envs]
     if benches:
-        chosen: list[BenchmarkCase] = []
-        for text in benches:
-            name, items = parse_bench_spec(text)
-            known = [c for c in study.benchmarks if c.label == name] or \
-                    [c for c in study.benchmarks if c.name == name]
-            chosen += known if known and not items else [bench_case(text, quick)]
-        study.benchmarks = chosen
-    if min_trials is not None:
-        study.min_trials = min_trials
-    if max_trials is not None:
-        study.max_trials = max_trials
-    study_schema.check_bounds(study.min_trials, study.max_trials)
-    if budget is not None:
-        study.budget_s = study_schema.duration_s(budget, "--budget")
-    if resolution is not None:
-        study.resolution_pct = float(resolution)
-    if min_section is not None:
-        if not 0 <= min_section <= 3600:
-            raise VirtbenchError(f"--min-section {min_section:g}: give 0 (off) to 3600 seconds")
-        study.min_section_s = float(min_section)
-    study.duet = study.duet or duet
-    if trials is not None:
-        set_trials(study, trials)
-    elif study.adaptive:
-        study.trials = study.min_trials       # --min-trials given for a study's "auto"
-    if baseline is not None:
-        _pin_published_reference(study)
-        study.baseline = baseline
-    if seed is not None:
-        study.seed = seed
-    study.quick = study.quick or quick
-    if profile is not None:
-        study.profile = profile
-    if analysis is not None:
-        study.analysis = analysis
-    if correction is not None:
-        study.correction = correction
-    if quick and trials is None and not study.adaptive:
+        changes["benchmarks"] = _benches(study, benches, quick)
+    lowest = changes.get("min_trials", study.min_trials)
+    study_schema.check_bounds(lowest, changes.get("max_trials", study.max_trials))
+    adaptive, count = (trials_setting(trials, lowest) if trials is not None
+                       else (study.adaptive, lowest if study.adaptive else study.trials))
+    if quick and trials is None and not adaptive:
         # a smoke run: enough trials for a CI and a p-value, not the full design's count
-        study.trials = min(study.trials, QUICK_TRIALS)
-    if not study.environments:
-        study.environments = [EnvironmentEntry("native")]
-    return study
+        count = min(count, QUICK_TRIALS)
+    if baseline is not None:
+        changes["published"] = _pinned_published(study)
+        changes["baseline"] = baseline
+    changes.update(adaptive=adaptive, trials=count, duet=study.duet or duet,
+                   quick=study.quick or quick)
+    if not changes.get("environments", study.environments):
+        changes["environments"] = [EnvironmentEntry("native")]
+    return replace(study, **changes)
+
+
+def _benches(study: Study, benches: list[str], quick: bool) -> list[BenchmarkCase]:
+    """The benchmark cases `--bench` flags name: the study's own of that label or name
+    (a flag without parameters), else a case of the flag's own."""
+    chosen: list[BenchmarkCase] = []
+    for text in benches:
+        name, items = parse_bench_spec(text)
+        known = [c for c in study.benchmarks if c.label == name] or \
+                [c for c in study.benchmarks if c.name == name]
+        chosen += known if known and not items else [bench_case(text, quick)]
+    return chosen
+
+
+def _checked_min_section(value: float | None) -> float | None:
+    if value is None:
+        return None
+    if not 0 <= value <= 3600:
+        raise VirtbenchError(f"--min-section {value:g}: give 0 (off) to 3600 seconds")
+    return float(value)
+
+
+def _checked_blocks(flag: str, value: int | None) -> int | None:
+    """--min-trials / --max-trials: the range a study file's min_trials and max_trials
+    have (schema.Blocks), so that what a run stores reads back as valid."""
+    if value is not None and not 2 <= value <= 100_000:
+        raise VirtbenchError(f"{flag} {value}: give 2 to 100000 blocks, e.g. {flag} 6")
+    return value
+
+
+def _checked_seed(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise VirtbenchError(f"--seed {value}: give 0 or more, e.g. --seed 42")
+    return value
 
 
 FLAGS = ("envs", "benches", "trials", "baseline", "seed", "quick", "profile", "analysis",
@@ -134,19 +154,24 @@ def flag_values(args) -> dict:
     return {key: getattr(args, _ARGS.get(key, key), None) for key in FLAGS}
 
 
-def _pin_published_reference(study: Study) -> None:
+def _pinned_published(study: Study) -> list[dict]:
     """A published figure without `versus` is against the study file's baseline; before
     --baseline replaces that, name it, so the measured ratio beside the figure stays against
     the same reference (a tuned guest's verdicts against the untuned guest must not turn the
-    paper's guest-vs-native figure into guest-vs-itself)."""
-    specs = {normalize_spec(e.spec) for e in study.environments}
-    own = study.baseline or ("native" if "native" in specs else None)
+    paper's guest-vs-native figure into guest-vs-itself). The study's figures, pinned."""
+    candidates = []
+    for e in study.environments:
+        try:
+            parsed = EnvSpec.parse(e.spec)
+        except VirtbenchError:
+            continue
+        name = parsed.options.get(NAME_OPTION)
+        candidates.append(Candidate(str(parsed), e.spec, (name,) if name else ()))
     try:
-        own = spec_resolver(study.environments)(own) if own else None
+        own = resolve_baseline(study.baseline, candidates)
     except VirtbenchError:
-        return              # a baseline named by a label: left to the run's baseline, as before
-    if own not in specs:
-        return
-    for p in study.published:
-        if p.get("versus") is None:
-            p["versus"] = own
+        own = None          # a baseline named by a label: left to the run's baseline, as before
+    if own is None:
+        return list(study.published)
+    return [p if p.get("versus") is not None else {**p, "versus": own}
+            for p in study.published]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 from pydantic_core import PydanticCustomError
 
 from ..measure import benchmarks
@@ -58,6 +58,25 @@ def _checked(prose: bool):
 # description, a claim's text) may span lines, but holds no other control character.
 Line = Annotated[str, AfterValidator(_checked(prose=False))]
 Prose = Annotated[str, AfterValidator(_checked(prose=True))]
+
+
+# The valid values of a study's settings: a study file's (StudyFile below) and a stored run's
+# study (design.Study, checked when a run is read back) are checked by the same ones
+Trials = Annotated[int, Strict(), Field(ge=1, le=100_000)]
+Blocks = Annotated[int, Strict(), Field(ge=2, le=100_000)]          # min_trials, max_trials
+Resolution = Annotated[float, Strict(), Field(gt=0, lt=100)]
+MinSection = Annotated[float, Strict(), Field(ge=0, le=3600)]
+StealLimit = Annotated[float, Strict(), Field(gt=0, le=100)]
+CpuShareLimit = Annotated[float, Strict(), Field(ge=0, le=1)]
+Threshold = Annotated[float, Strict(), Field(**defaults.THRESHOLD_RANGE.bounds())]
+Alpha = Annotated[float, Strict(), Field(**defaults.ALPHA_RANGE.bounds())]
+Seed = Annotated[int, Strict(), Field(ge=0)]
+Warmup = Annotated[int, Strict(), Field(ge=0, le=1000)]
+Seconds = Annotated[float, Strict(), Field(gt=0)]                    # a budget, as seconds
+Pin = Literal["auto", "off"]
+Profile = Literal["exits"]
+Analysis = Literal["paired", "unpaired"]
+Correction = Literal["holm", "bh"]
 
 
 class _Table(BaseModel):
@@ -110,24 +129,24 @@ class ClaimTable(_Table):
 class StudyFile(_Table):
     name: Line | None = Field(None, min_length=1)
     description: Prose | None = None
-    trials: Annotated[int, Field(ge=1, le=100_000)] | Literal["auto"] = DEFAULT_TRIALS
-    min_trials: int = Field(defaults.MIN_TRIALS, ge=2, le=100_000)
-    max_trials: int = Field(defaults.MAX_TRIALS, ge=2, le=100_000)
+    trials: Trials | Literal["auto"] = DEFAULT_TRIALS
+    min_trials: Blocks = defaults.MIN_TRIALS
+    max_trials: Blocks = defaults.MAX_TRIALS
     budget: Line | None = Field(None, min_length=1)
-    resolution: float | None = Field(None, gt=0, lt=100)
-    min_section: float = Field(defaults.MIN_SECTION_S, ge=0, le=3600)
+    resolution: Resolution | None = None
+    min_section: MinSection = defaults.MIN_SECTION_S
     duet: bool = False
-    steal_limit: float = Field(defaults.STEAL_LIMIT_PCT, gt=0, le=100)
-    cpu_share_limit: float = Field(defaults.CPU_SHARE_LIMIT, ge=0, le=1)
+    steal_limit: StealLimit = defaults.STEAL_LIMIT_PCT
+    cpu_share_limit: CpuShareLimit = defaults.CPU_SHARE_LIMIT
     baseline: Line | None = None
-    threshold: float = Field(DEFAULT_THRESHOLD, **defaults.THRESHOLD_RANGE.bounds())
-    seed: int | None = Field(None, ge=0)
-    warmup: int = Field(DEFAULT_WARMUP, ge=0, le=1000)
-    pin: Literal["auto", "off"] = DEFAULT_PIN
-    alpha: float = Field(DEFAULT_ALPHA, **defaults.ALPHA_RANGE.bounds())
-    profile: Literal["exits"] | None = None
-    analysis: Literal["paired", "unpaired"] = defaults.ANALYSIS
-    correction: Literal["holm", "bh"] = defaults.CORRECTION
+    threshold: Threshold = DEFAULT_THRESHOLD
+    seed: Seed | None = None
+    warmup: Warmup = DEFAULT_WARMUP
+    pin: Pin = DEFAULT_PIN
+    alpha: Alpha = DEFAULT_ALPHA
+    profile: Profile | None = None
+    analysis: Analysis = defaults.ANALYSIS
+    correction: Correction = defaults.CORRECTION
     environment: list[EnvironmentTable] = Field(default_factory=list)
     benchmark: list[BenchmarkTable] = Field(default_factory=list)
     published: list[PublishedTable] = Field(default_factory=list)

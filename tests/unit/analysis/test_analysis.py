@@ -46,10 +46,11 @@ def test_explicit_pairs_and_bad_pairs():
 def test_a_study_environments_note_reaches_the_report():
     from virtbench.results.analysis.stored import environment_note
     from virtbench.results.report.fmt.header import header_lines
-    study = {"environments": [
+    from virtbench.study.design import Study
+    study = Study.from_dict({"name": "s", "environments": [
         {"spec": "qemu:disk=ide,e1000_itr=0", "note": "stand-in for 'NAPI removed'"},
         {"spec": "xen:vcpus=1", "note": "XenServer in the paper", "target": "xs"},
-        {"spec": "native", "note": None}]}
+        {"spec": "native", "note": None}]})
     env = {"spec": "qemu:disk=ide,e1000_itr=0", "metadata": {}}
     assert environment_note(study, env) == "stand-in for 'NAPI removed'"
     target = {"spec": "ssh:host=h", "metadata": {"stands_for": "xen:vcpus=1"}}

@@ -215,10 +215,14 @@ def test_a_row_compared_unpaired_says_so_in_every_text_format(tmp_path):
 
 def test_adaptive_trials_are_read_sequentially_in_the_stored_form_and_as_written():
     from virtbench.results.analysis.stored import analysis_mode
-    assert analysis_mode({"adaptive": True, "trials": 6}, None) == "sequential"
-    assert analysis_mode({"trials": "auto"}, None) == "sequential"
-    assert analysis_mode({"adaptive": False, "trials": 6}, None) == "paired"
-    assert analysis_mode({"adaptive": True, "trials": 6}, "unpaired") == "unpaired"
+    from virtbench.study.design import Study
+
+    def mode(study: dict, asked=None) -> str:
+        return analysis_mode(Study.from_dict({"name": "s", **study}), asked)
+    assert mode({"adaptive": True, "trials": 6}) == "sequential"
+    assert mode({"trials": "auto"}) == "sequential"
+    assert mode({"adaptive": False, "trials": 6}) == "paired"
+    assert mode({"adaptive": True, "trials": 6}, "unpaired") == "unpaired"
 
 
 def test_the_report_says_how_adaptive_trials_ended_and_which_sections_were_repeated(tmp_path):

@@ -56,12 +56,20 @@ def test_outlier_warning_names_the_stored_trial_number(store_url):
     assert w["message"].startswith("trial 12 (300)")
 
 
-def test_run_settings_reads_run_meta_first_then_benchmark_notes():
-    from virtbench.results.analysis import run_settings
-    study = {"benchmarks": [{"label": "dd", "method_note": "conv=fdatasync"}, {"label": "pi"}]}
-    assert run_settings({"study": study}) == (0.05, {"dd": "conv=fdatasync"})
-    meta = {"alpha": 0.02, "method_notes": {"pi": "k=17"}}
-    assert run_settings({"study": study, "meta": meta}) == (0.02, {"pi": "k=17"})
+def test_method_notes_are_the_stored_ones_else_the_benchmarks_own():
+    from virtbench.results.analysis.settings import settings_of
+    from virtbench.study.stored import method_notes
+    study = {"name": "t", "benchmarks": [{"name": "dd", "label": "dd",
+                                          "method_note": "conv=fdatasync"},
+                                         {"name": "pi", "label": "pi"}]}
+    assert method_notes(study) is None
+    assert method_notes({**study, "method_notes": {"pi": "k=17"}}) == {"pi": "k=17"}
+
+    class NoEnvironments:
+        def environments(self, run_id):
+            return []
+    s = settings_of(NoEnvironments(), {"id": "r", "study": study})
+    assert s.notes == {"dd": "conv=fdatasync"} and s.alpha == 0.05
 
 
 def test_a_baseline_of_zero_gives_no_ratio_instead_of_a_crash(store_url):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,8 +102,7 @@ def test_steal_read_from_the_host_s_proc_stat_disturbs_the_trial(tmp_path, proc)
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     out = io.StringIO()
     guest = Guest("g", proc, {2: (21, 0.95)})           # 21 of 63 ticks stolen: 33 %
-    study = one_study(trials=3)
-    study.steal_limit_pct = 10.0
+    study = replace(one_study(trials=3), steal_limit_pct=10.0)
     prepared = Prepared(study, {"g": guest}, {"kernel": (Kernel(), {})}, None)
     run = Runner(store, console=Console(file=out, width=300), show_progress=False).start(prepared)
     marked = _marked(store, run.run_id)

@@ -53,10 +53,15 @@ def test_a_family_too_large_for_any_number_of_blocks():
 
 
 def test_a_new_run_without_native_is_compared_with_its_first_environment():
-    from virtbench.study.design import default_baseline, planned_baseline
-    assert planned_baseline(None, ["qemu", "q10"]) == "qemu"
-    assert planned_baseline(None, ["qemu", "native"]) == "native"
-    assert planned_baseline("q10", ["qemu", "q10"]) == "q10"
-    assert planned_baseline(None, ["qemu"]) is None
+    from virtbench.study.baseline import Candidate, resolve_baseline
+    from virtbench.study.design import default_baseline
+
+    def planned(asked, labels):
+        return resolve_baseline(asked, [Candidate(label) for label in labels],
+                                first_if_none=True)
+    assert planned(None, ["qemu", "q10"]) == "qemu"
+    assert planned(None, ["qemu", "native"]) == "native"
+    assert planned("q10", ["qemu", "q10"]) == "q10"
+    assert planned(None, ["qemu"]) is None
     # a stored run that stored no baseline reads as it always did
     assert default_baseline(None, ["qemu", "q10"]) is None

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from virtbench.study import design as study, flags as study_flags
@@ -73,8 +75,7 @@ params = { processes = 2 }
     (study.BenchmarkCase("himeno", {"size": "XXL"}), "use one of: XS, S, M, L"),
 ])
 def test_validate_rejects_bad_benchmarks(case, words):
-    s = study_flags.with_flags(None)
-    s.benchmarks = [case]
+    s = replace(study_flags.with_flags(None), benchmarks=[case])
     with pytest.raises(VirtbenchError, match=words):
         study.validate(s)
 
@@ -115,7 +116,8 @@ def test_a_baseline_may_be_named_by_its_spec():
                                      "qemu:accel=tcg,disk=ide,iosched=none"],
                          benches=["pi"], baseline="qemu:accel=tcg,disk=ide")
     prepared = prepare(s, dry_run=True)
-    assert prepared.baseline == "qemu-tcg/ide/virtio-net" == s.baseline
-    s.baseline = "qemu:disk=nvme"
+    assert prepared.baseline == "qemu-tcg/ide/virtio-net"
+    assert s.baseline == "qemu:accel=tcg,disk=ide"        # the plan holds it; the study is frozen
+    assert prepared.for_run(1).study.baseline == "qemu-tcg/ide/virtio-net"   # what a run stores
     with pytest.raises(VirtbenchError, match="use one of its labels"):
-        prepare(s, dry_run=True)
+        prepare(replace(s, baseline="qemu:disk=nvme"), dry_run=True)

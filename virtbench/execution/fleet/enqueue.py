@@ -4,6 +4,7 @@ unit per host. Any failed check: one line per failure, exit 2, nothing enqueued 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 import time
 
 from ...core.errors import VirtbenchError
@@ -78,7 +79,7 @@ def fleet_run(study: Study, hosts: list[str], broker: str, store_url: str | None
     if problems:
         raise VirtbenchError("\nvirtbench: ".join(problems))
     if study.seed is None:    # one trial order for every host
-        study.seed = random.SystemRandom().randrange(2**31)
+        study = replace(study, seed=random.SystemRandom().randrange(2**31))
     fleet_id = store.create_fleet(study.to_dict(), hosts)
     for h in hosts:
         state.set_state(client, fleet_id, h, "queued", enqueued=time.time())

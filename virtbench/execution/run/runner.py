@@ -11,7 +11,7 @@ import random
 import signal
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rich.console import Console
@@ -35,12 +35,13 @@ from .keeper import Keeper
 from ...study.reach import reach_note
 from .sections import Calibration
 from ...foundations.store import Store, StoreUnavailable, jsonable
+from ...study.baseline import Candidate, resolve_baseline
 from ...study.design import (
     PlannedTrial,
     Study,
-    planned_baseline,
     plan,
     skipped_environments,
+    unknown_keys,
     validate,
 )
 
@@ -50,7 +51,7 @@ class Prepared:
     study: Study
     envs: dict[str, Environment]                 # label -> environment, in study order
     cases: dict[str, tuple[benchmarks.Benchmark, dict[str, Any]]]   # label -> (bench, params)
-    baseline: str | None
+    baseline: str | None                         # resolved: a label of envs, or None
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (spec, why) not run here
     # (environment label, case label, why): cases the environment cannot run, left out
     skipped_cases: list[tuple[str, str, str]] = field(default_factory=list)
@@ -63,6 +64,11 @@ class Prepared:
     def runnable(self) -> int:
         """(environment, benchmark) cases the plan runs."""
         return len(self.envs) * len(self.cases) - len(self.skipped_cases)
+
+    def for_run(self, seed: int) -> "Prepared":
+        """This plan with the study as a run stores it (and runs and reports it): its
+        baseline resolved, its trial order's seed chosen; a copy, the study is frozen."""
+        return replace(self, study=replace(self.study, baseline=self.baseline, seed=seed))
 
 
 @dataclass
@@ -96,7 +102,7 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     named = targets.load_targets() if any(e.target for e in study.environments) else {}
     skipped = skipped_environments(study, named, str(targets.targets_path()))
     envs: dict[str, Environment] = {}
-    label_of: dict[str, str] = {}          # a study environment's spec -> its label
+    candidates: list[Candidate] = []       # what the baseline may name: label or spec
     for entry in study.environments:
         if entry.target:
             if entry.target not in named:
@@ -118,20 +124,14 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
         if env.label in envs:
             raise _same_label(entry.spec, env.label)
         envs[env.label] = env
-        label_of[entry.spec] = env.label
-    if study.baseline in label_of:
-        # a baseline named by its spec: its label depends on what resolve() settled
-        # (qemu-tcg/... or qemu-kvm/...), which a study file cannot know
-        study.baseline = label_of[study.baseline]
+        candidates.append(Candidate(env.label, entry.spec))
     cases = {}
     for case in study.benchmarks:
         bench = benchmarks.get(case.name)
         cases[case.label] = (bench, bench.params(case.params, quick=study.quick))
-    baseline = planned_baseline(study.baseline, envs)
-    if baseline is not None and baseline not in envs:
-        raise VirtbenchError(f"baseline {baseline!r} is not an environment of this study; "
-                             f"use one of its labels ({', '.join(envs)}) or specs")
-    study.baseline = baseline          # stored with the run: its reports read it
+    # a baseline named by its spec: its label depends on what resolve() settled (qemu-tcg/...
+    # or qemu-kvm/...), which a study file cannot know; stored with the run (for_run)
+    baseline = resolve_baseline(study.baseline, candidates, first_if_none=True)
     check_modes(study, envs, baseline)
     if not dry_run:
         check_tools(envs, cases)
@@ -227,9 +227,10 @@ class Runner:
 
     # -- entry points --------------------------------------------------------------------
     def start(self, prepared: Prepared) -> Outcome:
+        seed = prepared.study.seed
+        prepared = prepared.for_run(seed if seed is not None
+                                    else random.SystemRandom().randrange(2**31))
         study = prepared.study
-        if study.seed is None:
-            study.seed = random.SystemRandom().randrange(2**31)
         run_id = self.store.create_run(study.to_dict(), seed=study.seed, quick=study.quick,
                                        version=__version__, host=self.host, fleet=self.fleet,
                                        series=self.series)
@@ -248,9 +249,7 @@ class Runner:
     def resume(self, run_id: str, retry_failed: bool = False) -> Outcome:
         """Run the slots the run is missing; with retry_failed also those whose trial failed
         (the failed rows are kept as superseded_trials)."""
-        run = self.store.get_run(run_id)
-        study = Study.from_dict(run["study"])
-        prepared = prepare(study)
+        prepared = prepare(stored_study(self.store.get_run(run_id)))
         if retry_failed:
             n = self.store.supersede_failed(run_id)
             self.console.print(f"retrying {n} failed trial(s) of run {run_id}")
@@ -379,6 +378,20 @@ class Runner:
                         TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("eta"),
                         TimeRemainingColumn(), console=self.console,
                         disable=not self.show_progress, transient=False)
+
+
+def stored_study(run: dict) -> Study:
+    """The study of a stored run to resume, checked like a study file (Study.from_dict:
+    the same types and ranges); keys this virtbench does not know are refused, not dropped
+    (a setting the run was planned with would be lost)."""
+    study = Study.from_dict(run["study"], run["id"])
+    unknown = unknown_keys(run["study"])
+    if unknown:
+        raise VirtbenchError(f"run {run['id']}: its stored study has key {unknown[0]!r}, "
+                             f"which virtbench {__version__} does not know (the run was "
+                             f"stored by virtbench {run['virtbench_version']}); resume it "
+                             "with that version")
+    return study
 
 
 def stored_calibrations(detail: dict) -> dict[str, Calibration]:

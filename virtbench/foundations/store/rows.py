@@ -7,19 +7,19 @@ object; `fleets.hosts` an array), NOT NULL columns hold a value. A row that is n
 DamagedRow: one line naming the run, the row and what is wrong (exit 2).
 
 What the values mean (a study's ranges, say) is the study layer's to check
-(virtbench/study/stored.py); this module checks the types only."""
+(virtbench/study/stored.py); this module checks the types only, with pydantic's validator
+core (pydantic_core: `virtbench runs` starts without the rest of pydantic)."""
 from __future__ import annotations
 
 import json
 from datetime import datetime
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Any
 
 import sqlalchemy as sa
+from pydantic_core import PydanticCustomError, SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
 from sqlalchemy.dialects import sqlite
-from pydantic import BeforeValidator, Field, StrictStr, TypeAdapter, ValidationError
-from pydantic_core import PydanticCustomError
-from typing_extensions import TypedDict
 
 from ...core.errors import VirtbenchError
 from .schema import (boots, environments, fleets, profiles, runs, samples,
@@ -38,8 +38,9 @@ class DamagedRow(VirtbenchError):
     def __init__(self, run_id: str | None, what: str, problem: str):
         self.run_id, self.what, self.problem = run_id, what, problem
         whose = f"run {run_id}" if run_id is not None else "the store"
-        super().__init__(f"{whose}: {what} is damaged: {problem}; it was changed outside "
-                         "virtbench: fix that value or restore the store from a backup")
+        super().__init__(f"{whose}: {what} is damaged: {problem}; virtbench never writes "
+                         "that (was it edited?): fix the value or restore the store from a "
+                         "backup")
 
     @property
     def short(self) -> str:
@@ -84,29 +85,26 @@ def _flag(value: Any) -> bool:
     raise PydanticCustomError("bool_type", "must be true or false (1 or 0)")
 
 
-Date = Annotated[datetime, BeforeValidator(_date)]
-Finite = Annotated[float, Field(allow_inf_nan=False)]
-Flag = Annotated[bool, BeforeValidator(_flag)]
-
-
-def _python_type(table: str, column: sa.Column) -> Any:
+def _schema(table: str, column: sa.Column) -> cs.CoreSchema:
+    """What a value of `column` must be (pydantic_core's schema)."""
     kind = column.type
-    nullable = column.nullable
     if isinstance(kind, sa.JSON):
+        held = cs.list_schema() if (table, column.name) in JSON_ARRAYS else \
+            cs.dict_schema(cs.str_schema(), cs.any_schema())
         # parsed first: SQLAlchemy writes a None of a JSON column as the text 'null'
-        held = list[Any] if (table, column.name) in JSON_ARRAYS else dict[str, Any]
-        return Annotated[held | None if nullable else held, BeforeValidator(_json_text)]
+        return cs.no_info_before_validator_function(
+            _json_text, cs.nullable_schema(held) if column.nullable else held)
     if isinstance(kind, sa.DateTime):
-        out = Date
+        out = cs.no_info_plain_validator_function(_date)
     elif isinstance(kind, sa.Boolean):
-        out = Flag
+        out = cs.no_info_plain_validator_function(_flag)
     elif isinstance(kind, sa.Integer):
-        out = int
+        out = cs.int_schema()
     elif isinstance(kind, sa.Float):
-        out = Finite
+        out = cs.float_schema(allow_inf_nan=False)
     else:
-        out = StrictStr
-    return out | None if nullable else out
+        out = cs.str_schema(strict=True)
+    return cs.nullable_schema(out) if column.nullable else out
 
 
 class Shape:
@@ -121,9 +119,9 @@ class Shape:
         self.pairs = tuple(pairs + list(named.items()))
 
     @cached_property
-    def _adapter(self) -> TypeAdapter:
-        fields = {name: _python_type(c.table.name, c) for name, c in self.pairs}
-        return TypeAdapter(TypedDict("StoredRow", fields))
+    def _validator(self) -> SchemaValidator:
+        return SchemaValidator(cs.typed_dict_schema(
+            {name: cs.typed_dict_field(_schema(c.table.name, c)) for name, c in self.pairs}))
 
     def columns(self) -> list:
         """The select's columns, handing back what the database holds (SQLAlchemy's own
@@ -135,7 +133,7 @@ class Shape:
         "its trials row 12") and the first thing wrong."""
         data = dict(row._mapping) if isinstance(row, sa.Row) else dict(row)
         try:
-            return self._adapter.validate_python(data)
+            return self._validator.validate_python(data)
         except ValidationError as exc:
             raise DamagedRow(run_id, what, problem_of(exc.errors()[0], data)) from None
 
@@ -157,10 +155,10 @@ def problem_of(error: dict, row: dict) -> str:
     column = str(error["loc"][0]) if error["loc"] else "the row"
     value = row.get(column)
     kind = error["type"]
+    if value is None or kind == "missing":
+        return f"{column} is empty (null), which it never is"
     if kind in ("json_invalid", "date_type", "bool_type"):
         return f"{column} {error['msg']}: {shown(value)}"
-    if kind in ("none_required", "missing") or (value is None and kind.endswith("_type")):
-        return f"{column} is empty (null), which it never is"
     words = WORDS.get(kind, error["msg"].replace("Input should", "must"))
     got = _json_text_or(value)
     return f"{column} {words}, not {shown(got)}"

@@ -14,10 +14,9 @@ from .compare import (compare_runs, environment_pairs, metadata_differences, nam
 from .references import References, instance_count
 from ...core.defaults import ALPHA as DEFAULT_ALPHA
 from .run import analyze_run
-from .stored import run_settings
 from .undecided import undecided_cases
 
 __all__ = ["compare_runs", "environment_pairs", "metadata_differences", "names_of",
            "resolve_pairs",
            "References",
-           "instance_count", "DEFAULT_ALPHA", "analyze_run", "run_settings", "undecided_cases"]
+           "instance_count", "DEFAULT_ALPHA", "analyze_run", "undecided_cases"]

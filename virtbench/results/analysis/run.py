@@ -3,14 +3,11 @@ the comparison against its reference (see references.py), as the result model
 (virtbench/foundations/model) that every report format renders."""
 from __future__ import annotations
 
-import zlib
-from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from ...measure import benchmarks
 from ...foundations import stats
-from ...core.errors import VirtbenchError
-from ...core.metric_id import MetricId, identify
+from ...core.metric_id import MetricId
 from ...foundations.model import (
     Case,
     Environment,
@@ -24,7 +21,7 @@ from ...foundations.model import (
 )
 from ...foundations.stats.advice import advice_text, trials_to_advise
 from ...foundations.store import Store
-from ...study.design import default_baseline
+from ...study.design import Study
 from . import decide
 from .claims import check_claims
 from .headline import headlines
@@ -33,9 +30,9 @@ from .pair_facts import attach as attach_differences
 from .profiles import profile_entries
 from .published import attach_published
 from .adaptive_record import reconcile
-from .stored import (adaptive, adaptive_summary, analysis_mode, correction_of,
-                     environment_note, run_settings, sections_of, versus_labels)
-from .references import Reference, References, label_named
+from .stored import environment_note, run_detail
+from .references import Reference
+from .settings import Settings, identities, result_seed, settings_of
 from .rows import Key, Row, disturbed_trials, rows_of
 from .row_warnings import disturbed_warnings, reference_warnings, virtualized_baseline
 from .warning_groups import Host, advice
@@ -50,22 +47,17 @@ from .trials import (
 )
 
 
-def _seed(*parts: str) -> int:
-    """A stable seed per result, so a report is the same every time it is made."""
-    return zlib.crc32("\x1f".join(parts).encode())
-
-
 def _num(x):
     return None if x is None else float(x)
 
 
-def _metric_order(study: dict):
+def _metric_order(study: Study):
     """A sort key for (case label, metric identity): the benchmark's declaration order, with
     the metrics a group of instances derives from one (`triad_mb_s_i0`...) right after it."""
     declared = {}
-    for case in study["benchmarks"]:
-        bench = benchmarks.REGISTRY.get(case["name"])
-        declared[case["label"]] = [m.name for m in bench.metrics] if bench else []
+    for case in study.benchmarks:
+        bench = benchmarks.REGISTRY.get(case.name)
+        declared[case.label] = [m.name for m in bench.metrics] if bench else []
 
     def key(label: str, metric: MetricId) -> tuple[int, int]:
         names = declared.get(label, [])
@@ -73,54 +65,6 @@ def _metric_order(study: dict):
             return (names.index(metric.base), 0 if metric.name == metric.base else 1)
         return (len(names), 0)
     return key
-
-
-def _identities(samples: list[dict]) -> dict[tuple[str, str, str], MetricId]:
-    """(environment, benchmark, metric) -> its identity, as stored with each sample; for a
-    store-like source without it, read from the row's metric names (metric_id.identify)."""
-    out: dict[tuple[str, str, str], MetricId] = {}
-    bare: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for s in samples:
-        key = (s["environment"], s["benchmark"], s["metric"])
-        if s.get("scope"):
-            out[key] = MetricId(s["metric"], s.get("base_metric") or s["metric"], s["scope"],
-                                s.get("instance"))
-        else:
-            bare[key[:2]].add(s["metric"])
-    for (env, bench), names in bare.items():
-        for name, mid in identify(names).items():
-            out.setdefault((env, bench, name), mid)
-    return out
-
-
-@dataclass(frozen=True)
-class _Settings:
-    """What this report of the run asks: its threshold, alpha, analysis and correction, and
-    which environment each row is compared with."""
-    run_id: str
-    study: dict
-    threshold: float
-    alpha: float
-    notes: dict[str, str]           # benchmark label -> method note
-    mode: str                       # analysis_mode
-    correction: str
-    envs: list[dict]
-    labels: list[str]
-    study_baseline: str | None
-    baseline: str | None            # the one chosen for this report
-    refs: References
-    versus: dict[str, str]          # environment label -> its own reference's
-    planned_trials: int | None
-
-    def comparison(self, key: Key, row: Row, ref_row: Row, *, reference: str,
-                   reference_metric: str | None, basis: str, shown_reference: str,
-                   same_run: bool) -> decide.ComparisonInputs:
-        """The inputs of `key`'s row against `ref_row`, read as this report reads them."""
-        return decide.ComparisonInputs(
-            row=row, ref=ref_row, reference=reference, reference_metric=reference_metric,
-            basis=basis, shown_reference=shown_reference, same_run=same_run, mode=self.mode,
-            threshold_pct=self.threshold, alpha=self.alpha,
-            seed=_seed(self.run_id, *key, "vs", reference))
 
 
 @dataclass(frozen=True)
@@ -155,8 +99,8 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     --baseline`); `analysis`: paired or unpaired (default: the study's, paired);
     `correction`: holm or bh over the family (default: the study's, holm)."""
     run = store.get_run(run_id)
-    settings = _settings(store, run, threshold_pct=threshold_pct, references=references,
-                         baseline=baseline, analysis=analysis, correction=correction)
+    settings = settings_of(store, run, threshold_pct=threshold_pct, references=references,
+                           baseline=baseline, analysis=analysis, correction=correction)
     measured = _measured(store, settings)
     warnings = _run_warnings(store, settings, measured)
     results, pending = _results(settings, measured, warnings)
@@ -165,42 +109,13 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     return _report(store, run, settings, measured, results, warnings)
 
 
-def _settings(store: Store, run: dict, *, threshold_pct: float | None, references,
-              baseline: str | None, analysis: str | None, correction: str | None) -> _Settings:
-    """The report's settings: as asked, else the run's (threshold, alpha, analysis,
-    correction, baseline), and the references that follow from the baseline."""
-    run_id = run["id"]
-    study = run["study"]
-    alpha, notes = run_settings(run)
-    envs = store.environments(run_id)
-    labels = [e["label"] for e in envs]
-    study_baseline = default_baseline(study.get("baseline"), labels)
-    if baseline is not None:
-        named = label_named(baseline, envs)
-        if named is None:
-            raise VirtbenchError(f"--baseline {baseline}: run {run_id} has no such "
-                                 f"environment; its environments: {', '.join(labels)}")
-        baseline = named
-    chosen = baseline if baseline is not None else study_baseline
-    return _Settings(
-        run_id=run_id, study=study,
-        threshold=threshold_pct if threshold_pct is not None
-        else study.get("threshold_pct", 10.0),
-        alpha=alpha, notes=notes, mode=analysis_mode(study, analysis),
-        correction=correction_of(study, correction), envs=envs, labels=labels,
-        study_baseline=study_baseline, baseline=chosen,
-        refs=(references or References)(chosen, envs), versus=versus_labels(study, envs),
-        planned_trials=study.get("trials") if isinstance(study.get("trials"), int)
-        and not adaptive(study) else None)
-
-
-def _measured(store: Store, s: _Settings) -> _Measured:
+def _measured(store: Store, s: Settings) -> _Measured:
     """The run's trials with their counts and aggregation methods, and its samples as rows
     (disturbed trials left out) with each metric's identity."""
     trials = store.trials(s.run_id)
     counts = trial_counts(trials, s.planned_trials)
     samples = store.samples(s.run_id)
-    rows, ids = rows_of(samples, disturbed_trials(trials)), _identities(samples)
+    rows, ids = rows_of(samples, disturbed_trials(trials)), identities(samples)
     compared = sum(1 for (env, _, _), mid in ((k, ids[k]) for k in rows)
                    if s.refs.for_row(env, mid).label not in (None, env))
     advised = trials_to_advise(compared, s.alpha)
@@ -211,18 +126,18 @@ def _measured(store: Store, s: _Settings) -> _Measured:
         samples=samples, rows=rows, ids=ids, advised=advised,
         cv_advice=advice("high_cv", Host.of_environments(
             [(e["kind"], e["label"], e.get("metadata") or {}) for e in s.envs], s.baseline,
-            quick=bool(s.study.get("quick")), trials_planned=s.planned_trials,
+            quick=s.study.quick, trials_planned=s.planned_trials,
             trials_advised=advised)))
 
 
-def _run_warnings(store: Store, s: _Settings, m: _Measured) -> list[RunWarning]:
+def _run_warnings(store: Store, s: Settings, m: _Measured) -> list[RunWarning]:
     """The warnings before any row's: the store's, then failed trials (first: dropping them
     biases what follows), then disturbed trials."""
     return [in_words(RunWarning.of(w)) for w in store.warnings(s.run_id)] + \
         failure_warnings(m.counts, m.trials) + disturbed_warnings(m.rows)
 
 
-def _results(s: _Settings, m: _Measured, warnings: list[RunWarning]
+def _results(s: Settings, m: _Measured, warnings: list[RunWarning]
              ) -> tuple[list[Result], list[_Pending]]:
     """Every row in report order as a Result, with the comparisons it makes (pending the
     family's correction); the rows' warnings go onto `warnings`."""
@@ -235,17 +150,17 @@ def _results(s: _Settings, m: _Measured, warnings: list[RunWarning]
     return results, pending
 
 
-def _report_order(s: _Settings, m: _Measured) -> list[Key]:
+def _report_order(s: Settings, m: _Measured) -> list[Key]:
     """The rows' keys in report order: benchmark as the study lists them, metric as the
     benchmark declares them, environment as the run lists them."""
-    bench_order = [b["label"] for b in s.study["benchmarks"]]
+    bench_order = [b.label for b in s.study.benchmarks]
     metric_order = _metric_order(s.study)
     return sorted(m.rows, key=lambda k: (
         bench_order.index(k[1]) if k[1] in bench_order else 99, k[1],
         metric_order(k[1], m.ids[k]), k[2], s.labels.index(k[0]) if k[0] in s.labels else 99))
 
 
-def _row(s: _Settings, m: _Measured, key: Key, warnings: list[RunWarning]
+def _row(s: Settings, m: _Measured, key: Key, warnings: list[RunWarning]
          ) -> tuple[Result, list[_Pending]]:
     """One row: its figures, its comparisons against its reference and the environment's own
     (`versus`), and its warnings (onto `warnings`)."""
@@ -262,11 +177,11 @@ def _row(s: _Settings, m: _Measured, key: Key, warnings: list[RunWarning]
     return result, pending
 
 
-def _result(s: _Settings, m: _Measured, key: Key) -> Result:
+def _result(s: Settings, m: _Measured, key: Key) -> Result:
     """A row's figures: the statistics of its samples, before any comparison."""
     env, bench, metric = key
     row = m.rows[key]
-    summary = stats.summarize(row.values, seed=_seed(s.run_id, env, bench, metric))
+    summary = stats.summarize(row.values, seed=result_seed(s.run_id, env, bench, metric))
     mid = m.ids[key]
     return Result(
         environment=env, benchmark=bench, metric=metric, unit=row.unit,
@@ -281,7 +196,7 @@ def _result(s: _Settings, m: _Measured, key: Key) -> Result:
         metric_id=MetricIdentity(base=mid.base, scope=mid.scope, instance=mid.instance))
 
 
-def _against_reference(s: _Settings, m: _Measured, key: Key
+def _against_reference(s: Settings, m: _Measured, key: Key
                        ) -> tuple[Reference, decide.Pending | None, bool]:
     """The row against its reference: (the reference, with a note when there is no verdict;
     the comparison, or None; whether there is no ratio to the reference)."""
@@ -307,7 +222,7 @@ def _against_reference(s: _Settings, m: _Measured, key: Key
     return ref, made, False
 
 
-def _against_versus(s: _Settings, m: _Measured, key: Key, reference: str | None
+def _against_versus(s: Settings, m: _Measured, key: Key, reference: str | None
                     ) -> decide.Pending | None:
     """The row against the environment's own reference (the study's `versus`), when that is
     not already its reference and has a ratio."""
@@ -360,17 +275,15 @@ def _settle(pending: list[_Pending], correction: str) -> list[RunWarning]:
     return warnings
 
 
-def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[Result],
+def _report(store: Store, run: dict, s: Settings, m: _Measured, results: list[Result],
             warnings: list[RunWarning]) -> RunReport:
     """The result model: the run, its results with the published figures, claims, exit
     profiles and price lists beside them."""
-    published_only = attach_published(s.study.get("published") or [], s.envs, results,
-                                      s.study_baseline)
-    claims = check_claims(s.study.get("claims") or [], s.envs, m.rows, mode=s.mode,
+    published_only = attach_published(s.study.published, s.envs, results, s.study_baseline)
+    claims = check_claims(s.study.claims, s.envs, m.rows, mode=s.mode,
                           threshold_pct=s.threshold, alpha=s.alpha, run_id=s.run_id)
     profiles = profile_entries(store.profiles(s.run_id), results)
-    cases = [Case(label=b["label"], name=b["name"], params=b.get("params") or {})
-             for b in s.study["benchmarks"]]
+    cases = [Case(label=b.label, name=b.name, params=b.params) for b in s.study.benchmarks]
     info = _run_info(run, s, m)
     adaptive_record, warnings = reconcile(info.adaptive, results, warnings)
     return attach_groups(attach_differences(RunReport(
@@ -394,8 +307,9 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
         migrations=migration_timelines(m.trials, m.samples))))
 
 
-def _run_info(run: dict, s: _Settings, m: _Measured) -> RunInfo:
+def _run_info(run: dict, s: Settings, m: _Measured) -> RunInfo:
     """The run's header: what it was, and how this report reads it."""
+    adaptive, sections, kernels_build = run_detail(run, s.study)
     return RunInfo(id=s.run_id, study=run["study_name"],
                    started=run["started"].isoformat() if run["started"] else None,
                    finished=run["finished"].isoformat() if run["finished"] else None,
@@ -404,10 +318,9 @@ def _run_info(run: dict, s: _Settings, m: _Measured) -> RunInfo:
                    analysis=s.mode, correction=s.correction,
                    study_baseline=s.study_baseline if s.baseline != s.study_baseline else None,
                    trials_planned=s.planned_trials, trials_advised=m.advised,
-                   adaptive=adaptive_summary(run.get("detail") or {}),
-                   sections=sections_of(run.get("detail") or {}),
+                   adaptive=adaptive, sections=sections,
                    virtbench_version=run["virtbench_version"], host=run["host"],
-                   kernels_build=(run.get("detail") or {}).get("kernels_build"),
+                   kernels_build=kernels_build,
                    fleet=run.get("fleet"))
 
 

@@ -19,10 +19,8 @@ from ...foundations import stats
 from ...foundations.stats import multiplicity, sequential
 from ...foundations.stats.decision import INCONCLUSIVE
 from . import prose
-from .references import References
 from .rows import disturbed_trials, rows_of
-from .run import _identities
-from .stored import correction_of, run_settings, versus_labels
+from .settings import identities, settings_of
 
 Case = tuple[str, str]          # (environment, benchmark)
 # the reason given for a reference's case, listed so that it runs in the same block as the
@@ -59,20 +57,15 @@ def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_
                     resolve_pct: float | None = None, correction: str | None = None
                     ) -> dict[Case, list[str]]:
     """{(environment, benchmark): [why, one line per undecided row]} of the cases that
-    need another block; {} when every comparison is decided or at max_blocks. The family's
-    correction is the study's (Holm by default) unless `correction` says."""
-    run = store.get_run(run_id)
-    study = run["study"]
-    threshold = threshold_pct if threshold_pct is not None else study.get("threshold_pct", 10.0)
-    alpha, _ = run_settings(run)
-    correction = correction_of(study, correction)
-    envs = store.environments(run_id)
-    labels = [e["label"] for e in envs]
-    from ...study.design import default_baseline
-    refs = References(baseline or default_baseline(study.get("baseline"), labels), envs)
+    need another block; {} when every comparison is decided or at max_blocks. The run is
+    read as its report reads it (settings.settings_of: the stored study's threshold, alpha,
+    correction and baseline unless `threshold_pct`, `baseline`, `correction` say)."""
+    s = settings_of(store, store.get_run(run_id), threshold_pct=threshold_pct,
+                    baseline=baseline, correction=correction)
+    threshold, alpha, correction = s.threshold, s.alpha, s.correction
     samples = store.samples(run_id)
     rows = rows_of(samples, disturbed_trials(store.trials(run_id)))
-    pairs = list(_pairs(rows, _identities(samples), refs, versus_labels(study, envs)))
+    pairs = list(_pairs(rows, identities(samples), s.refs, s.versus))
     states = {(key, target): sequential.RowState(
         rows[key].by_block, rows[target].by_block, rows[key].higher_is_better, threshold)
         for key, target in pairs}
