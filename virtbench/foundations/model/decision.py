@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ...core import defaults
 from .base import Number, Record
 
 VERDICTS = ("pass", "differs, within threshold", "fail", "inconclusive")
@@ -88,8 +89,8 @@ class VsReference(Record):
                                       "side) that would likely decide, at the observed ratio "
                                       "and spread")
     message: str = Field("", description="the verdict in words")
-    alpha: Number = Field(0.05, description="the significance level used")
-    threshold_pct: Number = Field(10.0, description="the threshold used, %")
+    alpha: Number = Field(defaults.ALPHA, description="the significance level used")
+    threshold_pct: Number = Field(defaults.THRESHOLD_PCT, description="the threshold used, %")
     reference: str | None = Field(None, description="the reference environment's label")
     reference_metric: str | None = Field(None, description="the reference's metric (an "
                                          "instance's row: the single baseline's metric)")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
+from ...core import defaults
 from .base import Number, Record
 
 HISTORY_SCHEMA_VERSION = "1.0"
@@ -130,11 +131,19 @@ class HistoryReport(Record):
     series_name: str | None = Field(None, description="--series: only the runs tagged so")
     host: str | None = Field(None, description="--host: only this host's runs")
     runs: int = Field(0, description="complete runs read")
-    threshold_pct: Number = Field(10.0, description="the band of 'no change', ±%")
-    alpha: Number = Field(0.05, description="the significance level")
-    correction: Literal["holm", "bh"] = Field("holm", description="the correction over "
+    threshold_pct: Number = Field(defaults.THRESHOLD_PCT,
+                                  description="the band of 'no change', ±%")
+    alpha: Number = Field(defaults.ALPHA, description="the significance level")
+    correction: Literal["holm", "bh"] = Field(defaults.CORRECTION, description="the correction over "
                                               "every fact point tested")
     fact_points_tested: int = Field(0, description="the family's size")
     penalty_c: Number = Field(0.0, description="the change-point search's penalty per "
                               "change, in units of sigma^2 log(n)")
     series: list[HistorySeries] = Field(default_factory=list, description="the series")
+    # the complete runs left out as damaged, one line each (virtbench/results/history/series.py):
+    # said beside the report (the command's stderr), not a part of it
+    _left_out: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def left_out(self) -> list[str]:
+        return self._left_out

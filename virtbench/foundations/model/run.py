@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from ...core import warning_kinds
+from ...core import defaults, warning_kinds
 from .base import Number, Record
 from .claims import ClaimResult
 from .decision import DisturbedTrial, VsReference
@@ -56,7 +56,7 @@ class Section(Record):
     section_s: Number | None = Field(None, description="one repetition's measured section, "
                                      "s (the shortest of the calibration runs)")
     repetitions: int = Field(1, description="repetitions per trial (1: long enough)")
-    min_section_s: Number = Field(0.5, description="the minimum a trial's sections should "
+    min_section_s: Number = Field(defaults.MIN_SECTION_S, description="the minimum a trial's sections should "
                                   "last together, s (`--min-section`)")
     capped: bool = Field(False, description="the repetitions hit their cap short of the "
                                             "minimum")
@@ -105,14 +105,15 @@ class RunInfo(Record):
                                                  "partial when its hosts differ)")
     seed: int | None = Field(None, description="the seed of the trial order and statistics")
     baseline: str | None = Field(None, description="the label of the baseline environment")
-    threshold_pct: Number = Field(10.0, description="the verdicts' equivalence threshold, %")
-    alpha: Number = Field(0.05, description="the verdicts' significance level")
+    threshold_pct: Number = Field(defaults.THRESHOLD_PCT,
+                                  description="the verdicts' equivalence threshold, %")
+    alpha: Number = Field(defaults.ALPHA, description="the verdicts' significance level")
     analysis: Literal["paired", "sequential", "unpaired"] = Field(
-        "paired", description="how the verdicts were made: paired (each block's ratio to the "
+        defaults.ANALYSIS, description="how the verdicts were made: paired (each block's ratio to the "
         "reference), sequential (the same, adaptive trials), unpaired (trimmed means, "
         "`--analysis unpaired`); rows say when they could not be paired")
     correction: Literal["holm", "bh"] | None = Field(
-        "holm", description="the correction of the verdicts over the run's family of rows: "
+        defaults.CORRECTION, description="the correction of the verdicts over the run's family of rows: "
         "holm (Holm's step-down, family-wise error; the default) or bh (Benjamini-Hochberg, "
         "false discovery rate): the study's `correction`, or `report --correction`")
     study_baseline: str | None = Field(None, description="the study's own baseline when the "
@@ -120,7 +121,8 @@ class RunInfo(Record):
     trials_planned: int | None = Field(None, description="trials per environment x benchmark "
                                        "(null for adaptive trials: see `adaptive`)")
     trials_advised: int | None = Field(None, description="the trials virtbench advises for "
-                                       "this run: the published studies' 12, or the blocks a "
+                                       f"this run: the published studies' {defaults.TRIALS}, "
+                                       "or the blocks a "
                                        "lone difference among its compared rows needs to "
                                        "survive the correction (the few-samples warning's "
                                        "advice)")

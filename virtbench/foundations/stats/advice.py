@@ -11,9 +11,10 @@ own and often decide with fewer; adaptive runs (`--trials auto`) add blocks unti
 """
 from __future__ import annotations
 
+from ...core.defaults import TRIALS
 from .multiplicity import blocks_for_a_difference
 
-PUBLISHED_TRIALS = 12
+PUBLISHED_TRIALS = TRIALS       # the published method's trials (core/defaults.py says so)
 
 
 def trials_to_advise(rows: int, alpha: float) -> int:

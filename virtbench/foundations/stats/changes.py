@@ -75,6 +75,7 @@ from .band import band_p_from_sides
 from .decision import (DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, DIFFERS, FAIL, INCONCLUSIVE,
                        NO_INTERVAL, PASS, TARGET_POWER, Decision, Evidence, Outcome, Question,
                        Reading, build, classify)
+from ...core.defaults import CORRECTION
 from .multiplicity import METHODS, adjust_family
 
 SIGMA_FLOOR = 1e-4          # 0.01 %: below it, identical values
@@ -310,7 +311,8 @@ def _last_run_suspected(y: np.ndarray, bounds: list[int], pen: float, hib: bool,
                   reason="one run after it: needs one more run")
 
 
-def settle(series: Sequence[SeriesChanges], correction: str = "holm") -> list[SeriesChanges]:
+def settle(series: Sequence[SeriesChanges], correction: str = CORRECTION
+           ) -> list[SeriesChanges]:
     """The family's correction over every fact point of `series` (module docstring, (a)),
     and each fact point's status from it."""
     if correction not in METHODS:

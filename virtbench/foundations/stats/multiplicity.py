@@ -48,6 +48,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats as sps
 
+from ...core.defaults import CORRECTION
 from . import paired
 from .decision import DIFFERS, FAIL, INCONCLUSIVE, PASS, Decision, TakenBack
 
@@ -94,7 +95,7 @@ def _adjusted(values: list[float | None]) -> tuple[list, list]:
     return out_h, out_b
 
 
-def adjust_family(decisions: Sequence[Decision], method: str | None = "holm"
+def adjust_family(decisions: Sequence[Decision], method: str | None = CORRECTION
                   ) -> list[Decision]:
     """The family's decisions with p_holm, p_bh, p_band_holm and p_band_bh filled, and
     (method set) claims that do not survive the correction taken back (module docstring).
@@ -123,7 +124,7 @@ def adjust_family(decisions: Sequence[Decision], method: str | None = "holm"
     return out
 
 
-def verdict_claim(d: Decision, method: str | None = "holm"
+def verdict_claim(d: Decision, method: str | None = CORRECTION
                   ) -> tuple[str, float | None, float | None]:
     """The claim a decision's verdict makes and its p, raw and adjusted by the family's
     correction `method` (None: no adjusted p): what a report shows beside the verdict, so

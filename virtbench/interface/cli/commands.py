@@ -197,13 +197,20 @@ def cmd_runs(args, out: Console) -> int:
     for col in ("id", "study", "status", "quick", "started", "finished"):
         table.add_column(col)
     table.add_column("resume with", overflow="fold")     # a command: whole, never cut
-    for r in store.list_runs():
+    listed = store.list_runs()
+    for r in listed:
+        if r.get("damaged"):      # its own line below the table; the other runs stay readable
+            table.add_row(r["id"], escape(r["study_name"] or ""), "damaged", "", "", "", "")
+            continue
         status = runproc.shown_status(r, now)
         table.add_row(r["id"], escape(r["study_name"]), status, "yes" if r["quick"] else "",
                       f"{r['started']:%Y-%m-%d %H:%M}",
                       f"{r['finished']:%H:%M}" if r["finished"] else "",
                       runproc.resume_hint(r["id"], status))
     out.print(table)
+    for r in listed:
+        if r.get("damaged"):
+            out.print(r["damaged"], highlight=False, markup=False, soft_wrap=True)
     return EXIT_OK
 
 
@@ -332,6 +339,8 @@ def cmd_history(args, out: Console, err: Console) -> int:
         # history's exit 3 means a confirmed change; a store that stops answering while it
         # reads has nothing to resume: exit 2, so a pipeline never takes it for a regression
         raise VirtbenchError(str(exc)) from None
+    for line in result.left_out:          # damaged runs: named, the others read
+        err.print(f"history: left out {line}", highlight=False, markup=False)
     if args.format == "table" and not args.output:
         from ...results.report.formats.table import print_history
         print_history(result, out)

@@ -144,8 +144,8 @@ def add_history_parser(sub) -> None:
                    help="no change means within ±this %% (default %(default)g)")
     h.add_argument("--alpha", type=_in_range("--alpha", defaults.ALPHA_RANGE),
                    default=defaults.ALPHA, help="significance level (default %(default)g)")
-    h.add_argument("--correction", choices=("holm", "bh"), default="holm",
-                   help="the correction over every fact point tested (default holm)")
+    h.add_argument("--correction", choices=CORRECTIONS, default=defaults.CORRECTION,
+                   help="the correction over every fact point tested (default %(default)s)")
     h.add_argument("--fail-on", choices=("change", "regression"),
                    help="exit 3 when a confirmed change (regression: a confirmed change for "
                         "the worse) is in the last N runs (--last; default: any run)")
@@ -185,13 +185,16 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
                           "(e.g. tcp:direction=receive,streams=10); repeat for several "
                           "(overrides the study's)")
     run.add_argument("--trials", type=_trials, metavar="N|auto",
-                     help="trials (blocks) per benchmark and environment (default 12); auto: "
+                     help="trials (blocks) per benchmark and environment (default "
+                          f"{defaults.TRIALS}); auto: "
                           "blocks until every verdict is decided (--min-trials, --max-trials, "
                           "--budget bound it)")
     run.add_argument("--min-trials", type=int, metavar="N",
-                     help="with --trials auto: blocks every case gets first (default 6)")
+                     help="with --trials auto: blocks every case gets first (default "
+                          f"{defaults.MIN_TRIALS})")
     run.add_argument("--max-trials", type=int, metavar="N",
-                     help="with --trials auto: usable blocks at most per case (default 60)")
+                     help="with --trials auto: usable blocks at most per case (default "
+                          f"{defaults.MAX_TRIALS})")
     run.add_argument("--budget", type=line_flag("--budget"), metavar="DURATION",
                      help="with --trials auto: wall-clock bound of the run, e.g. 15m, 1h30m")
     run.add_argument("--resolution", type=_percent, metavar="PCT",
@@ -200,7 +203,7 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
                           "verdict is decided)")
     run.add_argument("--min-section", type=float, metavar="SECONDS",
                      help="a kernel's measured section shorter than this is repeated inside "
-                          "each trial until reached (default 0.5; 0: off)")
+                          f"each trial until reached (default {defaults.MIN_SECTION_S:g}; 0: off)")
     run.add_argument("--duet", action="store_true",
                      help="measure each environment at the same time as its baseline, on "
                           "disjoint CPUs (two environments only; see docs/decisions.md)")
@@ -220,17 +223,22 @@ def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
 
 
 ANALYSES = ("paired", "unpaired")
+CORRECTIONS = ("holm", "bh")
+WHAT = {"paired": "each block's ratio to the reference, docs/decisions.md",
+        "unpaired": "trimmed means"}
 
 
 def add_analysis_flag(parser: argparse.ArgumentParser) -> None:
+    other = next(a for a in ANALYSES if a != defaults.ANALYSIS)
     parser.add_argument("--analysis", choices=ANALYSES,
-                        help="how verdicts are made: paired (default: each block's ratio to "
-                             "the reference, docs/decisions.md) or unpaired (trimmed means)")
+                        help=f"how verdicts are made: {defaults.ANALYSIS} (default: the "
+                             f"study's; {WHAT[defaults.ANALYSIS]}) or {other} ({WHAT[other]})")
 
 
 def add_correction_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--correction", choices=("holm", "bh"),
-                        help="the family's correction (default: the study's, holm): holm "
+    parser.add_argument("--correction", choices=CORRECTIONS,
+                        help=f"the family's correction (default: the study's, "
+                             f"{defaults.CORRECTION}): holm "
                              "(family-wise error) or bh (Benjamini-Hochberg, false discovery "
                              "rate: for studies of many rows that mostly differ; "
                              "docs/decisions.md); adaptive trials stop by it")

@@ -64,7 +64,7 @@ def _run_row(r: dict, status: str) -> list:
             {"text": status, "cls": {"complete": "pass", "running": "inconclusive"}
              .get(status, "fail")},
             r["host"] or "", r["series"] or "", "yes" if r["quick"] else "",
-            f"{r['started']:%Y-%m-%d %H:%M:%S}",
+            f"{r['started']:%Y-%m-%d %H:%M:%S}" if r["started"] else "",   # damaged: none
             f"{r['finished']:%Y-%m-%d %H:%M:%S}" if r["finished"] else "",
             runproc.resume_hint(r["id"], status)]
 

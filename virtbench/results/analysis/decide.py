@@ -26,6 +26,7 @@ from math import log
 import numpy as np
 
 from ...foundations import stats
+from ...core.defaults import CORRECTION
 from ...foundations.model import OrderEffect, PublishedRule, VsReference
 from ...foundations.stats import decision as dc
 from ...foundations.stats import multiplicity, paired, sequential
@@ -141,7 +142,7 @@ def _order(effect: paired.PositionEffect | None, p_holm: float | None,
 
 
 def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None,
-          correction: str | None = "holm") -> VsReference:
+          correction: str | None = CORRECTION) -> VsReference:
     d = decision
     claim, verdict_p, verdict_p_adjusted = multiplicity.verdict_claim(d, correction)
     over = [stats.overhead_pct(x, d.higher_is_better) for x in (d.ci_low, d.ci_high)

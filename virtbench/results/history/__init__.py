@@ -9,7 +9,7 @@ gate    `--fail-on change|regression [--last N]`: the confirmed changes that fai
 """
 from __future__ import annotations
 
-from ...core.defaults import ALPHA, THRESHOLD_PCT
+from ...core.defaults import ALPHA, CORRECTION, THRESHOLD_PCT
 from ...core.errors import VirtbenchError
 from ...foundations.model.history import HistoryReport
 from ...foundations.stats import changes
@@ -22,10 +22,11 @@ from .series import SeriesKey, line_up
 def history(store: Store, series: str | None = None, host: str | None = None,
             environments: list[str] | None = None, benchmarks: list[str] | None = None,
             metrics: list[str] | None = None, threshold_pct: float = THRESHOLD_PCT,
-            alpha: float = ALPHA, correction: str = "holm") -> HistoryReport:
+            alpha: float = ALPHA, correction: str = CORRECTION) -> HistoryReport:
     """The history of the store's complete runs (of `series`, of `host`, when given), only
     the series of the environments, benchmark cases and metrics named, when named. A filter
-    that matches nothing is one line (exit 2)."""
+    that matches nothing is one line (exit 2). A damaged run is left out, its one line in
+    the report's `left_out` (series.line_up); none left to read is one line (exit 2)."""
     if series is not None and series not in store.series_names():
         names = store.series_names()
         raise VirtbenchError(f"--series {series}: no run in {store.shown} is tagged so; "
@@ -46,15 +47,24 @@ def history(store: Store, series: str | None = None, host: str | None = None,
         return (not environments or key.environment in environments) and \
             (not benchmarks or key.benchmark in benchmarks) and \
             (not metrics or key.metric in metrics)
-    lines = line_up(store, runs, threshold_pct=threshold_pct, wanted=wanted)
+    damaged: list[str] = []
+    lines = line_up(store, runs, threshold_pct=threshold_pct, wanted=wanted,
+                    skipped=damaged.append)
+    if len(damaged) == len(runs):
+        raise VirtbenchError(f"no complete run in {store.shown} can be read: {damaged[0]}"
+                             + (f" (and {len(damaged) - 1} more damaged)"
+                                if len(damaged) > 1 else ""))
     if not lines:
         raise VirtbenchError(f"no series in {len(runs)} run(s) of {store.shown} matches "
                              "--env/--bench/--metric; see `virtbench history` without them")
     found, tested = detect_all(lines, threshold_pct, alpha, correction)
-    return HistoryReport(store=store.shown, series_name=series, host=host, runs=len(runs),
-                         threshold_pct=threshold_pct, alpha=alpha, correction=correction,
-                         fact_points_tested=tested, penalty_c=changes.PENALTY_C,
-                         series=found)
+    report = HistoryReport(store=store.shown, series_name=series, host=host,
+                           runs=len(runs) - len(damaged),
+                           threshold_pct=threshold_pct, alpha=alpha, correction=correction,
+                           fact_points_tested=tested, penalty_c=changes.PENALTY_C,
+                           series=found)
+    report.left_out.extend(damaged)
+    return report
 
 
 __all__ = ["history", "failing", "line_up", "detect_all"]

@@ -12,7 +12,7 @@ from ..analysis import analyze_run
 from ..analysis.differences import host_facts
 from ...foundations.model import RunReport
 from ...foundations.model.history import HistoryPoint
-from ...foundations.store import Store
+from ...foundations.store import DamagedRow, Store
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,16 @@ def _env_facts(report: RunReport) -> dict[str, dict]:
 
 
 def line_up(store: Store, runs: list[dict], threshold_pct: float | None = None,
-            wanted=lambda key: True) -> list[Line]:
+            wanted=lambda key: True, skipped=lambda line: None) -> list[Line]:
     """The series of `runs` (oldest first), in the order they first appear; `wanted(key)`
-    keeps a series or not (the command's filters)."""
+    keeps a series or not (the command's filters). A damaged run (a row of it that is not
+    what virtbench wrote: store/rows.py, or its stored study: Study.from_dict) is left out,
+    its one line handed to `skipped`: the other runs stay readable."""
     lines: dict[SeriesKey, Line] = {}
     for run in runs:
-        report = analyze_run(store, run["id"], threshold_pct=threshold_pct)
+        report = _analyzed(store, run, threshold_pct, skipped)
+        if report is None:
+            continue
         facts = _env_facts(report)
         params = {c.label: json.dumps(c.params, sort_keys=True, default=str)
                   for c in report.benchmarks}
@@ -82,6 +86,19 @@ def line_up(store: Store, runs: list[dict], threshold_pct: float | None = None,
                      facts.get(r.environment, {}), facts.get(vs.reference or "", {}),
                      cases.get(r.benchmark))
     return list(lines.values())
+
+
+def _analyzed(store: Store, run: dict, threshold_pct: float | None, skipped
+              ) -> RunReport | None:
+    """The run's own analysis; None (its line handed to `skipped`) when it is damaged."""
+    if run.get("damaged"):
+        skipped(run["damaged"])
+        return None
+    try:
+        return analyze_run(store, run["id"], threshold_pct=threshold_pct)
+    except DamagedRow as exc:
+        skipped(str(exc))
+        return None
 
 
 def _add(lines: dict[SeriesKey, Line], key: SeriesKey, result, point: HistoryPoint,

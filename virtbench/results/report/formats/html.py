@@ -18,7 +18,7 @@ from html import escape
 from itertools import groupby
 from pathlib import Path
 
-from ....core import warning_kinds
+from ....core import defaults, warning_kinds
 from ....foundations.model import Comparison, Result, RunReport
 from ....foundations.model.density import DensityReport
 from ....machinery.vmlife.phases import ORDER as PHASE_ORDER
@@ -153,7 +153,8 @@ def _cls(verdict: str) -> str:
 
 
 def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
-                  correction: str | None = "holm", run_analysis: str | None = None) -> list[list]:
+                  correction: str | None = defaults.CORRECTION, run_analysis: str | None = None
+                  ) -> list[list]:
     out = []
     for r in rows:
         vs = r.vs_baseline
