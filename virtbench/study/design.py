@@ -10,16 +10,16 @@ import tomllib
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import StrictBool, StrictStr, TypeAdapter, ValidationError
 
+from .. import __version__
 from ..measure import benchmarks
 from ..core import defaults
 from . import claims as study_claims, schema as study_schema, stored
 from .baseline import resolve_baseline, Candidate
 from ..measure.environments import EnvSpec
-from ..measure.environments.spec import NAME_OPTION
 from ..core.errors import VirtbenchError
 from ..foundations.store.rows import DamagedRow
 from .schema import (
@@ -45,6 +45,8 @@ from .schema import (
     Trials,
     Warmup,
 )
+from .entries import (check_versus, fail, normalize_spec, published_figures,  # noqa: F401
+                      spec_resolver)
 from .stored import ClaimEntry, PublishedEntry
 
 
@@ -111,7 +113,7 @@ class Study:
     seed: Seed | None = None
     quick: StrictBool = False
     source: StrictStr | None = None
-    published: list[PublishedEntry] = field(default_factory=list)   # the source's, _published
+    published: list[PublishedEntry] = field(default_factory=list)   # the source's, published_figures
     warmup: Warmup = DEFAULT_WARMUP  # unmeasured trials per environment x benchmark first
     pin: Pin = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
     alpha: Alpha = DEFAULT_ALPHA     # significance level of the verdicts
@@ -189,8 +191,18 @@ def unknown_keys(d: dict) -> list[str]:
     return sorted(k for k in d if k not in known)
 
 
-def _fail(path, what: str) -> VirtbenchError:
-    return VirtbenchError(f"study {path}: {what}")
+def study_to_resume(run: dict) -> Study:
+    """The study of a stored run to resume, checked like a study file (Study.from_dict:
+    the same types and ranges); keys this virtbench does not know are refused, not dropped
+    (a setting the run was planned with would be lost)."""
+    study = Study.from_dict(run["study"], run["id"])
+    unknown = unknown_keys(run["study"])
+    if unknown:
+        raise VirtbenchError(f"run {run['id']}: its stored study has key {unknown[0]!r}, "
+                             f"which virtbench {__version__} does not know (the run was "
+                             f"stored by virtbench {run['virtbench_version']}); resume it "
+                             "with that version")
+    return study
 
 
 def default_baseline(baseline: str | None, labels) -> str | None:
@@ -209,7 +221,7 @@ def load(path: str | Path) -> Study:
         raise VirtbenchError(f"study {path}: no such file; give the path of a .toml study "
                              "(the published studies are in studies/)") from None
     except tomllib.TOMLDecodeError as exc:
-        raise _fail(path, f"not valid TOML ({exc}); fix the syntax at that line") from None
+        raise fail(path, f"not valid TOML ({exc}); fix the syntax at that line") from None
     try:
         doc = study_schema.parse(data)
         study_schema.check_params(doc)
@@ -219,19 +231,19 @@ def load(path: str | Path) -> Study:
             except VirtbenchError as exc:
                 raise VirtbenchError(f"environment[{i}]: spec: {exc}") from None
     except VirtbenchError as exc:
-        raise _fail(path, str(exc)) from None
+        raise fail(path, str(exc)) from None
     envs = [EnvironmentEntry(e.spec, e.requires, e.note, e.target, e.versus)
             for e in doc.environment]
     cases = [BenchmarkCase(b.name, dict(b.params), b.label, b.method_note) for b in doc.benchmark]
     spec_of = spec_resolver(envs)
-    published = _published(path, data.get("published", []), envs, cases, spec_of)
-    _check_versus(path, envs, spec_of)
+    published = published_figures(path, data.get("published", []), envs, cases, spec_of)
+    check_versus(path, envs, spec_of)
     try:
         claims = study_claims.claims(doc.claim, spec_of,
                                      {normalize_spec(e.spec) for e in envs},
                                      {c.label for c in cases}, {c.label: c.name for c in cases})
     except VirtbenchError as exc:
-        raise _fail(path, str(exc)) from None
+        raise fail(path, str(exc)) from None
     adaptive, trials = trials_setting(doc.trials, doc.min_trials)
     return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
                  trials=trials, adaptive=adaptive,
@@ -245,48 +257,6 @@ def load(path: str | Path) -> Study:
                  cpu_share_limit=float(doc.cpu_share_limit),
                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
                  resolution_pct=doc.resolution)
-
-
-def spec_resolver(envs: list[EnvironmentEntry]) -> Callable[[str], str]:
-    """`versus`, a claim's or a published figure's environment, as written -> the
-    normalised spec of the study's environment it names: its name= (`twin` for
-    `native:name=twin`: the name is the label) or its spec. VirtbenchError when it is
-    neither a name of the study nor a spec that parses."""
-    named: dict[str, str] = {}
-    for e in envs:
-        try:
-            parsed = EnvSpec.parse(e.spec)
-        except VirtbenchError:
-            continue
-        if NAME_OPTION in parsed.options:
-            named.setdefault(parsed.options[NAME_OPTION], str(parsed))
-
-    def spec_of(text: str) -> str:
-        return named[text.strip()] if text.strip() in named else normalize_spec(text)
-    return spec_of
-
-
-def _check_versus(path, envs: list[EnvironmentEntry],
-                  spec_of: Callable[[str], str] | None = None) -> None:
-    """Each [[environment]]'s `versus` names another environment of the study (its name=
-    or its spec), stored as its spec in the one spelling the analysis matches by."""
-    spec_of = spec_of or spec_resolver(envs)
-    specs = {normalize_spec(e.spec) for e in envs}
-    for i, e in enumerate(envs, 1):
-        if e.versus is None:
-            continue
-        try:
-            versus = spec_of(e.versus)
-        except VirtbenchError as exc:
-            raise _fail(path, f"environment[{i}]: versus: {exc}") from None
-        if versus not in specs:
-            raise _fail(path, f"environment[{i}] ({e.spec}): versus {e.versus!r} is not the "
-                        "name or spec of any [[environment]] of this study; copy its "
-                        "name= or its spec")
-        if versus == normalize_spec(e.spec):
-            raise _fail(path, f"environment[{i}] ({e.spec}): versus names the environment "
-                        "itself; name the one to compare it with")
-        e.versus = versus
 
 
 def check_resolution(study: Study) -> None:
@@ -307,55 +277,6 @@ def trials_setting(trials: int | str, min_trials: int) -> tuple[bool, int]:
     if trials == AUTO:
         return True, min_trials
     return False, int(trials)
-
-
-def normalize_spec(spec: str) -> str:
-    """One spelling per environment spec (spaces dropped), to match entries by spec."""
-    return str(EnvSpec.parse(spec))
-
-
-def _published(path, entries, envs: list[EnvironmentEntry], cases: list[BenchmarkCase],
-               spec_of: Callable[[str], str] | None = None) -> list[dict]:
-    """[[published]]: the source's own figures, to be shown beside the measured ones.
-
-    Each names an environment (its name= or its spec as in [[environment]]), a benchmark (its label) and
-    a metric, cites where the figure is (`source`), and gives the figure as the source does:
-    `ratio` (environment / reference), or `value` with `versus_value` (then the ratio is
-    derived), or a `value` alone, or only a `verdict` ("pass"/"fail", a source's own ✓/✗
-    table). `versus` is the name or spec of the reference environment when it is not the study's
-    baseline. `unmeasured = "why"` admits a figure of a benchmark the study cannot run
-    (e.g. a proprietary suite): it is shown, never matched.
-    """
-    spec_of = spec_of or spec_resolver(envs)
-    specs = {normalize_spec(e.spec) for e in envs}
-    labels = {c.label for c in cases}
-    out = []
-    for i, entry in enumerate(entries, 1):     # types and ranges: study_schema.PublishedTable
-        where = f"published[{i}]"
-        env = spec_of(entry["environment"])
-        if env not in specs:
-            raise _fail(path, f"{where}: environment {entry['environment']!r} is not the spec of "
-                        "any [[environment]] of this study; copy its spec")
-        versus = spec_of(entry["versus"]) if "versus" in entry else None
-        if versus is not None and versus not in specs:
-            raise _fail(path, f"{where}: versus {entry['versus']!r} is not the spec of any "
-                        "[[environment]] of this study")
-        if entry["benchmark"] not in labels and "unmeasured" not in entry:
-            raise _fail(path, f"{where}: benchmark {entry['benchmark']!r} is not the label of any "
-                        f"[[benchmark]] (labels: {', '.join(sorted(labels))}); or say why it "
-                        "cannot be, with unmeasured = \"...\"")
-        ratio, derived = entry.get("ratio"), False
-        if ratio is None and "value" in entry and "versus_value" in entry:
-            ratio, derived = entry["value"] / entry["versus_value"], True
-        if ratio is None and "verdict" not in entry and "value" not in entry:
-            raise _fail(path, f"{where}: give ratio, or value (with versus_value), or verdict")
-        out.append({"environment": env, "benchmark": entry["benchmark"], "metric": entry["metric"],
-                    "ratio": None if ratio is None else float(ratio), "ratio_derived": derived,
-                    "value": entry.get("value"), "versus": versus,
-                    "versus_value": entry.get("versus_value"), "verdict": entry.get("verdict"),
-                    "source": entry["source"], "note": entry.get("note"),
-                    "unmeasured": entry.get("unmeasured")})
-    return out
 
 
 def skipped_environments(study: Study, targets: dict[str, str] | None = None,

@@ -51,7 +51,7 @@ def method_notes(d: dict, run_id: str | None = None) -> dict[str, str] | None:
 
 
 class PublishedEntry(TypedDict):
-    """A [[published]] figure as the study stores it (design._published)."""
+    """A [[published]] figure as the study stores it (entries.published_figures)."""
     environment: str
     benchmark: str
     metric: str

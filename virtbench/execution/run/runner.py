@@ -41,7 +41,7 @@ from ...study.design import (
     Study,
     plan,
     skipped_environments,
-    unknown_keys,
+    study_to_resume,
     validate,
 )
 
@@ -249,7 +249,7 @@ class Runner:
     def resume(self, run_id: str, retry_failed: bool = False) -> Outcome:
         """Run the slots the run is missing; with retry_failed also those whose trial failed
         (the failed rows are kept as superseded_trials)."""
-        prepared = prepare(stored_study(self.store.get_run(run_id)))
+        prepared = prepare(study_to_resume(self.store.get_run(run_id)))
         if retry_failed:
             n = self.store.supersede_failed(run_id)
             self.console.print(f"retrying {n} failed trial(s) of run {run_id}")
@@ -378,20 +378,6 @@ class Runner:
                         TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("eta"),
                         TimeRemainingColumn(), console=self.console,
                         disable=not self.show_progress, transient=False)
-
-
-def stored_study(run: dict) -> Study:
-    """The study of a stored run to resume, checked like a study file (Study.from_dict:
-    the same types and ranges); keys this virtbench does not know are refused, not dropped
-    (a setting the run was planned with would be lost)."""
-    study = Study.from_dict(run["study"], run["id"])
-    unknown = unknown_keys(run["study"])
-    if unknown:
-        raise VirtbenchError(f"run {run['id']}: its stored study has key {unknown[0]!r}, "
-                             f"which virtbench {__version__} does not know (the run was "
-                             f"stored by virtbench {run['virtbench_version']}); resume it "
-                             "with that version")
-    return study
 
 
 def stored_calibrations(detail: dict) -> dict[str, Calibration]:
