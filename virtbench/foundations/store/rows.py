@@ -42,11 +42,6 @@ class DamagedRow(VirtbenchError):
                          "that (was it edited?): fix the value or restore the store from a "
                          "backup")
 
-    @property
-    def short(self) -> str:
-        """The line without the run: what `runs` shows beside the run's id."""
-        return f"{self.what} is damaged: {self.problem}"
-
 
 def _json_text(value: Any) -> Any:
     """A JSON column's value: SQLite hands back its text (parsed here), PostgreSQL's driver
@@ -176,7 +171,7 @@ def text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-# what each reading method selects, its rows checked on the way out (rows.py): a damaged
+# what each reading method of the Store (core.py) selects, its rows checked on the way out: a damaged
 # row is one line naming the run, never a traceback
 RUN, FLEET, ENVIRONMENT, TRIAL, SUPERSEDED, BOOT, PROFILE, WARNING = (
     Shape(t) for t in (runs, fleets, environments, trials, superseded_trials, boots, profiles,
