@@ -113,7 +113,7 @@ class Study:
     seed: Seed | None = None
     quick: StrictBool = False
     source: StrictStr | None = None
-    published: list[PublishedEntry] = field(default_factory=list)   # the source's, published_figures
+    published: list[PublishedEntry] = field(default_factory=list)   # its source's figures
     warmup: Warmup = DEFAULT_WARMUP  # unmeasured trials per environment x benchmark first
     pin: Pin = DEFAULT_PIN           # "auto": pin kernels / vCPU threads to host CPUs; "off"
     alpha: Alpha = DEFAULT_ALPHA     # significance level of the verdicts

@@ -134,7 +134,8 @@ class HistoryReport(Record):
     threshold_pct: Number = Field(defaults.THRESHOLD_PCT,
                                   description="the band of 'no change', ±%")
     alpha: Number = Field(defaults.ALPHA, description="the significance level")
-    correction: Literal["holm", "bh"] = Field(defaults.CORRECTION, description="the correction over "
+    correction: Literal["holm", "bh"] = Field(defaults.CORRECTION,
+                                              description="the correction over "
                                               "every fact point tested")
     fact_points_tested: int = Field(0, description="the family's size")
     penalty_c: Number = Field(0.0, description="the change-point search's penalty per "

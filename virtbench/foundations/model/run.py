@@ -56,7 +56,8 @@ class Section(Record):
     section_s: Number | None = Field(None, description="one repetition's measured section, "
                                      "s (the shortest of the calibration runs)")
     repetitions: int = Field(1, description="repetitions per trial (1: long enough)")
-    min_section_s: Number = Field(defaults.MIN_SECTION_S, description="the minimum a trial's sections should "
+    min_section_s: Number = Field(defaults.MIN_SECTION_S,
+                                  description="the minimum a trial's sections should "
                                   "last together, s (`--min-section`)")
     capped: bool = Field(False, description="the repetitions hit their cap short of the "
                                             "minimum")
@@ -109,11 +110,13 @@ class RunInfo(Record):
                                   description="the verdicts' equivalence threshold, %")
     alpha: Number = Field(defaults.ALPHA, description="the verdicts' significance level")
     analysis: Literal["paired", "sequential", "unpaired"] = Field(
-        defaults.ANALYSIS, description="how the verdicts were made: paired (each block's ratio to the "
+        defaults.ANALYSIS,
+        description="how the verdicts were made: paired (each block's ratio to the "
         "reference), sequential (the same, adaptive trials), unpaired (trimmed means, "
         "`--analysis unpaired`); rows say when they could not be paired")
     correction: Literal["holm", "bh"] | None = Field(
-        defaults.CORRECTION, description="the correction of the verdicts over the run's family of rows: "
+        defaults.CORRECTION,
+        description="the correction of the verdicts over the run's family of rows: "
         "holm (Holm's step-down, family-wise error; the default) or bh (Benjamini-Hochberg, "
         "false discovery rate): the study's `correction`, or `report --correction`")
     study_baseline: str | None = Field(None, description="the study's own baseline when the "

@@ -171,8 +171,8 @@ def text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-# what each reading method of the Store (core.py) selects, its rows checked on the way out: a damaged
-# row is one line naming the run, never a traceback
+# what each reading method of the Store (core.py) selects, its rows checked on the way out:
+# a damaged row is one line naming the run, never a traceback
 RUN, FLEET, ENVIRONMENT, TRIAL, SUPERSEDED, BOOT, PROFILE, WARNING = (
     Shape(t) for t in (runs, fleets, environments, trials, superseded_trials, boots, profiles,
                        warnings))
