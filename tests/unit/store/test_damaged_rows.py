@@ -167,3 +167,23 @@ def test_resume_refuses_a_stored_setting_it_does_not_know(capsys, tmp_path):
     assert "resume it with that version" in err[0]
     assert run_cli(capsys, "report", bad, "--store", url)[0] == 0     # it still reads
     assert sha256(path) == before
+
+
+def test_the_web_view_lists_a_damaged_run_and_answers_its_page_with_the_line(tmp_path):
+    from starlette.testclient import TestClient
+
+    from virtbench.interface.web.app import make_app
+    url, path, bad, good = two_runs(tmp_path)
+    damage(path, DAMAGE[2][1], bad)                     # runs.started not a date
+    before = sha256(path)
+    store = Store(url, read_only=True)
+    client = TestClient(make_app(store))
+    listed = client.get("/runs")
+    assert listed.status_code == 200 and bad in listed.text and good in listed.text
+    assert "damaged" in listed.text
+    page = client.get(f"/runs/{bad}")
+    assert page.status_code == 404 and "started is not a date" in page.text
+    assert client.get(f"/runs/{good}").status_code == 200
+    assert client.get("/series").status_code == 200      # the history leaves it out
+    store.engine.dispose()
+    assert sha256(path) == before
