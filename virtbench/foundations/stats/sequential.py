@@ -94,10 +94,11 @@ from .decision import (
     classify_many,
     mdc_from_multiplier,
 )
+from ...core.defaults import MAX_TRIALS, MIN_TRIALS
 from .verdicts import DEFAULT_ALPHA
 
-DEFAULT_MIN_BLOCKS = 6
-DEFAULT_MAX_BLOCKS = 60
+DEFAULT_MIN_BLOCKS = MIN_TRIALS      # adaptive trials' bounds (core/defaults.py)
+DEFAULT_MAX_BLOCKS = MAX_TRIALS
 TIGHT_AT = 20
 P_ANYTIME = "anytime-valid (t-mixture Bayes factor at ratio 1)"
 NEED_HOW = ("observed ratio and spread of log ratios held, confidence-sequence width at n "
