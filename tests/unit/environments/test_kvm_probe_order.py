@@ -2,8 +2,9 @@
 (its kernel) is built first, then the probe boots it."""
 from pathlib import Path
 
-from virtbench.measure.environments.qemu import Qemu, version
-from virtbench.measure.environments.qemu import kvm_probe as kp
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.vmm import version
+from virtbench.measure.environments.qemu.vmm import kvm_probe as kp
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.machinery.image import guest as image
 

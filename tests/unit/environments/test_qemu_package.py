@@ -4,7 +4,7 @@ import inspect
 
 from virtbench.measure.environments import qemu
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import kvm_probe, version
+from virtbench.measure.environments.qemu.vmm import kvm_probe, version
 from virtbench.machinery.image import guest as image
 
 FAKE = ("9.9.9", "QEMU emulator version 9.9.9")

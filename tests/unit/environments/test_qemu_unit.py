@@ -11,14 +11,15 @@ import pytest
 
 from qemukit import argv_cfg as cfg
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import Qemu, version
-from virtbench.measure.environments.qemu import kvm_probe as kp
-from virtbench.measure.environments.qemu.argv import build_argv
-from virtbench.measure.environments.qemu.guest import guest_kernel_release
-from virtbench.measure.environments.qemu.options import DISKS
-from virtbench.measure.environments.qemu.process import describe_loss, ended_while_booting
-from virtbench.measure.environments.qemu.version import parse_version
-from virtbench.measure.environments.qemu.vmm import QemuProcess
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.vmm import version
+from virtbench.measure.environments.qemu.vmm import kvm_probe as kp
+from virtbench.measure.environments.qemu.cmdline.argv import build_argv
+from virtbench.measure.environments.qemu.booted.guest import guest_kernel_release
+from virtbench.measure.environments.qemu.cmdline.options import DISKS
+from virtbench.measure.environments.qemu.vmm.hygiene import describe_loss, ended_while_booting
+from virtbench.measure.environments.qemu.vmm.version import parse_version
+from virtbench.measure.environments.qemu.vmm.process import QemuProcess
 from virtbench.core.errors import VirtbenchError
 from virtbench.machinery.image import guest as image
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 from kvmfix import fixture, header, reparse_profile
 
-from virtbench.measure.environments.qemu.kvm_probe import probe_verdict
+from virtbench.measure.environments.qemu.vmm.kvm_probe import probe_verdict
 from virtbench.machinery.exits import kvm, symbols
 from virtbench.machinery.exits.model import ReasonRow
 

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from ....core.errors import EnvironmentUnusable
-from ..qemu.process import guest_panic
-from ..qemu.vmm import console_text
+from ..qemu.vmm.hygiene import guest_panic
+from ..qemu.vmm.process import console_text
 from .connection import binding, describe_error, domain_state_words
 
 

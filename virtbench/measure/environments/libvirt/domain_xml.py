@@ -12,8 +12,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ....core.errors import VirtbenchError
-from ..qemu.argv import AGENT_PORT, SCRATCH_SERIAL, kernel_cmdline
-from ..qemu.options import size_bytes
+from ..qemu.cmdline.argv import AGENT_PORT, SCRATCH_SERIAL, kernel_cmdline
+from ..qemu.cmdline.options import size_bytes
 
 # scratch disk model -> (libvirt target bus, device name prefix); nvme has no disk bus in
 # libvirt 9.0 (it came in 10.x)

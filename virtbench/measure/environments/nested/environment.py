@@ -21,10 +21,11 @@ from ....core.errors import AgentError, AgentSilent, EnvironmentUnusable, Virtbe
 from ....machinery.image import host as host_image
 from ....machinery.agent.transport import ExecResult, SocketAgent
 from ..base import Environment, Usability, drop_page_cache
-from ..qemu import Qemu, kvm_probe, version
-from ..qemu.argv import PORT_PREFIX
-from ..qemu.guest import GUEST_KERNEL_DIR, Guest
-from ..qemu.options import size_bytes
+from ..qemu import Qemu
+from ..qemu.vmm import kvm_probe, version
+from ..qemu.cmdline.argv import PORT_PREFIX
+from ..qemu.booted.guest import GUEST_KERNEL_DIR, Guest
+from ..qemu.cmdline.options import size_bytes
 from . import support
 from .options import OPTIONS, check, inner_spec, outer_spec
 

@@ -33,8 +33,8 @@ Callers reach version.qemu_version/qemu_binary and kvm_probe.kvm_probe through t
 so a test fakes each by patching that module. The function kvm_probe is deliberately not
 re-exported here: it would shadow the submodule of the same name.
 """
-from .boot import GuestBootError
+from .booted.boot import GuestBootError
 from .environment import Qemu
-from .version import qemu_binary
+from .vmm.version import qemu_binary
 
 __all__ = ["GuestBootError", "Qemu", "qemu_binary"]

@@ -19,7 +19,7 @@ from ....core.capabilities import Answer, can
 from ....core.errors import AgentError, VirtbenchError
 from ....machinery.exits.model import Profile
 from ..capacity import twin_memory_refusal
-from . import version
+from .vmm import version
 
 
 def exit_profile_answer(accel: str) -> Answer:

@@ -10,14 +10,14 @@ import subprocess
 import tarfile
 import time
 
-from ....machinery.machine import fingerprint
-from ....machinery.kernels import build as kernels
-from ....core.errors import AgentError, EnvironmentUnusable, VirtbenchError
-from ....machinery.host.netpath_types import NetPath, SshTarget
-from ....machinery.agent.transport import ExecResult
-from ..base import drop_page_cache
+from .....machinery.machine import fingerprint
+from .....machinery.kernels import build as kernels
+from .....core.errors import AgentError, EnvironmentUnusable, VirtbenchError
+from .....machinery.host.netpath_types import NetPath, SshTarget
+from .....machinery.agent.transport import ExecResult
+from ...base import drop_page_cache
 from . import knobs, readback
-from .argv import SCRATCH_SERIAL
+from ..cmdline.argv import SCRATCH_SERIAL
 from .tunings import mismatches, requested, runtime_commands
 
 GUEST_KERNEL_DIR = "/opt/virtbench/kernels"
@@ -124,7 +124,7 @@ class Guest:
     def net_path(self) -> NetPath:
         """Guest NIC <-> tap in the host-side namespace, plus a remote namespace behind it."""
         if self._net is None:
-            from ....machinery.host import netpath
+            from .....machinery.host import netpath
             topo = netpath.Topology()
             self._topology = topo
             self.resources.add("the remote namespace", self._delete_topology)

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import re
 
-from ....core.errors import VirtbenchError
-from ....machinery.image.suites import DEFAULT_SUITE, SUITES
-from ..base import Option
+from .....core.errors import VirtbenchError
+from .....machinery.image.suites import DEFAULT_SUITE, SUITES
+from ...base import Option
 from .firmware import DEFAULT as DEFAULT_FIRMWARE, FIRMWARES
-from .tunings import TUNINGS
+from ..booted.tunings import TUNINGS
 
 DISKS = ("virtio-blk", "virtio-scsi", "ahci", "ide", "nvme")
 NICS = ("virtio-net", "e1000", "rtl8139")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import time
 
-from ....core.errors import AgentError, VirtbenchError
-from ....machinery.agent.transport import AgentClient
-from ....machinery.vmlife.migration import clock_lag, clock_rate, migration_figures
-from .boot import wait_for_agent
+from .....core.errors import AgentError, VirtbenchError
+from .....machinery.agent.transport import AgentClient
+from .....machinery.vmlife.migration import clock_lag, clock_rate, migration_figures
+from ..booted.boot import wait_for_agent
 from .incoming import (
     incoming_done,
     launch_second,
@@ -24,7 +24,7 @@ from .incoming import (
     send_file,
     wait_for,
 )
-from .options import size_bytes
+from ..cmdline.options import size_bytes
 
 SAVE_TIMEOUT_S = 600.0
 FILE_NAME = "vbstate"

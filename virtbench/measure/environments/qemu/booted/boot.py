@@ -8,10 +8,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from ....machinery.kernels import build as kernels
-from ....core.errors import AgentError, EnvironmentUnusable
-from ....machinery.host.watch import WorkDir
-from ....machinery.agent.transport import SocketAgent
+from .....machinery.kernels import build as kernels
+from .....core.errors import AgentError, EnvironmentUnusable
+from .....machinery.host.watch import WorkDir
+from .....machinery.agent.transport import SocketAgent
 
 
 NFS_EXPORT = "nfs"                # the directory backing=nfs exports (netdisk.py)

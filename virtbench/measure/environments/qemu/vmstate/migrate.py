@@ -17,11 +17,11 @@ import threading
 import time
 from pathlib import Path
 
-from ....core.errors import AgentError, VirtbenchError
-from ....machinery.host import watch
-from ....machinery.vmlife import ticker
-from ....machinery.vmlife.migration import disruption, migration_figures, parse_ticks, split_lines
-from .boot import wait_for_agent
+from .....core.errors import AgentError, VirtbenchError
+from .....machinery.host import watch
+from .....machinery.vmlife import ticker
+from .....machinery.vmlife.migration import disruption, migration_figures, parse_ticks, split_lines
+from ..booted.boot import wait_for_agent
 from .incoming import launch_second, migration_done, query_migrate, wait_for
 
 TICK_PORT = "org.virtbench.tick"

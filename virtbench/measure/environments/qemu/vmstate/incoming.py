@@ -8,10 +8,10 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from ....core.errors import AgentError, VirtbenchError
-from .argv import build_argv
-from .qmp import Qmp
-from .vmm import QemuProcess
+from .....core.errors import AgentError, VirtbenchError
+from ..cmdline.argv import build_argv
+from ..vmm.qmp import Qmp
+from ..vmm.process import QemuProcess
 
 QMP_WAIT_S = 30.0
 POLL_S = 0.02

@@ -1,7 +1,7 @@
 """The QEMU command line for one guest (pure)."""
 from __future__ import annotations
 
-from ....core.errors import VirtbenchError
+from .....core.errors import VirtbenchError
 from .firmware import pflash_args
 
 AGENT_PORT = "org.virtbench.agent"

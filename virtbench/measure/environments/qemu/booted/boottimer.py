@@ -20,9 +20,9 @@ import threading
 import time
 from pathlib import Path
 
-from ....core.errors import AgentError, VirtbenchError
-from ....machinery.host import watch
-from ....machinery.vmlife.phases import PhaseError, Phases, guest_phases
+from .....core.errors import AgentError, VirtbenchError
+from .....machinery.host import watch
+from .....machinery.vmlife.phases import PhaseError, Phases, guest_phases
 
 MARK_PORT = 0xE9          # the historical Bochs/QEMU debug port: nothing else writes there
 FIRMWARE_PORT = 0x402     # SeaBIOS's debug port

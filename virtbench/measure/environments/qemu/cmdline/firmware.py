@@ -17,7 +17,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from ....core.errors import EnvironmentUnusable, VirtbenchError
+from .....core.errors import EnvironmentUnusable, VirtbenchError
 
 FIRMWARES = ("seabios", "ovmf")
 DEFAULT = "seabios"

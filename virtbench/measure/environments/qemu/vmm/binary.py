@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from ....core.errors import VirtbenchError
-from ....machinery.image import qemu_fetch, qemu_tree
+from .....core.errors import VirtbenchError
+from .....machinery.image import qemu_fetch, qemu_tree
 from . import version
 
 

@@ -7,7 +7,7 @@ import json
 import socket
 from pathlib import Path
 
-from ....core.errors import AgentError
+from .....core.errors import AgentError
 
 
 class Qmp:

@@ -11,8 +11,8 @@ nearest stand-ins for the Zhang et al. 1000 Hz -> 100 Hz timer; see docs/tunings
 """
 from __future__ import annotations
 
-from ....core.errors import VirtbenchError
-from ..base import Option
+from .....core.errors import VirtbenchError
+from ...base import Option
 
 CLOCKSOURCES = ("auto", "tsc", "kvm-clock", "hpet", "acpi_pm")
 IOSCHEDS = ("auto", "none", "mq-deadline", "bfq", "kyber")

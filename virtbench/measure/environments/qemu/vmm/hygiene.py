@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ....machinery.host import netns
-from ....machinery.host import watch
+from .....machinery.host import netns
+from .....machinery.host import watch
 
 
 def sweep_stale() -> None:

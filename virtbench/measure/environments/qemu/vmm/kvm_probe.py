@@ -11,11 +11,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ....machinery.kernels import build as kernels
-from ....core.errors import VirtbenchError
-from ....machinery.image import guest as guest_image
-from ....machinery.host import watch
-from ....machinery.host.executor import die_with_parent
+from .....machinery.kernels import build as kernels
+from .....core.errors import VirtbenchError
+from .....machinery.image import guest as guest_image
+from .....machinery.host import watch
+from .....machinery.host.executor import die_with_parent
 from . import version
 
 # A KVM host boots the probe kernel in well under a second; KVM nested in a TCG guest took

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shutil
 
-from ....core.errors import EnvironmentUnusable
-from ....machinery.image.qemu_tree import VersionFailed, ask_version, parse_version
+from .....core.errors import EnvironmentUnusable
+from .....machinery.image.qemu_tree import VersionFailed, ask_version, parse_version
 
 QEMU = "qemu-system-x86_64"
 __all__ = ["QEMU", "parse_version", "parse_qmp_version", "qemu_binary", "qemu_version"]

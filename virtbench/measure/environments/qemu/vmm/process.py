@@ -10,10 +10,10 @@ import threading
 import time
 from pathlib import Path
 
-from ....core.errors import AgentError, EnvironmentUnusable
-from ....machinery.host.executor import die_with_parent
-from .boot import GuestBootError
-from .process import describe_loss, ended_while_booting
+from .....core.errors import AgentError, EnvironmentUnusable
+from .....machinery.host.executor import die_with_parent
+from ..booted.boot import GuestBootError
+from .hygiene import describe_loss, ended_while_booting
 from .qmp import Qmp
 from .version import parse_qmp_version
 
@@ -132,7 +132,7 @@ class QemuProcess:
     def vcpu_threads(self) -> list[int]:
         """Host thread ids of the guest's vCPUs (QMP query-cpus-fast), once per boot."""
         if self._vcpu_tids is None:
-            from ....machinery.host.pinning import vcpu_threads
+            from .....machinery.host.pinning import vcpu_threads
             if self.qmp is None:
                 return []
             self._vcpu_tids = vcpu_threads(self.qmp.command("query-cpus-fast"))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from ....core.errors import AgentError
-from .argv import MEMDEV, NIC_DEV, SCRATCH_DEV
+from .....core.errors import AgentError
+from ..cmdline.argv import MEMDEV, NIC_DEV, SCRATCH_DEV
 
 PERIPHERAL = "/machine/peripheral/"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ....core.errors import EnvironmentUnusable
+from .....core.errors import EnvironmentUnusable
 
 
 def parse_tsc_khz(cpuinfo: str) -> int | None:
