@@ -1,4 +1,4 @@
-"""qemu:binary= (environments/qemu/binary.py): the label rule, QMP's query-version on real
+"""qemu:binary= (environments/qemu/vmm/binary.py): the label rule, QMP's query-version on real
 replies, and a qemu environment with another QEMU: its version, label, metadata, argv."""
 import json
 from pathlib import Path

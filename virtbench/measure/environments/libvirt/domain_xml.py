@@ -1,6 +1,6 @@
 """The domain XML of a guest virtbench defines through libvirt (pure).
 
-The same guest as the `qemu` kind's command line (environments/qemu/argv.py): direct kernel
+The same guest as the `qemu` kind's command line (environments/qemu/cmdline/argv.py): direct kernel
 boot of virtbench's image, the root disk always virtio-blk (a qcow2 overlay over the cached
 image, never written), the scratch disk on the bus under test, the NIC model under test on a
 tap virtbench made, the agent on a virtio-serial port (or the second serial port), the

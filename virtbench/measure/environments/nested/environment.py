@@ -4,7 +4,7 @@ each made in a life-cycle step and registered for release:
     outer     qemu.Qemu                  the outer guest, from the host image        (start)
     inner     inside.py in the outer     boots the inner guest, relays its agent     (ready)
     agent     transport.SocketAgent      the inner guest's agent, through the relay  (ready)
-    guest     qemu.guest.Guest           the inner's scratch disk, through the agent (ready)
+    guest     qemu.booted.guest.Guest    the inner's scratch disk, through the agent (ready)
 
 stop() releases them in reverse: the agent, the inner guest (SIGTERM to the program inside,
 which powers it off and removes what it made there), the outer guest (power-off, QEMU, its

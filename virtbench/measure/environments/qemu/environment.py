@@ -1,12 +1,12 @@
 """class Qemu: options and label, accelerator choice, the life-cycle steps, and what it offers
 benchmarks, each through a collaborator it owns and passes what it needs:
 
-    work      guest/watch.py WorkDir   work directory, manifest, guardian      (prepare)
-    ns        netns.NetNS              the namespace the guest's tap lives in  (start)
-    vmm       vmm.QemuProcess          QEMU and its QMP monitor                (start)
-    agent     transport.SocketAgent    the guest agent's channel               (ready)
-    guest     guest.Guest              what is done inside the guest           (ready)
-    profiler  profiling.ExitProfiler   --profile exits, a TCG twin             (first profile)
+    work      host/watch.py WorkDir         work directory, manifest, guardian      (prepare)
+    ns        netns.NetNS                   the namespace the guest's tap lives in  (start)
+    vmm       vmm/process.py QemuProcess    QEMU and its QMP monitor                (start)
+    agent     transport.SocketAgent         the guest agent's channel               (ready)
+    guest     booted/guest.py Guest         what is done inside the guest           (ready)
+    profiler  profiling.ExitProfiler        --profile exits, a TCG twin             (first profile)
 
 Each is registered in `resources` when it is made, so stop() (the base's) releases them in
 reverse: profiler, remote namespace, a clean power-off, the agent, QEMU, the namespace, the

@@ -14,7 +14,7 @@ from .....machinery.host.watch import WorkDir
 from .....machinery.agent.transport import SocketAgent
 
 
-NFS_EXPORT = "nfs"                # the directory backing=nfs exports (netdisk.py)
+NFS_EXPORT = "nfs"                # the directory backing=nfs exports (qemu/netdisk.py)
 
 
 class GuestBootError(EnvironmentUnusable):

@@ -6,7 +6,7 @@ with the host's CLOCK_MONOTONIC as it arrives.
                 kernel command line): one byte per marker
     port 0x402  the firmware's debug output (SeaBIOS prints there on pc and q35): its first
                 byte is the firmware running (Debian's OVMF, a release build, prints
-                nothing there: its share shows in to_kernel_s, firmware.py)
+                nothing there: its share shows in to_kernel_s, cmdline/firmware.py)
 
 `measure_boot(env)` boots a twin of a qemu environment with the timer attached and cuts its
 boot into phases (vmlife/phases.py); the twin, the sockets and their directory are gone

@@ -1,7 +1,7 @@
 """Reading the knobs back from the running QEMU (pure): the QMP commands to send, and what
 their replies say of `hugepages`, `iothread`, `queues`, `cpu` and `backing`.
 
-The replies come from QMP (qom-get on the devices and objects argv.py names, query-iothreads,
+The replies come from QMP (qom-get on the devices and objects cmdline/argv.py names, query-iothreads,
 query-block, query-cpus-fast, and HMP `info network` through human-monitor-command), the
 queue counts the guest sees from sysfs (GUEST_SCRIPT). `read()` turns them into facts for the
 environment's metadata; `mismatches()` says which asked-for knob did not take. Tested on

@@ -93,7 +93,7 @@ def build_argv(cfg: dict) -> list[str]:
     `org.virtbench.<name>` in the guest, bound to a unix socket QEMU listens on; virtio-serial
     agent transport only), root_format and root_snapshot (raw and True: the cached image
     never written), data_argv (another QEMU's -L arguments, right after the binary),
-    firmware_code and firmware_vars (UEFI's flash: firmware.py; the kernel given as `linux`
+    firmware_code and firmware_vars (UEFI's flash: cmdline/firmware.py; the kernel given as `linux`
     must then be the bzImage).
     """
     append = kernel_cmdline(cfg)

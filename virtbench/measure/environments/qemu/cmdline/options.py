@@ -152,6 +152,6 @@ OPTIONS = {
                        help="the guest's firmware: seabios (BIOS, the kernel booted through "
                             "PVH) or ovmf (UEFI from Debian's ovmf package, the kernel's EFI "
                             "stub)"),
-    **TUNINGS,    # guest tunings (tunings.py): applied at boot or before the first trial
+    **TUNINGS,    # guest tunings (booted/tunings.py): applied at boot or before the first trial
 }
 

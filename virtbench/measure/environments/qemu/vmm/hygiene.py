@@ -1,5 +1,5 @@
 """Process hygiene of QEMU guests: what dead virtbench processes left is swept, whether a QEMU
-still lives, and why a guest went away (pure). (QEMU dies with us through PDEATHSIG, vmm.py;
+still lives, and why a guest went away (pure). (QEMU dies with us through PDEATHSIG, process.py;
 live guests are stopped at exit and on SIGTERM/SIGHUP by environments/live.py, as every
 started environment is.)"""
 from __future__ import annotations

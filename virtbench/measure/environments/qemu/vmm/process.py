@@ -1,7 +1,7 @@
 """The VMM of a qemu guest, a collaborator the environment owns: the QEMU process virtbench
 runs itself (in the guest's network namespace, dying with us), its QMP monitor, pause and
 resume, how it ended, its vCPU threads. A libvirt domain has another VMM with the same
-methods (libvirt/vmm.py): libvirtd runs its QEMU."""
+methods (libvirt/domain.py DomainVmm): libvirtd runs its QEMU."""
 from __future__ import annotations
 
 import os
