@@ -122,7 +122,7 @@ def forbid_building_probing_starting(monkeypatch) -> list[str]:
     and fails; the list it records into (a dry run leaves it empty)."""
     from virtbench.measure import environments
     from virtbench.measure.environments.qemu.vmm import kvm_probe
-    from virtbench.machinery.image import guest as image
+    from virtbench.machinery.image import guest_image as image
     from virtbench.machinery.kernels import build as kernels
     called: list[str] = []
 

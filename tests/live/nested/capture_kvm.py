@@ -37,7 +37,7 @@ from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.qemu import Qemu
 from virtbench.measure.environments.qemu.vmm import kvm_probe, version
 from virtbench.measure.environments.qemu.profiling import kallsyms
-from virtbench.machinery.image import guest as image
+from virtbench.machinery.image import guest_image as image
 from virtbench.machinery.exits import kvm, symbols
 
 

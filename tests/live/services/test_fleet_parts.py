@@ -14,7 +14,7 @@ from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.core.errors import VirtbenchError
 from virtbench.execution.fleet import app as fleet_app, lease
 from virtbench.execution.fleet.status import HostStatus
-from virtbench.execution.fleet.view import FleetView, HostReferences, analyze_fleet
+from virtbench.execution.fleet.side_by_side import FleetView, HostReferences, analyze_fleet
 from virtbench.foundations.store import Sample, Store
 
 
@@ -123,7 +123,7 @@ def test_status_lines():
 def test_compare_fleet_sets_two_hosts_a_b_and_runs_carry_their_fleet(tmp_path, capsys):
     from virtbench.results import analysis
     from virtbench.interface.cli import commands as cli
-    from virtbench.execution.fleet.view import host_runs
+    from virtbench.execution.fleet.side_by_side import host_runs
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store(url)
     fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from virtbench.interface.cli import commands as cli
 from virtbench.measure.environments import create
-from virtbench.measure.environments.libvirt.connection import describe_error, is_local_qemu, platform_of
+from virtbench.measure.environments.libvirt.api import describe_error, is_local_qemu, platform_of
 from virtbench.measure.environments.libvirt.domain_xml import build_domain_xml
 from virtbench.measure.environments.libvirt.existing import first_ipv4
 from virtbench.core.errors import EnvironmentUnusable, VirtbenchError

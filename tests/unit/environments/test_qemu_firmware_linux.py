@@ -13,7 +13,7 @@ from virtbench.measure.environments.qemu import Qemu
 from virtbench.measure.environments.qemu.cmdline import firmware
 from virtbench.measure.environments.qemu.vmm import version
 from virtbench.measure.environments.qemu.cmdline.argv import build_argv
-from virtbench.machinery.image import guest as image
+from virtbench.machinery.image import guest_image as image
 
 
 def make(text):

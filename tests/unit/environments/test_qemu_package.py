@@ -5,7 +5,7 @@ import inspect
 from virtbench.measure.environments import qemu
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.qemu.vmm import kvm_probe, version
-from virtbench.machinery.image import guest as image
+from virtbench.machinery.image import guest_image as image
 
 FAKE = ("9.9.9", "QEMU emulator version 9.9.9")
 

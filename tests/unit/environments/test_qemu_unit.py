@@ -21,7 +21,7 @@ from virtbench.measure.environments.qemu.vmm.hygiene import describe_loss, ended
 from virtbench.measure.environments.qemu.vmm.version import parse_version
 from virtbench.measure.environments.qemu.vmm.process import QemuProcess
 from virtbench.core.errors import VirtbenchError
-from virtbench.machinery.image import guest as image
+from virtbench.machinery.image import guest_image as image
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu"
 

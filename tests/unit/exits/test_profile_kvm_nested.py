@@ -11,7 +11,7 @@ from kvmfix import fixture, header, reparse_profile
 
 from virtbench.measure.environments.qemu.vmm.kvm_probe import probe_verdict
 from virtbench.machinery.exits import kvm, symbols
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.machinery.exits.exit_profile import ReasonRow
 
 REPORT = fixture("perf_kvm_stat/nested_svm_acpi_pm.txt")
 SCRIPT = fixture("kvm_exit/nested_svm_acpi_pm_perf_script.txt.gz")

@@ -9,7 +9,7 @@ import pytest
 from kvmfix import fixture
 from virtbench.machinery.exits.kvm import KvmProfileError, KvmProfiler
 from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
-from virtbench.machinery.exits.model import FunctionRow, ReasonRow
+from virtbench.machinery.exits.exit_profile import FunctionRow, ReasonRow
 from virtbench.machinery.exits.perf_control import PerfControlError
 
 PVM_REPORT = fixture("perf_kvm_stat/empty_report_pvm_host.txt")

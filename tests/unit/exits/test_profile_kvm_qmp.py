@@ -84,7 +84,7 @@ def test_command_asks_kvm_for_the_exit_counters():
 
 def test_reason_rows_from_counters_of_this_host():
     from virtbench.machinery.exits.kvm_qmp import counter_reason_rows
-    from virtbench.machinery.exits.model import ReasonRow
+    from virtbench.machinery.exits.exit_profile import ReasonRow
     delta = diff_query_stats(fixture("query_stats/pvm_host_vcpu_before.txt"),
                              fixture("query_stats/pvm_host_vcpu_after.txt"))
     assert counter_reason_rows(delta) == [ReasonRow("other", 2448, 100.0, None)]

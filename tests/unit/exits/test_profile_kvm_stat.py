@@ -11,7 +11,7 @@ from virtbench.machinery.exits.kvm_stat import (
     parse_perf_kvm_stat_report,
     read_perf_kvm_stat_report,
 )
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.machinery.exits.exit_profile import ReasonRow
 
 
 def test_every_fixture_names_its_source():

@@ -5,7 +5,7 @@ import pytest
 
 from kvmfix import fixture
 from virtbench.machinery.exits.kvm_trace import parse_kvm_exit_lines, parse_kvm_pio_lines, pio_note, unwrap
-from virtbench.machinery.exits.model import FunctionRow, ReasonRow
+from virtbench.machinery.exits.exit_profile import FunctionRow, ReasonRow
 
 
 def test_older_format_wrapped_as_mailed_counts_by_reason_and_rip():

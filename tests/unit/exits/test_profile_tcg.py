@@ -6,7 +6,7 @@ import pytest
 
 from virtbench.core.errors import VirtbenchError
 from virtbench.machinery.exits import tcg
-from virtbench.machinery.exits.model import Profile
+from virtbench.machinery.exits.exit_profile import Profile
 from virtbench.machinery.exits.symbols import parse_kallsyms
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "profile"

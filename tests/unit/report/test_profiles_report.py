@@ -10,7 +10,7 @@ from reportkit import fill_store, study_dict
 from virtbench.interface.cli import commands as cli
 from virtbench.results import report
 from virtbench.results.analysis import analyze_run
-from virtbench.machinery.exits.model import FunctionRow, Profile, ReasonRow
+from virtbench.machinery.exits.exit_profile import FunctionRow, Profile, ReasonRow
 from virtbench.foundations.store import Store
 
 TCG = "qemu-tcg/ide/e1000"

@@ -15,7 +15,7 @@ from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.native import Native
 from virtbench.core.errors import VirtbenchError
 from virtbench.core.outcome import TrialOutcome
-from virtbench.machinery.exits.model import FunctionRow, Profile, ReasonRow
+from virtbench.machinery.exits.exit_profile import FunctionRow, Profile, ReasonRow
 from virtbench.execution.run.runner import Prepared, Runner
 from virtbench.foundations.store import Store
 

@@ -50,7 +50,7 @@ from virtbench.machinery.exits.kvm_trace import (
     parse_kvm_pio_lines,
     pio_note,
 )
-from virtbench.machinery.exits.model import Profile
+from virtbench.machinery.exits.exit_profile import Profile
 from virtbench.machinery.exits.perf_control import PerfControlError, control_args, enable_recorder, make_fifos
 
 INSTALL_PERF = "apt-get install linux-perf"

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from virtbench.machinery.exits.kvm_stat import KvmProfileError
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.machinery.exits.exit_profile import ReasonRow
 
 EXIT_COUNTERS = ("exits", "io_exits", "mmio_exits", "halt_exits", "irq_exits", "irq_window_exits",
                  "nmi_window_exits", "signal_exits", "request_irq_exits", "insn_emulation", "hypercalls")

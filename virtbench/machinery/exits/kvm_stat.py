@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.machinery.exits.exit_profile import ReasonRow
 
 
 class KvmProfileError(VirtbenchError):

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from virtbench.machinery.exits.model import FunctionRow, ReasonRow, shares
+from virtbench.machinery.exits.exit_profile import FunctionRow, ReasonRow, shares
 
 Symbolise = Callable[[int], "tuple[str | None, str | None] | None"]
 

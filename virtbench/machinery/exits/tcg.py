@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ...core.errors import VirtbenchError
 from ..kernels.build import cache_dir
-from .model import FunctionRow, Profile, ReasonRow, shares
+from .exit_profile import FunctionRow, Profile, ReasonRow, shares
 from .symbols import SymbolTable, caller_of, is_accessor, parse_kallsyms
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "plugin" / "vbexits.c"

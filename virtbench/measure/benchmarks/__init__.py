@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...core.errors import VirtbenchError
 from ...core.suggest import did_you_mean
 from .base import Benchmark, Metric, ParseError, TrialOutcome
-from . import application, cpu, disk, lifecycle, memory, network, primitives, transfer
+from . import application, cpu, disk, lifecycle_costs as lifecycle, memory, network, primitives, transfer
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (

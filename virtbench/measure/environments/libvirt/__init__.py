@@ -91,7 +91,7 @@ class Libvirt:
 
     @staticmethod
     def probe() -> Usability:
-        from .connection import binding, version_text
+        from .api import binding, version_text
         try:
             libvirt = binding()
         except VirtbenchError as exc:

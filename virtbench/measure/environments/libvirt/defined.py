@@ -16,7 +16,7 @@ from ..qemu.vmm import version
 from ..qemu.booted.boot import make_scratch
 from ..qemu.environment import Qemu
 from ..qemu.booted.tunings import boot_args
-from .connection import binding, is_local_qemu, open_connection, version_text
+from .api import binding, is_local_qemu, open_connection, version_text
 from .domain import DomainVmm
 from .domain_xml import build_domain_xml
 

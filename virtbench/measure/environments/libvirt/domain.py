@@ -11,7 +11,7 @@ from pathlib import Path
 from ....core.errors import EnvironmentUnusable
 from ..qemu.vmm.hygiene import guest_panic
 from ..qemu.vmm.process import console_text
-from .connection import binding, describe_error, domain_state_words
+from .api import binding, describe_error, domain_state_words
 
 
 class DomainVmm:

@@ -12,7 +12,7 @@ from ....core.errors import EnvironmentUnusable
 from ....machinery.host.netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
-from .connection import binding, describe_error, domain_state_words, open_connection, platform_of
+from .api import binding, describe_error, domain_state_words, open_connection, platform_of
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
 

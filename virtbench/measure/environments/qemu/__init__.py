@@ -7,7 +7,7 @@
          guest tunings: tick=,highres=,clocksource=,pmtimer=,iosched=,offloads=,
          nic_coalesce_us=,e1000_itr=,napi_tx= (booted/tunings.py, docs/tunings.md)]
 
-The root disk is the cached image from `virtbench.machinery.image.guest` opened with snapshot=on (its
+The root disk is the cached image from `virtbench.machinery.image.guest_image` opened with snapshot=on (its
 overlay lands in the environment's work directory through TMPDIR); the benchmark's scratch disk
 is a fresh image per environment on the bus under test, with serial=vbscratch, found in the
 guest under /dev/disk/by-id (`scratch_device()`). The agent talks over a virtio-serial port

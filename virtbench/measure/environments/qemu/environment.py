@@ -21,7 +21,7 @@ from pathlib import Path
 from ....machinery.host import netns
 from ....core.capabilities import Capabilities, can
 from ....core.errors import VirtbenchError
-from ....machinery.image import guest as guest_image, suites
+from ....machinery.image import guest_image as guest_image, suites
 from ....machinery.host.watch import WorkDir
 from ....machinery.host.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
@@ -174,7 +174,7 @@ class Qemu(Environment):
 
     def _build_image(self, progress) -> guest_image.ImageInfo:
         if self.image_variant == "host":
-            from ....machinery.image import host as host_image
+            from ....machinery.image import host_image as host_image
             return host_image.build(progress=progress)
         return guest_image.build(progress=progress, linux=self.values.get("linux"))
 

@@ -17,7 +17,7 @@ from typing import Callable
 from ....machinery.machine import meminfo as host_meminfo
 from ....core.capabilities import Answer, can
 from ....core.errors import AgentError, VirtbenchError
-from ....machinery.exits.model import Profile
+from ....machinery.exits.exit_profile import Profile
 from ..capacity import twin_memory_refusal
 from .vmm import version
 

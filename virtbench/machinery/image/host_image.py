@@ -36,8 +36,8 @@ from pathlib import Path
 
 from ..kernels import build as kernels
 from ...core.errors import VirtbenchError
-from . import guest as image
-from .guest import ImageInfo, Progress
+from . import guest_image as image
+from .guest_image import ImageInfo, Progress
 
 VARIANT = "host"
 HOST_LABEL = "vbhost"
