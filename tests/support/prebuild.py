@@ -47,7 +47,7 @@ def _probes_missing() -> bool:
 
 
 def _host_image_missing() -> bool:
-    from virtbench.machinery.image import host_image as host_image
+    from virtbench.machinery.image import host_image
     return host_image.cached() is None
 
 

@@ -164,7 +164,7 @@ def test_cpio_newc_layout():
 
 def test_recipe_hash_is_stable_across_processes_and_follows_the_recipe(monkeypatch):
     here = image.recipe_hash()
-    there = subprocess.run([sys.executable, "-c", "from virtbench.machinery.image import guest as image; "
+    there = subprocess.run([sys.executable, "-c", "from virtbench.machinery.image import guest_image as image; "
                             "print(image.recipe_hash())"], capture_output=True, text=True,
                            check=True).stdout.strip()
     assert here == there and re.fullmatch(r"[0-9a-f]{16}", here)

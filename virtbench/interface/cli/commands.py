@@ -58,7 +58,7 @@ def cmd_benchmarks(args, out: Console) -> int:
 
 
 def cmd_image(args, out: Console) -> int:
-    from ...machinery.image import host_image as host_image, guest_image as image   # guests are optional for every other command
+    from ...machinery.image import host_image, guest_image as image   # guests are optional for every other command
     if args.image_command == "prune":
         removed = image.prune() + host_image.prune()
         out.print(f"removed {len(removed)} cached image(s)" +

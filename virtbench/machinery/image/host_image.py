@@ -1,6 +1,6 @@
 """The host image (`virtbench image build --variant host`): a guest that can host guests.
 
-virtbench's guest image (image.py) plus QEMU (qemu-system-x86, qemu-utils), perf (linux-perf),
+virtbench's guest image (guest_image.py) plus QEMU (qemu-system-x86, qemu-utils), perf (linux-perf),
 tracefs and debugfs mounted at boot, KVM loaded at boot when the virtual CPU has SVM or VMX,
 and virtbench itself, installed from the current source tree into a venv at build time from
 wheels prepared on this host (the guest has no network to PyPI). Inside it, virtbench finds

@@ -18,7 +18,7 @@ import time
 
 from ....core.capabilities import Capabilities, can, cannot
 from ....core.errors import AgentError, AgentSilent, EnvironmentUnusable, VirtbenchError
-from ....machinery.image import host_image as host_image
+from ....machinery.image import host_image
 from ....machinery.agent.transport import ExecResult, SocketAgent
 from ..base import Environment, Usability, drop_page_cache
 from ..qemu import Qemu

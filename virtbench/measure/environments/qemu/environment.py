@@ -21,7 +21,7 @@ from pathlib import Path
 from ....machinery.host import netns
 from ....core.capabilities import Capabilities, can
 from ....core.errors import VirtbenchError
-from ....machinery.image import guest_image as guest_image, suites
+from ....machinery.image import guest_image, suites
 from ....machinery.host.watch import WorkDir
 from ....machinery.host.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
@@ -79,7 +79,7 @@ class Qemu(Environment):
                                           # open (a restore, a migration's destination)
         self.launch_cfg: dict | None = None   # the configuration QEMU was started with
         self.image_variant = "guest"      # "host": the image that can host guests (QEMU, perf,
-                                          # virtbench inside; guest/host_image.py)
+                                          # virtbench inside; image/host_image.py)
         self.ports: list[str] = []        # more virtio-serial ports (port_socket(name))
         self.scratch_given: tuple[str, str] | None = None   # (device, format) to use as the
                                           # scratch disk instead of making one (a nested
@@ -174,7 +174,7 @@ class Qemu(Environment):
 
     def _build_image(self, progress) -> guest_image.ImageInfo:
         if self.image_variant == "host":
-            from ....machinery.image import host_image as host_image
+            from ....machinery.image import host_image
             return host_image.build(progress=progress)
         return guest_image.build(progress=progress, linux=self.values.get("linux"))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .....machinery.kernels import build as kernels
 from .....core.errors import VirtbenchError
-from .....machinery.image import guest_image as guest_image
+from .....machinery.image import guest_image
 from .....machinery.host import watch
 from .....machinery.host.executor import die_with_parent
 from . import version
