@@ -6,7 +6,7 @@ the guest boots; PluginControl(control).snapshot(before) ... trial ... snapshot(
 to_profile(diff(before, after), kallsyms_text, duration_s). The boot's own I/O is in both
 snapshots and cancels out. TcgSession bundles the plumbing of one profiled boot.
 
-Cost (bench/profile.py): only kernel-half code is instrumented (MMIO and caller rings);
+Cost (bench/profiling_cost.py): only kernel-half code is instrumented (MMIO and caller rings);
 user-space work runs as fast as without the plugin.
 """
 from __future__ import annotations

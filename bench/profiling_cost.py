@@ -3,7 +3,7 @@
 unprofiled one, the same benchmarks interleaved over a few rounds, and how long reading
 and symbolising the guest's /proc/kallsyms takes. Prints JSON.
 
-    python3 bench/profile.py [--rounds 3] [--bench pi,dd-write] [--spec qemu:accel=tcg]
+    python3 bench/profiling_cost.py [--rounds 3] [--bench pi,dd-write] [--spec qemu:accel=tcg]
 
 Both guests are up at once and run the trials in turn (plain, profiled, plain, ...), so
 load from elsewhere on the host falls on both. Target: slowdown <= 3x under TCG.
