@@ -11,7 +11,7 @@ Two cache levels under `<cache>/images/` (cache = $VIRTBENCH_CACHE or the user c
   level (a few seconds).
 
 Both are built in a temporary directory beside their final place and renamed into it, so an
-interrupted build never leaves a half image that looks finished.
+interrupted build never leaves a half image that looks finished (cache.py, as the host image).
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from ...core.errors import VirtbenchError
 from ..host import tools as hosttools
 from ..kernels.build import cache_dir
 from ..agent.transport import AGENT_SOURCE   # the agent every environment runs
-from . import suites
+from . import cache, suites
 
 FILES = Path(__file__).with_name("files")
 SUITE = "bookworm"
@@ -204,8 +203,7 @@ def _build_locked(force: bool, say, linux: str | None = None) -> ImageInfo:
     base = build_base(force=force, progress=say, linux=linux)
     h = recipe_hash(linux)
     out = images_dir() / h
-    tmp = Path(tempfile.mkdtemp(prefix=f"{h}.tmp-", dir=images_dir()))
-    try:
+    with cache.building(out) as tmp:
         info = _build_image(base, tmp, h, say)
         if linux:
             check_series(info.linux_version, linux)
@@ -213,13 +211,6 @@ def _build_locked(force: bool, say, linux: str | None = None) -> ImageInfo:
         info_data = info.to_json()
         info_data["build_s"] = round(time.monotonic() - t0, 2)
         (tmp / "info.json").write_text(json.dumps(info_data, indent=2) + "\n")
-        if out.exists():  # force: move the old one aside (a running guest keeps its open files)
-            old = out.with_name(out.name + f".old-{os.getpid()}")
-            out.rename(old)
-            shutil.rmtree(old, ignore_errors=True)
-        tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     result = cached(linux)
     assert result is not None
     result.reused = False
@@ -231,13 +222,7 @@ def prune(keep_current: bool = True) -> list[Path]:
     """Delete cached images and base trees other than the current recipe's; return them."""
     keep = ({h for s in suites.SUITES for h in (recipe_hash(s), f"base-{_hash(base_recipe(s))}")}
             if keep_current else set())
-    removed = []
-    if images_dir().is_dir():
-        for d in images_dir().iterdir():
-            if d.is_dir() and d.name not in keep and ".tmp-" not in d.name:
-                shutil.rmtree(d, ignore_errors=True)
-                removed.append(d)
-    return removed
+    return cache.prune(images_dir(), keep)
 
 
 def check_tools() -> None:
@@ -289,8 +274,7 @@ def bootstrap_tree(base: dict, where: Path, force: bool = False, progress: Progr
     if not force and (out / "done").exists():
         return out / "rootfs"
     where.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"base-{h}.tmp-", dir=where))
-    try:
+    with cache.building(out) as tmp:
         root = tmp / "rootfs"
         tool = base.get("tool", "debootstrap")
         say(f"{tool} {base['suite']} ({what or str(len(base['packages'])) + ' packages'}) "
@@ -310,11 +294,6 @@ def bootstrap_tree(base: dict, where: Path, force: bool = False, progress: Progr
             p.unlink()
         (tmp / "recipe.json").write_text(json.dumps(base, indent=2))
         (tmp / "done").write_text("ok\n")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return out / "rootfs"
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..kernels import build as kernels
 from ...core.errors import VirtbenchError
-from . import guest_image as image
+from . import cache, guest_image as image
 from .guest_image import ImageInfo, Progress
 
 VARIANT = "host"
@@ -170,13 +170,7 @@ def prune(keep_current: bool = True) -> list[Path]:
             keep.add(recipe_hash())
         except VirtbenchError:
             pass
-    removed = []
-    if images_dir().is_dir():
-        for d in images_dir().iterdir():
-            if d.is_dir() and d.name not in keep and ".tmp-" not in d.name:
-                shutil.rmtree(d, ignore_errors=True)
-                removed.append(d)
-    return removed
+    return cache.prune(images_dir(), keep)
 
 
 def _build_locked(root: Path, guest: ImageInfo, kdir: Path, force: bool, say) -> ImageInfo:
@@ -184,8 +178,7 @@ def _build_locked(root: Path, guest: ImageInfo, kdir: Path, force: bool, say) ->
     base = build_base(force=force, progress=say)
     h = recipe_hash(root)
     out = images_dir() / h
-    tmp = Path(tempfile.mkdtemp(prefix=f"{h}.tmp-", dir=images_dir()))
-    try:
+    with cache.building(out) as tmp:
         wheels = tmp / "wheels"
         prepare_wheels(root, wheels, say)
         info = _build_image(base, tmp, h, guest, kdir, wheels, say)
@@ -194,13 +187,6 @@ def _build_locked(root: Path, guest: ImageInfo, kdir: Path, force: bool, say) ->
         data["guest_image"] = guest.recipe_hash
         (tmp / "info.json").write_text(json.dumps(data, indent=2) + "\n")
         shutil.rmtree(wheels)
-        if out.exists():
-            old = out.with_name(out.name + f".old-{os.getpid()}")
-            out.rename(old)
-            shutil.rmtree(old, ignore_errors=True)
-        tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     result = cached(root)
     assert result is not None
     result.reused = False
