@@ -183,6 +183,39 @@ def test_an_existing_domain_offers_what_ssh_offers_and_pausing():
     assert defined.capabilities().ssh_target and defined.capabilities().pair_end
 
 
+class SuspendingDom:
+    def __init__(self, fail: bool = False):
+        self.calls, self.fail = [], fail
+
+    def suspend(self):
+        self.calls.append("suspend")
+        if self.fail:
+            raise RuntimeError("suspend failed")
+
+    def resume(self):
+        self.calls.append("resume")
+
+
+def test_both_kinds_of_domain_pause_and_resume_one_way(tmp_path):
+    from virtbench.measure.environments.libvirt.domain import DomainVmm
+    from virtbench.measure.environments.libvirt.existing import ExistingDomain
+    assert ExistingDomain.pause is DomainVmm.pause and ExistingDomain.resume is DomainVmm.resume
+    for holder in (create("libvirt:uri=test:///default,domain=test,host=192.0.2.5"),
+                   DomainVmm("d", tmp_path, "qemu:///system")):
+        holder.pause()
+        holder.resume()                 # no domain yet: nothing to suspend or resume
+        assert holder.paused is False
+        holder.dom = SuspendingDom()
+        holder.pause()
+        assert holder.paused and holder.dom.calls == ["suspend"]
+        holder.resume()
+        assert not holder.paused and holder.dom.calls == ["suspend", "resume"]
+        holder.dom = SuspendingDom(fail=True)
+        with pytest.raises(RuntimeError):
+            holder.pause()
+        assert holder.paused            # a failed suspend may still have taken: resume after
+
+
 def test_a_defined_domain_that_ended_says_how_and_the_guests_panic(tmp_path):
     class Dom:
         def state(self):

@@ -1,5 +1,6 @@
-"""Connecting to libvirt: the binding imported lazily, libvirt's errors as one line, and
-what a connection or a domain says about the platform (pure where it can be)."""
+"""Connecting to libvirt: the binding imported lazily, libvirt's errors as one line, what a
+connection or a domain says about the platform (pure where it can be), and a domain paused
+and resumed (PausesDomain)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -94,3 +95,23 @@ def domain_state_words(libvirt, state: int, reason: int) -> str:
         if why:
             word += f" ({why})"
     return word
+
+
+class PausesDomain:
+    """pause() and resume() through libvirt (virDomainSuspend, virDomainResume), for a class
+    whose `dom` is the domain (None: none yet, or gone) and whose `paused` says it is
+    suspended: a domain the user has (ExistingDomain) and one virtbench defines (DomainVmm)."""
+
+    dom = None
+    paused = False
+
+    def pause(self) -> None:
+        """virDomainSuspend: the domain stops while another environment measures."""
+        if self.dom is not None:
+            self.paused = True        # before the call: a failed suspend may still have taken
+            self.dom.suspend()
+
+    def resume(self) -> None:
+        if self.dom is not None:
+            self.dom.resume()
+            self.paused = False

@@ -11,10 +11,10 @@ from pathlib import Path
 from ....core.errors import EnvironmentUnusable
 from ..qemu.vmm.hygiene import guest_panic
 from ..qemu.vmm.process import console_text
-from .api import binding, describe_error, domain_state_words
+from .api import PausesDomain, binding, describe_error, domain_state_words
 
 
-class DomainVmm:
+class DomainVmm(PausesDomain):
     """One transient domain, from create() to end()."""
 
     qmp = None                 # libvirtd holds the monitor: no QMP of ours
@@ -90,17 +90,6 @@ class DomainVmm:
         self.dom = None
         self.paused = False
         self._vcpu_tids = None
-
-    def pause(self) -> None:
-        """virDomainSuspend: the domain stops while another environment measures."""
-        if self.dom is not None:
-            self.paused = True        # before the call: a failed suspend may still have taken
-            self.dom.suspend()
-
-    def resume(self) -> None:
-        if self.dom is not None:
-            self.dom.resume()
-            self.paused = False
 
     def lost_reason(self) -> str:
         if self.dom is None:

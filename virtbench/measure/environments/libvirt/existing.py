@@ -12,7 +12,14 @@ from ....core.errors import EnvironmentUnusable
 from ....machinery.host.netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
-from .api import binding, describe_error, domain_state_words, open_connection, platform_of
+from .api import (
+    PausesDomain,
+    binding,
+    describe_error,
+    domain_state_words,
+    open_connection,
+    platform_of,
+)
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
 
@@ -36,7 +43,7 @@ def _port_open(host: str, port: int, timeout: float) -> bool:
         return False
 
 
-class ExistingDomain(Environment):
+class ExistingDomain(PausesDomain, Environment):
     """`libvirt:uri=URI,domain=NAME[,host=ADDR,user=..,port=..,key=..,known_hosts=..,...]`."""
 
     kind = "libvirt"
@@ -120,17 +127,6 @@ class ExistingDomain(Environment):
         self.agent = None
         if ssh is not None:
             ssh.stop()
-
-    def pause(self) -> None:
-        """virDomainSuspend: the domain stops while another environment measures."""
-        if self.dom is not None:
-            self.paused = True        # before the call: a failed suspend may still have taken
-            self.dom.suspend()
-
-    def resume(self) -> None:
-        if self.dom is not None:
-            self.dom.resume()
-            self.paused = False
 
     def _ssh_options(self, host: str) -> dict:
         opts = {"host": host, "name": self.values["domain"]}
