@@ -198,8 +198,6 @@ class SuspendingDom:
 
 def test_both_kinds_of_domain_pause_and_resume_one_way(tmp_path):
     from virtbench.measure.environments.libvirt.domain import DomainVmm
-    from virtbench.measure.environments.libvirt.existing import ExistingDomain
-    assert ExistingDomain.pause is DomainVmm.pause and ExistingDomain.resume is DomainVmm.resume
     for holder in (create("libvirt:uri=test:///default,domain=test,host=192.0.2.5"),
                    DomainVmm("d", tmp_path, "qemu:///system")):
         holder.pause()

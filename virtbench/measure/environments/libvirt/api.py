@@ -1,6 +1,6 @@
 """Connecting to libvirt: the binding imported lazily, libvirt's errors as one line, what a
 connection or a domain says about the platform (pure where it can be), and a domain paused
-and resumed (PausesDomain)."""
+and resumed (suspend_domain, resume_domain)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -97,21 +97,18 @@ def domain_state_words(libvirt, state: int, reason: int) -> str:
     return word
 
 
-class PausesDomain:
-    """pause() and resume() through libvirt (virDomainSuspend, virDomainResume), for a class
-    whose `dom` is the domain (None: none yet, or gone) and whose `paused` says it is
-    suspended: a domain the user has (ExistingDomain) and one virtbench defines (DomainVmm)."""
 
-    dom = None
-    paused = False
+def suspend_domain(holder) -> None:
+    """virDomainSuspend of `holder.dom` (none: nothing to do), `holder.paused` set first: a
+    failed suspend may still have taken, so resume_domain is tried after. The pause() of a
+    domain the user has (ExistingDomain) and of one virtbench defines (DomainVmm)."""
+    if holder.dom is not None:
+        holder.paused = True
+        holder.dom.suspend()
 
-    def pause(self) -> None:
-        """virDomainSuspend: the domain stops while another environment measures."""
-        if self.dom is not None:
-            self.paused = True        # before the call: a failed suspend may still have taken
-            self.dom.suspend()
 
-    def resume(self) -> None:
-        if self.dom is not None:
-            self.dom.resume()
-            self.paused = False
+def resume_domain(holder) -> None:
+    """virDomainResume of `holder.dom` (none: nothing to do); then it is no longer paused."""
+    if holder.dom is not None:
+        holder.dom.resume()
+        holder.paused = False

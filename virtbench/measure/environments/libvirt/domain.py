@@ -11,10 +11,10 @@ from pathlib import Path
 from ....core.errors import EnvironmentUnusable
 from ..qemu.vmm.hygiene import guest_panic
 from ..qemu.vmm.process import console_text
-from .api import PausesDomain, binding, describe_error, domain_state_words
+from .api import binding, describe_error, domain_state_words, resume_domain, suspend_domain
 
 
-class DomainVmm(PausesDomain):
+class DomainVmm:
     """One transient domain, from create() to end()."""
 
     qmp = None                 # libvirtd holds the monitor: no QMP of ours
@@ -90,6 +90,13 @@ class DomainVmm(PausesDomain):
         self.dom = None
         self.paused = False
         self._vcpu_tids = None
+
+    def pause(self) -> None:
+        """virDomainSuspend: the domain stops while another environment measures."""
+        suspend_domain(self)
+
+    def resume(self) -> None:
+        resume_domain(self)
 
     def lost_reason(self) -> str:
         if self.dom is None:

@@ -13,12 +13,13 @@ from ....machinery.host.netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
 from .api import (
-    PausesDomain,
     binding,
     describe_error,
     domain_state_words,
     open_connection,
     platform_of,
+    resume_domain,
+    suspend_domain,
 )
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
@@ -43,7 +44,7 @@ def _port_open(host: str, port: int, timeout: float) -> bool:
         return False
 
 
-class ExistingDomain(PausesDomain, Environment):
+class ExistingDomain(Environment):
     """`libvirt:uri=URI,domain=NAME[,host=ADDR,user=..,port=..,key=..,known_hosts=..,...]`."""
 
     kind = "libvirt"
@@ -127,6 +128,13 @@ class ExistingDomain(PausesDomain, Environment):
         self.agent = None
         if ssh is not None:
             ssh.stop()
+
+    def pause(self) -> None:
+        """virDomainSuspend: the domain stops while another environment measures."""
+        suspend_domain(self)
+
+    def resume(self) -> None:
+        resume_domain(self)
 
     def _ssh_options(self, host: str) -> dict:
         opts = {"host": host, "name": self.values["domain"]}

@@ -23,12 +23,13 @@ step sweeps namespaces and work directories left by dead owners.
 The package, one concern a module or sub-package: environment (class Qemu: the life-cycle
 steps, wiring the collaborators), resolve (what it settles before a guest starts: the
 accelerator, vhost-net, the host's support), metadata (what a guest records), profiling
-(ExitProfiler), hugepages (the host's 2 MiB page pool), netdisk (the NBD and NFS servers of
-backing=nbd and backing=nfs); vmm/ (the QEMU program, its version, the KVM probe, the QEMU
-process and its QMP monitor, process hygiene), cmdline/ (the options and the command line),
-booted/ (the boot, what is done inside the guest, the guest tunings, and reading tunings and
-knobs back) and vmstate/ (a snapshot's restore and a live migration: a second QEMU taking a
-running guest's state).
+(ExitProfiler), twin (a twin of the guest run while it is paused: a boot measurement's, a
+snapshot's, a migration's), hugepages (the host's 2 MiB page pool), netdisk (the NBD and NFS
+servers of backing=nbd and backing=nfs); vmm/ (the QEMU program, its version, the KVM probe,
+the QEMU process and its QMP monitor, process hygiene), cmdline/ (the options and the
+command line), booted/ (the boot, what is done inside the guest, the guest tunings, and
+reading tunings and knobs back) and vmstate/ (a snapshot's restore and a live migration: a
+second QEMU taking a running guest's state).
 Callers reach vmm/version.py's qemu_version/qemu_binary and vmm/kvm_probe.py's kvm_probe
 through their modules, so a test fakes each by patching that module. The function kvm_probe
 is deliberately not re-exported by vmm/: it would shadow the submodule of the same name.

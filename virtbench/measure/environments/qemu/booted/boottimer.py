@@ -23,6 +23,7 @@ from pathlib import Path
 from .....core.errors import AgentError, VirtbenchError
 from .....machinery.host import watch
 from .....machinery.vmlife.phases import PhaseError, Phases, guest_phases
+from ..twin import twin_running
 
 MARK_PORT = 0xE9          # the historical Bochs/QEMU debug port: nothing else writes there
 FIRMWARE_PORT = 0x402     # SeaBIOS's debug port
@@ -115,36 +116,30 @@ def measure_boot(env, make_twin) -> Phases:
     the boot timer, cut its boot into phases, stop it. Raises VirtbenchError when the boot
     cannot be cut (a marker missing: the image predates the markers; rebuild it)."""
     timer = BootTimer()
-    paused = False
-    twin = None
     try:
-        if env.capabilities().pause and not env.paused:
-            env.pause()
-            paused = True
         twin = make_twin(timer.argv())
         twin.extra_boot_args = timer.boot_args()
-        twin.start()
-        start, ready = twin.vmm.started_at, twin.vmm.started_at + twin.boot_s
-        try:
-            kmsg = twin.exec(["dmesg"], timeout=60).stdout
-        except AgentError as exc:
-            raise VirtbenchError(f"{env.label}: the twin's kernel log: {exc}") from None
-        try:
-            phases = guest_phases(start, ready, kmsg, list(timer.marks.stamps),
-                                  list(timer.firmware.stamps))
-        except PhaseError as exc:
-            raise VirtbenchError(f"{env.label}: the boot cannot be cut into phases: {exc}"
-                                 " (an image built before the markers? virtbench image "
-                                 "build --force)") from None
-        phases.detail["machine"] = twin.machine
-        phases.detail["firmware"] = twin.values.get("firmware", "seabios")
-        phases.detail["lifecycle"] = dict(twin.step_s)
-        return phases
+        with twin_running(env, twin):
+            return _phases(env, twin, timer)
     finally:
-        try:
-            if twin is not None:
-                twin.stop()
-        finally:
-            timer.close()
-            if paused:
-                env.resume()
+        timer.close()
+
+
+def _phases(env, twin, timer: BootTimer) -> Phases:
+    """The started twin's boot cut into phases, from its timer's stamps and its kernel log."""
+    start, ready = twin.vmm.started_at, twin.vmm.started_at + twin.boot_s
+    try:
+        kmsg = twin.exec(["dmesg"], timeout=60).stdout
+    except AgentError as exc:
+        raise VirtbenchError(f"{env.label}: the twin's kernel log: {exc}") from None
+    try:
+        phases = guest_phases(start, ready, kmsg, list(timer.marks.stamps),
+                              list(timer.firmware.stamps))
+    except PhaseError as exc:
+        raise VirtbenchError(f"{env.label}: the boot cannot be cut into phases: {exc}"
+                             " (an image built before the markers? virtbench image "
+                             "build --force)") from None
+    phases.detail["machine"] = twin.machine
+    phases.detail["firmware"] = twin.values.get("firmware", "seabios")
+    phases.detail["lifecycle"] = dict(twin.step_s)
+    return phases

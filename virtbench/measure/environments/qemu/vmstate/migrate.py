@@ -23,6 +23,7 @@ from .....machinery.vmlife import ticker
 from .....machinery.vmlife.migration import disruption, migration_figures, parse_ticks, split_lines
 from ..booted.boot import wait_for_agent
 from .incoming import launch_second, migration_done, query_migrate, wait_for
+from ..twin import state_twin, twin_running
 
 TICK_PORT = "org.virtbench.tick"
 SETTLE_S = 1.0            # the window runs this long past the migration's end
@@ -106,88 +107,113 @@ def set_limits(vmm, params: dict, postcopy: bool) -> None:
 
 
 def migrate_cycle(env, params: dict, make_twin) -> dict:
-    options = {"mem": params["mem"]} if params.get("mem") else {}
-    postcopy = params["mode"] == "postcopy"
+    """Migrate a twin of `env` between two QEMUs while its ticker runs; the figures (values)
+    and what was seen (detail)."""
     ticks_dir = watch.private_dir("vbtmp-")
     readers: list[TickReader] = []
-    twin = make_twin(tick_argv(ticks_dir / "source.sock"), **options)
-    twin.shared_root = True
-    paused = False
     try:
-        if env.capabilities().pause and not env.paused:
-            env.pause()
-            paused = True
-        twin.start()
-        readers.append(TickReader(ticks_dir / "source.sock"))
-        budget = params["before_s"] + params["max_s"] + SETTLE_S + params["after_s"] + 30
-        start_ticker(twin.agent, params, budget)
-        readers[0].wait_first(60.0)        # python starts slowly in a TCG guest
-        made = twin.ns.run(["ip", "tuntap", "add", "dev", "tap1", "mode", "tap"],
-                           capture_output=True, text=True)   # goes with the namespace
-        if made.returncode != 0:
-            raise VirtbenchError(f"{env.label}: the destination's tap: {made.stderr.strip()}")
-        dest = launch_second(twin, "destination", tap="tap1",
-                             extra_argv=tick_argv(ticks_dir / "destination.sock"))
-        readers.append(TickReader(ticks_dir / "destination.sock"))
-        for vmm in (twin.vmm, dest):
-            set_limits(vmm, params, postcopy)
-        dest.qmp.command("migrate-incoming", uri=f"unix:{ticks_dir / 'migration.sock'}")
-        t_ticker = time.monotonic()
-        time.sleep(params["before_s"])
-        t0 = time.monotonic()
-        twin.vmm.qmp.command("migrate", uri=f"unix:{ticks_dir / 'migration.sock'}")
-        if postcopy:
-            wait_for(query_migrate(twin.vmm),
-                     lambda r: (r.get("ram") or {}).get("dirty-sync-count", 0) >= 2
-                     or migration_done(r), params["max_s"], f"{env.label}: pre-copy's first pass")
-            twin.vmm.qmp.command("migrate-start-postcopy")
-        try:
-            reply, seen = wait_for(query_migrate(twin.vmm), migration_done, params["max_s"],
-                                   f"{env.label}: the migration", every=0.05)
-        except VirtbenchError:
-            reply = twin.vmm.qmp.command("query-migrate")
-            twin.vmm.qmp.command("migrate_cancel")
-            return {"values": {}, "detail": {"converged": False, "status": reply.get("status"),
-                                             "qemu": migration_figures(reply),
-                                             "max_s": params["max_s"]}}
-        if reply.get("status") != "completed":
-            raise VirtbenchError(f"{env.label}: the migration {reply.get('status')}: "
-                                 f"{reply.get('error-desc', 'no reason given')}")
-        twin.vmm.paused = True          # the source stays stopped (postmigrate) until the end
-        figures = migration_figures(reply)
-        t1 = t0 + figures.get("total_s", seen - t0)
-        time.sleep(SETTLE_S + params["after_s"])
-        agent, _ = wait_for_agent(dest, dest.workdir / "agent.sock", f"{env.label} (migrated)",
-                                  60.0)
-        twin.resources.add("the migrated guest's agent", agent.close)
-        for r in readers:
-            r.close()
-        ticks = parse_ticks([x for r in readers for x in split_lines(r.chunks)])
-        cost = disruption(ticks, (t_ticker + 0.5, t0), (t0, t1 + SETTLE_S))
-        values = {k: figures[k] for k in ("total_s", "downtime_s", "setup_s", "transferred_mib",
-                                          "dirty_rate_mib_s") if k in figures}
-        values["downtime_guest_s"] = cost.downtime_guest_s
-        if cost.work_lost_s is not None:
-            values["work_lost_s"] = cost.work_lost_s
-        detail = {"converged": True, "mode": params["mode"], "mem": twin.values["mem"],
-                  "qemu": figures, "status": reply.get("status"),
-                  "ticks": len(ticks), "baseline_gap_s": cost.baseline_gap_s,
-                  "gap_at_s": None if cost.gap_at_s is None else cost.gap_at_s - t0,
-                  "rate_pages_s": cost.rate_pages_s, "expected_pages": cost.expected_pages,
-                  "done_pages": cost.done_pages,
-                  "timeline": timeline(ticks, t0), "limits": {
-                      k: params[k] for k in ("bandwidth_mib_s", "downtime_ms", "dirty_mb_s",
-                                             "buffer_mib", "tick_ms")}}
-        return {"values": values, "detail": detail}
+        twin = state_twin(make_twin, params, tick_argv(ticks_dir / "source.sock"))
+        with twin_running(env, twin):
+            try:
+                return _migrate_ticking(env, twin, params, ticks_dir, readers)
+            finally:
+                for r in readers:
+                    r.close()
     finally:
-        for r in readers:
-            r.close()
-        try:
-            twin.stop()
-        finally:
-            shutil.rmtree(ticks_dir, ignore_errors=True)
-            if paused:
-                env.resume()
+        shutil.rmtree(ticks_dir, ignore_errors=True)
+
+
+def _migrate_ticking(env, twin, params: dict, ticks_dir: Path,
+                     readers: list[TickReader]) -> dict:
+    """The ticker started in the running twin, a destination QEMU, the migration, the
+    migrated guest's agent; the ticks read on both sides."""
+    postcopy = params["mode"] == "postcopy"
+    readers.append(TickReader(ticks_dir / "source.sock"))
+    budget = params["before_s"] + params["max_s"] + SETTLE_S + params["after_s"] + 30
+    start_ticker(twin.agent, params, budget)
+    readers[0].wait_first(60.0)        # python starts slowly in a TCG guest
+    dest = _destination(env, twin, ticks_dir, readers)
+    for vmm in (twin.vmm, dest):
+        set_limits(vmm, params, postcopy)
+    uri = f"unix:{ticks_dir / 'migration.sock'}"
+    dest.qmp.command("migrate-incoming", uri=uri)
+    t_ticker = time.monotonic()
+    time.sleep(params["before_s"])
+    t0 = time.monotonic()
+    reply, seen = _migrate(env.label, twin.vmm, uri, params, postcopy)
+    if seen is None:
+        return {"values": {}, "detail": {"converged": False, "status": reply.get("status"),
+                                         "qemu": migration_figures(reply),
+                                         "max_s": params["max_s"]}}
+    if reply.get("status") != "completed":
+        raise VirtbenchError(f"{env.label}: the migration {reply.get('status')}: "
+                             f"{reply.get('error-desc', 'no reason given')}")
+    twin.vmm.paused = True          # the source stays stopped (postmigrate) until the end
+    figures = migration_figures(reply)
+    t1 = t0 + figures.get("total_s", seen - t0)
+    time.sleep(SETTLE_S + params["after_s"])
+    agent, _ = wait_for_agent(dest, dest.workdir / "agent.sock", f"{env.label} (migrated)",
+                              60.0)
+    twin.resources.add("the migrated guest's agent", agent.close)
+    for r in readers:
+        r.close()
+    ticks = parse_ticks([x for r in readers for x in split_lines(r.chunks)])
+    cost = disruption(ticks, (t_ticker + 0.5, t0), (t0, t1 + SETTLE_S))
+    return migration_result(params, twin.values["mem"], reply, figures, ticks, cost, t0)
+
+
+def _destination(env, twin, ticks_dir: Path, readers: list[TickReader]):
+    """The destination QEMU, on a tap of its own in the twin's namespace, with its own tick
+    port (read from now on), waiting for the state."""
+    made = twin.ns.run(["ip", "tuntap", "add", "dev", "tap1", "mode", "tap"],
+                       capture_output=True, text=True)   # goes with the namespace
+    if made.returncode != 0:
+        raise VirtbenchError(f"{env.label}: the destination's tap: {made.stderr.strip()}")
+    dest = launch_second(twin, "destination", tap="tap1",
+                         extra_argv=tick_argv(ticks_dir / "destination.sock"))
+    readers.append(TickReader(ticks_dir / "destination.sock"))
+    return dest
+
+
+def _migrate(label: str, vmm, uri: str, params: dict,
+             postcopy: bool) -> tuple[dict, float | None]:
+    """Migrate `vmm` to `uri` (post-copy once pre-copy's first pass is done, if asked):
+    (query-migrate's last reply, when it was seen); (the reply, None) when it did not end
+    within max_s, after it was cancelled."""
+    vmm.qmp.command("migrate", uri=uri)
+    if postcopy:
+        wait_for(query_migrate(vmm),
+                 lambda r: (r.get("ram") or {}).get("dirty-sync-count", 0) >= 2
+                 or migration_done(r), params["max_s"], f"{label}: pre-copy's first pass")
+        vmm.qmp.command("migrate-start-postcopy")
+    try:
+        return wait_for(query_migrate(vmm), migration_done, params["max_s"],
+                        f"{label}: the migration", every=0.05)
+    except VirtbenchError:
+        reply = vmm.qmp.command("query-migrate")
+        vmm.qmp.command("migrate_cancel")
+        return reply, None
+
+
+def migration_result(params: dict, mem: str, reply: dict, figures: dict, ticks, cost,
+                     t0: float) -> dict:
+    """A converged migration's figures (values) and what was seen (detail), from QEMU's
+    reply and the ticks (pure)."""
+    values = {k: figures[k] for k in ("total_s", "downtime_s", "setup_s", "transferred_mib",
+                                      "dirty_rate_mib_s") if k in figures}
+    values["downtime_guest_s"] = cost.downtime_guest_s
+    if cost.work_lost_s is not None:
+        values["work_lost_s"] = cost.work_lost_s
+    detail = {"converged": True, "mode": params["mode"], "mem": mem,
+              "qemu": figures, "status": reply.get("status"),
+              "ticks": len(ticks), "baseline_gap_s": cost.baseline_gap_s,
+              "gap_at_s": None if cost.gap_at_s is None else cost.gap_at_s - t0,
+              "rate_pages_s": cost.rate_pages_s, "expected_pages": cost.expected_pages,
+              "done_pages": cost.done_pages,
+              "timeline": timeline(ticks, t0), "limits": {
+                  k: params[k] for k in ("bandwidth_mib_s", "downtime_ms", "dirty_mb_s",
+                                         "buffer_mib", "tick_ms")}}
+    return {"values": values, "detail": detail}
 
 
 def timeline(ticks, t0: float, points: int = 400) -> list[list[float]]:

@@ -25,6 +25,7 @@ from .incoming import (
     wait_for,
 )
 from ..cmdline.options import size_bytes
+from ..twin import state_twin, twin_running
 
 SAVE_TIMEOUT_S = 600.0
 FILE_NAME = "vbstate"
@@ -57,15 +58,8 @@ def fill(agent: AgentClient, mib: int) -> None:
 
 def snapshot_cycle(env, params: dict, make_twin) -> dict:
     """Save and restore a twin of `env`; the figures (values) and what was seen (detail)."""
-    options = {"mem": params["mem"]} if params.get("mem") else {}
-    twin = make_twin([], **options)
-    twin.shared_root = True
-    paused = False
-    try:
-        if env.capabilities().pause and not env.paused:
-            env.pause()
-            paused = True
-        twin.start()
+    twin = state_twin(make_twin, params)
+    with twin_running(env, twin):
         fill(twin.agent, int(params.get("fill_mib", 0)))
         clock_before = realtime_pair(twin.agent)
         path = twin.work.path / "state"
@@ -109,12 +103,6 @@ def snapshot_cycle(env, params: dict, make_twin) -> dict:
                   "how": "QMP stop, migrate fd: to a file; a new QEMU -incoming defer, "
                          "migrate-incoming fd:, cont"}
         return {"values": values, "detail": detail}
-    finally:
-        try:
-            twin.stop()
-        finally:
-            if paused:
-                env.resume()
 
 
 def after_restore(agent: AgentClient, clock_before: tuple[float, float], host_ip: str) -> dict:
