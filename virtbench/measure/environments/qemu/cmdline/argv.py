@@ -96,55 +96,83 @@ def build_argv(cfg: dict) -> list[str]:
     firmware_code and firmware_vars (UEFI's flash: cmdline/firmware.py; the kernel given as `linux`
     must then be the bzImage).
     """
-    append = kernel_cmdline(cfg)
-    machine = cfg["machine"]
+    return [*machine_args(cfg), *agent_args(cfg), *port_args(cfg), *root_args(cfg),
+            *(["-object", f"iothread,id={IOTHREAD}"] if cfg.get("iothread") else []),
+            *scratch_drive(cfg),
+            *disk_devices(cfg["disk"], "scratch", SCRATCH_SERIAL, bool(cfg.get("iothread")),
+                          cfg.get("queues", "auto"), cfg["machine"]),
+            *nic_args(cfg)]
+
+
+def machine_args(cfg: dict) -> list[str]:
+    """The binary and the machine: accelerator, guest RAM, CPUs, firmware, the kernel and its
+    command line, the console, the pid file and the QMP socket."""
     machine_mem, mem_object = memory_args(cfg)
-    argv = [cfg["qemu"], *cfg.get("data_argv", ()), "-name", cfg["name"], "-nodefaults", "-no-user-config",
+    return [cfg["qemu"], *cfg.get("data_argv", ()), "-name", cfg["name"], "-nodefaults",
+            "-no-user-config",
             "-machine", f"{cfg['machine']},accel={cfg['accel']}{machine_mem}", *mem_object,
             "-cpu", cfg["cpu"], "-smp", str(cfg["vcpus"]), "-m", cfg["mem"],
             "-display", "none", "-no-reboot", *pflash_args(cfg),
-            "-kernel", str(cfg["linux"]), "-initrd", str(cfg["initrd"]), "-append", append,
+            "-kernel", str(cfg["linux"]), "-initrd", str(cfg["initrd"]),
+            "-append", kernel_cmdline(cfg),
             "-serial", f"file:{cfg['console_log']}",
             "-pidfile", str(cfg["pidfile"]),
             "-qmp", f"unix:{cfg['qmp_socket']},server=on,wait=off"]
-    agent_chardev = f"socket,id=agent0,path={cfg['agent_socket']},server=on,wait=off"
-    if cfg.get("agent_transport", "virtio-serial") == "virtio-serial":
-        argv += ["-chardev", agent_chardev,
-                 "-device", f"{virtio('virtio-serial-pci', machine)},id=vser0",
-                 "-device", f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}"]
-    else:  # the second serial port (ttyS1): works with no virtio at all
-        argv += ["-chardev", agent_chardev, "-serial", "chardev:agent0"]
+
+
+def _virtio_serial(cfg: dict) -> bool:
+    return cfg.get("agent_transport", "virtio-serial") == "virtio-serial"
+
+
+def agent_args(cfg: dict) -> list[str]:
+    """The agent's channel: a virtio-serial port, or the second serial port (ttyS1), which
+    works with no virtio at all."""
+    chardev = f"socket,id=agent0,path={cfg['agent_socket']},server=on,wait=off"
+    if _virtio_serial(cfg):
+        return ["-chardev", chardev,
+                "-device", f"{virtio('virtio-serial-pci', cfg['machine'])},id=vser0",
+                "-device", f"virtserialport,bus=vser0.0,chardev=agent0,name={AGENT_PORT}"]
+    return ["-chardev", chardev, "-serial", "chardev:agent0"]
+
+
+def port_args(cfg: dict) -> list[str]:
+    """More virtio-serial ports beside the agent's (cfg ports: {name: socket path})."""
+    argv = []
     for i, (name, path) in enumerate(sorted((cfg.get("ports") or {}).items())):
-        if cfg.get("agent_transport", "virtio-serial") != "virtio-serial":
+        if not _virtio_serial(cfg):
             raise VirtbenchError("more virtio-serial ports need agent=virtio-serial")
         argv += ["-chardev", f"socket,id=port{i},path={path},server=on,wait=off",
                  "-device", f"virtserialport,bus=vser0.0,chardev=port{i},"
                             f"name={PORT_PREFIX}{name}"]
-    # the root disk: the cached image, never written (snapshot=on), always virtio-blk so that
-    # only the scratch disk's bus changes between environments
-    # (root_format=qcow2, root_snapshot=False: an overlay file of its own instead, which a
-    # second QEMU can open: a restore or a migration's destination)
-    snapshot = ",snapshot=on" if cfg.get("root_snapshot", True) else ""
-    argv += ["-drive", f"file={cfg['root_image']},format={cfg.get('root_format', 'raw')},"
-                       f"if=none,id=root{snapshot},cache=unsafe",
-             "-device", f"{virtio('virtio-blk-pci', machine)},drive=root,serial=vbroot"]
-    if cfg.get("iothread"):
-        argv += ["-object", f"iothread,id={IOTHREAD}"]
-    argv += scratch_drive(cfg)
-    queues = cfg.get("queues", "auto")
-    argv += disk_devices(cfg["disk"], "scratch", SCRATCH_SERIAL, bool(cfg.get("iothread")),
-                         queues, machine)
-    if cfg.get("tap"):
-        netdev = f"tap,id=net0,ifname={cfg['tap']},script=no,downscript=no"
-        device = (f"{virtio(NIC_DEVICE[cfg['nic']], machine)},netdev=net0,mac={cfg['mac']},"
-                  f"id={NIC_DEV}")
-        if cfg["nic"] == "virtio-net":
-            if queues != "auto" and queues > 1:   # a multi_queue tap (net_queues below)
-                netdev += f",queues={queues}"
-                device += f",mq=on,vectors={2 * queues + 2}"
-            netdev += ",vhost=" + ("on" if cfg.get("vhost") else "off")
-        argv += ["-netdev", netdev, "-device", device]
     return argv
+
+
+def root_args(cfg: dict) -> list[str]:
+    """The root disk: the cached image, never written (snapshot=on), always virtio-blk so that
+    only the scratch disk's bus changes between environments (root_format=qcow2,
+    root_snapshot=False: an overlay file of its own instead, which a second QEMU can open: a
+    restore or a migration's destination)."""
+    snapshot = ",snapshot=on" if cfg.get("root_snapshot", True) else ""
+    return ["-drive", f"file={cfg['root_image']},format={cfg.get('root_format', 'raw')},"
+                      f"if=none,id=root{snapshot},cache=unsafe",
+            "-device", f"{virtio('virtio-blk-pci', cfg['machine'])},drive=root,serial=vbroot"]
+
+
+def nic_args(cfg: dict) -> list[str]:
+    """The NIC under test on the guest's tap (none without a tap); virtio-net with more than
+    one queue on a multi_queue tap (net_queues), and vhost-net when asked."""
+    if not cfg.get("tap"):
+        return []
+    queues = cfg.get("queues", "auto")
+    netdev = f"tap,id=net0,ifname={cfg['tap']},script=no,downscript=no"
+    device = (f"{virtio(NIC_DEVICE[cfg['nic']], cfg['machine'])},netdev=net0,mac={cfg['mac']},"
+              f"id={NIC_DEV}")
+    if cfg["nic"] == "virtio-net":
+        if queues != "auto" and queues > 1:
+            netdev += f",queues={queues}"
+            device += f",mq=on,vectors={2 * queues + 2}"
+        netdev += ",vhost=" + ("on" if cfg.get("vhost") else "off")
+    return ["-netdev", netdev, "-device", device]
 
 
 def net_queues(nic: str, queues: int | str) -> int:
