@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kvmfix import fixture
-from virtbench.machinery.exits.kvm import KvmProfileError, KvmProfiler
+from virtbench.machinery.exits.kvm import KvmProfileError, KvmProfiler, KvmRecording
 from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
 from virtbench.machinery.exits.exit_profile import FunctionRow, ReasonRow
 from virtbench.machinery.exits.perf_control import PerfControlError
@@ -96,7 +96,8 @@ def test_argv_for_a_qemu_pid_and_for_vcpu_threads(tmp_path):
                                "--event=vmexit"]
     assert p.script_argv() == ["perf", "script", "-i", str(tmp_path / "kvm-exit.data"),
                                "-F", "tid,cpu,time,event,trace"]
-    assert len(KvmProfiler(FakeExecutor({}), tmp_path, per_rip=False).record_argvs(1)) == 1
+    assert len(KvmProfiler(FakeExecutor({}), tmp_path,
+                           recording=KvmRecording(per_rip=False)).record_argvs(1)) == 1
 
 
 def test_check_gives_perf_version(tmp_path):
@@ -128,7 +129,8 @@ def test_profile_takes_reasons_from_perf_kvm_stat_and_rips_from_the_trace(tmp_pa
     report = fixture("perf_kvm_stat/intel_sysbench_vmexit.txt")
     trace = fixture("kvm_exit/qemu_pckbd_trace_pipe.txt")
     p = profiler(FakeExecutor(outputs(report=report, script=trace)), tmp_path,
-                 symbolise=lambda a: ("ps2_read", "mouse_isr") if a == 0xce93 else None, top=4)
+                 symbolise=lambda a: ("ps2_read", "mouse_isr") if a == 0xce93 else None,
+                 recording=KvmRecording(top=4))
     prof = p.stop(p.start(1))
     assert prof.by_reason == parse_perf_kvm_stat_report(report)
     assert prof.by_reason[0].time_share_pct == 0.04

@@ -80,14 +80,28 @@ class KvmProfileSession:
     handles: list[tuple[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class KvmRecording:
+    """What a KvmProfiler records and how long it waits: the perf binary, whether exits are
+    recorded per guest RIP too (kvm:kvm_exit), how many functions the profile lists, the
+    time allowed to stop and read each recorder, and to enable them."""
+
+    perf: str = "perf"
+    per_rip: bool = True
+    top: int = 20
+    timeout: float = 120.0
+    start_timeout: float = 120.0
+
+
 class KvmProfiler:
-    def __init__(self, executor: Executor, workdir: Path, *, perf: str = "perf",
-                 symbolise: Symbolise | None = None, per_rip: bool = True, top: int = 20,
-                 timeout: float = 120.0, start_timeout: float = 120.0,
+    def __init__(self, executor: Executor, workdir: Path, *,
+                 recording: KvmRecording = KvmRecording(),
+                 symbolise: Symbolise | None = None,
                  clock: Callable[[], float] = time.monotonic):
-        self.executor, self.workdir, self.perf = executor, Path(workdir), perf
-        self.symbolise, self.per_rip, self.top = symbolise, per_rip, top
-        self.timeout, self.start_timeout, self.clock = timeout, start_timeout, clock
+        self.executor, self.workdir, self.recording = executor, Path(workdir), recording
+        self.perf, self.per_rip, self.top = recording.perf, recording.per_rip, recording.top
+        self.timeout, self.start_timeout = recording.timeout, recording.start_timeout
+        self.symbolise, self.clock = symbolise, clock
 
     # --- command lines (pure) ---
     def record_argvs(self, pid: int, tids: Sequence[int] | None = None) -> list[list[str]]:
