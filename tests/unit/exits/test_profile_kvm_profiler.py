@@ -9,7 +9,7 @@ import pytest
 from kvmfix import fixture
 from virtbench.machinery.exits.kvm import KvmProfileError, KvmProfiler, KvmRecording
 from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
-from virtbench.machinery.exits.exit_profile import FunctionRow, ReasonRow
+from virtbench.foundations.model.profile import FunctionRow, ReasonRow
 from virtbench.machinery.exits.perf_control import PerfControlError
 
 PVM_REPORT = fixture("perf_kvm_stat/empty_report_pvm_host.txt")
@@ -113,7 +113,8 @@ def test_profile_of_the_pvm_host_run_is_empty_and_says_why(tmp_path):
     assert ex.stopped == [0, 1]
     assert [c[1] for c in ex.calls] == ["kvm", "script"]
     assert prof.source == "kvm" and prof.duration_s == 12.5
-    assert prof.by_reason == [ReasonRow("other", 2448, 100.0, None)]    # from KVM's counters
+    assert prof.by_reason == [ReasonRow(reason="other", count=2448, share_pct=100.0,
+                                        time_share_pct=None)]    # from KVM's counters
     assert prof.by_function == []
     assert any(n.startswith("no VM exit recorded: kvm:kvm_exit never fired") for n in prof.notes)
     assert any(n.startswith("exits by reason from KVM's counters") for n in prof.notes)
@@ -135,7 +136,9 @@ def test_profile_takes_reasons_from_perf_kvm_stat_and_rips_from_the_trace(tmp_pa
     assert prof.by_reason == parse_perf_kvm_stat_report(report)
     assert prof.by_reason[0].time_share_pct == 0.04
     assert [r.address for r in prof.by_function] == ["0x22da", "0x110c8c", "0xce93", "0xceca"]
-    assert prof.by_function[2] == FunctionRow("0xce93", "ps2_read", "mouse_isr", 1, 10.0, "port 0x60")
+    assert prof.by_function[2] == FunctionRow(address="0xce93", function="ps2_read",
+                                              caller="mouse_isr", count=1, share_pct=10.0,
+                                              device="port 0x60")
     assert "exits by guest RIP from kvm:kvm_exit: 10 records" in prof.notes
     assert prof.to_json()["by_function"][1]["device"] == "port 0x64"
 

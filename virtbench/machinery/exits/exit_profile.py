@@ -1,4 +1,6 @@
-"""What an exit profile holds (pure data), as docs/contract.md's JSON report gives it:
+"""What one exit profiler recorded (pure data), as the store keeps it and docs/contract.md's
+JSON report gives it; its rows are the result model's (foundations/model/profile.py), and the
+report's profile entry (model.Profile) adds the environment, benchmark and what it explains:
 
     {"environment", "benchmark", "source": "kvm" | "tcg", "duration_s",
      "by_reason":   [{"reason", "count", "share_pct", "time_share_pct"}],
@@ -6,33 +8,15 @@
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class ReasonRow:
-    """Exits (KVM) or would-be exits (TCG: "pio", "mmio") of one reason."""
-
-    reason: str
-    count: int
-    share_pct: float
-    time_share_pct: float | None = None    # KVM only: share of the time spent handling them
-
-
-@dataclass(frozen=True)
-class FunctionRow:
-    """Exits caused at one guest address, with the function it is in (symbolised)."""
-
-    address: str                  # hex, "0xffffffff81234567"
-    function: str | None          # "ata_sff_check_status+0x1c" style, or None if unknown
-    caller: str | None            # the caller when `function` is a generic accessor
-    count: int
-    share_pct: float
-    device: str | None = None     # MMIO region or port ("ide", "virtio-pci-notify", "port 0x1f7")
+from ...foundations.model.profile import FunctionRow, ReasonRow
 
 
 @dataclass
-class Profile:
+class ExitProfile:
+    """The exits one profiled trial recorded: by reason, by guest function, with notes."""
+
     source: str                   # "kvm" or "tcg"
     duration_s: float
     by_reason: list[ReasonRow] = field(default_factory=list)
@@ -41,12 +25,12 @@ class Profile:
 
     def to_json(self) -> dict:
         return {"source": self.source, "duration_s": self.duration_s,
-                "by_reason": [asdict(r) for r in self.by_reason],
-                "by_function": [asdict(r) for r in self.by_function],
+                "by_reason": [r.model_dump() for r in self.by_reason],
+                "by_function": [r.model_dump() for r in self.by_function],
                 "notes": list(self.notes)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Profile":
+    def from_json(cls, data: dict) -> "ExitProfile":
         return cls(source=data["source"], duration_s=data["duration_s"],
                    by_reason=[ReasonRow(**r) for r in data.get("by_reason", [])],
                    by_function=[FunctionRow(**r) for r in data.get("by_function", [])],
