@@ -78,7 +78,7 @@ class Boot(_Lifecycle):
         return out
 
 
-class Footprint(_Lifecycle):
+class FootprintBenchmark(_Lifecycle):
     name = "footprint"
     description = ("host memory of the running environment: PSS and USS of its VMM's or "
                    "sandbox's processes, the guest's RAM the host backs, the VMM's own "
