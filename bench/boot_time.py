@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from virtbench.measure.environments.base import EnvSpec  # noqa: E402
 from virtbench.measure.environments.qemu import Qemu  # noqa: E402
-from virtbench.machinery.image import guest as image  # noqa: E402
+from virtbench.machinery.image import guest_image as image  # noqa: E402
 
 TARGETS = {"tcg": 15.0, "kvm": 1.0}
 

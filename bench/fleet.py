@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import redis  # noqa: E402
 
@@ -66,6 +66,69 @@ def start_worker(name: str, env: dict, logdir: Path, client) -> subprocess.Popen
     return proc
 
 
+def latencies(units: int, env: dict, client) -> list[float]:
+    """Enqueue to the worker having the unit in hand, for each unit of `units` fleet runs of
+    a one-trial study on both hosts."""
+    out = []
+    tiny = ("--env", "native", "--bench", "pi:k=10", "--trials", "1")
+    for _ in range(units):
+        done = subprocess.run(cli("fleet", "run", *tiny, "--host", "a", "--host", "b", "--wait"),
+                              capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise SystemExit(f"fleet run: {done.stderr.strip()}")
+        fleet_id = done.stdout.strip()
+        for h in ("a", "b"):
+            st = state.get_state(client, fleet_id, h)
+            # the unit's hash keeps each field it was given: enqueued, then received
+            if "received" in st and "enqueued" in st:
+                out.append(st["received"] - st["enqueued"])
+    return out
+
+
+def walls(args, env: dict, store: Store) -> dict[str, list[float]]:
+    """The same study by `virtbench run`, by `fleet run` on one host and on both, interleaved
+    over the rounds; beside the first two, their runs' own durations in the store."""
+    study = ("--env", "native", "--bench", f"pi:k={args.k}", "--trials", str(args.trials),
+             "--seed", "1")
+    got: dict[str, list[float]] = {k: [] for k in ("direct", "fleet1", "fleet2", "direct_run",
+                                                   "fleet_run")}
+    for _ in range(args.rounds):
+        got["direct"].append(timed(cli("run", *study, "--no-progress"), env))
+        got["direct_run"].append(last_run_s(store))
+        got["fleet1"].append(timed(cli("fleet", "run", *study, "--host", "a", "--wait"), env))
+        got["fleet_run"].append(last_run_s(store))
+        got["fleet2"].append(timed(cli("fleet", "run", *study, "--host", "a", "--host", "b",
+                                       "--wait"), env))
+    return got
+
+
+def summary(args, lat: list[float], w: dict[str, list[float]]) -> dict:
+    med = statistics.median
+    extra_pct = 100 * (med(w["fleet1"]) / med(w["direct"]) - 1)
+    return {
+        "latency_s": {"median": round(med(lat), 3), "max": round(max(lat), 3),
+                      "n": len(lat), "target": LATENCY_TARGET_S,
+                      "ok": med(lat) <= LATENCY_TARGET_S},
+        "wall_s": {"direct": [round(x, 2) for x in w["direct"]],
+                   "fleet_one_host": [round(x, 2) for x in w["fleet1"]],
+                   "fleet_two_local_hosts": [round(x, 2) for x in w["fleet2"]],
+                   "extra_pct": round(extra_pct, 1),
+                   "run_in_store_direct": [round(x, 2) for x in w["direct_run"]],
+                   "run_in_store_fleet": [round(x, 2) for x in w["fleet_run"]],
+                   # what each costs beyond its study, per round: start-up, report /
+                   # enqueue, hand-off, the end seen; then fleet minus direct
+                   "fixed_cost_s": {
+                       "direct": round(med([a - b for a, b in zip(w["direct"],
+                                                                  w["direct_run"])]), 2),
+                       "fleet": round(med([a - b for a, b in zip(w["fleet1"],
+                                                                 w["fleet_run"])]), 2)},
+                   "target_pct": WALL_TARGET_PCT,
+                   "ok": extra_pct <= WALL_TARGET_PCT},
+        "study": f"native, pi:k={args.k}, {args.trials} trials + 1 warm-up",
+        "load_avg": os.getloadavg(),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=10)
@@ -84,54 +147,8 @@ def main() -> int:
     try:
         workers = [start_worker(n, env, tmp, client) for n in ("a", "b")]
         time.sleep(0.5)
-        # latency: enqueue -> the worker has the unit in hand
-        latencies = []
-        tiny = ("--env", "native", "--bench", "pi:k=10", "--trials", "1")
-        for _ in range(args.units):
-            out = subprocess.run(cli("fleet", "run", *tiny, "--host", "a", "--host", "b",
-                                     "--wait"), capture_output=True, text=True, env=env)
-            if out.returncode != 0:
-                raise SystemExit(f"fleet run: {out.stderr.strip()}")
-            fleet_id = out.stdout.strip()
-            for h in ("a", "b"):
-                st = state.get_state(client, fleet_id, h)
-                # the unit's hash keeps each field it was given: enqueued, then received
-                latencies.append(st["received"] - st["enqueued"]
-                                 if "received" in st and "enqueued" in st else None)
-        latencies = [x for x in latencies if x is not None]
-        study = ("--env", "native", "--bench", f"pi:k={args.k}", "--trials", str(args.trials),
-                 "--seed", "1")
-        direct, fleet1, fleet2, direct_run, fleet_run = [], [], [], [], []
-        store = Store(store_url)
-        for _ in range(args.rounds):
-            direct.append(timed(cli("run", *study, "--no-progress"), env))
-            direct_run.append(last_run_s(store))
-            fleet1.append(timed(cli("fleet", "run", *study, "--host", "a", "--wait"), env))
-            fleet_run.append(last_run_s(store))
-            fleet2.append(timed(cli("fleet", "run", *study, "--host", "a", "--host", "b",
-                                    "--wait"), env))
-        med = statistics.median
-        result = {
-            "latency_s": {"median": round(med(latencies), 3), "max": round(max(latencies), 3),
-                          "n": len(latencies), "target": LATENCY_TARGET_S,
-                          "ok": med(latencies) <= LATENCY_TARGET_S},
-            "wall_s": {"direct": [round(x, 2) for x in direct],
-                       "fleet_one_host": [round(x, 2) for x in fleet1],
-                       "fleet_two_local_hosts": [round(x, 2) for x in fleet2],
-                       "extra_pct": round(100 * (med(fleet1) / med(direct) - 1), 1),
-                       "run_in_store_direct": [round(x, 2) for x in direct_run],
-                       "run_in_store_fleet": [round(x, 2) for x in fleet_run],
-                       # what each costs beyond its study, per round: start-up, report /
-                       # enqueue, hand-off, the end seen; then fleet minus direct
-                       "fixed_cost_s": {
-                           "direct": round(med([w - r for w, r in zip(direct, direct_run)]), 2),
-                           "fleet": round(med([w - r for w, r in zip(fleet1, fleet_run)]), 2)},
-                       "target_pct": WALL_TARGET_PCT,
-                       "ok": 100 * (med(fleet1) / med(direct) - 1) <= WALL_TARGET_PCT},
-            "study": f"native, pi:k={args.k}, {args.trials} trials + 1 warm-up",
-            "load_avg": os.getloadavg(),
-        }
-        print(json.dumps(result, indent=2))
+        lat = latencies(args.units, env, client)
+        print(json.dumps(summary(args, lat, walls(args, env, Store(store_url))), indent=2))
         return 0
     finally:
         for w in workers:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -79,22 +80,38 @@ def found(y: np.ndarray, facts: list[int], alpha: float) -> tuple[bool, bool]:
     return hit, bool(confirmed)
 
 
-def false_rate(model, blocks, kind, n, seed, alpha, family, fact: bool) -> float:
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a table: `n` simulated series of `blocks` blocks a run, of one noise model
+    and kind (ratio or value), from `seed`; fact points Holm-corrected over `family`."""
+
+    model: NoiseModel
+    blocks: int
+    kind: str
+    n: int
+    seed: int
+    alpha: float
+    family: int
+
+    def alpha_for(self, fact: bool) -> float:
+        return self.alpha / self.family if fact else self.alpha
+
+
+def false_rate(cell: Cell, fact: bool) -> float:
     bad = 0
-    for i in range(n):
-        y = points(model, RUNS, blocks, kind, 0.0, seed + i)
-        bad += found(y, [STEP_AT] if fact else [], alpha / family if fact else alpha)[1]
-    return bad / n
+    for i in range(cell.n):
+        y = points(cell.model, RUNS, cell.blocks, cell.kind, 0.0, cell.seed + i)
+        bad += found(y, [STEP_AT] if fact else [], cell.alpha_for(fact))[1]
+    return bad / cell.n
 
 
-def runs_needed(model, blocks, kind, step, n, seed, alpha, family, fact: bool) -> np.ndarray:
+def runs_needed(cell: Cell, step: float, fact: bool) -> np.ndarray:
     """Per series, runs after the step until found (MAX_AFTER + 1: not within MAX_AFTER)."""
-    out = np.full(n, MAX_AFTER + 1)
-    for i in range(n):
-        y = points(model, STEP_AT + MAX_AFTER, blocks, kind, step, seed + i)
+    out = np.full(cell.n, MAX_AFTER + 1)
+    for i in range(cell.n):
+        y = points(cell.model, STEP_AT + MAX_AFTER, cell.blocks, cell.kind, step, cell.seed + i)
         for k in range(1, MAX_AFTER + 1):
-            if found(y[:STEP_AT + k], [STEP_AT] if fact else [],
-                     alpha / family if fact else alpha)[0]:
+            if found(y[:STEP_AT + k], [STEP_AT] if fact else [], cell.alpha_for(fact))[0]:
                 out[i] = k
                 break
     return out
@@ -102,6 +119,57 @@ def runs_needed(model, blocks, kind, step, n, seed, alpha, family, fact: bool) -
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
+
+
+def calibrate(series: int, seed: int) -> None:
+    """False changes of A/A series per penalty constant C, per series length. The rate does
+    not depend on the noise's size (the search works in units of the series' own sigma), but
+    on the series' length (sigma is estimated from fewer differences in a short one): A/A
+    series of normal noise, per length."""
+    g = np.random.default_rng(seed)
+    grid = (3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+    print("| runs | " + " | ".join(f"C = {c:g}" for c in grid) + " |")
+    print("|---:|" + "---:|" * len(grid))
+    for n in (4, 5, 6, 8, 10, 12, 15, 20, 30, 40):
+        hits = np.zeros(len(grid))
+        for y in g.standard_normal((series, n)):
+            sigma = changes.noise_sigma(y)
+            for j, c in enumerate(grid):
+                found_at = changes.drift_points(y, 0, n, c * np.log(n) * sigma ** 2)
+                bounds = [0, *found_at, n]
+                hits[j] += any(changes._moved(y, bounds[i], p, bounds[i + 2])
+                               for i, p in enumerate(found_at))
+        print(f"| {n} | " + " | ".join(_pct(h / series) for h in hits) + " |", flush=True)
+
+
+def false_changes_table(args, noise: dict) -> None:
+    print("A/A, 20 runs: false confirmed changes per series\n")
+    print("| noise | CV % | rho | ratio, no fact | ratio, fact at run 10 | value, no fact |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, (cv, rho) in noise.items():
+        m = NoiseModel(cv, rho)
+        r = [false_rate(Cell(m, args.blocks, kind, args.series, args.seed, args.alpha,
+                             args.family), fact)
+             for kind, fact in (("ratio", False), ("ratio", True), ("value", False))]
+        print(f"| {name} | {100 * cv:.1f} | {rho:.2f} | " + " | ".join(map(_pct, r)) + " |",
+              flush=True)
+
+
+def steps_table(args, noise: dict) -> None:
+    print("\nSteps on ratio series: found within 3 runs after the step (median runs "
+          "needed; not found within 10)\n")
+    print("| noise | step | at a fact change | no fact (drift search) |")
+    print("|---|---:|---:|---:|")
+    for name, (cv, rho) in noise.items():
+        cell = Cell(NoiseModel(cv, rho), args.blocks, "ratio", args.series, args.seed + 7,
+                    args.alpha, args.family)
+        for step in STEPS:
+            cells = []
+            for fact in (True, False):
+                need = runs_needed(cell, step, fact)
+                cells.append(f"{_pct(np.mean(need <= 3))} ({np.median(need):g}; "
+                             f"{_pct(np.mean(need > MAX_AFTER))})")
+            print(f"| {name} | {100 * step:.0f} % | " + " | ".join(cells) + " |", flush=True)
 
 
 def main() -> int:
@@ -116,53 +184,14 @@ def main() -> int:
                     help="false changes of A/A ratio series per penalty constant")
     args = ap.parse_args()
     t0 = time.monotonic()
-    noise = {**MEASURED, **LOADED}
     if args.calibrate:
-        # the false-change rate does not depend on the noise's size (the search works in
-        # units of the series' own sigma), but on the series' length (sigma is estimated
-        # from fewer differences in a short one): A/A series of normal noise, per length
-        g = np.random.default_rng(args.seed)
-        grid = (3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
-        print("| runs | " + " | ".join(f"C = {c:g}" for c in grid) + " |")
-        print("|---:|" + "---:|" * len(grid))
-        for n in (4, 5, 6, 8, 10, 12, 15, 20, 30, 40):
-            hits = np.zeros(len(grid))
-            for y in g.standard_normal((args.series, n)):
-                sigma = changes.noise_sigma(y)
-                for j, c in enumerate(grid):
-                    found = changes.drift_points(y, 0, n, c * np.log(n) * sigma ** 2)
-                    bounds = [0, *found, n]
-                    hits[j] += any(changes._moved(y, bounds[i], p, bounds[i + 2])
-                                   for i, p in enumerate(found))
-            print(f"| {n} | " + " | ".join(_pct(h / args.series) for h in hits) + " |",
-                  flush=True)
+        calibrate(args.series, args.seed)
         return 0
     print(f"{args.series} series per cell, {args.blocks} blocks per run, alpha {args.alpha}, "
           f"Holm over {args.family} fact points, penalty C {changes.PENALTY_C:g}\n")
-    print("A/A, 20 runs: false confirmed changes per series\n")
-    print("| noise | CV % | rho | ratio, no fact | ratio, fact at run 10 | value, no fact |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, (cv, rho) in noise.items():
-        m = NoiseModel(cv, rho)
-        r = [false_rate(m, args.blocks, kind, args.series, args.seed, args.alpha, args.family,
-                        fact) for kind, fact in (("ratio", False), ("ratio", True),
-                                                 ("value", False))]
-        print(f"| {name} | {100 * cv:.1f} | {rho:.2f} | " + " | ".join(map(_pct, r)) + " |",
-              flush=True)
-    print("\nSteps on ratio series: found within 3 runs after the step (median runs "
-          "needed; not found within 10)\n")
-    print("| noise | step | at a fact change | no fact (drift search) |")
-    print("|---|---:|---:|---:|")
-    for name, (cv, rho) in noise.items():
-        m = NoiseModel(cv, rho)
-        for step in STEPS:
-            cells = []
-            for fact in (True, False):
-                need = runs_needed(m, args.blocks, "ratio", step, args.series, args.seed + 7,
-                                   args.alpha, args.family, fact)
-                cells.append(f"{_pct(np.mean(need <= 3))} ({np.median(need):g}; "
-                             f"{_pct(np.mean(need > MAX_AFTER))})")
-            print(f"| {name} | {100 * step:.0f} % | " + " | ".join(cells) + " |", flush=True)
+    noise = {**MEASURED, **LOADED}
+    false_changes_table(args, noise)
+    steps_table(args, noise)
     print(f"\n{time.monotonic() - t0:.0f} s")
     return 0
 

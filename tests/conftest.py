@@ -93,7 +93,7 @@ def guest_image():
     every test that boots a guest; skips where it cannot be built at all (not root,
     mmdebstrap missing)."""
     from virtbench.core.errors import VirtbenchError
-    from virtbench.machinery.image import guest as image
+    from virtbench.machinery.image import guest_image as image
     import prebuild
     said = prebuild.wait("guest image")
     if said:

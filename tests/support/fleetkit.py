@@ -12,6 +12,7 @@ from pathlib import Path
 import redis
 import sqlalchemy as sa
 
+from virtbench.execution.fleet.app import queue_name
 from virtbench.foundations.store import Sample, Store
 
 # short enough for a test: a dead worker's unit is back within ~3 s, its lease gone in 2 s
@@ -94,7 +95,7 @@ def count(store: str, sql: str, **params) -> int:
 
 
 def queue_length(broker: str, host: str) -> int:
-    return redis.Redis.from_url(broker).llen(f"virtbench.machinery.host.{host}")
+    return redis.Redis.from_url(broker).llen(queue_name(host))
 
 
 def wait_for(predicate, timeout: float, what: str, poll: float = 0.2):

@@ -37,7 +37,7 @@ BACKPORTS = "bookworm-backports"
 
 
 def _guest_image_missing() -> bool:
-    from virtbench.machinery.image import guest
+    from virtbench.machinery.image import guest_image as guest
     return guest.cached() is None
 
 
@@ -47,12 +47,12 @@ def _probes_missing() -> bool:
 
 
 def _host_image_missing() -> bool:
-    from virtbench.machinery.image import host as host_image
+    from virtbench.machinery.image import host_image
     return host_image.cached() is None
 
 
 def _backports_image_missing() -> bool:
-    from virtbench.machinery.image import guest
+    from virtbench.machinery.image import guest_image as guest
     return guest.cached(BACKPORTS) is None
 
 

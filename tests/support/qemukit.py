@@ -1,4 +1,4 @@
-"""A whole cfg for qemu's build_argv (virtbench/measure/environments/qemu/argv.py), made of
+"""A whole cfg for qemu's build_argv (virtbench/measure/environments/qemu/cmdline/argv.py), made of
 placeholders: the command-line tests change only what they test."""
 from __future__ import annotations
 

@@ -121,8 +121,8 @@ def forbid_building_probing_starting(monkeypatch) -> list[str]:
     every environment class's resolve() and start() replaced by one that records its name
     and fails; the list it records into (a dry run leaves it empty)."""
     from virtbench.measure import environments
-    from virtbench.measure.environments.qemu import kvm_probe
-    from virtbench.machinery.image import guest as image
+    from virtbench.measure.environments.qemu.vmm import kvm_probe
+    from virtbench.machinery.image import guest_image as image
     from virtbench.machinery.kernels import build as kernels
     called: list[str] = []
 

@@ -15,7 +15,7 @@ def debian_rootfs():
     only where it cannot be built at all (not root, mmdebstrap missing); a build that fails
     fails the tests."""
     from virtbench.measure.environments.container import rootfs
-    from virtbench.machinery.image import guest as image
+    from virtbench.machinery.image import guest_image as image
     if os.geteuid() != 0 or not shutil.which("podman"):
         pytest.skip("containers need root and podman")
     try:

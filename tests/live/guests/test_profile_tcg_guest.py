@@ -36,7 +36,7 @@ def profiled(name: str) -> dict:
     {"boot": Counts, "dd": Profile, "tcp": Profile, ...}."""
     if name in _done:
         return _done[name]
-    from virtbench.machinery.image import guest as image
+    from virtbench.machinery.image import guest_image as image
     try:
         image.build()
     except VirtbenchError as exc:

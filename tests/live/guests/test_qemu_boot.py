@@ -15,8 +15,8 @@ import pytest
 
 from virtbench.machinery.host import netns
 from virtbench.measure.environments import qemu
-from virtbench.measure.environments.qemu.guest import DISK_DRIVERS, NIC_DRIVERS
-from virtbench.measure.environments.qemu.process import is_qemu_alive
+from virtbench.measure.environments.qemu.booted.guest import DISK_DRIVERS, NIC_DRIVERS
+from virtbench.measure.environments.qemu.vmm.hygiene import is_qemu_alive
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.core.errors import EnvironmentUnusable
 

@@ -18,7 +18,7 @@ import pytest
 
 from virtbench.measure.environments import qemu
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import firmware
+from virtbench.measure.environments.qemu.cmdline import firmware
 from virtbench.machinery.host import workroot
 
 pytestmark = pytest.mark.skipif(

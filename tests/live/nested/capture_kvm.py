@@ -34,9 +34,10 @@ from pathlib import Path
 
 from virtbench.measure import benchmarks
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import Qemu, kvm_probe, version
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.vmm import kvm_probe, version
 from virtbench.measure.environments.qemu.profiling import kallsyms
-from virtbench.machinery.image import guest as image
+from virtbench.machinery.image import guest_image as image
 from virtbench.machinery.exits import kvm, symbols
 
 

@@ -21,7 +21,7 @@ def outer():
     if os.geteuid() != 0 or qemu_binary() is None:
         pytest.skip("nested tests need root and qemu-system-x86_64")
     from outer import OuterGuest
-    from virtbench.machinery.image import host as host_image
+    from virtbench.machinery.image import host_image
     import prebuild
     said = prebuild.wait("host image")
     if said:

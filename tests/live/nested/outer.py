@@ -14,9 +14,9 @@ from typing import Callable, TypeVar
 
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.qemu import Qemu
-from virtbench.measure.environments.qemu.vmm import console_text
+from virtbench.measure.environments.qemu.vmm.process import console_text
 from virtbench.core.errors import AgentError, AgentSilent
-from virtbench.machinery.image import host as host_image
+from virtbench.machinery.image import host_image
 from virtbench.execution.run.keeper import still_alive_after_loss
 from virtbench.machinery.agent.transport import ExecResult
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.measure.environments.qemu import kvm_probe
+from virtbench.measure.environments.qemu.vmm import kvm_probe
 from virtbench.machinery.exits import kvm, symbols
 
 pytestmark = pytest.mark.nested

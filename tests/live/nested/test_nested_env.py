@@ -28,7 +28,7 @@ import pytest
 
 from virtbench.machinery.host import netns
 from virtbench.measure.environments.qemu import qemu_binary
-from virtbench.measure.environments.qemu.process import is_qemu_alive
+from virtbench.measure.environments.qemu.vmm.hygiene import is_qemu_alive
 
 pytestmark = pytest.mark.nested
 

@@ -62,7 +62,7 @@ def test_unreachable_store(redis_server, fleet_store, worker_a):  # noqa: F811
 def test_host_without_a_worker(redis_server, fleet_store, worker_a):  # noqa: F811
     res = run_cli(redis_server.url, fleet_store, "fleet", "run", *STUDY, "--host", "a",
                   "--host", "c", "--worker-timeout", "1")
-    line = _one_line(res, "host c:", "virtbench.machinery.host.c", "virtbench worker --name c")
+    line = _one_line(res, "host c:", "virtbench.host.c", "virtbench worker --name c")
     assert "host a" not in line
     _nothing_done(redis_server.url, fleet_store)
 

@@ -178,7 +178,7 @@ def test_no_class_of_the_environments_package_has_two_parents():
 
 def test_no_import_cycle_in_the_environments_package_even_for_annotations():
     """What test_layers does for run-time imports, here with `if TYPE_CHECKING:` ones too
-    (qemu/process.py once imported its environment for a type annotation)."""
+    (qemu/process.py, now qemu/vmm/hygiene.py, once imported its environment for a type annotation)."""
     import ast
     from pathlib import Path
     root = Path(environments.__file__).parent

@@ -105,7 +105,7 @@ def test_envs_from_the_cache_is_fast_and_says_when(cache, capsys):
 
 def test_probe_again_redoes_the_kvm_and_gvisor_probes(cache, monkeypatch):
     from virtbench.measure.environments.gvisor import platform as gvisor_platform
-    from virtbench.measure.environments.qemu import kvm_probe
+    from virtbench.measure.environments.qemu.vmm import kvm_probe
     done = []
     monkeypatch.setattr(kvm_probe, "kvm_probe", lambda force=False: done.append(("kvm", force)))
     monkeypatch.setattr(gvisor_platform, "forget", lambda: done.append(("gvisor", None)))

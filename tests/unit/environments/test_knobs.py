@@ -14,8 +14,9 @@ import pytest
 from qemukit import argv_cfg
 from virtbench.measure.environments import create
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import Qemu, hugepages, knobs
-from virtbench.measure.environments.qemu.argv import build_argv, net_queues
+from virtbench.measure.environments.qemu import Qemu, hugepages
+from virtbench.measure.environments.qemu.booted import knobs
+from virtbench.measure.environments.qemu.cmdline.argv import build_argv, net_queues
 from virtbench.core.errors import EnvironmentUnusable, VirtbenchError
 from virtbench.machinery.host import guardian
 

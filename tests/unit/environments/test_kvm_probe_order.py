@@ -2,10 +2,11 @@
 (its kernel) is built first, then the probe boots it."""
 from pathlib import Path
 
-from virtbench.measure.environments.qemu import Qemu, version
-from virtbench.measure.environments.qemu import kvm_probe as kp
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.vmm import version
+from virtbench.measure.environments.qemu.vmm import kvm_probe as kp
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.machinery.image import guest as image
+from virtbench.machinery.image import guest_image as image
 
 
 def test_fresh_host_builds_the_kernel_then_probes_and_runs_under_kvm(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from virtbench.interface.cli import commands as cli
 from virtbench.measure.environments import create
-from virtbench.measure.environments.libvirt.connection import describe_error, is_local_qemu, platform_of
+from virtbench.measure.environments.libvirt.api import describe_error, is_local_qemu, platform_of
 from virtbench.measure.environments.libvirt.domain_xml import build_domain_xml
 from virtbench.measure.environments.libvirt.existing import first_ipv4
 from virtbench.core.errors import EnvironmentUnusable, VirtbenchError
@@ -181,6 +181,37 @@ def test_an_existing_domain_offers_what_ssh_offers_and_pausing():
     assert with_peer.capabilities().net_path
     defined = create("libvirt:uri=qemu:///system,accel=tcg")
     assert defined.capabilities().ssh_target and defined.capabilities().pair_end
+
+
+class SuspendingDom:
+    def __init__(self, fail: bool = False):
+        self.calls, self.fail = [], fail
+
+    def suspend(self):
+        self.calls.append("suspend")
+        if self.fail:
+            raise RuntimeError("suspend failed")
+
+    def resume(self):
+        self.calls.append("resume")
+
+
+def test_both_kinds_of_domain_pause_and_resume_one_way(tmp_path):
+    from virtbench.measure.environments.libvirt.domain import DomainVmm
+    for holder in (create("libvirt:uri=test:///default,domain=test,host=192.0.2.5"),
+                   DomainVmm("d", tmp_path, "qemu:///system")):
+        holder.pause()
+        holder.resume()                 # no domain yet: nothing to suspend or resume
+        assert holder.paused is False
+        holder.dom = SuspendingDom()
+        holder.pause()
+        assert holder.paused and holder.dom.calls == ["suspend"]
+        holder.resume()
+        assert not holder.paused and holder.dom.calls == ["suspend", "resume"]
+        holder.dom = SuspendingDom(fail=True)
+        with pytest.raises(RuntimeError):
+            holder.pause()
+        assert holder.paused            # a failed suspend may still have taken: resume after
 
 
 def test_a_defined_domain_that_ended_says_how_and_the_guests_panic(tmp_path):

@@ -20,7 +20,7 @@ from virtbench.measure.environments import capacity
 from virtbench.measure.environments import group as group_mod
 from virtbench.measure.environments.native import AUTO_SCRATCH
 from virtbench.machinery.machine.meminfo import field as meminfo_bytes
-from virtbench.measure.environments.qemu.options import size_bytes
+from virtbench.measure.environments.qemu.cmdline.options import size_bytes
 from virtbench.core.errors import VirtbenchError
 from virtbench.machinery.agent.transport import ExecResult
 

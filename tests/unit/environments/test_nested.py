@@ -19,7 +19,7 @@ from virtbench.measure.environments import create
 from virtbench.measure.environments.nested import environment as nested_env
 from virtbench.measure.environments.nested import inside, relay, support
 from virtbench.measure.environments.nested.options import inner_spec, outer_spec
-from virtbench.measure.environments.qemu.argv import build_argv
+from virtbench.measure.environments.qemu.cmdline.argv import build_argv
 from virtbench.core.errors import AgentSilent, EnvironmentUnusable, VirtbenchError
 from virtbench.machinery.agent.transport import SILENT, AgentClient, ExecResult
 
@@ -91,7 +91,7 @@ def test_the_reasons_say_why_each_layer_runs_as_it_does():
 
 
 def test_envs_says_whether_nested_is_possible_here(monkeypatch):
-    from virtbench.measure.environments.qemu import kvm_probe, version
+    from virtbench.measure.environments.qemu.vmm import kvm_probe, version
     monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator 7.2.22"))
     monkeypatch.setattr(kvm_probe, "kvm_probe", lambda **k: kvm_probe.KvmProbe(False, NO_KVM))
     monkeypatch.setattr(support, "read_host_nesting", lambda: PVM)
@@ -114,7 +114,7 @@ def test_envs_says_whether_nested_is_possible_here(monkeypatch):
 @pytest.fixture
 def here(monkeypatch):
     """This machine as resolve() sees it: QEMU 7.2, KVM probe failing, no nesting."""
-    from virtbench.measure.environments.qemu import kvm_probe, version
+    from virtbench.measure.environments.qemu.vmm import kvm_probe, version
     monkeypatch.setattr(version, "qemu_version", lambda: ("7.2.22", "QEMU emulator 7.2.22"))
     monkeypatch.setattr(kvm_probe, "kvm_probe", lambda **k: kvm_probe.KvmProbe(False, NO_KVM))
     monkeypatch.setattr(support, "read_host_nesting", lambda: PVM)

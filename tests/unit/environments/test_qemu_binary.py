@@ -1,4 +1,4 @@
-"""qemu:binary= (environments/qemu/binary.py): the label rule, QMP's query-version on real
+"""qemu:binary= (environments/qemu/vmm/binary.py): the label rule, QMP's query-version on real
 replies, and a qemu environment with another QEMU: its version, label, metadata, argv."""
 import json
 from pathlib import Path
@@ -9,8 +9,8 @@ from fetchedkit import fake_fetched
 from virtbench.core.errors import VirtbenchError
 from virtbench.measure.environments import create
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import binary, version
-from virtbench.measure.environments.qemu.argv import build_argv
+from virtbench.measure.environments.qemu.vmm import binary, version
+from virtbench.measure.environments.qemu.cmdline.argv import build_argv
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu_version"
 

@@ -9,9 +9,11 @@ from qemukit import argv_cfg as cfg
 from virtbench.core.errors import EnvironmentUnusable, VirtbenchError
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.libvirt import DEFINED_OPTIONS
-from virtbench.measure.environments.qemu import Qemu, firmware, version
-from virtbench.measure.environments.qemu.argv import build_argv
-from virtbench.machinery.image import guest as image
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.cmdline import firmware
+from virtbench.measure.environments.qemu.vmm import version
+from virtbench.measure.environments.qemu.cmdline.argv import build_argv
+from virtbench.machinery.image import guest_image as image
 
 
 def make(text):

@@ -4,16 +4,16 @@ import inspect
 
 from virtbench.measure.environments import qemu
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import kvm_probe, version
-from virtbench.machinery.image import guest as image
+from virtbench.measure.environments.qemu.vmm import kvm_probe, version
+from virtbench.machinery.image import guest_image as image
 
 FAKE = ("9.9.9", "QEMU emulator version 9.9.9")
 
 
 def test_package_attribute_kvm_probe_is_the_module_not_the_function():
-    # re-exporting the function from __init__ would shadow the submodule: a test patching
-    # `qemu.kvm_probe` would then replace a name nothing calls
-    assert inspect.ismodule(qemu.kvm_probe) and qemu.kvm_probe is kvm_probe
+    # re-exporting the function from vmm/__init__ would shadow the submodule: a test patching
+    # `qemu.vmm.kvm_probe` would then replace a name nothing calls
+    assert inspect.ismodule(qemu.vmm.kvm_probe) and qemu.vmm.kvm_probe is kvm_probe
 
 
 def test_one_patch_of_version_reaches_every_caller(monkeypatch):

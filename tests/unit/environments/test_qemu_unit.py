@@ -11,16 +11,17 @@ import pytest
 
 from qemukit import argv_cfg as cfg
 from virtbench.measure.environments.base import EnvSpec
-from virtbench.measure.environments.qemu import Qemu, version
-from virtbench.measure.environments.qemu import kvm_probe as kp
-from virtbench.measure.environments.qemu.argv import build_argv
-from virtbench.measure.environments.qemu.guest import guest_kernel_release
-from virtbench.measure.environments.qemu.options import DISKS
-from virtbench.measure.environments.qemu.process import describe_loss, ended_while_booting
-from virtbench.measure.environments.qemu.version import parse_version
-from virtbench.measure.environments.qemu.vmm import QemuProcess
+from virtbench.measure.environments.qemu import Qemu
+from virtbench.measure.environments.qemu.vmm import version
+from virtbench.measure.environments.qemu.vmm import kvm_probe as kp
+from virtbench.measure.environments.qemu.cmdline.argv import build_argv
+from virtbench.measure.environments.qemu.booted.guest import guest_kernel_release
+from virtbench.measure.environments.qemu.cmdline.options import DISKS
+from virtbench.measure.environments.qemu.vmm.hygiene import describe_loss, ended_while_booting
+from virtbench.measure.environments.qemu.vmm.version import parse_version
+from virtbench.measure.environments.qemu.vmm.process import QemuProcess
 from virtbench.core.errors import VirtbenchError
-from virtbench.machinery.image import guest as image
+from virtbench.machinery.image import guest_image as image
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu"
 
@@ -163,7 +164,7 @@ def test_cpio_newc_layout():
 
 def test_recipe_hash_is_stable_across_processes_and_follows_the_recipe(monkeypatch):
     here = image.recipe_hash()
-    there = subprocess.run([sys.executable, "-c", "from virtbench.machinery.image import guest as image; "
+    there = subprocess.run([sys.executable, "-c", "from virtbench.machinery.image import guest_image as image; "
                             "print(image.recipe_hash())"], capture_output=True, text=True,
                            check=True).stdout.strip()
     assert here == there and re.fullmatch(r"[0-9a-f]{16}", here)

@@ -8,9 +8,9 @@ from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.libvirt import Libvirt
 from virtbench.measure.environments.libvirt.domain_xml import build_domain_xml
 from virtbench.measure.environments.qemu import Qemu
-from virtbench.measure.environments.qemu import readback as rb
-from virtbench.measure.environments.qemu.argv import build_argv, kernel_cmdline
-from virtbench.measure.environments.qemu.tunings import (
+from virtbench.measure.environments.qemu.booted import readback as rb
+from virtbench.measure.environments.qemu.cmdline.argv import build_argv, kernel_cmdline
+from virtbench.measure.environments.qemu.booted.tunings import (
     TUNINGS,
     boot_args,
     mismatches,

@@ -9,9 +9,9 @@ from collections import Counter
 
 from kvmfix import fixture, header, reparse_profile
 
-from virtbench.measure.environments.qemu.kvm_probe import probe_verdict
+from virtbench.measure.environments.qemu.vmm.kvm_probe import probe_verdict
 from virtbench.machinery.exits import kvm, symbols
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.foundations.model.profile import ReasonRow
 
 REPORT = fixture("perf_kvm_stat/nested_svm_acpi_pm.txt")
 SCRIPT = fixture("kvm_exit/nested_svm_acpi_pm_perf_script.txt.gz")
@@ -36,10 +36,16 @@ def test_headers_say_where_they_come_from():
 def test_perf_kvm_stat_report_of_a_nested_svm_guest():
     report = kvm.read_perf_kvm_stat_report(REPORT)       # perf 6.1 wrote it on stderr
     assert report.key == "VM-EXIT" and report.scope == "Analyze events for all VMs, all VCPUs:"
-    assert report.rows == [ReasonRow("io", 3475, 71.34, 73.57), ReasonRow("msr", 683, 14.02, 16.75),
-                           ReasonRow("interrupt", 647, 13.28, 7.13), ReasonRow("cpuid", 35, 0.72, 0.15),
-                           ReasonRow("vintr", 27, 0.55, 0.62), ReasonRow("hlt", 3, 0.06, 1.05),
-                           ReasonRow("npf", 1, 0.02, 0.72)]
+    assert report.rows == [ReasonRow(reason="io", count=3475, share_pct=71.34,
+                                     time_share_pct=73.57),
+                           ReasonRow(reason="msr", count=683, share_pct=14.02,
+                                     time_share_pct=16.75),
+                           ReasonRow(reason="interrupt", count=647, share_pct=13.28,
+                                     time_share_pct=7.13),
+                           ReasonRow(reason="cpuid", count=35, share_pct=0.72, time_share_pct=0.15),
+                           ReasonRow(reason="vintr", count=27, share_pct=0.55, time_share_pct=0.62),
+                           ReasonRow(reason="hlt", count=3, share_pct=0.06, time_share_pct=1.05),
+                           ReasonRow(reason="npf", count=1, share_pct=0.02, time_share_pct=0.72)]
     assert (report.total_samples, report.total_time_us) == (4871, 858436.09)
     assert sum(r.count for r in report.rows) == report.total_samples
     io = report.timings["io"]
@@ -96,9 +102,12 @@ def test_query_stats_of_a_nested_kvm_guest():
     assert delta == {"exits": 5307, "halt_exits": 6, "hypercalls": 0, "insn_emulation": 772,
                      "io_exits": 3787, "irq_exits": 704, "irq_window_exits": 44, "mmio_exits": 0,
                      "nmi_window_exits": 0, "request_irq_exits": 0, "signal_exits": 1}
-    assert kvm.counter_reason_rows(delta) == [ReasonRow("io", 3787, 71.36), ReasonRow("other", 766, 14.43),
-                                              ReasonRow("irq", 704, 13.27), ReasonRow("irq_window", 44, 0.83),
-                                              ReasonRow("halt", 6, 0.11)]
+    assert kvm.counter_reason_rows(delta) == [ReasonRow(reason="io", count=3787, share_pct=71.36),
+                                              ReasonRow(reason="other", count=766, share_pct=14.43),
+                                              ReasonRow(reason="irq", count=704, share_pct=13.27),
+                                              ReasonRow(reason="irq_window", count=44,
+                                                        share_pct=0.83),
+                                              ReasonRow(reason="halt", count=6, share_pct=0.11)]
     vm = kvm.parse_query_stats(fixture("query_stats/nested_svm_vm_all.txt"))
     assert vm.per_path["vm"]["pages_2m"] == 80 and vm.per_path["vm"]["pages_4k"] == 253
     assert vm.skipped == set()

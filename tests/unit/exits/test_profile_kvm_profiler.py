@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from kvmfix import fixture
-from virtbench.machinery.exits.kvm import KvmProfileError, KvmProfiler
+from virtbench.machinery.exits.kvm import KvmProfileError, KvmProfiler, KvmRecording
 from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
-from virtbench.machinery.exits.model import FunctionRow, ReasonRow
+from virtbench.foundations.model.profile import FunctionRow, ReasonRow
 from virtbench.machinery.exits.perf_control import PerfControlError
 
 PVM_REPORT = fixture("perf_kvm_stat/empty_report_pvm_host.txt")
@@ -96,7 +96,8 @@ def test_argv_for_a_qemu_pid_and_for_vcpu_threads(tmp_path):
                                "--event=vmexit"]
     assert p.script_argv() == ["perf", "script", "-i", str(tmp_path / "kvm-exit.data"),
                                "-F", "tid,cpu,time,event,trace"]
-    assert len(KvmProfiler(FakeExecutor({}), tmp_path, per_rip=False).record_argvs(1)) == 1
+    assert len(KvmProfiler(FakeExecutor({}), tmp_path,
+                           recording=KvmRecording(per_rip=False)).record_argvs(1)) == 1
 
 
 def test_check_gives_perf_version(tmp_path):
@@ -112,7 +113,8 @@ def test_profile_of_the_pvm_host_run_is_empty_and_says_why(tmp_path):
     assert ex.stopped == [0, 1]
     assert [c[1] for c in ex.calls] == ["kvm", "script"]
     assert prof.source == "kvm" and prof.duration_s == 12.5
-    assert prof.by_reason == [ReasonRow("other", 2448, 100.0, None)]    # from KVM's counters
+    assert prof.by_reason == [ReasonRow(reason="other", count=2448, share_pct=100.0,
+                                        time_share_pct=None)]    # from KVM's counters
     assert prof.by_function == []
     assert any(n.startswith("no VM exit recorded: kvm:kvm_exit never fired") for n in prof.notes)
     assert any(n.startswith("exits by reason from KVM's counters") for n in prof.notes)
@@ -128,12 +130,15 @@ def test_profile_takes_reasons_from_perf_kvm_stat_and_rips_from_the_trace(tmp_pa
     report = fixture("perf_kvm_stat/intel_sysbench_vmexit.txt")
     trace = fixture("kvm_exit/qemu_pckbd_trace_pipe.txt")
     p = profiler(FakeExecutor(outputs(report=report, script=trace)), tmp_path,
-                 symbolise=lambda a: ("ps2_read", "mouse_isr") if a == 0xce93 else None, top=4)
+                 symbolise=lambda a: ("ps2_read", "mouse_isr") if a == 0xce93 else None,
+                 recording=KvmRecording(top=4))
     prof = p.stop(p.start(1))
     assert prof.by_reason == parse_perf_kvm_stat_report(report)
     assert prof.by_reason[0].time_share_pct == 0.04
     assert [r.address for r in prof.by_function] == ["0x22da", "0x110c8c", "0xce93", "0xceca"]
-    assert prof.by_function[2] == FunctionRow("0xce93", "ps2_read", "mouse_isr", 1, 10.0, "port 0x60")
+    assert prof.by_function[2] == FunctionRow(address="0xce93", function="ps2_read",
+                                              caller="mouse_isr", count=1, share_pct=10.0,
+                                              device="port 0x60")
     assert "exits by guest RIP from kvm:kvm_exit: 10 records" in prof.notes
     assert prof.to_json()["by_function"][1]["device"] == "port 0x64"
 

@@ -84,10 +84,14 @@ def test_command_asks_kvm_for_the_exit_counters():
 
 def test_reason_rows_from_counters_of_this_host():
     from virtbench.machinery.exits.kvm_qmp import counter_reason_rows
-    from virtbench.machinery.exits.model import ReasonRow
+    from virtbench.foundations.model.profile import ReasonRow
     delta = diff_query_stats(fixture("query_stats/pvm_host_vcpu_before.txt"),
                              fixture("query_stats/pvm_host_vcpu_after.txt"))
-    assert counter_reason_rows(delta) == [ReasonRow("other", 2448, 100.0, None)]
+    assert counter_reason_rows(delta) == [ReasonRow(reason="other", count=2448, share_pct=100.0,
+                                                    time_share_pct=None)]
     after = parse_query_stats(fixture("query_stats/pvm_host_vcpu_after.txt")).totals   # since the boot
-    assert counter_reason_rows(after) == [ReasonRow("other", 4277, 99.98, None), ReasonRow("halt", 1, 0.02, None)]
+    assert counter_reason_rows(after) == [ReasonRow(reason="other", count=4277, share_pct=99.98,
+                                                    time_share_pct=None),
+                                          ReasonRow(reason="halt", count=1, share_pct=0.02,
+                                                    time_share_pct=None)]
     assert counter_reason_rows({"io_exits": 3}) == []      # no total: no shares

@@ -11,7 +11,7 @@ from virtbench.machinery.exits.kvm_stat import (
     parse_perf_kvm_stat_report,
     read_perf_kvm_stat_report,
 )
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.foundations.model.profile import ReasonRow
 
 
 def test_every_fixture_names_its_source():
@@ -23,10 +23,11 @@ def test_every_fixture_names_its_source():
 def test_intel_report_with_min_max_columns():
     rows = parse_perf_kvm_stat_report(fixture("perf_kvm_stat/intel_sysbench_vmexit.txt"))
     assert [r.reason for r in rows][:4] == ["MSR_WRITE", "EXTERNAL_INTERRUPT", "PREEMPTION_TIMER", "HLT"]
-    assert rows[0] == ReasonRow("MSR_WRITE", 9167, 35.40, 0.04)
+    assert rows[0] == ReasonRow(reason="MSR_WRITE", count=9167, share_pct=35.40, time_share_pct=0.04)
     hlt = next(r for r in rows if r.reason == "HLT")
     assert (hlt.count, hlt.share_pct, hlt.time_share_pct) == (2232, 8.62, 99.92)
-    assert len(rows) == 9 and rows[-1] == ReasonRow("EXCEPTION_NMI", 4, 0.02, 0.0)
+    assert len(rows) == 9 and rows[-1] == ReasonRow(reason="EXCEPTION_NMI", count=4,
+                                                    share_pct=0.02, time_share_pct=0.0)
 
 
 def test_intel_report_footer_and_timings():
@@ -42,7 +43,8 @@ def test_intel_report_footer_and_timings():
 def test_first_format_without_min_max():
     rep = read_perf_kvm_stat_report(fixture("perf_kvm_stat/old_format_vmexit.txt"))
     assert rep.scope == "Analyze events for all VCPUs:"
-    assert rep.rows[0] == ReasonRow("APIC_ACCESS", 65381, 66.58, 5.95)
+    assert rep.rows[0] == ReasonRow(reason="APIC_ACCESS", count=65381, share_pct=66.58,
+                                    time_share_pct=5.95)
     assert [r.reason for r in rep.rows][-1] == "CR_ACCESS" and len(rep.rows) == 9
     assert rep.total_samples == 98202 == sum(r.count for r in rep.rows)
     assert rep.timings["HLT"].avg_us == 8360.34 and rep.timings["HLT"].max_us is None
@@ -61,7 +63,8 @@ def test_mmio_and_ioport_variants():
     assert mmio.rows[3].time_share_pct == 82.50 and mmio.total_samples == 65057
     io = read_perf_kvm_stat_report(fixture("perf_kvm_stat/old_format_ioport.txt"))
     assert io.key == "IO Port Access"
-    assert io.rows == [ReasonRow("0xc090:POUT", 383, 100.0, 100.0)]
+    assert io.rows == [ReasonRow(reason="0xc090:POUT", count=383, share_pct=100.0,
+                                 time_share_pct=100.0)]
 
 
 def test_pvm_unknown_codes_are_named_by_their_code():
@@ -69,15 +72,18 @@ def test_pvm_unknown_codes_are_named_by_their_code():
     names = [r.reason for r in rep.rows]
     assert names == ["INVLPG", "UNKNOWN(131072)", "UNKNOWN(327680)", "UNKNOWN(196608)",
                      "UNKNOWN(262144)", "INVD", "UNKNOWN(65536)"]
-    assert rep.rows[1] == ReasonRow("UNKNOWN(131072)", 3622, 13.15, 86.12)
+    assert rep.rows[1] == ReasonRow(reason="UNKNOWN(131072)", count=3622, share_pct=13.15,
+                                    time_share_pct=86.12)
     assert rep.total_samples == 27549 == sum(r.count for r in rep.rows)
 
 
 def test_histogram_format_in_nanoseconds():
     rep = read_perf_kvm_stat_report(fixture("perf_kvm_stat/hist_format_riscv.txt"))
     assert rep.key == "Event name" and rep.total_samples is None
-    assert rep.rows[0] == ReasonRow("STORE_GUEST_PAGE_FAULT", 26968, 54.0, 40.0)
-    assert rep.rows[-1] == ReasonRow("HYPERVISOR_SYSCALL", 21, 0.0, 0.0)   # trailing space on that line
+    assert rep.rows[0] == ReasonRow(reason="STORE_GUEST_PAGE_FAULT", count=26968, share_pct=54.0,
+                                    time_share_pct=40.0)
+    assert rep.rows[-1] == ReasonRow(reason="HYPERVISOR_SYSCALL", count=21, share_pct=0.0,
+                                     time_share_pct=0.0)   # trailing space on that line
     t = rep.timings["LOAD_ACCESS"]
     assert (t.total_us, t.max_us, t.min_us, t.avg_us) == (671556.2, 4180.2, 100.7, 681.091)
     assert len(rep.rows) == 8

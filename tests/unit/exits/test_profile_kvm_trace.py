@@ -5,7 +5,7 @@ import pytest
 
 from kvmfix import fixture
 from virtbench.machinery.exits.kvm_trace import parse_kvm_exit_lines, parse_kvm_pio_lines, pio_note, unwrap
-from virtbench.machinery.exits.model import FunctionRow, ReasonRow
+from virtbench.foundations.model.profile import FunctionRow, ReasonRow
 
 
 def test_older_format_wrapped_as_mailed_counts_by_reason_and_rip():
@@ -23,14 +23,15 @@ def test_exit_entry_pairs_give_time_per_reason():
     assert trace.time_by_reason_s["EXTERNAL_INTERRUPT"] == pytest.approx(2e-6, abs=1e-9)
     assert trace.time_by_reason_s["PENDING_INTERRUPT"] == pytest.approx(1e-6, abs=1e-9)
     rows = trace.reason_rows()
-    assert rows[0] == ReasonRow("IO_INSTRUCTION", 6, 60.0, 97.78)
+    assert rows[0] == ReasonRow(reason="IO_INSTRUCTION", count=6, share_pct=60.0, time_share_pct=97.78)
     assert [r.reason for r in rows] == ["IO_INSTRUCTION", "EXTERNAL_INTERRUPT", "PENDING_INTERRUPT"]
 
 
 def test_port_io_exits_name_their_port():
     trace = parse_kvm_exit_lines(fixture("kvm_exit/qemu_pckbd_trace_pipe.txt"))
     rows = {r.address: r for r in trace.function_rows()}
-    assert rows["0x110c8c"] == FunctionRow("0x110c8c", None, None, 2, 20.0, "port 0x64")
+    assert rows["0x110c8c"] == FunctionRow(address="0x110c8c", function=None, caller=None, count=2,
+                                           share_pct=20.0, device="port 0x64")
     assert rows["0xce93"].device == rows["0xceca"].device == "port 0x60"   # PS/2 data port
     assert rows["0xe828"].device == "port 0xa0" and rows["0xe82a"].device == "port 0x20"  # PIC EOIs
     assert rows["0x22da"].device is None and rows["0x22da"].count == 3
@@ -81,7 +82,8 @@ def test_amd_npf_wrapped_after_rip_three_threads():
     assert trace.by_rip == {0xfd11d: 3}
     assert sorted((e.stream, e.vcpu) for e in trace.exits) == [("35787", 1), ("35788", 2), ("35789", 3)]
     assert trace.exits[0].info1 == 0x100000014 and trace.exits[0].port is None
-    assert trace.reason_rows() == [ReasonRow("npf", 3, 100.0, None)]   # no kvm_entry: no time
+    assert trace.reason_rows() == [ReasonRow(reason="npf", count=3, share_pct=100.0,
+                                             time_share_pct=None)]   # no kvm_entry: no time
 
 
 def test_perf_script_records():

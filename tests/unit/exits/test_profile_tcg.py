@@ -1,4 +1,4 @@
-"""Dumps of the vbexits plugin -> counts -> a Profile (pure), on two real snapshots taken
+"""Dumps of the vbexits plugin -> counts -> an ExitProfile (pure), on two real snapshots taken
 before and after a dd-write on an IDE guest, with that boot's /proc/kallsyms."""
 from pathlib import Path
 
@@ -6,7 +6,7 @@ import pytest
 
 from virtbench.core.errors import VirtbenchError
 from virtbench.machinery.exits import tcg
-from virtbench.machinery.exits.model import Profile
+from virtbench.machinery.exits.exit_profile import ExitProfile
 from virtbench.machinery.exits.symbols import parse_kallsyms
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "profile"
@@ -95,7 +95,7 @@ def test_diff_the_wrong_way_round_is_one_line(before, after):
 
 def test_profile_of_dd_write_on_ide(before, after, table):
     prof = tcg.to_profile(tcg.diff(before, after), table, 1.10, top=10)
-    assert isinstance(prof, Profile) and prof.source == "tcg"
+    assert isinstance(prof, ExitProfile) and prof.source == "tcg"
     reasons = {r.reason: r for r in prof.by_reason}
     assert set(reasons) == {"pio", "mmio", "apic"}
     assert reasons["pio"].count > reasons["mmio"].count + reasons["apic"].count
@@ -125,7 +125,7 @@ def test_profile_of_dd_write_on_ide(before, after, table):
     total = sum(r.count for r in prof.by_reason)
     assert rows[0].share_pct == round(100 * rows[0].count / total, 2)
     assert any("more guest sites" in n for n in prof.notes)
-    assert Profile.from_json(prof.to_json()) == prof
+    assert ExitProfile.from_json(prof.to_json()) == prof
 
 
 def test_profile_accepts_kallsyms_text_and_symbolises_the_same(before, after, table):

@@ -13,7 +13,7 @@ from test_profile_kvm_profiler import FakeExecutor, outputs
 from virtbench.measure.benchmarks.base import Benchmark, Metric
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.qemu import Qemu
-from virtbench.measure.environments.qemu.vmm import QemuProcess
+from virtbench.measure.environments.qemu.vmm.process import QemuProcess
 from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
 from virtbench.machinery.agent.transport import ExecResult
 

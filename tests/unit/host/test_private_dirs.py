@@ -65,7 +65,7 @@ def test_an_ssh_session_keeps_its_control_socket_in_the_root_and_leaves_tmp_alon
 
 @pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None, reason="needs QEMU")
 def test_the_kvm_probe_needs_no_system_tmp(tmp_root, tmp_path, no_system_tmp):
-    from virtbench.measure.environments.qemu import kvm_probe
+    from virtbench.measure.environments.qemu.vmm import kvm_probe
     probe = kvm_probe._run_kvm_probe(tmp_path / "no-such-kernel", timeout=30)
     assert probe.usable is False                    # QEMU cannot load a missing kernel
     assert list(tmp_root.iterdir()) == []           # its console log's directory is gone

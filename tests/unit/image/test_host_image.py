@@ -3,7 +3,7 @@ import shutil
 from pathlib import Path
 
 from virtbench.interface.cli import commands as cli
-from virtbench.machinery.image import host as host_image, guest as image
+from virtbench.machinery.image import host_image, guest_image as image
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -7,7 +7,7 @@ import pytest
 
 from virtbench.interface.cli import commands as cli
 from virtbench.core.errors import VirtbenchError
-from virtbench.machinery.image import guest as image, suites
+from virtbench.machinery.image import guest_image as image, suites
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "image"
 

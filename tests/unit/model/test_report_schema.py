@@ -89,7 +89,7 @@ def test_the_schema_refuses_what_the_model_does_not_make(fake_runs):
 def test_a_fleets_report_validates(tmp_path):
     from fleetkit import host_run
 
-    from virtbench.execution.fleet.view import analyze_fleet
+    from virtbench.execution.fleet.side_by_side import analyze_fleet
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     fleet = store.create_fleet({"name": "s"}, ["a", "b", "c"])
     host_run(store, fleet, "a", [1.0, 1.01, 0.99, 1.0])

@@ -10,23 +10,27 @@ from reportkit import fill_store, study_dict
 from virtbench.interface.cli import commands as cli
 from virtbench.results import report
 from virtbench.results.analysis import analyze_run
-from virtbench.machinery.exits.model import FunctionRow, Profile, ReasonRow
+from virtbench.foundations.model.profile import FunctionRow, ReasonRow
+from virtbench.machinery.exits.exit_profile import ExitProfile
 from virtbench.foundations.store import Store
 
 TCG = "qemu-tcg/ide/e1000"
 
 
-def ide_profile() -> Profile:
-    return Profile(source="tcg", duration_s=4.2,
-                   by_reason=[ReasonRow("pio", 900, 90.0), ReasonRow("mmio", 100, 10.0)],
-                   by_function=[
-                       FunctionRow("0xffffffffc0123456", "ata_sff_check_status+0x1c",
-                                   None, 600, 60.0, "port 0x1f7"),
-                       FunctionRow("0xffffffff81555555", "ioread8+0x2a",
-                                   "ata_sff_altstatus", 300, 30.0, "port 0x3f6"),
-                       FunctionRow("0xffffffff81066666", "native_apic_mem_write+0x4", None,
-                                   100, 10.0, "apic")],
-                   notes=["would-be exits: port I/O and MMIO to emulated devices"])
+def ide_profile() -> ExitProfile:
+    return ExitProfile(
+        source="tcg", duration_s=4.2,
+        by_reason=[ReasonRow(reason="pio", count=900, share_pct=90.0),
+                   ReasonRow(reason="mmio", count=100, share_pct=10.0)],
+        by_function=[
+            FunctionRow(address="0xffffffffc0123456", function="ata_sff_check_status+0x1c",
+                        caller=None, count=600, share_pct=60.0, device="port 0x1f7"),
+            FunctionRow(address="0xffffffff81555555", function="ioread8+0x2a",
+                        caller="ata_sff_altstatus", count=300, share_pct=30.0,
+                        device="port 0x3f6"),
+            FunctionRow(address="0xffffffff81066666", function="native_apic_mem_write+0x4",
+                        caller=None, count=100, share_pct=10.0, device="apic")],
+        notes=["would-be exits: port I/O and MMIO to emulated devices"])
 
 
 @pytest.fixture

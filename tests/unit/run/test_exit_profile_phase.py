@@ -15,7 +15,8 @@ from virtbench.measure.environments.base import EnvSpec
 from virtbench.measure.environments.native import Native
 from virtbench.core.errors import VirtbenchError
 from virtbench.core.outcome import TrialOutcome
-from virtbench.machinery.exits.model import FunctionRow, Profile, ReasonRow
+from virtbench.foundations.model.profile import FunctionRow, ReasonRow
+from virtbench.machinery.exits.exit_profile import ExitProfile
 from virtbench.execution.run.runner import Prepared, Runner
 from virtbench.foundations.store import Store
 
@@ -47,8 +48,10 @@ class ProfilingNative(Native):
         if self.workload_fails.get(bench.name, 0) > 0:
             self.workload_fails[bench.name] -= 1
             outcome = TrialOutcome(error=f"exit status 1: {bench.name} broke")
-        return outcome, Profile("tcg", outcome.wall_s or 0.0, [ReasonRow("pio", 3, 100.0)],
-                                [FunctionRow("0x10", "f+0x0", None, 3, 100.0, "port 0x70")])
+        return outcome, ExitProfile(
+            "tcg", outcome.wall_s or 0.0, [ReasonRow(reason="pio", count=3, share_pct=100.0)],
+            [FunctionRow(address="0x10", function="f+0x0", caller=None, count=3,
+                         share_pct=100.0, device="port 0x70")])
 
     def end_profiling(self):
         self.ended += 1

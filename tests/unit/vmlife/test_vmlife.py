@@ -8,7 +8,7 @@ import base64
 import json
 from pathlib import Path
 import pytest
-from virtbench.measure.environments.qemu.microvm import parse_tsc_khz
+from virtbench.measure.environments.qemu.cmdline.microvm import parse_tsc_khz
 from virtbench.machinery.vmlife import footprint as fp
 from virtbench.machinery.vmlife import migration as mig
 from virtbench.machinery.vmlife.phases import (
@@ -221,7 +221,7 @@ def test_clock_after_a_restore():
 
 
 def test_microvm_under_tcg_is_told_its_tsc_and_keeps_it(tmp_path):
-    from virtbench.measure.environments.qemu.microvm import boot_args
+    from virtbench.measure.environments.qemu.cmdline.microvm import boot_args
     from virtbench.core.errors import EnvironmentUnusable
     cpuinfo = FIX / "cpuinfo-host.txt"
     khz = parse_tsc_khz(cpuinfo.read_text())

@@ -18,7 +18,7 @@ from ...core.errors import VirtbenchError
 from ...core.urls import shown
 
 TASK = "virtbench.unit"
-QUEUE_PREFIX = "virtbench.machinery.host."
+QUEUE_PREFIX = "virtbench.host."          # a queue name, not a module: it stays as it was
 DEFAULT_VISIBILITY_TIMEOUT = 600.0
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 

@@ -109,7 +109,7 @@ boots = sa.Table(
 )
 
 # exit profiles (--profile exits): one profiled trial per environment x benchmark, never one
-# of the measured trials; the profile as virtbench.machinery.exits.model.Profile.to_json() gives it
+# of the measured trials; the profile as virtbench.machinery.exits.exit_profile.ExitProfile.to_json() gives it
 profiles = sa.Table(
     "profiles", metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),

@@ -58,7 +58,7 @@ def cmd_benchmarks(args, out: Console) -> int:
 
 
 def cmd_image(args, out: Console) -> int:
-    from ...machinery.image import host as host_image, guest as image   # guests are optional for every other command
+    from ...machinery.image import host_image, guest_image as image   # guests are optional for every other command
     if args.image_command == "prune":
         removed = image.prune() + host_image.prune()
         out.print(f"removed {len(removed)} cached image(s)" +
@@ -250,7 +250,7 @@ def cmd_report(args, out: Console) -> int:
     if args.fleet:
         if args.run_id:
             raise VirtbenchError("report: give RUN_ID or --fleet FLEET_ID, not both")
-        from ...execution.fleet.view import analyze_fleet
+        from ...execution.fleet.side_by_side import analyze_fleet
         if args.baseline or args.correction:
             raise VirtbenchError("report --fleet: each host is against the first host's same "
                                  "environment with the study's correction; --baseline and "
@@ -288,7 +288,7 @@ def cmd_compare(args, out: Console) -> int:
     store = _open_store(args, read_only=True)
     from ...results import analysis
     if args.fleet:
-        from ...execution.fleet.view import host_runs
+        from ...execution.fleet.side_by_side import host_runs
         run_a, run_b = host_runs(store, args.fleet, args.run_a, args.run_b)
     elif not (args.run_a and args.run_b):
         raise VirtbenchError("compare: give RUN_A and RUN_B (or --fleet FLEET_ID [HOST_A HOST_B])")

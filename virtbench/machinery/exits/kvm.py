@@ -18,7 +18,7 @@ trial of a running QEMU:
     perf kvm -i DIR/kvm-stat.data stat report --event=vmexit        (perf 6.1 prints it on stderr)
     perf script -i DIR/kvm-exit.data -F tid,cpu,time,event,trace
 
-and returns a Profile(source="kvm"). Guest addresses are symbolised by the `symbolise(address) -> (function,
+and returns an ExitProfile(source="kvm"). Guest addresses are symbolised by the `symbolise(address) -> (function,
 caller)` callable given (virtbench/machinery/exits/symbols.py); without it `function` stays None.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ from virtbench.machinery.exits.kvm_trace import (
     parse_kvm_pio_lines,
     pio_note,
 )
-from virtbench.machinery.exits.model import Profile
+from virtbench.machinery.exits.exit_profile import ExitProfile
 from virtbench.machinery.exits.perf_control import PerfControlError, control_args, enable_recorder, make_fifos
 
 INSTALL_PERF = "apt-get install linux-perf"
@@ -80,14 +80,28 @@ class KvmProfileSession:
     handles: list[tuple[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class KvmRecording:
+    """What a KvmProfiler records and how long it waits: the perf binary, whether exits are
+    recorded per guest RIP too (kvm:kvm_exit), how many functions the profile lists, the
+    time allowed to stop and read each recorder, and to enable them."""
+
+    perf: str = "perf"
+    per_rip: bool = True
+    top: int = 20
+    timeout: float = 120.0
+    start_timeout: float = 120.0
+
+
 class KvmProfiler:
-    def __init__(self, executor: Executor, workdir: Path, *, perf: str = "perf",
-                 symbolise: Symbolise | None = None, per_rip: bool = True, top: int = 20,
-                 timeout: float = 120.0, start_timeout: float = 120.0,
+    def __init__(self, executor: Executor, workdir: Path, *,
+                 recording: KvmRecording = KvmRecording(),
+                 symbolise: Symbolise | None = None,
                  clock: Callable[[], float] = time.monotonic):
-        self.executor, self.workdir, self.perf = executor, Path(workdir), perf
-        self.symbolise, self.per_rip, self.top = symbolise, per_rip, top
-        self.timeout, self.start_timeout, self.clock = timeout, start_timeout, clock
+        self.executor, self.workdir, self.recording = executor, Path(workdir), recording
+        self.perf, self.per_rip, self.top = recording.perf, recording.per_rip, recording.top
+        self.timeout, self.start_timeout = recording.timeout, recording.start_timeout
+        self.symbolise, self.clock = symbolise, clock
 
     # --- command lines (pure) ---
     def record_argvs(self, pid: int, tids: Sequence[int] | None = None) -> list[list[str]]:
@@ -155,7 +169,7 @@ class KvmProfiler:
         session.started = self.clock()
         return session
 
-    def stop(self, session: KvmProfileSession, qmp_before: Any = None, qmp_after: Any = None) -> Profile:
+    def stop(self, session: KvmProfileSession, qmp_before: Any = None, qmp_after: Any = None) -> ExitProfile:
         """Stop the recorders, read what they wrote, and return the profile (+ query-stats counters if given)."""
         duration = self.clock() - session.started
         for name, (code, out, err) in self._stop_all(session):
@@ -171,8 +185,8 @@ class KvmProfiler:
         return self.assemble(duration, report, trace, qmp_before, qmp_after, pio)
 
     def assemble(self, duration: float, report, trace: KvmExitTrace,
-                 qmp_before: Any = None, qmp_after: Any = None, pio=None) -> Profile:
-        """The Profile from what was read (pure)."""
+                 qmp_before: Any = None, qmp_after: Any = None, pio=None) -> ExitProfile:
+        """The ExitProfile from what was read (pure)."""
         notes = report.notes() + pio_note(pio or {})
         delta = diff_query_stats(qmp_before, qmp_after) if qmp_before is not None and qmp_after is not None else {}
         by_reason = list(report.rows) or trace.reason_rows()
@@ -186,7 +200,7 @@ class KvmProfiler:
                 notes.append("exits by reason from KVM's counters (query-stats): io, mmio, halt, irq, "
                              "irq_window, nmi_window, other; no time shares")
         notes.extend(counter_notes(delta))
-        return Profile(source="kvm", duration_s=round(duration, 3), by_reason=by_reason,
+        return ExitProfile(source="kvm", duration_s=round(duration, 3), by_reason=by_reason,
                        by_function=trace.function_rows(self.symbolise, self.top), notes=notes)
 
     def _run(self, argv: list[str], timeout: float) -> tuple[int, str, str]:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from virtbench.machinery.exits.kvm_stat import KvmProfileError
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.foundations.model.profile import ReasonRow
 
 EXIT_COUNTERS = ("exits", "io_exits", "mmio_exits", "halt_exits", "irq_exits", "irq_window_exits",
                  "nmi_window_exits", "signal_exits", "request_irq_exits", "insn_emulation", "hypercalls")
@@ -98,7 +98,7 @@ def counter_reason_rows(delta: dict[str, int]) -> list[ReasonRow]:
         return []
     counts = {label: delta[name] for name, label in REASON_COUNTERS.items() if delta.get(name)}
     counts["other"] = max(total - sum(counts.values()), 0)
-    rows = [ReasonRow(label, n, round(100.0 * n / total, 2)) for label, n in counts.items() if n]
+    rows = [ReasonRow(reason=label, count=n, share_pct=round(100.0 * n / total, 2)) for label, n in counts.items() if n]
     return sorted(rows, key=lambda r: (-r.count, r.reason))
 
 

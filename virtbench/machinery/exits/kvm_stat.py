@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.machinery.exits.model import ReasonRow
+from virtbench.foundations.model.profile import ReasonRow
 
 
 class KvmProfileError(VirtbenchError):
@@ -121,7 +121,8 @@ def _find_header(lines: list[str]) -> tuple[int | None, bool]:
 
 def _add(report: KvmStatReport, reason: str, m: re.Match, hist: bool) -> None:
     count, share, tshare = int(m.group("count")), float(m.group("share")), float(m.group("tshare"))
-    report.rows.append(ReasonRow(reason, count, share, tshare))
+    report.rows.append(ReasonRow(reason=reason, count=count, share_pct=share,
+                                     time_share_pct=tshare))
     if hist:
         report.timings[reason] = ReasonTiming(
             min_us=int(m.group("min")) / 1000, max_us=int(m.group("max")) / 1000,

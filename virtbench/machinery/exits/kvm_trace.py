@@ -24,7 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from virtbench.machinery.exits.model import FunctionRow, ReasonRow, shares
+from virtbench.foundations.model.profile import FunctionRow, ReasonRow
+from virtbench.machinery.exits.exit_profile import shares
 
 Symbolise = Callable[[int], "tuple[str | None, str | None] | None"]
 
@@ -80,9 +81,9 @@ class KvmExitTrace:
         counts = self.by_reason
         pct = shares(dict(counts))
         total_time = sum(self.time_by_reason_s.values())
-        rows = [ReasonRow(reason, n, round(pct[reason], 2),
-                          round(100.0 * self.time_by_reason_s.get(reason, 0.0) / total_time, 2)
-                          if total_time > 0 else None)
+        rows = [ReasonRow(reason=reason, count=n, share_pct=round(pct[reason], 2),
+                          time_share_pct=round(100.0 * self.time_by_reason_s.get(reason, 0.0)
+                                               / total_time, 2) if total_time > 0 else None)
                 for reason, n in counts.items()]
         return sorted(rows, key=lambda r: (-r.count, r.reason))
 
@@ -96,7 +97,8 @@ class KvmExitTrace:
             function, caller = (symbolise(rip) or (None, None)) if symbolise else (None, None)
             ports = self.ports_at(rip)
             device = f"port {ports.most_common(1)[0][0]:#x}" if ports else None
-            rows.append(FunctionRow(f"{rip:#x}", function, caller, n, round(100.0 * n / total, 2), device))
+            rows.append(FunctionRow(address=f"{rip:#x}", function=function, caller=caller, count=n,
+                                    share_pct=round(100.0 * n / total, 2), device=device))
         return rows
 
 

@@ -1,12 +1,12 @@
 """Would-be exits under TCG: our QEMU plugin (plugin/vbexits.c), built and checked here,
-its snapshots taken over its control socket, and the counts turned into a Profile.
+its snapshots taken over its control socket, and the counts turned into an ExitProfile.
 
 Use: so = build_plugin(); check_plugin(so); env.extra_argv = plugin_argv(so, control) before
 the guest boots; PluginControl(control).snapshot(before) ... trial ... snapshot(after);
 to_profile(diff(before, after), kallsyms_text, duration_s). The boot's own I/O is in both
 snapshots and cancels out. TcgSession bundles the plumbing of one profiled boot.
 
-Cost (bench/profile.py): only kernel-half code is instrumented (MMIO and caller rings);
+Cost (bench/profiling_cost.py): only kernel-half code is instrumented (MMIO and caller rings);
 user-space work runs as fast as without the plugin.
 """
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 
 from ...core.errors import VirtbenchError
 from ..kernels.build import cache_dir
-from .model import FunctionRow, Profile, ReasonRow, shares
+from ...foundations.model.profile import FunctionRow, ReasonRow
+from .exit_profile import ExitProfile, shares
 from .symbols import SymbolTable, caller_of, is_accessor, parse_kallsyms
 
 PLUGIN_SOURCE = Path(__file__).resolve().parent / "plugin" / "vbexits.c"
@@ -236,7 +237,7 @@ def diff(before: Counts, after: Counts) -> Counts:
     return out
 
 
-# -- counts -> Profile ------------------------------------------------------------------------
+# -- counts -> ExitProfile ---------------------------------------------------------------------
 def function_rows(counts: Counts, table: SymbolTable) -> list[tuple[int, str, str | None, str | None, int]]:
     """(pc, device, function, caller, count) per site and caller, most first (pure).
     A generic accessor's events split by caller (from the TB rings); events whose ring did
@@ -276,8 +277,8 @@ def reason_of(site: "Site") -> str:
 
 
 def to_profile(counts: Counts, kallsyms: str | SymbolTable, duration_s: float,
-               top: int = 20) -> Profile:
-    """Would-be exits -> Profile (source "tcg"): by reason (pio, mmio, apic) and the `top`
+               top: int = 20) -> ExitProfile:
+    """Would-be exits -> ExitProfile (source "tcg"): by reason (pio, mmio, apic) and the `top`
     guest functions (address, function+offset, caller for accessors, count, share, device)."""
     table = kallsyms if isinstance(kallsyms, SymbolTable) else parse_kallsyms(kallsyms)
     per_reason = {r: 0 for r in PROFILE_REASONS}
@@ -285,7 +286,7 @@ def to_profile(counts: Counts, kallsyms: str | SymbolTable, duration_s: float,
         per_reason[reason_of(site)] += site.count
     total = sum(per_reason.values())
     pct = shares(per_reason)
-    by_reason = [ReasonRow(r, per_reason[r], round(pct[r], 2)) for r in PROFILE_REASONS]
+    by_reason = [ReasonRow(reason=r, count=per_reason[r], share_pct=round(pct[r], 2)) for r in PROFILE_REASONS]
     rows = function_rows(counts, table)
     by_function = [FunctionRow(address=f"{pc:#018x}", function=fn, caller=who, count=c,
                                share_pct=round(100.0 * c / total, 2) if total else 0.0,
@@ -303,7 +304,7 @@ def to_profile(counts: Counts, kallsyms: str | SymbolTable, duration_s: float,
     if len(rows) > top:
         rest = sum(r[4] for r in rows[top:])
         notes.append(f"{len(rows) - top} more guest sites with {rest} events not shown")
-    return Profile(source="tcg", duration_s=duration_s, by_reason=by_reason,
+    return ExitProfile(source="tcg", duration_s=duration_s, by_reason=by_reason,
                    by_function=by_function, notes=notes)
 
 

@@ -244,92 +244,124 @@ def _read_pid(path: str) -> int | None:
         os.close(fd)
 
 
+def _is_pid(value) -> bool:
+    """A process id: an int (not a bool) below PID_MAX_LIMIT."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22
+
+
+class _Review:
+    """A manifest's fields as they are checked: what may be acted on (ok), and a warning
+    for each value that may not."""
+
+    def __init__(self, manifest: dict, root: str):
+        self.manifest, self.root = manifest, root
+        self.ok: dict = {}
+        self.warnings: list[str] = []
+
+    def skip(self, field: str, value, why: str) -> None:
+        self.warnings.append(f"{field} {str(value)[:80]!r} skipped: {why}")
+
+    def one(self, field: str, value, good: bool, why: str) -> None:
+        """A single value (None: absent, nothing to say), kept if `good`."""
+        if value is None:
+            return
+        if good:
+            self.ok[field] = value
+        else:
+            self.skip(field, value, why)
+
+    def each(self, field: str, accept, why: str) -> None:
+        """Each value of a list field: accept(value) -> what to keep, or None to skip it."""
+        for value in _listed(self.manifest.get(field)):
+            kept = accept(value)
+            if kept is not None:
+                self.ok.setdefault(field, []).append(kept)
+            else:
+                self.skip(field, value, why)
+
+
 def validate(manifest: dict, root: str) -> tuple[dict, list[str]]:
     """What of `manifest` virtbench may act on, and a warning for each field it may not.
     Every name must match virtbench's own patterns, every path lie in the work root; a field
     of the wrong type is skipped like a wrong value, and nothing here raises."""
-    warnings: list[str] = []
-    ok: dict = {}
     if not isinstance(manifest, dict):
-        return ok, [f"manifest skipped: not a JSON object ({type(manifest).__name__})"]
-
-    def skip(field, value, why):
-        warnings.append(f"{field} {str(value)[:80]!r} skipped: {why}")
-
+        return {}, [f"manifest skipped: not a JSON object ({type(manifest).__name__})"]
+    review = _Review(manifest, root)
     given = manifest.get("workdir")
     workdir = _private_dir(given, root) if isinstance(given, str) and given else None
     if workdir is None:
-        skip("workdir", manifest.get("workdir"), f"not a private directory of virtbench's in {root}")
-        return ok, warnings           # nothing is trusted without its own work directory
-    ok["workdir"] = workdir
-    created = manifest.get("created")
-    ok["created"] = None
+        review.skip("workdir", given, f"not a private directory of virtbench's in {root}")
+        return review.ok, review.warnings     # nothing is trusted without its work directory
+    review.ok["workdir"] = workdir
+    _review_created(review)
+    _review_processes(review, workdir)
+    _review_held(review)
+    _review_names(review)
+    _review_paths(review, workdir)
+    return review.ok, review.warnings
+
+
+def _review_created(review: _Review) -> None:
+    created = review.manifest.get("created")
+    review.ok["created"] = None
     if isinstance(created, (int, float)) and not isinstance(created, bool) \
             and created == created:
-        ok["created"] = float(created)
+        review.ok["created"] = float(created)
     elif created is not None:
-        skip("created", created, "not a time")
-    pid = manifest.get("qemu_pid")
-    pidfile = manifest.get("pidfile")
+        review.skip("created", created, "not a time")
+
+
+def _review_processes(review: _Review, workdir: str) -> None:
+    """QEMU's (from its pidfile when the manifest has no pid), sshd's, the scratch disk's
+    servers'."""
+    m = review.manifest
+    pid, pidfile = m.get("qemu_pid"), m.get("pidfile")
     if pid is None and pidfile is not None:
         if isinstance(pidfile, str) and os.path.dirname(os.path.normpath(pidfile)) == workdir:
             pid = _read_pid(pidfile)
         else:
-            skip("pidfile", pidfile, "not a file in the work directory")
-    for field, value in (("qemu_pid", pid), ("sshd_pid", manifest.get("sshd_pid")),
-                         ("nbd_pid", manifest.get("nbd_pid")),
-                         ("nfs_pgid", manifest.get("nfs_pgid"))):
-        if value is None:
-            continue
-        if isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22:
-            ok[field] = value                      # below PID_MAX_LIMIT
-        else:
-            skip(field, value, "not a process id")
-    added = manifest.get("hugepages_added")
-    if added is not None:
-        if isinstance(added, int) and not isinstance(added, bool) and 0 <= added < 2**21:
-            ok["hugepages_added"] = added          # at most 4 TiB of 2 MiB pages
-        else:
-            skip("hugepages_added", added, "not a count of huge pages")
-    # second QEMUs of the same guest (a restore, a migration's destination)
-    for value in _listed(manifest.get("qemu_pids")):
-        if isinstance(value, int) and not isinstance(value, bool) and 1 < value < 2**22:
-            ok.setdefault("qemu_pids", []).append(value)
-        else:
-            skip("qemu_pids", value, "not a process id")
-    domain = manifest.get("libvirt_domain")
-    if domain is not None:
-        if isinstance(domain, dict) and isinstance(domain.get("name"), str) \
-                and DOMAIN.fullmatch(domain["name"]) and isinstance(domain.get("uri"), str) \
-                and LIBVIRT_URI.fullmatch(domain["uri"]):
-            ok["libvirt_domain"] = {"uri": domain["uri"], "name": domain["name"]}
-        else:
-            skip("libvirt_domain", domain, "not a transient domain of virtbench's on a local URI")
+            review.skip("pidfile", pidfile, "not a file in the work directory")
+    for field, value in (("qemu_pid", pid), ("sshd_pid", m.get("sshd_pid")),
+                         ("nbd_pid", m.get("nbd_pid")), ("nfs_pgid", m.get("nfs_pgid"))):
+        review.one(field, value, _is_pid(value), "not a process id")
+
+
+def _review_held(review: _Review) -> None:
+    """What the guest holds on the host besides those: the huge pages it added to the pool,
+    second QEMUs of it (a restore, a migration's destination), a transient libvirt domain."""
+    added = review.manifest.get("hugepages_added")
+    review.one("hugepages_added", added,      # at most 4 TiB of 2 MiB pages
+               isinstance(added, int) and not isinstance(added, bool) and 0 <= added < 2**21,
+               "not a count of huge pages")
+    review.each("qemu_pids", lambda v: v if _is_pid(v) else None, "not a process id")
+    domain = review.manifest.get("libvirt_domain")
+    good = isinstance(domain, dict) and isinstance(domain.get("name"), str) \
+        and DOMAIN.fullmatch(domain["name"]) is not None \
+        and isinstance(domain.get("uri"), str) \
+        and LIBVIRT_URI.fullmatch(domain["uri"]) is not None
+    kept = {"uri": domain["uri"], "name": domain["name"]} if good else domain
+    review.one("libvirt_domain", kept, good,
+               "not a transient domain of virtbench's on a local URI")
+
+
+def _review_names(review: _Review) -> None:
+    """Containers, volumes, taps and namespaces: names virtbench gives."""
     for field, pattern in (("containers", CONTAINER), ("volumes", VOLUME), ("host_taps", TAP),
                            ("extra_netns", NETNS)):
-        for value in _listed(manifest.get(field)):
-            if isinstance(value, str) and pattern.fullmatch(value):
-                ok.setdefault(field, []).append(value)
-            else:
-                skip(field, value, "not a name virtbench gives")
-    ns = manifest.get("netns")
-    if ns is not None:
-        if isinstance(ns, str) and NETNS.fullmatch(ns):
-            ok["netns"] = ns
-        else:
-            skip("netns", ns, "not a name virtbench gives")
-    for loop in _listed(manifest.get("loops")):
-        if isinstance(loop, str) and LOOP.fullmatch(loop) and _loop_backed_inside(loop, workdir):
-            ok.setdefault("loops", []).append(loop)
-        else:
-            skip("loops", loop, "not a loop device backed by a file in the work directory")
-    for d in _listed(manifest.get("dirs")):
-        p = _private_dir(d, root) if isinstance(d, str) else None
-        if p:
-            ok.setdefault("dirs", []).append(p)
-        else:
-            skip("dirs", d, f"not a private directory of virtbench's in {root}")
-    return ok, warnings
+        review.each(field, lambda v, pattern=pattern: v if isinstance(v, str)
+                    and pattern.fullmatch(v) else None, "not a name virtbench gives")
+    ns = review.manifest.get("netns")
+    review.one("netns", ns, isinstance(ns, str) and NETNS.fullmatch(ns) is not None,
+               "not a name virtbench gives")
+
+
+def _review_paths(review: _Review, workdir: str) -> None:
+    """Loop devices backed by a file in the work directory; private directories of ours."""
+    review.each("loops", lambda v: v if isinstance(v, str) and LOOP.fullmatch(v)
+                and _loop_backed_inside(v, workdir) else None,
+                "not a loop device backed by a file in the work directory")
+    review.each("dirs", lambda v: _private_dir(v, review.root) if isinstance(v, str) else None,
+                f"not a private directory of virtbench's in {review.root}")
 
 
 def remove_container(podman: list[str], name: str) -> list[str]:

@@ -40,7 +40,9 @@ class SshOptions:
 
 
 @dataclass
-class Result:
+class SshResult:
+    """What one command over SSH returned: its exit status and its output."""
+
     exit: int
     stdout: str
     stderr: str
@@ -132,7 +134,7 @@ class SshSession:
         # on the way out does not wait out another ConnectTimeout per step for it
         self.unreachable: str | None = None
 
-    def run(self, argv: list[str], timeout: float, stdin: bytes | None = None) -> Result:
+    def run(self, argv: list[str], timeout: float, stdin: bytes | None = None) -> SshResult:
         """Run `argv` on the target; exit 255 with ssh's own failure raises VirtbenchError."""
         try:
             proc = subprocess.run(self.base + ["--", remote_command(argv, timeout)],
@@ -146,7 +148,7 @@ class SshSession:
         self.unreachable = why if why and re.search(_UNREACHABLE, err) else None
         if why is not None:
             raise VirtbenchError(why)
-        return Result(proc.returncode, out, err)
+        return SshResult(proc.returncode, out, err)
 
     def check(self) -> str:
         """Connect and find python3 (the agent needs it); its version, or VirtbenchError."""

@@ -1,1 +1,1 @@
-"""The guest images: the guest image every QEMU-based kind boots (guest.py) and the host image that hosts guests of its own (host.py)."""
+"""The guest images: the guest image every QEMU-based kind boots (guest_image.py), the host image that hosts guests of its own (host_image.py), and the steps their caches share (cache.py); the kernel suites (suites.py) and another QEMU's tree (qemu_tree.py, qemu_fetch.py)."""

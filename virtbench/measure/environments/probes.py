@@ -96,7 +96,7 @@ def answers(kinds: dict, fresh: bool = False,
         if found is not None and set(found[0]) == set(kinds):
             return Answers(found[0], found[1], cached=True)
     if fresh:
-        from .qemu import kvm_probe
+        from .qemu.vmm import kvm_probe
         from .gvisor import platform as gvisor_platform
         progress("probing KVM (a short guest boot)")
         kvm_probe.kvm_probe(force=True)

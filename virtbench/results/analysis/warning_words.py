@@ -1,7 +1,7 @@
 """A tool's own error line in a stored warning, put in words for the reader; the raw line is
 kept as the warning's `detail` (the JSON report, `--verbose`). Pure.
 
-The KVM probe (environments/qemu/kvm_probe.py) stores why KVM is not usable as QEMU's last
+The KVM probe (environments/qemu/vmm/kvm_probe.py) stores why KVM is not usable as QEMU's last
 stderr line: "TCG, not KVM: kvm probe: QEMU failed: qemu-system-x86_64: ../../target/i386/
 kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion `ret == cpu->kvm_msr_buf->nmsrs' failed." A
 reader needs "KVM unusable here: QEMU's KVM probe failed (details in --verbose)". Words are

@@ -286,11 +286,11 @@ class Container(Environment):
         return f"{podman.KERNELS_IN}/{name}"
 
     def measure_boot(self):
-        from .lifecycle import measure_boot
+        from .costs import measure_boot
         return measure_boot(self)
 
     def footprint(self):
-        from .lifecycle import footprint
+        from .costs import footprint
         return footprint(self)
 
     def scratch_dir(self) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def base_rootfs_cached():
     """The debootstrap tree if it is built, else None (nothing built)."""
-    from ....machinery.image import guest as image
+    from ....machinery.image import guest_image as image
     out = image.images_dir() / f"base-{image._hash(image.base_recipe())}"
     return out / "rootfs" if (out / "done").exists() else None
 
@@ -14,7 +14,7 @@ def rootfs(progress=None):
     """virtbench's debootstrap tree (the guest image's base level), built if needed under
     the image builder's lock (a guest image being built beside us builds it once)."""
     import fcntl
-    from ....machinery.image import guest as image
+    from ....machinery.image import guest_image as image
     cached = base_rootfs_cached()
     if cached is not None:
         return cached

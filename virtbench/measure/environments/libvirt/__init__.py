@@ -13,8 +13,8 @@ from dataclasses import replace
 from ....core.errors import VirtbenchError
 from ..base import Environment
 from ..spec import EnvSpec, Option, Usability, options_text
-from ..qemu.options import OPTIONS as QEMU_OPTIONS
-from ..qemu.options import _timeout
+from ..qemu.cmdline.options import OPTIONS as QEMU_OPTIONS
+from ..qemu.cmdline.options import _timeout
 from ..ssh import Ssh
 from .defined import DefinedDomain
 from .domain_xml import DISK_BUS
@@ -91,7 +91,7 @@ class Libvirt:
 
     @staticmethod
     def probe() -> Usability:
-        from .connection import binding, version_text
+        from .api import binding, version_text
         try:
             libvirt = binding()
         except VirtbenchError as exc:

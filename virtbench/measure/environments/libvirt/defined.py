@@ -12,11 +12,11 @@ from ....machinery.host import netns
 from ....core.capabilities import cannot
 from ....core.errors import EnvironmentUnusable, VirtbenchError
 from ..base import Environment
-from ..qemu import version
-from ..qemu.boot import make_scratch
+from ..qemu.vmm import version
+from ..qemu.booted.boot import make_scratch
 from ..qemu.environment import Qemu
-from ..qemu.tunings import boot_args
-from .connection import binding, is_local_qemu, open_connection, version_text
+from ..qemu.booted.tunings import boot_args
+from .api import binding, is_local_qemu, open_connection, version_text
 from .domain import DomainVmm
 from .domain_xml import build_domain_xml
 

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from ....core.errors import EnvironmentUnusable
-from ..qemu.process import guest_panic
-from ..qemu.vmm import console_text
-from .connection import binding, describe_error, domain_state_words
+from ..qemu.vmm.hygiene import guest_panic
+from ..qemu.vmm.process import console_text
+from .api import binding, describe_error, domain_state_words, resume_domain, suspend_domain
 
 
 class DomainVmm:
@@ -93,14 +93,10 @@ class DomainVmm:
 
     def pause(self) -> None:
         """virDomainSuspend: the domain stops while another environment measures."""
-        if self.dom is not None:
-            self.paused = True        # before the call: a failed suspend may still have taken
-            self.dom.suspend()
+        suspend_domain(self)
 
     def resume(self) -> None:
-        if self.dom is not None:
-            self.dom.resume()
-            self.paused = False
+        resume_domain(self)
 
     def lost_reason(self) -> str:
         if self.dom is None:

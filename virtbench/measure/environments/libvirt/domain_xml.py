@@ -1,6 +1,6 @@
 """The domain XML of a guest virtbench defines through libvirt (pure).
 
-The same guest as the `qemu` kind's command line (environments/qemu/argv.py): direct kernel
+The same guest as the `qemu` kind's command line (environments/qemu/cmdline/argv.py): direct kernel
 boot of virtbench's image, the root disk always virtio-blk (a qcow2 overlay over the cached
 image, never written), the scratch disk on the bus under test, the NIC model under test on a
 tap virtbench made, the agent on a virtio-serial port (or the second serial port), the
@@ -10,10 +10,11 @@ attribute values, never pasted into markup.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 
 from ....core.errors import VirtbenchError
-from ..qemu.argv import AGENT_PORT, SCRATCH_SERIAL, kernel_cmdline
-from ..qemu.options import size_bytes
+from ..qemu.cmdline.argv import AGENT_PORT, SCRATCH_SERIAL, kernel_cmdline
+from ..qemu.cmdline.options import size_bytes
 
 # scratch disk model -> (libvirt target bus, device name prefix); nvme has no disk bus in
 # libvirt 9.0 (it came in 10.x)
@@ -39,16 +40,30 @@ def _cpu(domain: ET.Element, accel: str, cpu: str) -> None:
         _sub(el, "model", cpu, fallback="forbid")
 
 
-def _disk(devices: ET.Element, *, path: str, fmt: str, cache: str, bus: str, dev: str,
-          serial: str, aio: str | None = None, block: bool = False) -> None:
-    disk = _sub(devices, "disk", type="block" if block else "file", device="disk")
-    driver = {"name": "qemu", "type": fmt, "cache": cache}
-    if aio is not None:
-        driver.update(io=aio, discard="unmap")
+@dataclass(frozen=True)
+class DomainDisk:
+    """One <disk> of the domain: its file or block device, format, cache mode, target bus and
+    device name, serial, and (the scratch disk's) aio mode."""
+
+    path: str
+    fmt: str
+    cache: str
+    bus: str
+    dev: str
+    serial: str
+    aio: str | None = None
+    block: bool = False
+
+
+def _disk(devices: ET.Element, d: DomainDisk) -> None:
+    disk = _sub(devices, "disk", type="block" if d.block else "file", device="disk")
+    driver = {"name": "qemu", "type": d.fmt, "cache": d.cache}
+    if d.aio is not None:
+        driver.update(io=d.aio, discard="unmap")
     _sub(disk, "driver", **driver)
-    _sub(disk, "source", **({"dev": path} if block else {"file": path}))
-    _sub(disk, "target", dev=dev, bus=bus)
-    _sub(disk, "serial", serial)
+    _sub(disk, "source", **({"dev": d.path} if d.block else {"file": d.path}))
+    _sub(disk, "target", dev=d.dev, bus=d.bus)
+    _sub(disk, "serial", d.serial)
 
 
 def build_domain_xml(cfg: dict) -> str:
@@ -64,6 +79,24 @@ def build_domain_xml(cfg: dict) -> str:
         raise VirtbenchError(f"environment libvirt: disk={cfg['disk']} has no libvirt bus in "
                              f"this version; use one of: {', '.join(DISK_BUS)}")
     domain = ET.Element("domain", type=cfg["domain_type"])
+    _machine(domain, cfg)
+    devices = _sub(domain, "devices")
+    _sub(devices, "emulator", str(cfg["emulator"]))
+    _disks(devices, cfg)
+    _nic(devices, cfg)
+    _console_and_agent(devices, cfg)
+    _sub(devices, "controller", type="usb", model="none")
+    _sub(devices, "memballoon", model="none")
+    # QEMU runs as root, as the qemu kind's does: the image lives in root's cache directory,
+    # which the hypervisor's own user (libvirt-qemu) cannot reach; and nothing is relabelled
+    seclabel = _sub(domain, "seclabel", type="static", model="dac", relabel="no")
+    _sub(seclabel, "label", "+0:+0")
+    ET.indent(domain)
+    return ET.tostring(domain, encoding="unicode")
+
+
+def _machine(domain: ET.Element, cfg: dict) -> None:
+    """Name, RAM, vCPUs, the direct kernel boot, features, CPU model, clock, and no reboot."""
     _sub(domain, "name", cfg["name"])
     _sub(domain, "memory", str(size_bytes(cfg["mem"]) // 1024), unit="KiB")
     _sub(domain, "vcpu", str(cfg["vcpus"]))
@@ -79,23 +112,35 @@ def build_domain_xml(cfg: dict) -> str:
     _sub(domain, "clock", offset="utc")
     for event in ("on_poweroff", "on_reboot", "on_crash"):
         _sub(domain, event, "destroy")   # as -no-reboot: a guest that ends, ends
-    devices = _sub(domain, "devices")
-    _sub(devices, "emulator", str(cfg["emulator"]))
-    _disk(devices, path=str(cfg["root_overlay"]), fmt="qcow2", cache="unsafe", bus="virtio",
-          dev="vda", serial="vbroot")
+
+
+def _disks(devices: ET.Element, cfg: dict) -> None:
+    """The root disk (a qcow2 overlay, virtio) and the scratch disk on the bus under test."""
+    _disk(devices, DomainDisk(path=str(cfg["root_overlay"]), fmt="qcow2", cache="unsafe",
+                              bus="virtio", dev="vda", serial="vbroot"))
     bus, prefix = DISK_BUS[cfg["disk"]]
     if cfg["disk"] == "virtio-scsi":
         _sub(devices, "controller", type="scsi", index="0", model="virtio-scsi")
-    _disk(devices, path=str(cfg["scratch"]), fmt=cfg["scratch_format"], cache=cfg["cache"],
-          aio=cfg["aio"], bus=bus, dev=prefix + ("b" if bus == "virtio" else "a"),
-          serial=SCRATCH_SERIAL, block=bool(cfg.get("scratch_block")))
-    if cfg.get("tap"):
-        iface = _sub(devices, "interface", type="ethernet")
-        _sub(iface, "mac", address=cfg["mac"])
-        _sub(iface, "target", dev=cfg["tap"], managed="no")   # ours: libvirt only opens it
-        _sub(iface, "model", type=NIC_MODEL[cfg["nic"]])
-        if cfg["nic"] == "virtio-net":
-            _sub(iface, "driver", name="vhost" if cfg.get("vhost") else "qemu")
+    _disk(devices, DomainDisk(path=str(cfg["scratch"]), fmt=cfg["scratch_format"],
+                              cache=cfg["cache"], aio=cfg["aio"], bus=bus,
+                              dev=prefix + ("b" if bus == "virtio" else "a"),
+                              serial=SCRATCH_SERIAL, block=bool(cfg.get("scratch_block"))))
+
+
+def _nic(devices: ET.Element, cfg: dict) -> None:
+    """The NIC model under test on the tap virtbench made (none without a tap)."""
+    if not cfg.get("tap"):
+        return
+    iface = _sub(devices, "interface", type="ethernet")
+    _sub(iface, "mac", address=cfg["mac"])
+    _sub(iface, "target", dev=cfg["tap"], managed="no")   # ours: libvirt only opens it
+    _sub(iface, "model", type=NIC_MODEL[cfg["nic"]])
+    if cfg["nic"] == "virtio-net":
+        _sub(iface, "driver", name="vhost" if cfg.get("vhost") else "qemu")
+
+
+def _console_and_agent(devices: ET.Element, cfg: dict) -> None:
+    """The console to a file; the agent on a virtio-serial port, or the second serial port."""
     console = _sub(devices, "serial", type="file")
     _sub(console, "source", path=str(cfg["console_log"]))
     _sub(console, "target", port="0")
@@ -107,11 +152,3 @@ def build_domain_xml(cfg: dict) -> str:
         serial = _sub(devices, "serial", type="unix")
         _sub(serial, "source", mode="bind", path=str(cfg["agent_socket"]))
         _sub(serial, "target", port="1")
-    _sub(devices, "controller", type="usb", model="none")
-    _sub(devices, "memballoon", model="none")
-    # QEMU runs as root, as the qemu kind's does: the image lives in root's cache directory,
-    # which the hypervisor's own user (libvirt-qemu) cannot reach; and nothing is relabelled
-    seclabel = _sub(domain, "seclabel", type="static", model="dac", relabel="no")
-    _sub(seclabel, "label", "+0:+0")
-    ET.indent(domain)
-    return ET.tostring(domain, encoding="unicode")

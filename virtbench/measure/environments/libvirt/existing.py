@@ -12,7 +12,15 @@ from ....core.errors import EnvironmentUnusable
 from ....machinery.host.netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
-from .connection import binding, describe_error, domain_state_words, open_connection, platform_of
+from .api import (
+    binding,
+    describe_error,
+    domain_state_words,
+    open_connection,
+    platform_of,
+    resume_domain,
+    suspend_domain,
+)
 
 SSH_KEYS = ("user", "port", "key", "known_hosts", "scratch", "peer")
 
@@ -123,14 +131,10 @@ class ExistingDomain(Environment):
 
     def pause(self) -> None:
         """virDomainSuspend: the domain stops while another environment measures."""
-        if self.dom is not None:
-            self.paused = True        # before the call: a failed suspend may still have taken
-            self.dom.suspend()
+        suspend_domain(self)
 
     def resume(self) -> None:
-        if self.dom is not None:
-            self.dom.resume()
-            self.paused = False
+        resume_domain(self)
 
     def _ssh_options(self, host: str) -> dict:
         opts = {"host": host, "name": self.values["domain"]}

@@ -7,7 +7,7 @@ cloud VM, a Kata container inside a VM, or a CI job's VM inside a VM costs.
            outer_accel=auto|kvm|tcg,outer_cpu=auto,outer_vcpus=2,outer_mem=2G,
            outer_cache=none|...,boot_timeout=600]
 
-The outer guest is the qemu kind booted from the host image (guest/host_image.py: QEMU, perf
+The outer guest is the qemu kind booted from the host image (image/host_image.py: QEMU, perf
 and virtbench inside), `-cpu host` under KVM when the host can nest (svm or vmx, and
 kvm_amd's or kvm_intel's `nested` parameter on), else `-cpu EPYC,+svm` under TCG (emulated
 AMD-V); support.py decides, before the label is used: nested-tcg+kvm here. Inside it the

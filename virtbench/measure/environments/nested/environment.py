@@ -4,7 +4,7 @@ each made in a life-cycle step and registered for release:
     outer     qemu.Qemu                  the outer guest, from the host image        (start)
     inner     inside.py in the outer     boots the inner guest, relays its agent     (ready)
     agent     transport.SocketAgent      the inner guest's agent, through the relay  (ready)
-    guest     qemu.guest.Guest           the inner's scratch disk, through the agent (ready)
+    guest     qemu.booted.guest.Guest    the inner's scratch disk, through the agent (ready)
 
 stop() releases them in reverse: the agent, the inner guest (SIGTERM to the program inside,
 which powers it off and removes what it made there), the outer guest (power-off, QEMU, its
@@ -18,13 +18,14 @@ import time
 
 from ....core.capabilities import Capabilities, can, cannot
 from ....core.errors import AgentError, AgentSilent, EnvironmentUnusable, VirtbenchError
-from ....machinery.image import host as host_image
+from ....machinery.image import host_image
 from ....machinery.agent.transport import ExecResult, SocketAgent
 from ..base import Environment, Usability, drop_page_cache
-from ..qemu import Qemu, kvm_probe, version
-from ..qemu.argv import PORT_PREFIX
-from ..qemu.guest import GUEST_KERNEL_DIR, Guest
-from ..qemu.options import size_bytes
+from ..qemu import Qemu
+from ..qemu.vmm import kvm_probe, version
+from ..qemu.cmdline.argv import PORT_PREFIX
+from ..qemu.booted.guest import GUEST_KERNEL_DIR, Guest
+from ..qemu.cmdline.options import size_bytes
 from . import support
 from .options import OPTIONS, check, inner_spec, outer_spec
 

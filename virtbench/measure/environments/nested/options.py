@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ....core.errors import VirtbenchError
 from ..base import EnvSpec, Option
-from ..qemu.options import CACHES, DISKS, NICS, OPTIONS as QEMU, _size, _timeout, _vcpus, size_bytes
+from ..qemu.cmdline.options import CACHES, DISKS, NICS, OPTIONS as QEMU, _size, _timeout, _vcpus, size_bytes
 
 OUTER_MEM_MARGIN = 768 * 2**20   # the outer's kernel, virtbench's Python, the inner's QEMU
 

@@ -1,12 +1,12 @@
 """class Qemu: options and label, accelerator choice, the life-cycle steps, and what it offers
 benchmarks, each through a collaborator it owns and passes what it needs:
 
-    work      guest/watch.py WorkDir   work directory, manifest, guardian      (prepare)
-    ns        netns.NetNS              the namespace the guest's tap lives in  (start)
-    vmm       vmm.QemuProcess          QEMU and its QMP monitor                (start)
-    agent     transport.SocketAgent    the guest agent's channel               (ready)
-    guest     guest.Guest              what is done inside the guest           (ready)
-    profiler  profiling.ExitProfiler   --profile exits, a TCG twin             (first profile)
+    work      host/watch.py WorkDir         work directory, manifest, guardian      (prepare)
+    ns        netns.NetNS                   the namespace the guest's tap lives in  (start)
+    vmm       vmm/process.py QemuProcess    QEMU and its QMP monitor                (start)
+    agent     transport.SocketAgent         the guest agent's channel               (ready)
+    guest     booted/guest.py Guest         what is done inside the guest           (ready)
+    profiler  profiling.ExitProfiler        --profile exits, a TCG twin             (first profile)
 
 Each is registered in `resources` when it is made, so stop() (the base's) releases them in
 reverse: profiler, remote namespace, a clean power-off, the agent, QEMU, the namespace, the
@@ -21,17 +21,20 @@ from pathlib import Path
 from ....machinery.host import netns
 from ....core.capabilities import Capabilities, can
 from ....core.errors import VirtbenchError
-from ....machinery.image import guest as guest_image, suites
+from ....machinery.image import guest_image, suites
 from ....machinery.host.watch import WorkDir
 from ....machinery.host.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
-from . import firmware, hugepages, knobs, kvm_probe, microvm, netdisk, version
-from .binary import QemuBinary
-from .argv import build_argv, net_queues
-from .boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
-from .guest import GUEST_KERNEL_DIR, Guest
+from .cmdline import firmware, microvm
+from . import hugepages, netdisk
+from .booted import knobs
+from .vmm import kvm_probe, version
+from .vmm.binary import QemuBinary
+from .cmdline.argv import build_argv, net_queues
+from .booted.boot import make_root_overlay, make_scratch, power_off, scratch_backing, wait_for_agent
+from .booted.guest import GUEST_KERNEL_DIR, Guest
 from .metadata import qemu_metadata
-from .options import (
+from .cmdline.options import (
     OPTIONS,
     check_combination,
     check_knobs,
@@ -39,11 +42,11 @@ from .options import (
     resolve_machine,
     size_bytes,
 )
-from .process import sweep_stale
+from .vmm.hygiene import sweep_stale
 from .profiling import ExitProfiler, exit_profile_answer
 from .resolve import check_host_support, choose_accel, choose_vhost
-from .tunings import boot_args, check_tunings
-from .vmm import QemuProcess, read_qmp_version
+from .booted.tunings import boot_args, check_tunings
+from .vmm.process import QemuProcess, read_qmp_version
 
 WORK_PREFIX = "vbqemu-"
 
@@ -76,7 +79,7 @@ class Qemu(Environment):
                                           # open (a restore, a migration's destination)
         self.launch_cfg: dict | None = None   # the configuration QEMU was started with
         self.image_variant = "guest"      # "host": the image that can host guests (QEMU, perf,
-                                          # virtbench inside; guest/host_image.py)
+                                          # virtbench inside; image/host_image.py)
         self.ports: list[str] = []        # more virtio-serial ports (port_socket(name))
         self.scratch_given: tuple[str, str] | None = None   # (device, format) to use as the
                                           # scratch disk instead of making one (a nested
@@ -171,7 +174,7 @@ class Qemu(Environment):
 
     def _build_image(self, progress) -> guest_image.ImageInfo:
         if self.image_variant == "host":
-            from ....machinery.image import host as host_image
+            from ....machinery.image import host_image
             return host_image.build(progress=progress)
         return guest_image.build(progress=progress, linux=self.values.get("linux"))
 
@@ -398,7 +401,7 @@ class Qemu(Environment):
 
     # -- the life cycle's costs (vmlife/; each on a twin but footprint) --------------------
     def measure_boot(self):
-        from .boottimer import measure_boot
+        from .booted.boottimer import measure_boot
         return measure_boot(self, self._make_twin)
 
     def footprint(self):
@@ -409,11 +412,11 @@ class Qemu(Environment):
         return vmm_footprint(pid, size_bytes(self.values["mem"]))
 
     def snapshot_cycle(self, params: dict) -> dict:
-        from .snapshot import snapshot_cycle
+        from .vmstate.snapshot import snapshot_cycle
         return snapshot_cycle(self, params, self._make_twin)
 
     def migrate_cycle(self, params: dict) -> dict:
-        from .migrate import migrate_cycle
+        from .vmstate.migrate import migrate_cycle
         return migrate_cycle(self, params, self._make_twin)
 
     # -- metadata ------------------------------------------------------------------------

@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 
 from ....machinery.image import suites
-from . import firmware, hugepages, version
-from .guest import guest_kernel_release
+from .cmdline import firmware
+from . import hugepages
+from .vmm import version
+from .booted.guest import guest_kernel_release
 
 
 def qemu_metadata(env) -> dict:

@@ -17,9 +17,9 @@ from typing import Callable
 from ....machinery.machine import meminfo as host_meminfo
 from ....core.capabilities import Answer, can
 from ....core.errors import AgentError, VirtbenchError
-from ....machinery.exits.model import Profile
+from ....machinery.exits.exit_profile import ExitProfile
 from ..capacity import twin_memory_refusal
-from . import version
+from .vmm import version
 
 
 def exit_profile_answer(accel: str) -> Answer:
@@ -122,7 +122,7 @@ class ExitProfiler:
             self._twin = twin
         return self._twin
 
-    def _tcg(self, bench, params: dict) -> tuple[object, Profile]:
+    def _tcg(self, bench, params: dict) -> tuple[object, ExitProfile]:
         from ....machinery.exits import tcg
         twin = self.twin()
         self.measured.pause()              # the measured guest waits while its twin runs

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 
 from ....core.errors import EnvironmentUnusable, VirtbenchError
-from . import hugepages, kvm_probe, netdisk
-from .options import size_bytes
+from . import hugepages, netdisk
+from .vmm import kvm_probe
+from .cmdline.options import size_bytes
 
 
 def choose_accel(wanted: str, spec, qemu=None) -> tuple[str, str, str | None]:
