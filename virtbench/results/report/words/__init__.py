@@ -1,0 +1,2 @@
+"""The report layer's words: everything virtbench says in sentences, by one rule each (pure).
+"""
