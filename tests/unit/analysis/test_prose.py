@@ -4,7 +4,7 @@ from math import log
 
 import numpy as np
 
-from virtbench.results.analysis import prose
+from virtbench.results.report.words import decisions as prose
 from virtbench.foundations.stats import claims as sc
 from virtbench.foundations.stats import decision as dc
 from virtbench.foundations.stats import multiplicity as mt

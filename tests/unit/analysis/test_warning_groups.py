@@ -11,7 +11,7 @@ from storekit import filled_run
 from virtbench.results.report.view import View
 from virtbench.results import analysis, report
 from virtbench.foundations import stats
-from virtbench.results.analysis.warning_groups import Host, advice, figures, groups
+from virtbench.results.report.words.warning_groups import Host, advice, figures, groups
 from virtbench.foundations.model import RunWarning
 from virtbench.foundations.store import Store
 

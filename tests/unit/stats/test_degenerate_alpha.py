@@ -7,7 +7,7 @@ from contextlib import contextmanager
 import pytest
 
 from virtbench.foundations.stats import decision, paired, significance as sig
-from virtbench.foundations.stats.verdicts import compare_verdict
+from virtbench.foundations.stats.ratio import compare_verdict
 
 
 @contextmanager

@@ -16,7 +16,7 @@ statistics as the decisions (stats.decision):
 Each claim's p is the p of the status it reached (inconclusive: the smaller of the two);
 `adjust_claims` corrects them over the study's claims with Holm, and a status whose
 adjusted p is not below alpha becomes inconclusive (`held_before_holm` keeps what it was).
-A Relation is figures; virtbench/results/analysis/prose.py says it in words. Pure functions.
+A Relation is figures; virtbench/results/report/words/decisions.py says it in words. Pure functions.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from .decision import (
 )
 from .describe import trimmed_mean
 from .multiplicity import holm
-from .verdicts import DEFAULT_ALPHA
+from .ratio import DEFAULT_ALPHA
 
 HOLDS, NOT_HOLDS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 AT_LEAST, AT_MOST, WITHIN = ">=", "<=", "=="

@@ -16,7 +16,7 @@ band is +-T % of overhead either way).
 
 A Decision is figures, not sentences: its `notes` say in figures what qualifies it (too few
 blocks for an interval, a test that cannot reach alpha), stats.multiplicity records a claim
-the family's correction takes back (`taken_back`), and virtbench/results/analysis/prose.py words it
+the family's correction takes back (`taken_back`), and virtbench/results/report/words/decisions.py words it
 all for the result model (VsReference.message).
 
 What "significant" and "interval" are depends on the analysis:
@@ -60,7 +60,7 @@ from ...core import defaults
 from . import paired
 from .band import _doubled, band, band_p_from_sides, band_p_t  # noqa: F401  (re-exported)
 from . import significance as sig
-from .verdicts import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
+from .ratio import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
 from .describe import N_RESAMPLES, cv, rng, trimmed_mean
 
 PASS = "pass"

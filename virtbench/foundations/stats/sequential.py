@@ -94,7 +94,7 @@ from .decision import (
     classify_many,
     mdc_from_multiplier,
 )
-from .verdicts import DEFAULT_ALPHA
+from .ratio import DEFAULT_ALPHA
 
 DEFAULT_MIN_BLOCKS = 6
 DEFAULT_MAX_BLOCKS = 60

@@ -24,7 +24,7 @@ import numpy as np
 from . import paired, sequential
 from .decision import DEFAULT_THRESHOLD_PCT, Outcome, classify_many
 from .describe import rng
-from .verdicts import DEFAULT_ALPHA
+from .ratio import DEFAULT_ALPHA
 
 TAILS = ("normal", "t")
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...foundations.model import ClaimLink, ClaimResult
 from ...foundations.stats import claims as sc
-from . import prose
+from ..report.words import decisions as prose
 from .rows import Key, Row
 
 NOT_MEASURED = "not measured"

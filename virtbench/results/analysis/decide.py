@@ -30,7 +30,7 @@ from ...foundations.model import OrderEffect, PublishedRule, VsReference
 from ...foundations.stats import decision as dc
 from ...foundations.stats import multiplicity, paired, sequential
 from ...foundations.stats import significance as sig
-from . import prose
+from ..report.words import decisions as prose
 from .rows import Row, env_first, lost_blocks
 
 MODES = ("paired", "sequential", "unpaired")

@@ -38,9 +38,9 @@ from .stored import (adaptive, adaptive_summary, analysis_mode, correction_of,
 from .references import Reference, References, label_named
 from .rows import Key, Row, disturbed_trials, rows_of
 from .row_warnings import disturbed_warnings, reference_warnings, virtualized_baseline
-from .warning_groups import Host, advice
-from .warning_groups import attach as attach_groups
-from .warning_words import in_words
+from ..report.words.warning_groups import Host, advice
+from ..report.words.warning_groups import attach as attach_groups
+from ..report.words.tool_errors import in_words
 from .trials import (
     aggregate_methods,
     failed_trial_evidence,

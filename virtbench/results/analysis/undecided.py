@@ -18,7 +18,7 @@ from __future__ import annotations
 from ...foundations import stats
 from ...foundations.stats import multiplicity, sequential
 from ...foundations.stats.decision import INCONCLUSIVE
-from . import prose
+from ..report.words import decisions as prose
 from .references import References
 from .rows import disturbed_trials, rows_of
 from .run import _identities

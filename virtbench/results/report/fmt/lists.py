@@ -1,7 +1,7 @@
 """The report's lists, one line an item: warnings, undecided comparisons, notes, claims."""
 from __future__ import annotations
 
-from ...analysis import warning_groups as grouping
+from ..words import warning_groups as grouping
 from ....foundations.model import Result, RunReport, RunWarning, WarningGroup
 from . import verdicts
 

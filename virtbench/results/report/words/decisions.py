@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...foundations.stats import claims as sc
-from ...foundations.stats import decision as dc
-from ...foundations.stats.multiplicity import method_name
-from ...foundations.stats.sequential import Undecided
-from ...foundations.stats.verdicts import overhead_pct
+from ....foundations.stats import claims as sc
+from ....foundations.stats import decision as dc
+from ....foundations.stats.multiplicity import method_name
+from ....foundations.stats.sequential import Undecided
+from ....foundations.stats.ratio import overhead_pct
 
 THE_REFERENCE = "the reference"
 
