@@ -4,6 +4,7 @@ from math import log
 
 import numpy as np
 
+from virtbench.core.decisions import Decided
 from virtbench.results.report.words import decisions as prose
 from virtbench.foundations.stats import claims as sc
 from virtbench.foundations.stats import decision as dc
@@ -35,7 +36,7 @@ def test_an_undecided_row_says_how_many_blocks_would_decide_and_how_they_were_co
     for seed in range(20):
         env, ref = _blocks(1.06, 0.04, 6, seed)
         d = dc.decide_paired(env, ref, higher_is_better=False)
-        if d.decision == dc.INCONCLUSIVE:
+        if d.decision == Decided.INCONCLUSIVE:
             break
     msg = prose.decision_message(d)
     assert "undecided after 6 blocks" in msg
@@ -96,7 +97,7 @@ def test_the_runners_reasons_name_the_reference():
     assert prose.undecided_reason(todo["noisy"], "native") == prose.decision_message(
         todo["noisy"].decision, "native")
     running = sq.Undecided(14, 6, sq.decide_sequential(*_blocks(1.0, 0.01, 14, 5), False), 5.0)
-    assert running.decision.decision == dc.PASS
+    assert running.decision.decision == Decided.PASS
     assert "; running on until a change of 5 % is ruled out too (95 % sequence " in \
         prose.undecided_reason(running)
 

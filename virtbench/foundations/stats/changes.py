@@ -72,9 +72,9 @@ import numpy as np
 from scipy import stats as sps
 
 from .band import band_p_from_sides
-from .decision import (DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, DIFFERS, FAIL, INCONCLUSIVE,
-                       NO_INTERVAL, PASS, TARGET_POWER, Decision, Evidence, Outcome, Question,
-                       Reading, build, classify)
+from ...core.decisions import Decided
+from .decision import (DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, NO_INTERVAL, TARGET_POWER,
+                       Decision, Evidence, Question, Reading, build, classify)
 from .multiplicity import METHODS, adjust_family
 
 SIGMA_FLOOR = 1e-4          # 0.01 %: below it, identical values
@@ -189,12 +189,12 @@ def before_after(y: Sequence[float], start: int, point: int, stop: int, higher_i
     a, b = y[start:point], y[point:stop]
     question = Question(higher_is_better, threshold_pct, alpha)
     if a.size == 0 or b.size == 0:
-        return build(Evidence(Outcome.INCONCLUSIVE, RUNS, blocks=int(b.size)), question)
+        return build(Evidence(Decided.INCONCLUSIVE, RUNS, blocks=int(b.size)), question)
     m = float(b.mean() - a.mean())
     df = a.size + b.size - 2
     ss = float(((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum())
     if df < 1:
-        return build(Evidence(Outcome.INCONCLUSIVE, RUNS, blocks=int(b.size), m=m), question)
+        return build(Evidence(Decided.INCONCLUSIVE, RUNS, blocks=int(b.size), m=m), question)
     s = max(sqrt(ss / df), SIGMA_FLOOR)
     se = s * sqrt(1 / a.size + 1 / b.size)
 
@@ -339,9 +339,10 @@ def _fact_status(c: Change, raw: Decision, corrected: Decision, correction: str)
                        reason="one run after it: needs one more run")
     if significant:
         return replace(c, decision=raw, status=CONFIRMED)
-    if corrected.decision == PASS:
+    if corrected.decision == Decided.PASS:
         return replace(c, decision=raw, status=NO_CHANGE, direction=None)
-    why = "too few runs on one side" if raw.decision == INCONCLUSIVE and raw.p_value is None \
+    why = "too few runs on one side" \
+        if raw.decision == Decided.INCONCLUSIVE and raw.p_value is None \
         else "neither a change nor its absence is shown at this noise and these runs"
     return replace(c, decision=raw, status=UNDECIDED, reason=why)
 
@@ -350,8 +351,9 @@ def size_word(d: Decision | None) -> str:
     """How large a change is against the threshold, from the decision's own word."""
     if d is None:
         return ""
-    return {FAIL: "beyond ±threshold", DIFFERS: "within ±threshold",
-            PASS: "within ±threshold"}.get(d.decision, "size against ±threshold undecided")
+    return {Decided.FAIL: "beyond ±threshold", Decided.DIFFERS: "within ±threshold",
+            Decided.PASS: "within ±threshold"}.get(d.decision,
+                                                   "size against ±threshold undecided")
 
 
 __all__ = ["CONFIRMED", "SUSPECTED", "NO_CHANGE", "UNDECIDED", "STATUSES", "FACT", "DRIFT",
