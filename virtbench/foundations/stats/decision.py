@@ -50,6 +50,7 @@ normal approximation above with the sequence's multiplier; unpaired: significanc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from math import exp, log, sqrt
 from typing import Callable, Hashable, Mapping
 
@@ -108,6 +109,14 @@ class Reading:
 
 PAIRED = Reading("paired", ESTIMATOR_PAIRED, P_SIGN_FLIP, NEED_HOW_PAIRED)
 UNPAIRED = Reading("unpaired", ESTIMATOR_UNPAIRED, P_UNPAIRED, NEED_HOW_UNPAIRED)
+
+
+class UnpairedBecause(StrEnum):
+    """Why a row of a paired analysis was read unpaired (its caller's choice, said in its
+    message)."""
+    NO_LOG = "no logarithm"          # values of 0 or below
+    OTHER_RUN = "other run"          # another run's row: no common blocks
+    FEW_COMMON = "few common"        # fewer than 2 blocks hold both values
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from ...core.errors import VirtbenchError
 from ...core.metric_id import MetricId, identify
 from ...foundations.model import (
     Case,
-    Environment,
+    EnvironmentRecord,
     MethodNote,
     MetricIdentity,
     Result,
@@ -377,10 +377,11 @@ def _report(store: Store, run: dict, s: _Settings, m: _Measured, results: list[R
         run=info.model_copy(update={"adaptive": adaptive_record}),
         headline=headlines(results, s.labels),
         benchmarks=cases,
-        environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
-                                  options=e["options"], status=e["status"], error=e["error"],
-                                  boot_s=e["boot_s"], metadata=e["metadata"] or {},
-                                  note=environment_note(s.study, e)) for e in s.envs],
+        environments=[EnvironmentRecord(label=e["label"], kind=e["kind"], spec=e["spec"],
+                                        options=e["options"], status=e["status"],
+                                        error=e["error"], boot_s=e["boot_s"],
+                                        metadata=e["metadata"] or {},
+                                        note=environment_note(s.study, e)) for e in s.envs],
         results=results,
         trial_counts=m.counts,
         failed_trial_evidence=failed_trial_evidence(m.trials, store.samples(

@@ -55,3 +55,15 @@ def zero_message(verdict: CompareVerdict, p: float | None) -> str:
     decided = verdict in (CompareVerdict.WORSE, CompareVerdict.BETTER)
     return "A's trimmed mean is 0: no % change; " + (f"B is {verdict} (p {p:.3g})" if decided
                                                       else "no significant difference")
+
+
+def differ_warning(keys: list[str]) -> str:
+    """Runs whose metadata differ in `keys`: a change may come from those."""
+    return (f"the runs differ in {', '.join(keys)}: a change may come from these, not from "
+            "what you meant to compare; check the list of differing metadata")
+
+
+def same_run_warning(run_id: str) -> str:
+    """Two environments of one run compared as two runs: the test ignores their blocks."""
+    return (f"A and B are the same run ({run_id}): compare's test is unpaired; `virtbench "
+            f"report {run_id} --baseline LABEL` compares its environments block by block")
