@@ -51,7 +51,7 @@ def item(result: Result) -> HeadlineItem | None:
     size, direction = (slow, worse_word) if slow >= 1.0 else (1.0 / slow, better_word)
     low, high = factor_interval(vs, hib, slow >= 1.0)
     said = change.said(vs.ratio, hib, result.unit)
-    span = said.interval(vs.ci_low, vs.ci_high, hib, sentence=True)
+    span = said.interval(*change.ratio_interval(vs, hib), hib, sentence=True)
     return HeadlineItem(benchmark=result.benchmark, metric=result.metric, unit=result.unit,
                         ratio=vs.ratio, factor=size, direction=direction,
                         factor_low=low, factor_high=high, verdict=vs.verdict,

@@ -9,7 +9,8 @@ from ..words import change
 def change_cells(r: CompareRow) -> list[str]:
     """The change from A to B and its 95 % interval, as words/change.py says them in a cell."""
     said = change.said(r.ratio, r.higher_is_better, r.unit, r.change_pct)
-    return [said.cell(), said.interval(r.ci_low, r.ci_high, r.higher_is_better) or "n/a"]
+    span = said.interval(*change.ratio_interval(r, r.higher_is_better), r.higher_is_better)
+    return [said.cell(), span or "n/a"]
 
 
 def compare_verdict(r: CompareRow) -> str:

@@ -55,7 +55,8 @@ def change_cells(vs, higher_is_better: bool, unit: str) -> list[str]:
     """A comparison's change and its (1 - alpha) interval, as words/change.py says them in a
     cell ("+15.8 %" [+1.2, +2.4]; "37.5× slower" [30.1, 46.7])."""
     said = change.said(vs.ratio, higher_is_better, unit, vs.overhead_pct)
-    return [said.cell(), said.interval(vs.ci_low, vs.ci_high, higher_is_better) or "n/a"]
+    span = said.interval(*change.ratio_interval(vs, higher_is_better), higher_is_better)
+    return [said.cell(), span or "n/a"]
 
 
 def comparison_cells(r: Result, vs, correction: str | None) -> list[str]:

@@ -116,19 +116,17 @@ class Said:
             return f"the same as {than} to 0.1 %" if than else "the same to 0.1 %"
         return f"{abs(self.overhead):.1f} % {self.word}{tail}"
 
-    def interval(self, low_pct: float | None, high_pct: float | None, higher_is_better: bool,
+    def interval(self, low: float | None, high: float | None, higher_is_better: bool,
                  sentence: bool = False) -> str:
-        """An interval of the overhead said in this point's form (rule 5); "" without one."""
-        if low_pct is None or high_pct is None:
+        """An interval of the ratio (`low`, `high`) said in this point's form (rule 5); ""
+        without one."""
+        ends = [slowdown(x, higher_is_better) for x in (low, high)]
+        if None in ends:
             return ""
         if self.times is None:
             unit = " %" if sentence else ""
-            lo, hi = sorted((low_pct, high_pct))
+            lo, hi = sorted(overhead_pct(x, higher_is_better) for x in (low, high))
             return f"[{lo:+.1f}{unit}, {hi:+.1f}{unit}]"
-        ends = [slowdown(ratio_of(x, higher_is_better), higher_is_better)
-                for x in (low_pct, high_pct)]
-        if None in ends:
-            return ""
         ends = sorted(e if self.worse else 1.0 / e for e in ends)
         return f"[{factor(ends[0])}, {factor(ends[1])}]"
 
@@ -147,6 +145,15 @@ def said(ratio: float | None, higher_is_better: bool, unit: str,
     if 1.0 / FACTOR_FROM < slow < FACTOR_FROM:
         return Said(over, None, over > 0 if over != 0 else worse, words)
     return Said(over, slow if worse else 1.0 / slow, worse, words)
+
+
+def ratio_interval(vs, higher_is_better: bool) -> tuple[float | None, float | None]:
+    """A comparison's (1 - alpha) interval of its ratio (VsReference: ratio_ci_low/high; a
+    CompareRow, or a report without them: from its overhead interval ci_low/high)."""
+    low, high = getattr(vs, "ratio_ci_low", None), getattr(vs, "ratio_ci_high", None)
+    if low is not None and high is not None:
+        return low, high
+    return ratio_of(vs.ci_low, higher_is_better), ratio_of(vs.ci_high, higher_is_better)
 
 
 def said_slowdown(slow: float, unit: str) -> Said:

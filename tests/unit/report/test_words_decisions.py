@@ -1,5 +1,5 @@
-"""Decisions, claims and the runner's reasons in words (analysis/prose.py), from the figures
-the statistics give."""
+"""Decisions, claims and the runner's reasons in words (report/words/decisions.py), from the
+figures the statistics give."""
 from math import log
 
 import numpy as np
@@ -10,6 +10,7 @@ from virtbench.foundations.stats import claims as sc
 from virtbench.foundations.stats import decision as dc
 from virtbench.foundations.stats import multiplicity as mt
 from virtbench.foundations.stats import sequential as sq
+from virtbench.foundations.stats.decision import UnpairedBecause
 
 
 def _blocks(ratio, sd, n, seed):
@@ -53,9 +54,11 @@ def test_the_notes_are_said_after_the_callers_note():
     assert five.endswith("with 5 blocks the sign-flip test cannot reach p < 0.05 "
                          "(smallest p 0.0625)")
     few = dc.decide_unpaired([1.0, 1.1, 0.9], [1.0, 1.05, 0.95], False)
-    assert prose.decision_message(few, "native", note="why unpaired").endswith(
-        "; why unpaired; with 3 vs 3 samples the permutation test cannot reach p < 0.05 "
-        "(smallest p 0.2)")
+    assert prose.decision_message(few, "native", UnpairedBecause.OTHER_RUN).endswith(
+        "; another run's row (no common blocks): compared unpaired (ratio of trimmed means); "
+        "with 3 vs 3 samples the permutation test cannot reach p < 0.05 (smallest p 0.2)")
+    for why, said in prose.UNPAIRED.items():
+        assert said in prose.decision_message(few, "native", why)
 
 
 def test_sequential_rows_say_sequence_and_the_runners_minimum():

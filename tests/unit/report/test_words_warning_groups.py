@@ -1,4 +1,4 @@
-"""The warnings grouped by kind (analysis/warning_groups.py): one line per kind with the places
+"""The warnings grouped by kind (report/words/warning_groups.py): one line per kind with the places
 it affects and one piece of advice that applies on this host; every warning kept for machines;
 the text formats show the groups, --verbose each warning, --quiet a count."""
 from __future__ import annotations
