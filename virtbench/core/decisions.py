@@ -4,7 +4,7 @@ reference, the side it lies on, `virtbench compare`'s verdict, a claim's status.
 Each is a string enum: a member is its word (`Decided.PASS == "pass"`, `str()` and JSON
 give the word), so the result model stores and the JSON report writes the same strings as
 before (docs/report.schema.json), and code compares through the enum, never with a string
-literal (tests/unit/test_decided_words.py). How each is said to a reader is the report
+literal (tests/unit/core/test_decided_words.py). How each is said to a reader is the report
 layer's (virtbench/results/report/words/).
 """
 from __future__ import annotations

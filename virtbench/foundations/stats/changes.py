@@ -72,7 +72,7 @@ import numpy as np
 from scipy import stats as sps
 
 from .band import band_p_from_sides
-from ...core.decisions import Decided
+from ...core.decisions import Decided, Direction
 from .decision import (DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, NO_INTERVAL, TARGET_POWER,
                        Decision, Evidence, Question, Reading, build, classify)
 from .multiplicity import METHODS, adjust_family
@@ -121,7 +121,7 @@ class Change:
     runs_before: int
     runs_after: int
     decision: Decision | None        # before/after (a): the test; (b): estimate, no p
-    direction: str | None            # "worse" | "better" (of the level after)
+    direction: Direction | None      # of the level after
     spike: bool = False              # one run moved, the next did not
     reason: str = ""                 # why undecided / suspected, in words
 
@@ -242,10 +242,10 @@ def drift_points(y: np.ndarray, start: int, stop: int, pen: float) -> list[int]:
     return [start + e for e in ends[:-1]]
 
 
-def _direction(d: Decision | None, higher_is_better: bool) -> str | None:
+def _direction(d: Decision | None, higher_is_better: bool) -> Direction | None:
     if d is None or d.estimate is None or d.estimate == 1:
         return None
-    return "better" if (d.estimate > 1) == higher_is_better else "worse"
+    return Direction.BETTER if (d.estimate > 1) == higher_is_better else Direction.WORSE
 
 
 def detect(values: Sequence[float], fact_points: Sequence[int], higher_is_better: bool,

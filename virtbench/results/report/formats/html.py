@@ -1,10 +1,10 @@
 """The HTML report (`--format html`): one self-contained file (plotly.js inline, nothing
 fetched when opened), laid out by the Jinja2 templates in ../templates/.
 
-First the headline: per environment its factor against its reference in words
-(analysis/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
+First the headline: per environment its change against its reference in words
+(words/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
 against its reference on a log scale centred on 1, the ±threshold band shaded, each bar
-labelled with its factor, its interval as a whisker), a bar chart of the values for each
+labelled with its change (words/change.py), its interval as a whisker), a bar chart of the values for each
 metric with no comparison, then the overhead table with its verdicts and the exit profiles; before that the run and the
 environments' fingerprints side by side; after it the warnings. This module builds what the
 templates show (cells as text, or {text, cls, title} spans) and the charts (../charts.py);
@@ -226,7 +226,7 @@ CLAIM_CLASS = {ClaimStatus.HOLDS: "pass", ClaimStatus.NOT_HOLDS: "fail"}
 
 def headline_view(analysis: RunReport) -> list[dict]:
     """Per environment: against what, its summary words and each row's words
-    (analysis/headline.py), first thing on the page."""
+    (words/headline.py), first thing on the page."""
     out = []
     for h in analysis.headline:
         s = h.summary

@@ -55,7 +55,7 @@ def direction_words(unit: str) -> tuple[str, str]:
 
 def is_worse(word: str) -> bool:
     """Whether a direction word (rule 3) says worse."""
-    return word in ("slower", "worse")
+    return word in (direction_words("s")[0], direction_words("")[0])
 
 
 def slowdown(ratio: float | None, higher_is_better: bool) -> float | None:
