@@ -17,7 +17,8 @@ from virtbench.results import report
 from virtbench.results.analysis.pair_facts import attach
 from virtbench.results.analysis.separate import separating_study
 from virtbench.core.errors import VirtbenchError
-from virtbench.foundations.model import Case, EnvironmentRecord, Result, RunInfo, RunReport, VsReference
+from virtbench.foundations.model import (Case, EnvironmentRecord, Result, RunInfo, RunReport,
+                                         VsReference)
 from virtbench.results.report.view import View
 from virtbench.study import design
 

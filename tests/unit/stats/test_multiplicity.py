@@ -66,8 +66,8 @@ def test_a_family_fills_both_columns_and_holm_takes_back_weak_claims():
             _row(1.05, 0.01, 12, 4),      # differs with p = 2/4096
             _row(1.0, 0.05, 6, 6),        # two narrow passes: TOST p 0.035 and 0.033
             _row(1.0, 0.05, 6, 13)]
-    assert [r.decision for r in rows] == [Decided.DIFFERS, Decided.FAIL, Decided.PASS, Decided.DIFFERS, Decided.PASS,
-                                          Decided.PASS]
+    assert [r.decision for r in rows] == [Decided.DIFFERS, Decided.FAIL, Decided.PASS,
+                                          Decided.DIFFERS, Decided.PASS, Decided.PASS]
     fam = mt.adjust_family(rows, "holm")
     assert [r.p_holm for r in fam] == pytest.approx(list(mt.holm([r.p_value for r in rows])))
     assert [r.p_bh for r in fam] == pytest.approx(list(mt.bh([r.p_value for r in rows])))

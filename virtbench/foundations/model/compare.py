@@ -32,8 +32,8 @@ class CompareRow(Record):
                                                     "trimmed means")
     verdict: Literal[CompareVerdict.WORSE, CompareVerdict.BETTER, CompareVerdict.SAME,
                      CompareVerdict.INCONCLUSIVE] = Field(
-        CompareVerdict.INCONCLUSIVE, description="worse/better: p < alpha and |change| > min_change_pct; "
-        "same: the test could have seen that change and did not; inconclusive: too few trials")
+        CompareVerdict.INCONCLUSIVE,
+        description="worse/better: p < alpha and |change| > min_change_pct; same: the test could have seen that change and did not; inconclusive: too few trials")
     power: float | None = Field(None, description="the test's power to see min_change_pct")
     trials_needed: int | None = Field(None, description="trials per side that would decide")
     message: str = Field("", description="the verdict in words")

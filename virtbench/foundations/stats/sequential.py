@@ -246,8 +246,8 @@ def band_p(d, threshold_pct: float, alpha: float = DEFAULT_ALPHA, tight_at: int 
 
 
 def codes(seq: Sequences, threshold_pct: float) -> np.ndarray:
-    """The decision after every block, as its decision.CODE (decision.classify_many; significant: the (1 - alpha)
-    sequence excludes 0)."""
+    """The decision after every block, as its decision.CODE (decision.classify_many;
+    significant: the (1 - alpha) sequence excludes 0)."""
     return classify_many(seq.lo, seq.hi, seq.eq_lo, seq.eq_hi, (seq.lo > 0) | (seq.hi < 0),
                          threshold_pct)
 

@@ -128,9 +128,9 @@ def build(analysis, values: bool = False) -> Matrix:
 
 LEGEND = ("change against the reference: overhead %, positive = worse whatever the metric's "
           "direction (paired: from the geometric mean of the blocks' ratios), from 1.5× "
-          "either way as a factor (\"41.7× slower\"); ✓ equivalent within the threshold; ✓ differs: a real "
-          "difference, within the threshold; ✗ outside it, worse or better than the reference; "
-          "? the samples cannot decide (≥N: blocks, or trials per side, that would); "
+          "either way as a factor (\"41.7× slower\"); ✓ equivalent within the threshold; "
+          "✓ differs: a real difference, within the threshold; ✗ outside it, worse or better "
+          "than the reference; ? the samples cannot decide (≥N: blocks, or trials per side, that would); "
           "\"A vs B\": A against its own reference B (the study's versus); instances: the "
           "aggregate against the baseline at the same N when the run has it, else each "
           "instance against the single baseline (\"per instance\")")

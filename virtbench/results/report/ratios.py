@@ -4,8 +4,9 @@ log axis centred on 1 (the reference). Direction-normalised (words/change.py's s
 worse is always right of 1, better left, whatever the metric's direction, so that 41×
 slower reads as far from 1 as 41× faster and 18× does not look like 41×. The ±threshold
 band is shaded, each bar carries its change in words as every format says it ("41.7×
-slower", "6.0 % faster": words/change.py) and its (1 - alpha) interval as a whisker. The compare page draws two runs' changes the same way
-(run A at 1, the ±min-change band). A plotly figure spec (a plain dict); pure."""
+slower", "6.0 % faster": words/change.py) and its (1 - alpha) interval as a whisker. The
+compare page draws two runs' changes the same way (run A at 1, the ±min-change band). A
+plotly figure spec (a plain dict); pure."""
 from __future__ import annotations
 
 from dataclasses import dataclass

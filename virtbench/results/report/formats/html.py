@@ -4,8 +4,8 @@ fetched when opened), laid out by the Jinja2 templates in ../templates/.
 First the headline: per environment its change against its reference in words
 (words/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
 against its reference on a log scale centred on 1, the ±threshold band shaded, each bar
-labelled with its change (words/change.py), its interval as a whisker), a bar chart of the values for each
-metric with no comparison, then the overhead table with its verdicts and the exit profiles; before that the run and the
+labelled with its change (words/change.py), its interval as a whisker), a bar chart of the
+values for each metric with no comparison, then the overhead table with its verdicts and the exit profiles; before that the run and the
 environments' fingerprints side by side; after it the warnings. This module builds what the
 templates show (cells as text, or {text, cls, title} spans) and the charts (../charts.py);
 the templates escape every value.
