@@ -29,8 +29,8 @@ class WarningKind:
     source: str         # who gives it
     meaning: str        # what it means, what to do
     gist: str = ""      # the grouped view's words for many of them whose messages differ
-                        # (analysis/warning_groups.py adds their figures' range)
-    advice: str = ""    # the grouped view's one piece of advice (analysis/warning_groups.py
+                        # (results/report/words/warning_groups.py adds their figures' range)
+    advice: str = ""    # the grouped view's one piece of advice (report/words/warning_groups.py
                         # may choose another that applies on the host: docs/warnings.md)
 
     @property

@@ -1,9 +1,11 @@
-"""The headline's factors and words (virtbench/results/analysis/headline.py)."""
+"""The headline's figures and words (virtbench/results/analysis/headline.py; the words are
+report/words/headline.py's, the change said by report/words/change.py's rule)."""
 import math
 
 import pytest
 
 from virtbench.results.analysis import headline as h
+from virtbench.results.report.words import change
 from virtbench.foundations.model import Result, VsReference
 
 
@@ -30,10 +32,12 @@ def test_a_time_metric_reads_its_ratio_as_the_slowdown():
     assert it.words == "17.6× slower [16.0, 19.0]"
 
 
-def test_faster_is_said_as_a_factor_too():
+def test_faster_near_1_is_said_in_percent_and_beyond_as_a_factor():
     it = h.item(row(unit="MB/s", ratio=1.07, lo=1.05, hi=1.09, verdict="differs, within threshold"))
-    assert it.direction == "faster" and it.words.startswith("1.07× faster (a real difference, "
-                                                           "within ±10 %)")
+    assert it.direction == "faster" and round(it.factor, 2) == 1.07
+    assert it.words == "7.0 % faster (a real difference, within ±10 %) [-9.0 %, -5.0 %]"
+    fast = h.item(row(unit="MB/s", ratio=2.1, lo=2.0, hi=2.2))
+    assert fast.words == "2.10× faster [2.00, 2.20]"
 
 
 def test_a_pass_says_the_band_not_a_factor():
@@ -41,10 +45,12 @@ def test_a_pass_says_the_band_not_a_factor():
                       threshold=5)).words == "within ±5 %: equivalent"
 
 
-def test_an_undecided_row_keeps_its_factor_and_what_would_decide():
+def test_an_undecided_row_keeps_its_change_and_what_would_decide():
     it = h.item(row(unit="s", higher=False, ratio=1.157, lo=0.86, hi=1.56,
                     verdict="inconclusive", needed=6))
-    assert it.words == "1.16× slower? undecided (≥ 6 blocks would decide) [0.86, 1.56]"
+    assert it.words == "15.7 % slower? undecided (≥ 6 blocks would decide) [-14.0 %, +56.0 %]"
+    far = h.item(row(unit="s", higher=False, ratio=3.0, lo=0.9, hi=9.0, verdict="inconclusive"))
+    assert far.words == "3.00× slower? undecided [0.90, 9.00]"
 
 
 def test_other_units_are_worse_or_better():
@@ -57,7 +63,7 @@ def test_no_ratio_no_item(ratio):
     r = row()
     r.vs_baseline.ratio = 0.0 if ratio is None else ratio
     assert h.item(r) is None
-    assert h.slowdown(ratio, True) is None
+    assert change.slowdown(ratio, True) is None
 
 
 def test_the_summary_weighs_each_benchmark_once():
@@ -88,17 +94,11 @@ def test_environments_without_comparisons_have_no_headline_and_rows_without_rati
     assert hls[0].summary.left_out == 1 and len(hls[0].items) == 1
 
 
-@pytest.mark.parametrize("x,text", [(1.0666, "1.07"), (9.996, "10.0"), (99.96, "100"), (17.57, "17.6"),
-                                    (41.66, "41.7"), (123.4, "123")])
-def test_factors_keep_three_significant_digits(x, text):
-    assert h.factor(x) == text
-
-
 def test_a_summary_says_equivalent_when_every_row_passes_and_counts_the_undecided():
     passes = [row(bench=b, ratio=0.97, lo=0.95, hi=0.99, verdict="pass") for b in ("a", "b")]
     [hl] = h.headlines(passes, ["guest"])
     assert hl.summary.words == ("equivalent within ±10 % on every metric of 2 benchmarks "
-                                "(geometric mean 1.03× slower)")
+                                "(geometric mean 3.1 % slower)")
     mixed = passes + [row(bench="c", unit="s", higher=False, ratio=1.3, lo=0.9, hi=1.8,
                           verdict="inconclusive")]
     [hl] = h.headlines(mixed, ["guest"])

@@ -17,7 +17,8 @@ from virtbench.results import report
 from virtbench.results.analysis.pair_facts import attach
 from virtbench.results.analysis.separate import separating_study
 from virtbench.core.errors import VirtbenchError
-from virtbench.foundations.model import Case, Environment, Result, RunInfo, RunReport, VsReference
+from virtbench.foundations.model import (Case, EnvironmentRecord, Result, RunInfo, RunReport,
+                                         VsReference)
 from virtbench.results.report.view import View
 from virtbench.study import design
 
@@ -28,18 +29,18 @@ NATIVE, QEMU = STORED["environments"]
 BIN = "/root/.cache/virtbench/qemu/bookworm-backports/usr/bin/qemu-system-x86_64"
 
 
-def _env(label: str, spec_extra: str, **md) -> Environment:
+def _env(label: str, spec_extra: str, **md) -> EnvironmentRecord:
     env = copy.deepcopy(QEMU)
     extra = dict(item.split("=", 1) for item in spec_extra.split(","))
     env["options"].update(extra)
     env["metadata"].update(md)
-    return Environment(label=label, kind="qemu", spec=env["spec"] + "," + spec_extra,
+    return EnvironmentRecord(label=label, kind="qemu", spec=env["spec"] + "," + spec_extra,
                        options=env["options"], metadata=env["metadata"])
 
 
-def _report(*envs: Environment) -> RunReport:
+def _report(*envs: EnvironmentRecord) -> RunReport:
     """A run whose guests are each compared with the stored guest (`qemu`)."""
-    base = Environment(label="qemu", kind="qemu", spec=QEMU["spec"], options=QEMU["options"],
+    base = EnvironmentRecord(label="qemu", kind="qemu", spec=QEMU["spec"], options=QEMU["options"],
                        metadata={**QEMU["metadata"], "firmware": "seabios"})
     results = [Result(environment=e.label, benchmark="pi", metric="seconds",
                       vs_baseline=VsReference(reference="qemu")) for e in envs]

@@ -9,7 +9,7 @@ import pytest
 from reportkit import BATTERY, ENVIRONMENTS, fill_store, study_dict
 
 from virtbench.results import analysis
-from virtbench.results.analysis.headline import factor_words, slowdown
+from virtbench.results.report.words.change import sentence, slowdown
 from virtbench.results.report import logscale, ratios, render
 from virtbench.foundations.store import Store
 
@@ -52,10 +52,10 @@ def test_worse_is_on_the_right_whatever_the_metric_direction(slow_run):
         assert bars["x"][tcg] > 0 and bars["base"][tcg] + bars["x"][tcg] > 30
 
 
-def test_labels_are_the_headline_factor_words(slow_run):
+def test_labels_are_the_change_as_every_format_says_it(slow_run):
     rows, fig = _figure(slow_run, "pi")
     r = next(r for r in rows if r.environment == TCG[0])
-    words = factor_words(slowdown(r.vs_baseline.ratio, r.higher_is_better), r.unit)[2]
+    words = sentence(r.vs_baseline.ratio, r.higher_is_better, r.unit)
     assert words.endswith("× slower")
     assert float(words.split("×")[0]) == pytest.approx(41.7, rel=0.05)
     notes = [a["text"] for a in fig["layout"]["annotations"]]

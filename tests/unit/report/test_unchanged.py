@@ -17,7 +17,11 @@ environment and its reference (one line per pair; CSV `difference` rows); the JS
 changed only their schema version (3.2: fields added). Issue 30 rendered the JSON goldens
 again, on purpose: each high-CV warning's message advises only what applies on the host
 (warning_groups.advice), no longer the CPU governor and --trials everywhere; with the fields
-added since."""
+added since. Issue 38 rendered the table, wide table and Markdown goldens again, on purpose:
+every format says a change by one rule (report/words/change.py: the overhead in % near 1, the
+factor from 1.5× on), in the headline, the tables' overhead, interval and published columns
+and the matrix's legend; the JSON goldens changed only their headline's `words` (the numbers
+and every other field as they were)."""
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@ pass, fail or differs never stands beside an adjusted p above alpha (issue 30)."
 import pytest
 from storekit import open_fixture
 
+from virtbench.core.decisions import Decided
 from virtbench.results import analysis
 from virtbench.results.report.fmt import tables
 from virtbench.results.report.fmt.verdicts import comparisons
@@ -17,8 +18,8 @@ def test_every_decided_verdict_of_the_saved_runs_shows_an_adjusted_p_below_alpha
         for r in report.results:
             for vs in comparisons(r):
                 assert vs.verdict_claim in ("band", "difference")
-                shown = tables.comparison_cells(vs, report.run.correction)
-                if vs.verdict in ("pass", "fail", "differs, within threshold"):
+                shown = tables.comparison_cells(r, vs, report.run.correction)
+                if vs.verdict in (Decided.PASS, Decided.FAIL, Decided.DIFFERS):
                     seen += 1
                     assert vs.verdict_p_adjusted is not None and \
                         vs.verdict_p_adjusted < vs.alpha, (r.environment, r.metric, vs)
@@ -26,10 +27,10 @@ def test_every_decided_verdict_of_the_saved_runs_shows_an_adjusted_p_below_alpha
                 # the table's p columns are the verdict's own
                 assert shown[3] == tables.numbers.p(vs.verdict_p)
                 assert shown[4] == tables.numbers.p(vs.verdict_p_adjusted)
-                want = "difference" if vs.verdict == "differs, within threshold" else None
+                want = "difference" if vs.verdict == Decided.DIFFERS else None
                 if want:
                     assert vs.verdict_claim == want and vs.verdict_p == vs.p_value
-                if vs.verdict in ("pass", "fail") and vs.p_band is not None:
+                if vs.verdict in (Decided.PASS, Decided.FAIL) and vs.p_band is not None:
                     assert vs.verdict_claim == "band" and vs.verdict_p == vs.p_band
     if name == "real":
         assert seen > 0          # the saved runs do hold decided verdicts to check

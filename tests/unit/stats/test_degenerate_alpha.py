@@ -6,8 +6,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from virtbench.core.decisions import CompareVerdict, Decided
 from virtbench.foundations.stats import decision, paired, significance as sig
-from virtbench.foundations.stats.verdicts import compare_verdict
+from virtbench.foundations.stats.change import ChangeBasis, change_verdict
+from virtbench.results.report.words.compare import change_message
 
 
 @contextmanager
@@ -53,9 +55,11 @@ def test_blocks_to_reach_ends(alpha):
 
 def test_compare_verdict_at_an_unreachable_alpha_is_inconclusive_and_says_why():
     with within(10):
-        v = compare_verdict(3.0, 0.2, n_a=5, n_b=5, cv_pooled=0.02, alpha=1e-6)
-    assert v.verdict == "inconclusive" and v.trials_needed is None
-    assert "no number of trials" in v.message and "raise alpha" in v.message
+        v = change_verdict(3.0, 0.2, n_a=5, n_b=5, cv_pooled=0.02, alpha=1e-6)
+    assert v.verdict == CompareVerdict.INCONCLUSIVE and v.trials_needed is None
+    assert v.basis == ChangeBasis.ALPHA_UNREACHABLE
+    message = change_message(v)
+    assert "no number of trials" in message and "raise alpha" in message
 
 
 def test_paired_decision_at_an_unreachable_alpha_ends():
@@ -64,4 +68,4 @@ def test_paired_decision_at_an_unreachable_alpha_ends():
     ref = {i: 100.0 * (0.8 if i % 2 else 1.2) for i in range(8)}
     with within(20):
         d = decision.decide_paired(env, ref, True, alpha=1e-6)
-    assert d.decision == decision.INCONCLUSIVE and d.blocks_needed is None
+    assert d.decision == Decided.INCONCLUSIVE and d.blocks_needed is None

@@ -5,6 +5,7 @@ from math import log
 import numpy as np
 import pytest
 
+from virtbench.core.decisions import Decided
 from virtbench.foundations.stats import decision as dc
 from virtbench.foundations.stats import multiplicity as mt
 
@@ -65,8 +66,8 @@ def test_a_family_fills_both_columns_and_holm_takes_back_weak_claims():
             _row(1.05, 0.01, 12, 4),      # differs with p = 2/4096
             _row(1.0, 0.05, 6, 6),        # two narrow passes: TOST p 0.035 and 0.033
             _row(1.0, 0.05, 6, 13)]
-    assert [r.decision for r in rows] == [dc.DIFFERS, dc.FAIL, dc.PASS, dc.DIFFERS, dc.PASS,
-                                          dc.PASS]
+    assert [r.decision for r in rows] == [Decided.DIFFERS, Decided.FAIL, Decided.PASS,
+                                          Decided.DIFFERS, Decided.PASS, Decided.PASS]
     fam = mt.adjust_family(rows, "holm")
     assert [r.p_holm for r in fam] == pytest.approx(list(mt.holm([r.p_value for r in rows])))
     assert [r.p_bh for r in fam] == pytest.approx(list(mt.bh([r.p_value for r in rows])))
@@ -74,19 +75,19 @@ def test_a_family_fills_both_columns_and_holm_takes_back_weak_claims():
         list(mt.holm([r.p_band for r in rows])))
     # 1/32 times 4 rows is past 0.05: the 6-block difference does not survive Holm, its
     # equivalence does
-    assert fam[0].decision == dc.PASS and fam[0].taken_back == dc.TakenBack(
-        "difference", dc.DIFFERS, "holm", 6, fam[0].p_holm, 8)     # 2 / 2^8 < 0.05 / 6
+    assert fam[0].decision == Decided.PASS and fam[0].taken_back == dc.TakenBack(
+        "difference", Decided.DIFFERS, "holm", 6, fam[0].p_holm, 8)     # 2 / 2^8 < 0.05 / 6
     # a fail is judged by its own claim, beyond +10 %: p_band, not the sign-flip p of "no
     # difference", which cannot go below 1/32 at 6 blocks (issue 21: a 30 % slowdown must
     # not turn inconclusive for want of blocks the sign-flip test needs)
-    assert rows[1].p_band < 1e-3 and fam[1].decision == dc.FAIL
-    assert fam[2].decision == dc.PASS and fam[3].decision == dc.DIFFERS
+    assert rows[1].p_band < 1e-3 and fam[1].decision == Decided.FAIL
+    assert fam[2].decision == Decided.PASS and fam[3].decision == Decided.DIFFERS
     # the narrow passes' band claims do not survive (Holm: 2 x 0.033 >= 0.05):
     # inconclusive, with the blocks that would decide at alpha / 6
     assert 0.025 < rows[4].p_band < 0.05 and 0.025 < rows[5].p_band < 0.05
     for r in fam[4:]:
-        assert r.decision == dc.INCONCLUSIVE and r.taken_back.claim == "band"
-        assert r.taken_back.was == dc.PASS and r.taken_back.method == "holm"
+        assert r.decision == Decided.INCONCLUSIVE and r.taken_back.claim == "band"
+        assert r.taken_back.was == Decided.PASS and r.taken_back.method == "holm"
         assert r.taken_back.blocks_needed == r.blocks_needed
         assert r.blocks_needed is not None and r.blocks_needed > 6
     # the columns alone, decisions untouched
@@ -101,15 +102,15 @@ def test_a_fail_without_a_band_p_keeps_the_older_rule():
             _row(1.0, 0.01, 12, 4)]
     fam = mt.adjust_family(rows, "holm")
     # 2 / 2^n < 0.05 / 3 from n = 7
-    assert fam[0].decision == dc.INCONCLUSIVE and fam[0].blocks_needed == 7
-    assert fam[0].taken_back.claim == "difference" and fam[0].taken_back.was == dc.FAIL
+    assert fam[0].decision == Decided.INCONCLUSIVE and fam[0].blocks_needed == 7
+    assert fam[0].taken_back.claim == "difference" and fam[0].taken_back.was == Decided.FAIL
     assert fam[0].taken_back.blocks_needed == 7
 
 
 def test_a_seventeen_fold_slowdown_at_five_blocks_survives_holm_over_a_hundred_rows():
     rows = [_row(17.0, 0.05, 5, 1)] + [_row(1.0, 0.01, 5, s) for s in range(2, 101)]
     fam = mt.adjust_family(rows, "holm")
-    assert fam[0].decision == dc.FAIL and fam[0].direction == "worse"
+    assert fam[0].decision == Decided.FAIL and fam[0].direction == "worse"
 
 
 def test_rows_without_a_p_are_not_in_the_family():
@@ -136,12 +137,12 @@ def test_a_sequential_row_far_beyond_the_band_needs_the_blocks_its_sequence_can_
         env = {i: 18 * float(np.exp(rng.normal(0, 0.01))) for i in range(n)}
         return sq.decide_sequential(env, ref, higher_is_better=True, min_blocks=6)
     first = row(7)
-    assert first.decision == dc.FAIL and first.p_band > 0.05 / 126
+    assert first.decision == Decided.FAIL and first.p_band > 0.05 / 126
     taken = mt.adjust_family([first] * 126, "holm")[0]
-    assert taken.decision == dc.INCONCLUSIVE and taken.blocks_needed == 10
+    assert taken.decision == Decided.INCONCLUSIVE and taken.blocks_needed == 10
     later = row(taken.blocks_needed)
     assert later.p_band < 0.05 / 126
-    assert mt.adjust_family([later] * 126, "holm")[0].decision == dc.FAIL
+    assert mt.adjust_family([later] * 126, "holm")[0].decision == Decided.FAIL
 
 
 @pytest.mark.parametrize("rows", [1, 3, 10, 40])
@@ -156,8 +157,8 @@ def test_a_lone_difference_survives_from_the_blocks_the_bound_gives_and_not_befo
         family = [_row(1.04, 0.005, n, 1)] + [_row(1.0, 0.005, n, s) for s in range(2, rows + 1)]
         return mt.adjust_family(family, method)[0].decision
     for method in ("holm", "bh"):
-        assert lone(need, method) == dc.DIFFERS
-        assert lone(need - 1, method) == dc.PASS
+        assert lone(need, method) == Decided.DIFFERS
+        assert lone(need - 1, method) == Decided.PASS
 
 
 def test_no_number_of_blocks_reaches_below_the_monte_carlo_floor():
@@ -175,19 +176,19 @@ def test_each_verdict_names_its_claim_and_a_decided_one_has_its_adjusted_p_below
         fam = mt.adjust_family(rows, method)
         claims = [mt.verdict_claim(d, method) for d in fam]
         # the difference taken back: a pass, judged by its band claim
-        assert fam[0].decision == dc.PASS and claims[0] == (
+        assert fam[0].decision == Decided.PASS and claims[0] == (
             "band", fam[0].p_band, fam[0].p_band_holm if method == "holm" else fam[0].p_band_bh)
-        assert claims[1][0] == "band" and fam[1].decision == dc.FAIL
+        assert claims[1][0] == "band" and fam[1].decision == Decided.FAIL
         assert claims[3] == ("difference", fam[3].p_value,
                              fam[3].p_holm if method == "holm" else fam[3].p_bh)
         for d, (_, p, adj) in zip(fam, claims):
-            if d.decision in (dc.PASS, dc.FAIL, dc.DIFFERS):
+            if d.decision in (Decided.PASS, Decided.FAIL, Decided.DIFFERS):
                 assert adj < d.alpha and p <= adj
     fam = mt.adjust_family(rows, "holm")
     # the narrow passes taken back: inconclusive, shown with the band claim's p above alpha
     for d in fam[4:]:
         claim, p, adj = mt.verdict_claim(d, "holm")
-        assert d.decision == dc.INCONCLUSIVE and claim == "band" and adj >= d.alpha
+        assert d.decision == Decided.INCONCLUSIVE and claim == "band" and adj >= d.alpha
     # no correction: no adjusted p
     assert mt.verdict_claim(mt.adjust_family(rows, None)[2], None)[2] is None
 
@@ -196,9 +197,9 @@ def test_a_fail_judged_by_the_older_rule_shows_the_p_of_no_difference():
     from dataclasses import replace
     rows = [replace(_row(1.3, 0.02, 12, 2), p_band=None), _row(1.0, 0.01, 12, 3)]
     fam = mt.adjust_family(rows, "holm")
-    assert fam[0].decision == dc.FAIL
+    assert fam[0].decision == Decided.FAIL
     assert mt.verdict_claim(fam[0], "holm") == ("difference", fam[0].p_value, fam[0].p_holm)
     taken = mt.adjust_family([replace(_row(1.3, 0.02, 6, 2), p_band=None),
                               _row(1.0, 0.01, 12, 3), _row(1.0, 0.01, 12, 4)], "holm")[0]
-    assert taken.decision == dc.INCONCLUSIVE
+    assert taken.decision == Decided.INCONCLUSIVE
     assert mt.verdict_claim(taken, "holm")[0] == "difference"

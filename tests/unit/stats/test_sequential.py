@@ -6,6 +6,7 @@ import pytest
 from scipy import integrate
 from scipy import stats as sps
 
+from virtbench.core.decisions import Decided
 from virtbench.foundations.stats import decision as dc
 from virtbench.foundations.stats import sequential as sq
 from virtbench.foundations.stats import simulate as sm
@@ -85,21 +86,21 @@ def test_decide_sequential_agrees_with_the_simulator_on_the_same_blocks():
             env = {b: float(np.exp(x)) for b, x in enumerate(d[run, :n])}
             ref = {b: 1.0 for b in range(n)}
             got = sq.decide_sequential(env, ref, higher_is_better=False)
-            assert got.decision == dc.Outcome(batch[run, n - 1]).word
+            assert got.decision == dc.CODES[batch[run, n - 1]]
             assert got.analysis == "sequential" and got.p_method == sq.P_ANYTIME
 
 
 def test_decisions_and_notes_of_the_sequential_rows():
     env, ref = _rows(1.3, 12, 1)
     d = sq.decide_sequential(env, ref, higher_is_better=False)
-    assert d.decision == dc.FAIL and d.direction == "worse" and d.analysis == "sequential"
+    assert d.decision == Decided.FAIL and d.direction == "worse" and d.analysis == "sequential"
     env, ref = _rows(1.0, 5, 1)
     d = sq.decide_sequential(env, ref, higher_is_better=False)
-    assert d.decision == dc.INCONCLUSIVE and d.notes == (dc.BelowMinimum(6),)
+    assert d.decision == Decided.INCONCLUSIVE and d.notes == (dc.BelowMinimum(6),)
     assert sq.decide_sequential({}, {}, False).notes == (dc.NoBlocks(),)
     env, ref = _rows(1.0, 8, 2, sd=0.1)
     d = sq.decide_sequential(env, ref, higher_is_better=False)
-    assert d.decision == dc.INCONCLUSIVE and d.blocks_needed > 8 and d.mdc_pct > 0
+    assert d.decision == Decided.INCONCLUSIVE and d.blocks_needed > 8 and d.mdc_pct > 0
 
 
 def test_still_undecided_lists_the_rows_that_need_another_block_and_why():
@@ -113,7 +114,7 @@ def test_still_undecided_lists_the_rows_that_need_another_block_and_why():
     todo = sq.still_undecided(rows)
     assert set(todo) == {"few", "noisy"}
     assert todo["few"] == sq.Undecided(4, 6)
-    assert todo["noisy"].decision.decision == dc.INCONCLUSIVE
+    assert todo["noisy"].decision.decision == Decided.INCONCLUSIVE
     assert todo["noisy"].decision.blocks_needed > 8 and todo["noisy"].resolve_pct is None
 
 
@@ -130,17 +131,17 @@ def test_a_pass_keeps_running_only_when_a_resolution_is_asked():
         seen[n] = (sq.decide_sequential(e, r, False).decision,
                    "r" in sq.still_undecided(row, resolve_pct=5),
                    "r" in sq.still_undecided(row))
-    running_passes = [n for n, (dec, more, _) in seen.items() if dec == dc.PASS and more]
+    running_passes = [n for n, (dec, more, _) in seen.items() if dec == Decided.PASS and more]
     assert running_passes == [12, 13, 14, 15]
     why = sq.still_undecided(
         {"r": sq.RowState({b: env[b] for b in range(12)}, {b: ref[b] for b in range(12)},
                           False)}, resolve_pct=5)["r"]
-    assert why.decision.decision == dc.PASS and why.resolve_pct == 5
+    assert why.decision.decision == Decided.PASS and why.resolve_pct == 5
     stopped = [n for n, (_, more, _) in seen.items() if not more]
-    assert stopped[0] == 16 and seen[16][0] == dc.DIFFERS
+    assert stopped[0] == 16 and seen[16][0] == Decided.DIFFERS
     # no resolution asked (the default): the first block decided is where it stops
-    first_decided = min(n for n, (dec, _, _) in seen.items() if dec != dc.INCONCLUSIVE)
-    assert first_decided == 12 and seen[12][0] == dc.PASS
+    first_decided = min(n for n, (dec, _, _) in seen.items() if dec != Decided.INCONCLUSIVE)
+    assert first_decided == 12 and seen[12][0] == Decided.PASS
     assert [n for n, (_, _, more) in seen.items() if not more][0] == first_decided
     assert all(more for n, (_, _, more) in seen.items() if n < first_decided)
     assert not sq.still_undecided(
@@ -156,9 +157,9 @@ def test_identical_blocks_give_a_point_sequence_and_no_numerical_warnings():
         assert np.all(np.isfinite(p)) and p[0] == 1 and p[-1] < 0.01
         e, r = {b: 1.05 for b in range(8)}, {b: 1.0 for b in range(8)}
         d = sq.decide_sequential(e, r, higher_is_better=False)
-        assert d.decision == dc.DIFFERS and d.ci_low == pytest.approx(1.05)
+        assert d.decision == Decided.DIFFERS and d.ci_low == pytest.approx(1.05)
         same = sq.decide_sequential(r, r, higher_is_better=False)
-        assert same.decision == dc.PASS and same.estimate == 1 and same.overhead_pct == 0
+        assert same.decision == Decided.PASS and same.estimate == 1 and same.overhead_pct == 0
         assert float(sq.bayes_factor(np.inf, 8, 0.5)) == pytest.approx(5 ** 3.5)   # u^((n-1)/2), u = 1 + n g
 
 

@@ -10,6 +10,7 @@ from math import sqrt
 import numpy as np
 import pytest
 
+from virtbench.core.decisions import Decided
 from virtbench.foundations.stats import decision as dc
 from virtbench.foundations.stats import simulate as sm
 
@@ -93,7 +94,7 @@ def test_twenty_percent_slower_fails_within_30_blocks():
 
 def test_a_a_at_cv_5_passes_within_60_blocks():
     a = sm.adaptive(sm.log_ratios(sm.NoiseModel(cv=0.05, rho=0.0), RUNS, 60, 1.0, seed=26))
-    assert np.mean(a.codes == dc.Outcome.PASS) >= 0.95
+    assert np.mean(a.codes == dc.CODE[Decided.PASS]) >= 0.95
     assert a.stopped_at.max() <= 60 and a.stopped_at.min() >= 6
 
 
@@ -103,4 +104,4 @@ def test_fixed_codes_are_what_decide_paired_says_run_by_run():
     for row, code in zip(d, codes):
         env = {b: float(np.exp(x)) for b, x in enumerate(row)}
         got = dc.decide_paired(env, {b: 1.0 for b in range(12)}, False, seed=5)
-        assert got.decision == dc.Outcome(code).word
+        assert got.decision == dc.CODES[code]

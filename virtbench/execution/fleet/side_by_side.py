@@ -108,7 +108,7 @@ def analyze_fleet(store, fleet_id: str, threshold_pct: float | None = None,
     host compares two runs: no common blocks, so those rows are compared unpaired; the first
     host's rows against its baseline are paired as in its own report."""
     from ...results.analysis import analyze_run
-    from ...results.analysis.warning_groups import attach as attach_groups
+    from ...results.report.words.warning_groups import attach as attach_groups
     view = FleetView(store, fleet_id)
     result = analyze_run(view, fleet_id, threshold_pct=threshold_pct,
                          references=view.references, analysis=analysis)

@@ -72,7 +72,9 @@ class Prepared:
 
 
 @dataclass
-class Outcome:
+class RunTally:
+    """What executing a run came to: its status and the trials done, failed and (resumed)
+    already stored."""
     run_id: str
     status: str
     done: int = 0
@@ -88,7 +90,7 @@ class ActiveRun:
     run_id: str
     prepared: Prepared
     keeper: Keeper
-    outcome: Outcome
+    outcome: RunTally
 
 
 def prepare(study: Study, dry_run: bool = False) -> Prepared:
@@ -226,7 +228,7 @@ class Runner:
         self.active: ActiveRun | None = None      # the run being executed, once it starts
 
     # -- entry points --------------------------------------------------------------------
-    def start(self, prepared: Prepared) -> Outcome:
+    def start(self, prepared: Prepared) -> RunTally:
         seed = prepared.study.seed
         prepared = prepared.for_run(seed if seed is not None
                                     else random.SystemRandom().randrange(2**31))
@@ -246,7 +248,7 @@ class Runner:
                                    environment=env, benchmark=case)
         return self._execute(run_id, prepared)
 
-    def resume(self, run_id: str, retry_failed: bool = False) -> Outcome:
+    def resume(self, run_id: str, retry_failed: bool = False) -> RunTally:
         """Run the slots the run is missing; with retry_failed also those whose trial failed
         (the failed rows are kept as superseded_trials)."""
         prepared = prepare(study_to_resume(self.store.get_run(run_id)))
@@ -256,7 +258,7 @@ class Runner:
         return self._execute(run_id, prepared)
 
     # -- the loop ------------------------------------------------------------------------
-    def _execute(self, run_id: str, prepared: Prepared) -> Outcome:
+    def _execute(self, run_id: str, prepared: Prepared) -> RunTally:
         """The plan's missing slots; a store that goes away ends the run in one line (exit 3)
         saying how to resume it: every trial committed before stays, exactly once."""
         self.tracker = Tracker()
@@ -266,7 +268,7 @@ class Runner:
         except StoreUnavailable as exc:
             raise exc.resumable(run_id, self.tracker.doing, self.tracker.recorded) from None
 
-    def _execute_plan(self, run_id: str, prepared: Prepared) -> Outcome:
+    def _execute_plan(self, run_id: str, prepared: Prepared) -> RunTally:
         """Plan the run (warm-ups included), say what it will do and run what is missing."""
         study = prepared.study
         slots = warmup.with_warmups(
@@ -276,7 +278,7 @@ class Runner:
         done = self.store.done_slots(run_id)
         self.tracker.recorded = len(done)
         todo = [s for s in slots if (s.environment, s.benchmark, s.trial) not in done]
-        outcome = Outcome(run_id=run_id, status="running", skipped_before=len(slots) - len(todo))
+        outcome = RunTally(run_id=run_id, status="running", skipped_before=len(slots) - len(todo))
         self._say_skipped(prepared)
         self.store.set_run_status(run_id, "running", finished=False)
         # who runs it (host, boot, pid, start time): `virtbench runs` tells a killed run by it
@@ -298,7 +300,7 @@ class Runner:
             self.console.print(f"[yellow]skipping[/] {escape(skip_line(env, case, why))}",
                                highlight=False)
 
-    def _announce(self, prepared: Prepared, outcome: Outcome) -> None:
+    def _announce(self, prepared: Prepared, outcome: RunTally) -> None:
         """The run's first line (its size) and what its plan cannot decide."""
         study = prepared.study
         self.console.print(f"[bold]run {outcome.run_id}[/]: {len(prepared.envs)} environment(s) x "
@@ -312,7 +314,7 @@ class Runner:
         if note:
             self.console.print(f"[yellow]note[/]: {escape(note)}", highlight=False)
 
-    def _run_active(self, active: ActiveRun, total: int, todo: list[PlannedTrial]) -> Outcome:
+    def _run_active(self, active: ActiveRun, total: int, todo: list[PlannedTrial]) -> RunTally:
         """Run the slots still to do (then adaptive blocks and exit profiles) of the run
         whose plan has `total` slots; an interrupt ends it resumable."""
         run_id, study, outcome = active.run_id, active.prepared.study, active.outcome
@@ -391,5 +393,5 @@ def stored_calibrations(detail: dict) -> dict[str, Calibration]:
     return out
 
 
-__all__ = ["ActiveRun", "Outcome", "Prepared", "Runner", "lost_outcome", "prepare", "skip_line",
+__all__ = ["ActiveRun", "RunTally", "Prepared", "Runner", "lost_outcome", "prepare", "skip_line",
            "estimate_s", "stored_calibrations"]

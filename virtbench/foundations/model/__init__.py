@@ -17,7 +17,7 @@ It imports nothing of virtbench above the base layer.
 """
 from .base import Number, Record
 from .claims import ClaimLink, ClaimResult
-from .decision import VERDICTS, DisturbedTrial, OrderEffect, PublishedRule
+from .decision import DisturbedTrial, OrderEffect, PublishedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .differences import Fact, PairDifferences
 from .profile import Explained, FunctionRow, Profile, ReasonRow
@@ -26,7 +26,7 @@ from .headline import Headline, HeadlineItem, HeadlineSummary
 from .run import (
     AdaptiveSummary,
     Case,
-    Environment,
+    EnvironmentRecord,
     EvidenceValue,
     FailedTrial,
     HostRun,
@@ -46,9 +46,9 @@ from .run import (
     VsReference,
 )
 
-__all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "VERDICTS", "DisturbedTrial",
+__all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "DisturbedTrial",
            "OrderEffect", "PublishedRule", "CompareRow", "Comparison", "MetadataDifference", "Fact", "PairDifferences", "Explained",
-           "FunctionRow", "Profile", "ReasonRow", "Case", "Environment", "EvidenceValue",
+           "FunctionRow", "Profile", "ReasonRow", "Case", "EnvironmentRecord", "EvidenceValue",
            "FailedTrial", "Headline", "HeadlineItem", "HeadlineSummary", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",
            "PublishedFigure", "PublishedMatch", "Result", "RunInfo", "RunReport",
            "RunWarning", "WarningGroup", "SCHEMA_VERSION", "Section", "AdaptiveSummary",

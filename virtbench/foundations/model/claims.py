@@ -6,9 +6,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from ...core.decisions import ClaimStatus
 from .base import Record
 
-ClaimStatus = Literal["holds", "does not hold", "inconclusive", "not measured"]
+# the fields hold ClaimStatus members (core/decisions.py); the JSON Schema lists their words
+Status = Literal[ClaimStatus.HOLDS, ClaimStatus.NOT_HOLDS, ClaimStatus.INCONCLUSIVE,
+                 ClaimStatus.NOT_MEASURED]
 
 
 class ClaimLink(Record):
@@ -19,7 +22,7 @@ class ClaimLink(Record):
     right: str = Field("", description="the environment on the right (its label)")
     relation: str = Field("", description="what is claimed of left / right, e.g. `>= 1.5`, "
                           "`> 1`, `within ±10 %`")
-    status: ClaimStatus = Field("inconclusive", description="holds, does not hold, "
+    status: Status = Field(ClaimStatus.INCONCLUSIVE, description="holds, does not hold, "
                                 "inconclusive (after Holm over the study's claims)")
     analysis: Literal["paired", "unpaired"] | None = Field(
         None, description="paired: the blocks' log ratios; unpaired: trimmed means (values "
@@ -49,7 +52,7 @@ class ClaimResult(Record):
     environments: dict[str, str | None] = Field(
         default_factory=dict, description="its names -> the environment's label in this run "
         "(null: not measured here)")
-    status: ClaimStatus = Field("inconclusive", description="holds: every relation holds; "
+    status: Status = Field(ClaimStatus.INCONCLUSIVE, description="holds: every relation holds; "
                                 "does not hold: one does not; inconclusive: otherwise; not "
                                 "measured: an environment or the metric is not in this run")
     links: list[ClaimLink] = Field(default_factory=list, description="each relation checked")

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ...core.decisions import CompareVerdict
 from .base import Record
 from .differences import PairDifferences
 from .run import RunInfo
@@ -29,9 +30,10 @@ class CompareRow(Record):
     ci_high: float | None = Field(None, description="95 % CI of change_pct, high")
     p_value: float | None = Field(None, description="two-sided permutation test of the "
                                                     "trimmed means")
-    verdict: Literal["worse", "better", "same", "inconclusive"] = Field(
-        "inconclusive", description="worse/better: p < alpha and |change| > min_change_pct; "
-        "same: the test could have seen that change and did not; inconclusive: too few trials")
+    verdict: Literal[CompareVerdict.WORSE, CompareVerdict.BETTER, CompareVerdict.SAME,
+                     CompareVerdict.INCONCLUSIVE] = Field(
+        CompareVerdict.INCONCLUSIVE,
+        description="worse/better: p < alpha and |change| > min_change_pct; same: the test could have seen that change and did not; inconclusive: too few trials")
     power: float | None = Field(None, description="the test's power to see min_change_pct")
     trials_needed: int | None = Field(None, description="trials per side that would decide")
     message: str = Field("", description="the verdict in words")

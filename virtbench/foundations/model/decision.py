@@ -9,10 +9,13 @@ from typing import Literal
 from pydantic import Field
 
 from ...core import defaults
+from ...core.decisions import Decided, Direction
 from .base import Number, Record
 
-VERDICTS = ("pass", "differs, within threshold", "fail", "inconclusive")
-Verdict = Literal["pass", "differs, within threshold", "fail", "inconclusive"]
+# the fields hold the enums' members (core/decisions.py); the JSON Schema lists their words
+DecidedWord = Literal[Decided.PASS, Decided.DIFFERS, Decided.FAIL, Decided.INCONCLUSIVE]
+PassOrFail = Literal[Decided.PASS, Decided.FAIL]
+Side = Literal[Direction.WORSE, Direction.BETTER]
 Analysis = Literal["paired", "sequential", "unpaired"]
 
 
@@ -24,7 +27,7 @@ class PublishedRule(Record):
     ratio: float | None = Field(None, description="trimmed mean / the reference's trimmed "
                                 "mean (null when the reference's is 0)")
     overhead_pct: float | None = Field(None, description="its overhead, %: positive = worse")
-    verdict: Literal["pass", "fail"] | None = Field(
+    verdict: PassOrFail | None = Field(
         None, description="pass: |overhead| < threshold; fail: not (the published studies' ✓ / ✗)")
 
 
@@ -76,12 +79,12 @@ class VsReference(Record):
                                        "bootstrap (unpaired)")
     ratio_ci_high: float | None = Field(None, description="(1 - alpha) interval of ratio, high")
     p_value: float | None = Field(None, description="raw p of 'no difference' (p_method)")
-    verdict: Verdict = Field(
-        "inconclusive", description="the decision: pass (the (1 - 2 alpha) interval lies "
+    verdict: DecidedWord = Field(
+        Decided.INCONCLUSIVE, description="the decision: pass (the (1 - 2 alpha) interval lies "
         "inside ±threshold and no difference is detected), differs, within threshold "
         "(significant, and inside), fail (the (1 - alpha) interval lies beyond ±threshold: see "
         "direction), inconclusive (see trials_needed); after the run's correction")
-    direction: Literal["worse", "better"] | None = Field(
+    direction: Side | None = Field(
         None, description="which way a fail (or a difference) lies")
     power: float | None = Field(None, description="the test's power to see a change of the "
                                                   "threshold")

@@ -8,6 +8,7 @@ from pydantic import Field, PrivateAttr
 
 from ...core import defaults
 from .base import Number, Record
+from .decision import Side
 
 HISTORY_SCHEMA_VERSION = "1.0"
 
@@ -76,7 +77,7 @@ class HistoryChange(Record):
                                  "before: pass, differs, within threshold, fail, "
                                  "inconclusive (before the correction)")
     size: str = Field("", description="how large against ±threshold")
-    direction: Literal["worse", "better"] | None = Field(None, description="which way it "
+    direction: Side | None = Field(None, description="which way it "
                                                          "moved")
     regression: bool = Field(False, description="a confirmed change for the worse")
     facts: list[HistoryFact] = Field(default_factory=list, description="the fingerprint "

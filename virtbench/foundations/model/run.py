@@ -4,6 +4,7 @@ its reference, trials, warnings, method notes, published figures and exit profil
 docs/report-schema.md is generated from these descriptions."""
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -11,7 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from ...core import defaults, warning_kinds
 from .base import Number, Record
 from .claims import ClaimResult
-from .decision import DisturbedTrial, VsReference
+from .decision import DisturbedTrial, PassOrFail, VsReference
 from .differences import PairDifferences
 from .headline import Headline
 from .pricelist import PriceList
@@ -153,8 +154,28 @@ class Case(Record):
     params: dict[str, Any] = Field(default_factory=dict, description="its parameters")
 
 
-class Environment(Record):
-    """An environment of the run, with its fingerprint."""
+_GROUP_LABEL = re.compile(r"^(?P<base>.+)/x(?P<n>\d+)$")
+
+
+def instance_count(label: str, metadata: dict | None = None) -> int:
+    """How many instances an environment measured at once: its metadata's `instances`, else
+    (a run stored before the metadata said it) the N of its label `<member label>/xN`."""
+    n = (metadata or {}).get("instances")
+    if isinstance(n, int) and n > 1:
+        return n
+    m = _GROUP_LABEL.match(label)
+    return int(m["n"]) if m else 1
+
+
+def member_label(label: str) -> str:
+    """The label of one instance: `qemu-kvm/x4` -> `qemu-kvm`."""
+    m = _GROUP_LABEL.match(label)
+    return m["base"] if m else label
+
+
+class EnvironmentRecord(Record):
+    """An environment of the run as stored, with its fingerprint (the environment itself,
+    what runs benchmarks, is virtbench/measure/environments/)."""
 
     label: str = Field("", description="its label (results' `environment`)")
     kind: str = Field("", description="its kind: native, qemu, libvirt, container, ...")
@@ -167,6 +188,11 @@ class Environment(Record):
                                      "kernel, accelerator, devices...")
     note: str | None = Field(None, description="the study file's note on it")
     host: str | None = Field(None, description="a fleet's report: the host it ran on")
+
+    @property
+    def instances(self) -> int:
+        """How many instances it measured at once (instance_count)."""
+        return instance_count(self.label, self.metadata)
 
 
 class MetricIdentity(Record):
@@ -187,7 +213,7 @@ class PublishedMatch(Record):
     ratio_derived: bool = Field(False, description="derived from the source's values")
     value: Number | None = Field(None, description="the source's value")
     versus_value: Number | None = Field(None, description="the source's reference value")
-    verdict: Literal["pass", "fail"] | None = Field(None, description="the source's own ✓/✗")
+    verdict: PassOrFail | None = Field(None, description="the source's own ✓/✗")
     source: str = Field("", description="where in the source (table, figure)")
     note: str | None = Field(None, description="the study's note on the figure")
     versus: str | None = Field(None, description="the reference's label, when not the "
@@ -347,7 +373,7 @@ class PublishedFigure(Record):
     versus: str | None = Field(None, description="the reference's spec, when not the "
                                                  "baseline")
     versus_value: Number | None = Field(None, description="the source's reference value")
-    verdict: Literal["pass", "fail"] | None = Field(None, description="the source's own ✓/✗")
+    verdict: PassOrFail | None = Field(None, description="the source's own ✓/✗")
     source: str = Field("", description="where in the source (table, figure)")
     note: str | None = Field(None, description="the study's note on the figure")
     unmeasured: str | None = Field(None, description="why virtbench cannot measure it here")
@@ -385,7 +411,7 @@ class RunReport(Record):
                                                "(virtbench/results/analysis/differences.py)")
     benchmarks: list[Case] = Field(default_factory=list, description="its benchmark cases, "
                                    "in the study's order")
-    environments: list[Environment] = Field(default_factory=list,
+    environments: list[EnvironmentRecord] = Field(default_factory=list,
                                             description="its environments")
     results: list[Result] = Field(default_factory=list, description="one row per environment "
                                   "x benchmark x metric, by benchmark, metric, environment")

@@ -2,7 +2,8 @@
 
 describe      one sample list: trimmed mean, median, spread, bootstrap CI, MAD outliers
 significance  permutation test on the trimmed mean, smallest reachable p, power, trials needed
-verdicts      baseline verdict (pass/fail/inconclusive) and compare verdict (worse/better/same/...)
+ratio         the ratio of trimmed means, its overhead, bootstrap interval and permutation p
+change        run B against run A: the compare verdict (worse / better / same / inconclusive)
 paired        randomised blocks: log ratios, geometric-mean ratio, t interval, sign-flip p, order
 decision      pass / differs, within threshold / fail / inconclusive; blocks needed; MDC
 band          the threshold band and the p of a decision's band claim
@@ -21,12 +22,11 @@ _EXPORTS = {
                  "trimmed_mean"),
     "significance": ("can_reach", "min_p_value", "permutation_p_value", "pooled_cv", "power",
                      "trials_for_power", "trials_to_reach"),
-    "decision": ("DIFFERS", "FAIL", "INCONCLUSIVE", "PASS", "Decision", "Outcome",
-                 "decide_paired", "decide_unpaired"),
+    "decision": ("DEFAULT_ALPHA", "Decision", "decide_paired", "decide_unpaired"),
     "multiplicity": ("adjust_family",),
     "sequential": ("RowState", "Undecided", "decide_sequential", "still_undecided"),
-    "verdicts": ("DEFAULT_ALPHA", "Comparison", "Verdict", "baseline_verdict", "change_verdict",
-                 "compare", "compare_verdict", "overhead_pct", "ratio_ci"),
+    "ratio": ("TrimmedRatio", "overhead_pct", "ratio_ci", "trimmed_ratio"),
+    "change": ("ChangeVerdict", "change_verdict"),
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = list(_HOME)

@@ -72,9 +72,9 @@ import numpy as np
 from scipy import stats as sps
 
 from .band import band_p_from_sides
-from .decision import (DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, DIFFERS, FAIL, INCONCLUSIVE,
-                       NO_INTERVAL, PASS, TARGET_POWER, Decision, Evidence, Outcome, Question,
-                       Reading, build, classify)
+from ...core.decisions import Decided, Direction
+from .decision import (DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, NO_INTERVAL, TARGET_POWER,
+                       Decision, Evidence, Question, Reading, build, classify)
 from ...core.defaults import CORRECTION
 from .multiplicity import METHODS, adjust_family
 
@@ -122,7 +122,7 @@ class Change:
     runs_before: int
     runs_after: int
     decision: Decision | None        # before/after (a): the test; (b): estimate, no p
-    direction: str | None            # "worse" | "better" (of the level after)
+    direction: Direction | None      # of the level after
     spike: bool = False              # one run moved, the next did not
     reason: str = ""                 # why undecided / suspected, in words
 
@@ -190,12 +190,12 @@ def before_after(y: Sequence[float], start: int, point: int, stop: int, higher_i
     a, b = y[start:point], y[point:stop]
     question = Question(higher_is_better, threshold_pct, alpha)
     if a.size == 0 or b.size == 0:
-        return build(Evidence(Outcome.INCONCLUSIVE, RUNS, blocks=int(b.size)), question)
+        return build(Evidence(Decided.INCONCLUSIVE, RUNS, blocks=int(b.size)), question)
     m = float(b.mean() - a.mean())
     df = a.size + b.size - 2
     ss = float(((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum())
     if df < 1:
-        return build(Evidence(Outcome.INCONCLUSIVE, RUNS, blocks=int(b.size), m=m), question)
+        return build(Evidence(Decided.INCONCLUSIVE, RUNS, blocks=int(b.size), m=m), question)
     s = max(sqrt(ss / df), SIGMA_FLOOR)
     se = s * sqrt(1 / a.size + 1 / b.size)
 
@@ -243,10 +243,10 @@ def drift_points(y: np.ndarray, start: int, stop: int, pen: float) -> list[int]:
     return [start + e for e in ends[:-1]]
 
 
-def _direction(d: Decision | None, higher_is_better: bool) -> str | None:
+def _direction(d: Decision | None, higher_is_better: bool) -> Direction | None:
     if d is None or d.estimate is None or d.estimate == 1:
         return None
-    return "better" if (d.estimate > 1) == higher_is_better else "worse"
+    return Direction.BETTER if (d.estimate > 1) == higher_is_better else Direction.WORSE
 
 
 def detect(values: Sequence[float], fact_points: Sequence[int], higher_is_better: bool,
@@ -341,9 +341,10 @@ def _fact_status(c: Change, raw: Decision, corrected: Decision, correction: str)
                        reason="one run after it: needs one more run")
     if significant:
         return replace(c, decision=raw, status=CONFIRMED)
-    if corrected.decision == PASS:
+    if corrected.decision == Decided.PASS:
         return replace(c, decision=raw, status=NO_CHANGE, direction=None)
-    why = "too few runs on one side" if raw.decision == INCONCLUSIVE and raw.p_value is None \
+    why = "too few runs on one side" \
+        if raw.decision == Decided.INCONCLUSIVE and raw.p_value is None \
         else "neither a change nor its absence is shown at this noise and these runs"
     return replace(c, decision=raw, status=UNDECIDED, reason=why)
 
@@ -352,8 +353,9 @@ def size_word(d: Decision | None) -> str:
     """How large a change is against the threshold, from the decision's own word."""
     if d is None:
         return ""
-    return {FAIL: "beyond ±threshold", DIFFERS: "within ±threshold",
-            PASS: "within ±threshold"}.get(d.decision, "size against ±threshold undecided")
+    return {Decided.FAIL: "beyond ±threshold", Decided.DIFFERS: "within ±threshold",
+            Decided.PASS: "within ±threshold"}.get(d.decision,
+                                                   "size against ±threshold undecided")
 
 
 __all__ = ["CONFIRMED", "SUSPECTED", "NO_CHANGE", "UNDECIDED", "STATUSES", "FACT", "DRIFT",

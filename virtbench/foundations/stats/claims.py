@@ -16,7 +16,7 @@ statistics as the decisions (stats.decision):
 Each claim's p is the p of the status it reached (inconclusive: the smaller of the two);
 `adjust_claims` corrects them over the study's claims with Holm, and a status whose
 adjusted p is not below alpha becomes inconclusive (`held_before_holm` keeps what it was).
-A Relation is figures; virtbench/results/analysis/prose.py says it in words. Pure functions.
+A Relation is figures; virtbench/results/report/words/decisions.py says it in words. Pure functions.
 """
 from __future__ import annotations
 
@@ -27,12 +27,11 @@ from typing import Hashable, Mapping, Sequence
 import numpy as np
 from scipy import stats as sps
 
+from ...core.decisions import ClaimStatus, Decided
 from . import paired
 from .decision import (
-    DIFFERS,
-    FAIL,
+    DEFAULT_ALPHA,
     MAX_BLOCKS,
-    PASS,
     TARGET_POWER,
     Decision,
     _bootstrap_log_ratios,
@@ -41,16 +40,14 @@ from .decision import (
 )
 from .describe import trimmed_mean
 from .multiplicity import holm
-from .verdicts import DEFAULT_ALPHA
 
-HOLDS, NOT_HOLDS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 AT_LEAST, AT_MOST, WITHIN = ">=", "<=", "=="
 
 
 @dataclass(frozen=True)
 class Relation:
     """A claim "A / B op bound" read on a run."""
-    status: str                      # HOLDS | NOT_HOLDS | INCONCLUSIVE
+    status: ClaimStatus              # holds | does not hold | inconclusive
     analysis: str                    # "paired" | "unpaired"
     op: str                          # AT_LEAST | AT_MOST | WITHIN (bound: ±threshold %)
     bound: float
@@ -63,7 +60,7 @@ class Relation:
     blocks_needed: int | None
     decision: Decision | None = None     # WITHIN: the decision whose band claim it is
     p_holm: float | None = None
-    held_before_holm: str | None = None  # the status Holm over `claims` claims took back
+    held_before_holm: ClaimStatus | None = None  # the status Holm over `claims` claims took back
     claims: int = 0
 
 
@@ -82,10 +79,10 @@ def _needed(m: float, s: float, edge: float, alpha: float, at_least: int) -> int
 
 def _status(p_holds: float, p_not: float, alpha: float) -> tuple[str, float]:
     if p_holds < alpha:
-        return HOLDS, p_holds
+        return ClaimStatus.HOLDS, p_holds
     if p_not < alpha:
-        return NOT_HOLDS, p_not
-    return INCONCLUSIVE, min(p_holds, p_not)
+        return ClaimStatus.NOT_HOLDS, p_not
+    return ClaimStatus.INCONCLUSIVE, min(p_holds, p_not)
 
 
 def ratio_relation(env: Mapping[Hashable, float], ref: Mapping[Hashable, float], op: str,
@@ -96,7 +93,7 @@ def ratio_relation(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
     lr = paired.log_ratios(env, ref)
     n, edge = lr.n, log(bound)
     if n < 2:
-        return Relation(INCONCLUSIVE, "paired", op, bound, alpha,
+        return Relation(ClaimStatus.INCONCLUSIVE, "paired", op, bound, alpha,
                         exp(lr.d.mean()) if n else None, None, None, None, n, None)
     m, s = float(lr.d.mean()), float(lr.d.std(ddof=1))
     se = s / sqrt(n)
@@ -111,7 +108,7 @@ def ratio_relation(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
         lo, hi = m - half, m + half
     p_holds, p_not = (above, below) if op == AT_LEAST else (below, above)
     status, p = _status(p_holds, p_not, alpha)
-    need = _needed(m, s, edge, alpha, n + 1) if status == INCONCLUSIVE else None
+    need = _needed(m, s, edge, alpha, n + 1) if status == ClaimStatus.INCONCLUSIVE else None
     return Relation(status, "paired", op, bound, alpha, exp(m), exp(lo), exp(hi), p, n, need)
 
 
@@ -121,7 +118,8 @@ def ratio_relation_unpaired(a, b, op: str, bound: float, alpha: float = DEFAULT_
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     boot = _bootstrap_log_ratios(a, b, seed)
     if boot is None or not np.all(np.isfinite(boot)):
-        return Relation(INCONCLUSIVE, "unpaired", op, bound, alpha, None, None, None, None,
+        return Relation(ClaimStatus.INCONCLUSIVE, "unpaired", op, bound, alpha, None, None,
+                        None, None,
                         int(a.size), None)
     edge = log(bound)
     m = log(float(trimmed_mean(a)) / float(trimmed_mean(b)))
@@ -141,7 +139,8 @@ def within_relation(env, ref, threshold_pct: float, higher_is_better: bool,
     beyond (fail). env / ref: {block: value} (paired) or sample lists (unpaired)."""
     d = (decide_paired(env, ref, higher_is_better, threshold_pct, alpha, seed) if paired_
          else decide_unpaired(env, ref, higher_is_better, threshold_pct, alpha, seed))
-    status = {PASS: HOLDS, DIFFERS: HOLDS, FAIL: NOT_HOLDS}.get(d.decision, INCONCLUSIVE)
+    status = {Decided.PASS: ClaimStatus.HOLDS, Decided.DIFFERS: ClaimStatus.HOLDS,
+              Decided.FAIL: ClaimStatus.NOT_HOLDS}.get(d.decision, ClaimStatus.INCONCLUSIVE)
     return Relation(status, d.analysis, WITHIN, threshold_pct, alpha, d.estimate, d.eq_ci_low,
                     d.eq_ci_high, d.p_band, d.blocks, d.blocks_needed, decision=d)
 
@@ -155,7 +154,8 @@ def adjust_claims(relations: Sequence[Relation], alpha: float = DEFAULT_ALPHA
     out = list(relations)
     for k, i in enumerate(idx):
         r = replace(relations[i], p_holm=float(adj[k]))
-        if r.status != INCONCLUSIVE and r.p_holm >= alpha:
-            r = replace(r, status=INCONCLUSIVE, held_before_holm=r.status, claims=len(idx))
+        if r.status != ClaimStatus.INCONCLUSIVE and r.p_holm >= alpha:
+            r = replace(r, status=ClaimStatus.INCONCLUSIVE, held_before_holm=r.status,
+                        claims=len(idx))
         out[i] = r
     return out

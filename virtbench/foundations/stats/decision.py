@@ -12,20 +12,22 @@ band is +-T % of overhead either way).
 - "fail": the (1 - alpha) interval lies wholly beyond the band on one side; `direction`
   says "worse" (more overhead) or "better".
 - "inconclusive": anything else, with the blocks that would decide (`blocks_needed`).
-`classify` applies the rule: an `Outcome` (its `word` is the decision as stored).
+`classify` applies the rule: a `Decided` (virtbench/core/decisions.py, the one vocabulary
+of decisions: the result model stores it, the report shows it).
 
 A Decision is figures, not sentences: its `notes` say in figures what qualifies it (too few
 blocks for an interval, a test that cannot reach alpha), stats.multiplicity records a claim
-the family's correction takes back (`taken_back`), and virtbench/results/analysis/prose.py words it
-all for the result model (VsReference.message).
+the family's correction takes back (`taken_back`), and
+virtbench/results/report/words/decisions.py words it all for the result model
+(VsReference.message).
 
 What "significant" and "interval" are depends on the analysis:
 - paired (default, randomised blocks; stats.paired): the t interval of the mean log ratio;
   significant = the sign-flip permutation p < alpha.
 - sequential (adaptive trials; stats.sequential): anytime-valid confidence sequences;
   significant = the (1 - alpha) sequence excludes ratio 1.
-- unpaired (`--analysis unpaired`): the existing machinery (stats.verdicts, stats.significance)
-  wrapped: ratio of trimmed means, percentile bootstrap interval, permutation p; always
+- unpaired (`--analysis unpaired`): stats.ratio and stats.significance read with this
+  rule: ratio of trimmed means, percentile bootstrap interval, permutation p; always
   inconclusive while the permutation test cannot reach alpha with these sample counts (a
   percentile bootstrap of 3 samples a side is far too narrow to be evidence).
 
@@ -47,8 +49,8 @@ normal approximation above with the sequence's multiplier; unpaired: significanc
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
+from enum import StrEnum
 from math import exp, log, sqrt
 from typing import Callable, Hashable, Mapping
 
@@ -57,17 +59,14 @@ from scipy import optimize
 from scipy import stats as sps
 
 from ...core import defaults
+from ...core.decisions import Decided, Direction
 from . import paired
 from .band import _doubled, band, band_p_from_sides, band_p_t  # noqa: F401  (re-exported)
 from . import significance as sig
-from .verdicts import DEFAULT_ALPHA, overhead_pct, ratio_ci as unpaired_ratio_ci
+from .ratio import overhead_pct, ratio_ci as unpaired_ratio_ci
 from .describe import N_RESAMPLES, cv, rng, trimmed_mean
 
-PASS = "pass"
-DIFFERS = "differs, within threshold"
-FAIL = "fail"
-INCONCLUSIVE = "inconclusive"
-DECISIONS = (PASS, DIFFERS, FAIL, INCONCLUSIVE)
+DEFAULT_ALPHA = defaults.ALPHA
 DEFAULT_THRESHOLD_PCT = defaults.THRESHOLD_PCT
 TARGET_POWER = sig.TARGET_POWER
 MAX_BLOCKS = 10_000
@@ -83,19 +82,10 @@ NEED_HOW_UNPAIRED = ("observed ratio and pooled CV held, trials per side for the
 NO_INTERVAL = (-np.inf, np.inf)
 
 
-class Outcome(enum.IntEnum):
-    """What the rule concludes (module docstring). An int, so that classify_many can give a
-    whole array of outcomes at once (stats.simulate, stats.sequential.codes)."""
-    INCONCLUSIVE = 0
-    PASS = 1
-    DIFFERS = 2
-    FAIL = 3
-
-    @property
-    def word(self) -> str:
-        """The decision as the result model stores it (DECISIONS)."""
-        return {Outcome.INCONCLUSIVE: INCONCLUSIVE, Outcome.PASS: PASS,
-                Outcome.DIFFERS: DIFFERS, Outcome.FAIL: FAIL}[self]
+# classify_many gives a whole array of decisions at once (stats.simulate,
+# stats.sequential.codes), each as its index here: numpy compares integers fast
+CODES = (Decided.INCONCLUSIVE, Decided.PASS, Decided.DIFFERS, Decided.FAIL)
+CODE = {d: i for i, d in enumerate(CODES)}
 
 
 @dataclass(frozen=True)
@@ -119,6 +109,14 @@ class Reading:
 
 PAIRED = Reading("paired", ESTIMATOR_PAIRED, P_SIGN_FLIP, NEED_HOW_PAIRED)
 UNPAIRED = Reading("unpaired", ESTIMATOR_UNPAIRED, P_UNPAIRED, NEED_HOW_UNPAIRED)
+
+
+class UnpairedBecause(StrEnum):
+    """Why a row of a paired analysis was read unpaired (its caller's choice, said in its
+    message)."""
+    NO_LOG = "no logarithm"          # values of 0 or below
+    OTHER_RUN = "other run"          # another run's row: no common blocks
+    FEW_COMMON = "few common"        # fewer than 2 blocks hold both values
 
 
 @dataclass(frozen=True)
@@ -158,7 +156,7 @@ class TakenBack:
     """A claim of a decision that the family's correction did not let stand
     (stats.multiplicity): the band claim, or the claim of a difference."""
     claim: str                       # "band" | "difference"
-    was: str                         # the decision before the correction
+    was: Decided                     # the decision before the correction
     method: str                      # "holm" | "bh"
     rows: int                        # the claims corrected together
     adjusted_p: float
@@ -168,8 +166,8 @@ class TakenBack:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What one reading of the blocks found, on the log-ratio scale, and its outcome."""
-    outcome: Outcome
+    """What one reading of the blocks found, on the log-ratio scale, and its decision."""
+    decided: Decided
     reading: Reading
     blocks: int                      # blocks (paired) or samples of the environment (unpaired)
     m: float | None = None           # mean log ratio; None: no estimate
@@ -185,8 +183,8 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Decision:
-    decision: str                    # one of DECISIONS
-    direction: str | None            # "worse" | "better" | None
+    decision: Decided
+    direction: Direction | None
     analysis: str                    # "paired" | "sequential" | "unpaired"
     estimator: str
     estimate: float | None           # ratio env / reference
@@ -215,27 +213,28 @@ class Decision:
 
 
 def classify(lo: float, hi: float, eq_lo: float, eq_hi: float, significant: bool,
-             threshold_pct: float) -> Outcome:
+             threshold_pct: float) -> Decided:
     """The decision rule on log-scale intervals: lo/hi the (1 - alpha) interval, eq_lo/eq_hi
     the (1 - 2 alpha) one, significant at alpha or not. Bounds may be +-inf (no interval
     yet). Inside / beyond are strict: an interval touching an edge has not cleared it."""
-    return Outcome(int(classify_many(lo, hi, eq_lo, eq_hi, significant, threshold_pct)))
+    return CODES[int(classify_many(lo, hi, eq_lo, eq_hi, significant, threshold_pct))]
 
 
 def classify_many(lo, hi, eq_lo, eq_hi, significant, threshold_pct: float) -> np.ndarray:
-    """classify() over arrays at once: an array of Outcome values."""
+    """classify() over arrays at once: an array of decisions as their CODE."""
     b_lo, b_hi = band(threshold_pct)
     lo, hi, eq_lo, eq_hi = (np.asarray(x, dtype=float) for x in (lo, hi, eq_lo, eq_hi))
     sig_ = np.asarray(significant, dtype=bool)
     beyond = (lo > b_hi) | (hi < b_lo)
     inside = (eq_lo > b_lo) & (eq_hi < b_hi)
-    return np.where(beyond, Outcome.FAIL,
-                    np.where(inside, np.where(sig_, Outcome.DIFFERS, Outcome.PASS),
-                             Outcome.INCONCLUSIVE))
+    return np.where(beyond, CODE[Decided.FAIL],
+                    np.where(inside, np.where(sig_, CODE[Decided.DIFFERS], CODE[Decided.PASS]),
+                             CODE[Decided.INCONCLUSIVE]))
 
 
-def _side(log_ratio: float, higher_is_better: bool) -> str:
-    return "worse" if overhead_pct(exp(log_ratio), higher_is_better) > 0 else "better"
+def _side(log_ratio: float, higher_is_better: bool) -> Direction:
+    return (Direction.WORSE if overhead_pct(exp(log_ratio), higher_is_better) > 0
+            else Direction.BETTER)
 
 
 def blocks_needed(m: float, s: float | None, threshold_pct: float,
@@ -316,23 +315,23 @@ def build(evidence: Evidence, question: Question) -> Decision:
     """The Decision of `evidence` for `question`: the ratio and its intervals back on the
     ratio scale, and which way a fail (or a difference) lies."""
     e, hib = evidence, question.higher_is_better
-    decision = e.outcome.word
+    decision = e.decided
     est = exp(e.m) if e.m is not None else None
     over = overhead_pct(est, hib) if est is not None else None
     lo, hi = (exp(x) if np.isfinite(x) else None for x in e.log_ci)
     eq_lo, eq_hi = (exp(x) if np.isfinite(x) else None for x in e.log_eq_ci)
     b_lo, b_hi = band(question.threshold_pct)
     direction = None
-    if decision == FAIL:
+    if decision == Decided.FAIL:
         direction = _side(e.log_ci[0] if e.log_ci[0] > b_hi else e.log_ci[1], hib)
-    elif e.m is not None and (decision == DIFFERS or not b_lo < e.m < b_hi):
+    elif e.m is not None and (decision == Decided.DIFFERS or not b_lo < e.m < b_hi):
         direction = _side(e.m, hib)
     return Decision(decision=decision, direction=direction, analysis=e.reading.analysis,
                     estimator=e.reading.estimator, estimate=est, overhead_pct=over, ci_low=lo,
                     ci_high=hi, eq_ci_low=eq_lo, eq_ci_high=eq_hi, p_value=e.p,
                     p_method=e.reading.p_method, blocks=e.blocks, sd_log=e.s,
                     mdc_pct=e.mdc_pct,
-                    blocks_needed=e.need if decision == INCONCLUSIVE else None,
+                    blocks_needed=e.need if decision == Decided.INCONCLUSIVE else None,
                     blocks_needed_how=e.reading.need_how, alpha=question.alpha,
                     threshold_pct=question.threshold_pct, higher_is_better=hib,
                     p_band=e.p_band, notes=e.notes)
@@ -346,7 +345,7 @@ def decide_paired(env: Mapping[Hashable, float], ref: Mapping[Hashable, float],
     lr = paired.log_ratios(env, ref)
     n = lr.n
     if n < 2:
-        return build(Evidence(Outcome.INCONCLUSIVE, PAIRED, blocks=n,
+        return build(Evidence(Decided.INCONCLUSIVE, PAIRED, blocks=n,
                               m=float(lr.d.mean()) if n else None, notes=(NoInterval(),)),
                      question)
     m, s = float(lr.d.mean()), paired.sd_log(lr.d)
@@ -379,9 +378,9 @@ def _blocks_to_reach(alpha: float) -> int | None:
 def decide_unpaired(samples, baseline, higher_is_better: bool,
                     threshold_pct: float = DEFAULT_THRESHOLD_PCT, alpha: float = DEFAULT_ALPHA,
                     seed=0) -> Decision:
-    """The same decision for unpaired samples (`--analysis unpaired`): the existing
-    machinery of stats.verdicts and stats.significance (trimmed means, percentile bootstrap
-    of their ratio, permutation test), read with the decision rule above."""
+    """The same decision for unpaired samples (`--analysis unpaired`): stats.ratio and
+    stats.significance (trimmed means, percentile bootstrap of their ratio, permutation
+    test), read with the decision rule above."""
     a = np.asarray(samples, dtype=float)
     b = np.asarray(baseline, dtype=float)
     base = float(trimmed_mean(b))
@@ -394,11 +393,11 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     eq = (log(eq_lo), log(eq_hi)) if eq_lo else NO_INTERVAL
     p = sig.permutation_p_value(a, b, seed)
     reachable = sig.can_reach(a.size, b.size, alpha)
-    outcome = classify(ci[0], ci[1], eq[0], eq[1], p is not None and reachable and p < alpha,
+    decided = classify(ci[0], ci[1], eq[0], eq[1], p is not None and reachable and p < alpha,
                        threshold_pct)
     notes: tuple[Note, ...] = ()
     if not reachable:       # too few samples for any test: a bootstrap of 3 is no evidence
-        outcome = Outcome.INCONCLUSIVE
+        decided = Decided.INCONCLUSIVE
         notes = (PermutationUnreachable(int(b.size), sig.min_p_value(a.size, b.size)),)
     boot = _bootstrap_log_ratios(a, b, seed)
     p_band = None
@@ -423,13 +422,13 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
             x = optimize.brentq(lambda c: sig.power(a.size, b.size, cvp, c, alpha) - TARGET_POWER,
                                 0.0, 10.0, xtol=1e-10)
             mdc = x * 100
-    return build(Evidence(outcome, UNPAIRED, blocks=int(a.size), m=m, log_ci=ci, log_eq_ci=eq,
+    return build(Evidence(decided, UNPAIRED, blocks=int(a.size), m=m, log_ci=ci, log_eq_ci=eq,
                           p=p, p_band=p_band, mdc_pct=mdc, need=need, notes=notes),
                  Question(higher_is_better, threshold_pct, alpha))
 
 
 def _bootstrap_log_ratios(a: np.ndarray, b: np.ndarray, seed) -> np.ndarray | None:
-    """log(trimmed mean ratio) over the bootstrap resamples verdicts.ratio_ci draws (same
+    """log(trimmed mean ratio) over the bootstrap resamples ratio.ratio_ci draws (same
     seed, same resamples): the distribution its percentile intervals are quantiles of."""
     if a.size < 2 or b.size < 2:
         return None

@@ -49,8 +49,9 @@ import numpy as np
 from scipy import stats as sps
 
 from ...core.defaults import CORRECTION
+from ...core.decisions import Decided
 from . import paired
-from .decision import DIFFERS, FAIL, INCONCLUSIVE, PASS, Decision, TakenBack
+from .decision import Decision, TakenBack
 
 METHODS = ("holm", "bh")
 
@@ -110,15 +111,15 @@ def adjust_family(decisions: Sequence[Decision], method: str | None = CORRECTION
     for i, d in enumerate(decisions):
         d = replace(d, p_holm=p_holm[i], p_bh=p_bh[i], p_band_holm=band_holm[i],
                     p_band_bh=band_bh[i])
-        if method is not None and d.decision in (PASS, DIFFERS, FAIL):
+        if method is not None and d.decision in (Decided.PASS, Decided.DIFFERS, Decided.FAIL):
             band_adj = d.p_band_holm if method == "holm" else d.p_band_bh
             diff_adj = d.p_holm if method == "holm" else d.p_bh
             if band_adj is not None and band_adj >= d.alpha:
                 d = _band_taken_back(d, band_adj, method, m_band)
-            elif d.decision == FAIL and band_adj is None and diff_adj is not None \
+            elif d.decision == Decided.FAIL and band_adj is None and diff_adj is not None \
                     and diff_adj >= d.alpha:
                 d = _take_back(d, diff_adj, method, m_diff)
-            elif d.decision == DIFFERS and diff_adj is not None and diff_adj >= d.alpha:
+            elif d.decision == Decided.DIFFERS and diff_adj is not None and diff_adj >= d.alpha:
                 d = _take_back(d, diff_adj, method, m_diff)
         out.append(d)
     return out
@@ -141,11 +142,11 @@ def verdict_claim(d: Decision, method: str | None = CORRECTION
     def difference() -> tuple[str, float | None, float | None]:
         return "difference", d.p_value, {"holm": d.p_holm, "bh": d.p_bh}.get(method)
 
-    if d.decision == DIFFERS:
+    if d.decision == Decided.DIFFERS:
         return difference()
-    if d.decision == FAIL and d.p_band is None:
+    if d.decision == Decided.FAIL and d.p_band is None:
         return difference()
-    if d.decision == INCONCLUSIVE and d.taken_back is not None:
+    if d.decision == Decided.INCONCLUSIVE and d.taken_back is not None:
         return difference() if d.taken_back.claim == "difference" else band()
     return band()
 
@@ -183,8 +184,9 @@ def _band_taken_back(d: Decision, adj: float, method: str, m: int) -> Decision:
             mult = _mult(d.alpha, TIGHT_AT, level=d.alpha / m)
         need = blocks_needed(log(d.estimate), d.sd_log, d.threshold_pct, mult,
                              at_least=d.blocks + 1)
-    return replace(d, decision=INCONCLUSIVE, direction=None if d.decision != FAIL
-                   else d.direction, blocks_needed=need,
+    return replace(d, decision=Decided.INCONCLUSIVE,
+                   direction=None if d.decision != Decided.FAIL else d.direction,
+                   blocks_needed=need,
                    taken_back=TakenBack("band", d.decision, method, m, adj, need))
 
 
@@ -198,6 +200,6 @@ def _take_back(d: Decision, adj: float, method: str, m: int) -> Decision:
         if need is None or need <= d.blocks:
             need = None
     taken_back = TakenBack("difference", d.decision, method, m, adj, need)
-    if d.decision == DIFFERS:
-        return replace(d, decision=PASS, taken_back=taken_back)
-    return replace(d, decision=INCONCLUSIVE, blocks_needed=need, taken_back=taken_back)
+    if d.decision == Decided.DIFFERS:
+        return replace(d, decision=Decided.PASS, taken_back=taken_back)
+    return replace(d, decision=Decided.INCONCLUSIVE, blocks_needed=need, taken_back=taken_back)

@@ -75,18 +75,20 @@ from typing import Hashable, Mapping
 import numpy as np
 from scipy import optimize
 
+from ...core.decisions import Decided
 from . import paired
 from .band import band_p_from_sides
 from .decision import (
+    CODE,
+    CODES,
+    DEFAULT_ALPHA,
     DEFAULT_THRESHOLD_PCT,
     ESTIMATOR_PAIRED,
-    PASS,
     BelowMinimum,
     Decision,
     Evidence,
     NoBlocks,
     Note,
-    Outcome,
     Question,
     Reading,
     blocks_needed,
@@ -95,7 +97,6 @@ from .decision import (
     mdc_from_multiplier,
 )
 from ...core.defaults import MAX_TRIALS, MIN_TRIALS
-from .verdicts import DEFAULT_ALPHA
 
 DEFAULT_MIN_BLOCKS = MIN_TRIALS      # adaptive trials' bounds (core/defaults.py)
 DEFAULT_MAX_BLOCKS = MAX_TRIALS
@@ -246,8 +247,8 @@ def band_p(d, threshold_pct: float, alpha: float = DEFAULT_ALPHA, tight_at: int 
 
 
 def codes(seq: Sequences, threshold_pct: float) -> np.ndarray:
-    """The Outcome after every block (decision.classify_many; significant: the (1 - alpha)
-    sequence excludes 0)."""
+    """The decision after every block, as its decision.CODE (decision.classify_many;
+    significant: the (1 - alpha) sequence excludes 0)."""
     return classify_many(seq.lo, seq.hi, seq.eq_lo, seq.eq_hi, (seq.lo > 0) | (seq.hi < 0),
                          threshold_pct)
 
@@ -269,8 +270,8 @@ def stop_codes(seq: Sequences, threshold_pct: float, resolve_pct: float | None =
                ) -> np.ndarray:
     """codes() where a row may stop: a pass counts only once resolved(), else inconclusive."""
     c = codes(seq, threshold_pct)
-    return np.where((c == Outcome.PASS) & ~resolved(seq, threshold_pct, resolve_pct),
-                    Outcome.INCONCLUSIVE, c)
+    return np.where((c == CODE[Decided.PASS]) & ~resolved(seq, threshold_pct, resolve_pct),
+                    CODE[Decided.INCONCLUSIVE], c)
 
 
 def _mult(alpha, tight_at, level: float | None = None):
@@ -301,17 +302,17 @@ def decide_sequential(env: Mapping[Hashable, float], ref: Mapping[Hashable, floa
     n = lr.n
     mult = _mult(alpha, tight_at)
     if n == 0:
-        return build(Evidence(Outcome.INCONCLUSIVE, SEQUENTIAL, blocks=0, p=None,
+        return build(Evidence(Decided.INCONCLUSIVE, SEQUENTIAL, blocks=0, p=None,
                               notes=(NoBlocks(),)), question)
     seq = sequences(lr.d, alpha, tight_at)
-    outcome = Outcome(int(codes(seq, threshold_pct)[-1]))
+    decided = CODES[int(codes(seq, threshold_pct)[-1])]
     notes: tuple[Note, ...] = ()
     if n < min_blocks:
-        outcome, notes = Outcome.INCONCLUSIVE, (BelowMinimum(min_blocks),)
+        decided, notes = Decided.INCONCLUSIVE, (BelowMinimum(min_blocks),)
     m, s = float(seq.mean[-1]), (float(seq.sd[-1]) if n >= 2 else None)
     need = blocks_needed(m, s, threshold_pct, mult, at_least=max(n + 1, min_blocks))
     return build(Evidence(
-        outcome, SEQUENTIAL, blocks=n, m=m, s=s,
+        decided, SEQUENTIAL, blocks=n, m=m, s=s,
         log_ci=(float(seq.lo[-1]), float(seq.hi[-1])),
         log_eq_ci=(float(seq.eq_lo[-1]), float(seq.eq_hi[-1])),
         p=float(anytime_p(lr.d, alpha, tight_at)[-1]),
@@ -359,10 +360,10 @@ def still_undecided(rows: Mapping[Hashable, RowState], alpha: float = DEFAULT_AL
             out[key] = Undecided(lr.n, min_blocks)
             continue
         seq = sequences(lr.d, alpha, tight_at)
-        if stop_codes(seq, row.threshold_pct, resolve_pct)[-1] != Outcome.INCONCLUSIVE:
+        if stop_codes(seq, row.threshold_pct, resolve_pct)[-1] != CODE[Decided.INCONCLUSIVE]:
             continue
         d = decide_sequential(row.env, row.ref, row.higher_is_better, row.threshold_pct,
                               alpha, min_blocks, tight_at)
         out[key] = Undecided(lr.n, min_blocks, d,
-                             resolve_pct if d.decision == PASS else None)
+                             resolve_pct if d.decision == Decided.PASS else None)
     return out

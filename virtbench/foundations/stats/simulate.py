@@ -22,9 +22,9 @@ from math import log, sqrt
 import numpy as np
 
 from . import paired, sequential
-from .decision import DEFAULT_THRESHOLD_PCT, Outcome, classify_many
+from ...core.decisions import Decided
+from .decision import CODE, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT, classify_many
 from .describe import rng
-from .verdicts import DEFAULT_ALPHA
 
 TAILS = ("normal", "t")
 
@@ -82,9 +82,9 @@ def log_ratios(model: NoiseModel, runs: int, blocks: int, ratio: float = 1.0, se
 
 
 def rates(codes) -> dict[str, float]:
-    """Share of each decision among the runs (codes: Outcome values)."""
+    """Share of each decision among the runs (codes: decision.CODE values)."""
     c = np.asarray(codes)
-    return {o.word: float(np.mean(c == o)) for o in Outcome}
+    return {d: float(np.mean(c == code)) for d, code in CODE.items()}
 
 
 def fixed_codes(d, alpha: float = DEFAULT_ALPHA, threshold_pct: float = DEFAULT_THRESHOLD_PCT,
@@ -98,7 +98,7 @@ def fixed_codes(d, alpha: float = DEFAULT_ALPHA, threshold_pct: float = DEFAULT_
 
 @dataclass(frozen=True)
 class Adaptive:
-    codes: np.ndarray       # the decision of every run when it stopped (Outcome values)
+    codes: np.ndarray       # the decision of every run when it stopped (decision.CODE values)
     stopped_at: np.ndarray  # blocks used
 
 
@@ -140,8 +140,8 @@ AA_MODELS = {
     "CV 5 % + 5 % outliers of +20 %, rho 0.8": NoiseModel(cv=0.05, rho=0.8, outlier_rate=0.05),
     "CV 5 %, rho 0.4, first in block +3 %": NoiseModel(cv=0.05, rho=0.4, position_pct=3.0),
 }
-DIFFERENCE = (Outcome.DIFFERS, Outcome.FAIL)        # the outcomes that claim a difference
-EQUIVALENT = (Outcome.PASS, Outcome.DIFFERS)        # the outcomes that claim the band
+DIFFERENCE = (CODE[Decided.DIFFERS], CODE[Decided.FAIL])  # the decisions that claim a difference
+EQUIVALENT = (CODE[Decided.PASS], CODE[Decided.DIFFERS])   # the decisions that claim the band
 
 
 def claim_rate(codes) -> float:
@@ -172,8 +172,8 @@ def detection(model: NoiseModel, ratio: float, runs: int = 4000, seed=0,
     a = adaptive(d, alpha, resolve_pct=resolve_pct)
     early = a.stopped_at <= within
     seq = sequential.sequences(d[:, :within], alpha)
-    out = {f"adaptive {o.word} by {within}": float(np.mean(early & (a.codes == o)))
-           for o in Outcome if o is not Outcome.INCONCLUSIVE}
+    out = {f"adaptive {d} by {within}": float(np.mean(early & (a.codes == code)))
+           for d, code in CODE.items() if d is not Decided.INCONCLUSIVE}
     out[f"adaptive detected by {within}"] = float(np.mean(early & np.isin(a.codes, DIFFERENCE)))
     out[f"sequence excludes 1 at {within}"] = float(np.mean((seq.lo[:, -1] > 0) | (seq.hi[:, -1] < 0)))
     out[f"fixed n={within} detected"] = claim_rate(fixed_codes(d[:, :within], alpha, seed=seed))
@@ -203,7 +203,7 @@ def summary_table(runs: int = 4000, seed=0) -> str:
         for rho in (0.0, 0.5):
             a = adaptive(log_ratios(NoiseModel(cv=cv_, rho=rho), runs, 60, 1.0, seed))
             lines.append(f"CV {cv_ * 100:.0f} %, rho {rho:g} | "
-                         f"pass {np.mean(a.codes == Outcome.PASS):.3f} | "
+                         f"pass {np.mean(a.codes == CODE[Decided.PASS]):.3f} | "
                          f"{a.stopped_at.mean():.1f} blocks")
     lines += ["", "True ratio on the edge (1.10): a pass or differs claim is an error:"]
     for cv_ in (0.02, 0.05):

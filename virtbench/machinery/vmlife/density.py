@@ -79,7 +79,7 @@ class Step:
 
 
 @dataclass
-class Verdict:
+class Knee:
     """Where the sweep stopped scaling: the knee (a count; None when even one guest failed)
     and the rule that ended it (None: it still scaled at its last step)."""
 
@@ -112,27 +112,27 @@ def jain(values: list[float]) -> float | None:
     return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
 
 
-def judge(steps: list[Step], rule: Rule = Rule()) -> Verdict:
+def judge(steps: list[Step], rule: Rule = Rule()) -> Knee:
     """Where the rule first failed along steps (in count order; the first is the single
     guest's reference) and the knee before it."""
     if not steps:
-        return Verdict(None, None, "no step was measured")
+        return Knee(None, None, "no step was measured")
     steps = sorted(steps, key=lambda s: s.count)
     single = steps[0].slowest
     best = steps[0]
     for step in steps[1:]:
         share = step.slowest / single if single else 0.0
         if share < rule.per_guest_floor:
-            return Verdict(best.count, "qos", (
+            return Knee(best.count, "qos", (
                 f"at {step.count} guests the slowest guest did {share:.0%} of one guest "
                 f"alone, under the floor of {rule.per_guest_floor:.0%}"))
         gain = step.aggregate.mean / best.aggregate.mean - 1 if best.aggregate.mean else 0.0
         if gain < rule.min_gain:
-            return Verdict(best.count, "aggregate_flat", (
+            return Knee(best.count, "aggregate_flat", (
                 f"at {step.count} guests the aggregate was {gain:+.0%} against "
                 f"{best.count} guest(s), under the {rule.min_gain:.0%} a step must add"))
         best = step
-    return Verdict(best.count, None, f"still scaling at {best.count} guests")
+    return Knee(best.count, None, f"still scaling at {best.count} guests")
 
 
 def next_count(count: int, schedule: str) -> int:

@@ -1,9 +1,10 @@
-"""From stored samples to results and comparisons.
+"""From stored samples to results and comparisons: numbers, enums and facts; the sentences
+the result model holds are the report layer's words (results/report/words/), called here.
 
 run         one run: per environment x benchmark x metric, statistics and vs_baseline
 rows        the stored samples by block, with their order and the disturbed trials
 decide      a row against its reference: the decision, the family's correction
-prose       the decisions, claims and the runner's reasons in words
+headline    the headline's figures: factors, the geometric mean per environment
 claims      the study's claims, checked
 undecided   what the runner asks after each block: which cases are still undecided
 references  which row each result is compared with (instances against the right baseline)

@@ -7,7 +7,7 @@ Runs stored before 2026-12 listed every case at max_trials as undecided, decided
 from __future__ import annotations
 
 from ...foundations.model import AdaptiveSummary, Result, RunWarning
-from ...foundations.stats.decision import INCONCLUSIVE
+from ...core.decisions import Decided
 
 UNDECIDED = "undecided"
 SEP = " · "
@@ -18,7 +18,7 @@ def undecided_cases(results: list[Result]) -> set[str]:
     out = set()
     for r in results:
         comparisons = ([r.vs_baseline] if r.vs_baseline else []) + list(r.vs_others)
-        if any(vs.verdict == INCONCLUSIVE for vs in comparisons):
+        if any(vs.verdict == Decided.INCONCLUSIVE for vs in comparisons):
             out.add(f"{r.environment}{SEP}{r.benchmark}")
     return out
 

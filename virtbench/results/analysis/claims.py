@@ -8,12 +8,11 @@ import zlib
 
 import numpy as np
 
+from ...core.decisions import ClaimStatus
 from ...foundations.model import ClaimLink, ClaimResult
 from ...foundations.stats import claims as sc
-from . import prose
+from ..report.words import decisions as words
 from .rows import Key, Row
-
-NOT_MEASURED = "not measured"
 
 
 def _seed(*parts: str) -> int:
@@ -85,20 +84,19 @@ def check_claims(claims: list[dict], envs: list[dict], rows: dict[Key, Row], *, 
         names = {n: label_of.get(spec) for n, spec in c["environments"].items()}
         result = ClaimResult(text=c["text"], source=c["source"], benchmark=c["benchmark"],
                              metric=c["metric"], holds_if=c["holds_if"], environments=names,
-                             note=c.get("note"), status=NOT_MEASURED)
+                             note=c.get("note"), status=ClaimStatus.NOT_MEASURED)
         results.append(result)
         links = _links(c["relation"], threshold_pct)
         used = list(dict.fromkeys(n for a, b, _, _ in links for n in (a, b)))
         absent = [n for n in used if names.get(n) is None]
         if absent:
-            result.message = "not measured in this run: " + ", ".join(
-                f"{n} ({c['environments'][n]})" for n in absent)
+            result.message = words.not_measured(
+                [(n, c["environments"][n]) for n in absent])
             continue
         missing = [names[n] for n in used
                    if (names[n], c["benchmark"], c["metric"]) not in rows]
         if missing:
-            result.message = (f"no {c['metric']} of {c['benchmark']} in this run for "
-                              + ", ".join(missing))
+            result.message = words.not_in_run(c["metric"], c["benchmark"], missing)
             continue
         for a, b, op, bound in links:
             row = rows[(names[a], c["benchmark"], c["metric"])]
@@ -113,20 +111,20 @@ def check_claims(claims: list[dict], envs: list[dict], rows: dict[Key, Row], *, 
         link.estimate, link.ci_low, link.ci_high = rel.estimate, rel.ci_low, rel.ci_high
         link.p_value, link.p_holm, link.blocks = rel.p_value, rel.p_holm, rel.blocks
         link.blocks_needed = rel.blocks_needed
-        link.message = prose.relation_message(rel, reference=link.right)
+        link.message = words.relation_message(rel, reference=link.right)
         results[i].links.append(link)
     for r in results:
         if r.links:
-            r.status, r.message = _overall(r.links)
+            r.status = overall(r.links)
+            r.message = words.claim_message(r.status, r.links)
     return results
 
 
-def _overall(links: list[ClaimLink]) -> tuple[str, str]:
-    def line(link: ClaimLink) -> str:
-        return f"{link.left} / {link.right} {link.relation}: {link.status} ({link.message})"
-    if any(link.status == sc.NOT_HOLDS for link in links):
-        return sc.NOT_HOLDS, "; ".join(line(x) for x in links if x.status == sc.NOT_HOLDS)
-    if all(link.status == sc.HOLDS for link in links):
-        return sc.HOLDS, "; ".join(line(x) for x in links)
-    # each open relation's message says what would decide it
-    return sc.INCONCLUSIVE, "; ".join(line(x) for x in links if x.status != sc.HOLDS)
+def overall(links: list[ClaimLink]) -> ClaimStatus:
+    """A claim's status from its relations': does not hold when one does not, holds when
+    every one holds, else inconclusive."""
+    if any(link.status == ClaimStatus.NOT_HOLDS for link in links):
+        return ClaimStatus.NOT_HOLDS
+    if all(link.status == ClaimStatus.HOLDS for link in links):
+        return ClaimStatus.HOLDS
+    return ClaimStatus.INCONCLUSIVE

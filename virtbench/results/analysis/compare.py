@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import zlib
 
-from ...foundations import stats
+from ...core.decisions import CompareVerdict
 from ...core.errors import VirtbenchError
-from ...foundations.model import (CompareRow, Comparison, MetadataDifference, PairDifferences, Result,
-                     RunReport)
+from ...foundations import stats
+from ...foundations.model import (CompareRow, Comparison, MetadataDifference, PairDifferences,
+                                  Result, RunReport)
+from ..report.words import compare as words
 from .differences import host_facts, pair
 from .references import label_named
 
@@ -126,30 +128,28 @@ def metadata_differences(a, b, mapping: dict[str, str],
 def difference_warning(diffs: list[MetadataDifference]) -> str | None:
     if not diffs:
         return None
-    keys = ", ".join(dict.fromkeys(d.key for d in diffs))
-    return (f"the runs differ in {keys}: a change may come from these, not from what you "
-            "meant to compare; check the list of differing metadata")
+    return words.differ_warning(list(dict.fromkeys(d.key for d in diffs)))
 
 
 def _change(ra: Result, rb: Result, alpha: float, min_change_pct: float, seed: int) -> dict:
-    """The change from A to B on one metric, with its verdict."""
+    """The change from A to B on one metric, with its verdict (stats/change.py) and its
+    words (report/words/compare.py)."""
     if ra.trimmed_mean == 0:
         # no % change from a zero (no retransmits in A, say): the test alone decides
         p = stats.permutation_p_value(rb.samples, ra.samples, seed)
         worse = (rb.trimmed_mean > 0) != ra.higher_is_better
-        word = "worse" if worse else "better"
         decided = p is not None and p < alpha and rb.trimmed_mean != 0
+        verdict = (CompareVerdict.INCONCLUSIVE if not decided else
+                   CompareVerdict.WORSE if worse else CompareVerdict.BETTER)
         return {"ratio": None, "change_pct": None, "ci_low": None, "ci_high": None,
-                "p_value": p, "verdict": word if decided else "inconclusive", "power": None,
-                "trials_needed": None,
-                "message": "A's trimmed mean is 0: no % change; "
-                           + (f"B is {word} (p {p:.3g})" if decided else "no significant difference")}
-    cmp = stats.compare(rb.samples, ra.samples, ra.higher_is_better, seed=seed)
-    v = stats.compare_verdict(cmp.overhead_pct, cmp.p_value, ra.n, rb.n, cmp.cv_pooled,
-                              alpha, min_change_pct)
+                "p_value": p, "verdict": verdict, "power": None, "trials_needed": None,
+                "message": words.zero_message(verdict, p)}
+    cmp = stats.trimmed_ratio(rb.samples, ra.samples, ra.higher_is_better, seed=seed)
+    v = stats.change_verdict(cmp.overhead_pct, cmp.p_value, ra.n, rb.n, cmp.cv_pooled,
+                             alpha, min_change_pct)
     return {"ratio": cmp.ratio, "change_pct": cmp.overhead_pct, "ci_low": cmp.ci_low,
             "ci_high": cmp.ci_high, "p_value": cmp.p_value, "verdict": v.verdict,
-            "power": v.power, "trials_needed": v.trials_needed, "message": v.message}
+            "power": v.power, "trials_needed": v.trials_needed, "message": words.change_message(v)}
 
 
 def compare_runs(a, b, alpha: float = 0.01, min_change_pct: float = 5.0,
@@ -188,5 +188,4 @@ def same_run_warning(a: RunReport, b: RunReport) -> str | None:
     """Two environments of one run: compare's test ignores the blocks they share."""
     if not a.run.id or a.run.id != b.run.id:
         return None
-    return (f"A and B are the same run ({a.run.id}): compare's test is unpaired; `virtbench "
-            f"report {a.run.id} --baseline LABEL` compares its environments block by block")
+    return words.same_run_warning(a.run.id)

@@ -1,6 +1,7 @@
 """A row against its reference: the decision of docs/decisions.md, made from the run's
 blocks (virtbench/foundations/stats: paired, decision, sequential, multiplicity), as the result model's
-VsReference (its message in the words of prose.py), with the published rule beside it and
+VsReference (its message in the report layer's words: report/words/decisions.py), with the
+published rule beside it and
 the order effect inside blocks.
 
 Which analysis (`mode`, RunInfo.analysis):
@@ -31,15 +32,12 @@ from ...foundations.model import OrderEffect, PublishedRule, VsReference
 from ...foundations.stats import decision as dc
 from ...foundations.stats import multiplicity, paired, sequential
 from ...foundations.stats import significance as sig
-from . import prose
+from ...core.decisions import Decided
+from ...foundations.stats.decision import UnpairedBecause
+from ..report.words import decisions as words
 from .rows import Row, env_first, lost_blocks
 
 MODES = ("paired", "sequential", "unpaired")
-NO_LOG = ("values of 0 or below have no logarithm: compared unpaired (ratio of trimmed "
-          "means)")
-OTHER_RUN = "another run's row (no common blocks): compared unpaired (ratio of trimmed means)"
-FEW_COMMON = ("fewer than 2 blocks hold both values: compared unpaired (ratio of trimmed "
-              "means)")
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ class Pending:
     power: float | None
     disturbed_excluded: int
     order: paired.PositionEffect | None
-    note: str = ""                  # why it was compared unpaired (NO_LOG, OTHER_RUN...)
+    unpaired: UnpairedBecause | None = None     # why a paired run compared it unpaired
 
 
 def published_rule(values, ref_values, higher_is_better: bool, threshold_pct: float) -> PublishedRule:
@@ -79,7 +77,8 @@ def published_rule(values, ref_values, higher_is_better: bool, threshold_pct: fl
     over = stats.overhead_pct(ratio, higher_is_better)
     # rounded so that exactly 10 % is not passed by a floating-point hair
     return PublishedRule(ratio=ratio, overhead_pct=over,
-                    verdict="pass" if round(abs(over), 9) < threshold_pct else "fail")
+                         verdict=Decided.PASS if round(abs(over), 9) < threshold_pct
+                         else Decided.FAIL)
 
 
 def _positive(row: Row, ref: Row) -> bool:
@@ -94,15 +93,15 @@ def compare(c: ComparisonInputs) -> Pending | str:
     row, ref, mode = c.row, c.ref, c.mode
     hib = row.higher_is_better
     rule = published_rule(row.values, ref.values, hib, c.threshold_pct)
-    note = ""
+    why = None
     use = mode
     if mode != "unpaired" and not c.same_run:
-        use, note = "unpaired", OTHER_RUN
+        use, why = "unpaired", UnpairedBecause.OTHER_RUN
     elif mode != "unpaired" and not _positive(row, ref):
-        use, note = "unpaired", NO_LOG
+        use, why = "unpaired", UnpairedBecause.NO_LOG
     elif mode != "unpaired" and len(set(row.by_block) & set(ref.by_block)) < 2 \
             and min(len(row.values), len(ref.values)) >= 2:
-        use, note = "unpaired", FEW_COMMON
+        use, why = "unpaired", UnpairedBecause.FEW_COMMON
     order = None
     if use == "unpaired":
         low = [name for name, r in (("the environment", row), (c.reference, ref))
@@ -127,7 +126,7 @@ def compare(c: ComparisonInputs) -> Pending | str:
         first = env_first(row, ref)
         if first is not None:
             order = paired.position_effect(paired.log_ratios(row.by_block, ref.by_block), first)
-    return Pending(c, d, rule, power, lost_blocks(row, ref), order, note)
+    return Pending(c, d, rule, power, lost_blocks(row, ref), order, why)
 
 
 def _order(effect: paired.PositionEffect | None, p_holm: float | None,
@@ -154,7 +153,8 @@ def to_vs(p: Pending, decision: dc.Decision, order_p_holm: float | None,
         ci_low=lo, ci_high=hi, ratio_ci_low=d.ci_low, ratio_ci_high=d.ci_high,
         p_value=d.p_value, verdict=d.decision, direction=d.direction, power=p.power,
         trials_needed=d.blocks_needed,
-        message=prose.decision_message(d, p.inputs.shown_reference, p.note), alpha=d.alpha,
+        message=words.decision_message(d, p.inputs.shown_reference, p.unpaired),
+        alpha=d.alpha,
         threshold_pct=d.threshold_pct, reference=p.inputs.reference,
         reference_metric=p.inputs.reference_metric, basis=p.inputs.basis, analysis=d.analysis,
         estimator=d.estimator, p_method=d.p_method, p_holm=d.p_holm, p_bh=d.p_bh,

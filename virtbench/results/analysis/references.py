@@ -13,26 +13,10 @@ index and each instance's figure (`triad_mb_s_i0`...):
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ...core.metric_id import INSTANCE, MetricId, identify
-
-_GROUP_LABEL = re.compile(r"^(?P<base>.+)/x(?P<n>\d+)$")
-
-
-def instance_count(label: str, metadata: dict | None = None) -> int:
-    n = (metadata or {}).get("instances")
-    if isinstance(n, int) and n > 1:
-        return n
-    m = _GROUP_LABEL.match(label)
-    return int(m["n"]) if m else 1
-
-
-def member_label(label: str) -> str:
-    """The label of one instance: `qemu-kvm/x4` -> `qemu-kvm`."""
-    m = _GROUP_LABEL.match(label)
-    return m["base"] if m else label
+from ...foundations.model.run import instance_count, member_label
 
 
 def label_named(text: str, environments: list[dict]) -> str | None:

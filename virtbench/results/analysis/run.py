@@ -10,7 +10,7 @@ from ...foundations import stats
 from ...core.metric_id import MetricId
 from ...foundations.model import (
     Case,
-    Environment,
+    EnvironmentRecord,
     MethodNote,
     MetricIdentity,
     Result,
@@ -35,9 +35,9 @@ from .references import Reference
 from .settings import Settings, identities, result_seed, settings_of
 from .rows import Key, Row, disturbed_trials, rows_of
 from .row_warnings import disturbed_warnings, reference_warnings, virtualized_baseline
-from .warning_groups import Host, advice
-from .warning_groups import attach as attach_groups
-from .warning_words import in_words
+from ..report.words.warning_groups import Host, advice
+from ..report.words.warning_groups import attach as attach_groups
+from ..report.words.tool_errors import in_words
 from .trials import (
     aggregate_methods,
     failed_trial_evidence,
@@ -290,10 +290,11 @@ def _report(store: Store, run: dict, s: Settings, m: _Measured, results: list[Re
         run=info.model_copy(update={"adaptive": adaptive_record}),
         headline=headlines(results, s.labels),
         benchmarks=cases,
-        environments=[Environment(label=e["label"], kind=e["kind"], spec=e["spec"],
-                                  options=e["options"], status=e["status"], error=e["error"],
-                                  boot_s=e["boot_s"], metadata=e["metadata"] or {},
-                                  note=environment_note(s.study, e)) for e in s.envs],
+        environments=[EnvironmentRecord(label=e["label"], kind=e["kind"], spec=e["spec"],
+                                        options=e["options"], status=e["status"],
+                                        error=e["error"], boot_s=e["boot_s"],
+                                        metadata=e["metadata"] or {},
+                                        note=environment_note(s.study, e)) for e in s.envs],
         results=results,
         trial_counts=m.counts,
         failed_trial_evidence=failed_trial_evidence(m.trials, store.samples(

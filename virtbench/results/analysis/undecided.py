@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from ...foundations import stats
 from ...foundations.stats import multiplicity, sequential
-from ...foundations.stats.decision import INCONCLUSIVE
-from . import prose
+from ...core.decisions import Decided
+from ..report.words import decisions as prose
 from .rows import disturbed_trials, rows_of
 from .settings import identities, settings_of
 
@@ -77,7 +77,7 @@ def undecided_cases(store, run_id: str, *, min_blocks: int = sequential.DEFAULT_
                                               alpha, min_blocks)
                  for s in states.values()]
     for pair, d in zip(states, multiplicity.adjust_family(decisions, correction)):
-        if pair not in why and d.decision == INCONCLUSIVE and d.blocks < max_blocks:
+        if pair not in why and d.decision == Decided.INCONCLUSIVE and d.blocks < max_blocks:
             why[pair] = prose.decision_message(d, reference=pair[1][0])
     out: dict[Case, list[str]] = {}
     for (key, target), reason in why.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from ...core.decisions import Direction
 from ...foundations.model.history import HistoryChange, HistoryFact, HistorySeries
 from ...foundations.stats import changes
 from ..analysis.separate import separating_study_between
@@ -73,7 +74,7 @@ def _change(line: Line, c: changes.Change, facts: list[HistoryFact], correction:
         decision=d.decision if d and d.estimate is not None else None,
         size=changes.size_word(d) if c.status in (changes.CONFIRMED, changes.SUSPECTED)
         else "", direction=c.direction if c.status != changes.NO_CHANGE else None,
-        regression=c.status == changes.CONFIRMED and c.direction == "worse",
+        regression=c.status == changes.CONFIRMED and c.direction == Direction.WORSE,
         facts=facts, **_separation(line, c.index, threshold_pct, alpha), reason=c.reason)
 
 

@@ -4,6 +4,7 @@ registry.py   the formats by name (--format), each imported only when used
 exporter.py   what a format implements: render a run, its profiles, a comparison
 formats/      one module per format: table, markdown, json, csv, html (templates/)
 fmt/          text, a module per what it formats: numbers, verdicts, tables, published, header...
+words/        the sentences: how a change is said, the headline, decisions, compare, warnings
 matrix, failures, aggregates, profiles, charts: the other pieces every format shares
 """
 from __future__ import annotations

@@ -2,7 +2,6 @@
 x benchmark x method (pure text; the formats lay it out)."""
 from __future__ import annotations
 
-from ..analysis.references import instance_count
 from ...measure.environments.instances import describe_aggregate
 from ...foundations.model import RunReport
 
@@ -13,7 +12,7 @@ AGGREGATES_TITLE = "aggregates of instances"
 def aggregate_lines(analysis: RunReport) -> list[str]:
     """One line per environment x benchmark x aggregate method of a group of instances: which
     metrics it covers and what it is (the definition in docs/instances-and-limits.md)."""
-    count = {e.label: instance_count(e.label, e.metadata) for e in analysis.environments}
+    count = {e.label: e.instances for e in analysis.environments}
     groups: dict[tuple[str, str, str], list[str]] = {}
     for r in analysis.results:
         if r.aggregate:

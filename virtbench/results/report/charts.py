@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from html import escape
 
+from ...core.decisions import Decided
 from ...foundations.model import Profile, Result
 from ...foundations.model.run import MigrationTimeline
 from . import profiles
 from .fmt import numbers
+from .words import change
 
 BASELINE_COLOR = "#6b7280"
 PASS_COLOR = "#2563eb"
@@ -15,6 +17,9 @@ FAIL_COLOR = "#dc2626"
 NEUTRAL_COLOR = "#2563eb"
 PUBLISHED_COLOR = "#f59e0b"
 UNDECIDED_COLOR = "#d97706"
+# a comparison's colour by its decision (undecided: UNDECIDED_COLOR)
+VERDICT_COLOR = {Decided.PASS: PASS_COLOR, Decided.DIFFERS: PASS_COLOR,
+                 Decided.FAIL: FAIL_COLOR}
 
 
 def wrap_label(label: str, width: int = 18) -> str:
@@ -47,9 +52,8 @@ def bar_figure(metric_rows: list[Result], baseline: str | None, title: str) -> d
             colors.append(BASELINE_COLOR)
             texts.append("baseline")
         elif vs:
-            colors.append({"pass": PASS_COLOR, "differs, within threshold": PASS_COLOR,
-                           "fail": FAIL_COLOR}.get(vs.verdict, UNDECIDED_COLOR))
-            texts.append(f"{vs.overhead_pct:+.1f} %")
+            colors.append(VERDICT_COLOR.get(vs.verdict, UNDECIDED_COLOR))
+            texts.append(change.cell(vs.ratio, r.higher_is_better, r.unit, vs.overhead_pct))
         else:
             colors.append(NEUTRAL_COLOR)
             texts.append("")

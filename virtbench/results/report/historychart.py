@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from html import escape
 
-from ..analysis.headline import factor_words, slowdown
+from ...core.decisions import Direction
 from ...foundations.model.history import HistoryChange, HistorySeries
 from . import history as text, logscale
 from .charts import BASELINE_COLOR, FAIL_COLOR, PASS_COLOR, UNDECIDED_COLOR
+from .words.change import sentence, slowdown
 
 NOISE_COLOR = "#6366f1"
 BAND_COLOR = "#16a34a"
@@ -26,7 +27,7 @@ LABEL_MAX = 48          # characters of a change's label on the chart; the hover
 
 def change_color(c: HistoryChange) -> str:
     if c.status == "confirmed":
-        return FAIL_COLOR if c.direction == "worse" else "#15803d"
+        return FAIL_COLOR if c.direction == Direction.WORSE else "#15803d"
     return STATUS_COLOR.get(c.status, BASELINE_COLOR)
 
 
@@ -88,7 +89,7 @@ def series_figure(s: HistorySeries, threshold_pct: float, title: str) -> dict:
         lo, hi = (min(a, b), max(a, b)) if None not in (a, b, y) else (None, None)
         plus.append(max(0.0, hi - y) if hi is not None else 0.0)
         minus.append(max(0.0, y - lo) if lo is not None else 0.0)
-        words = (factor_words(y, s.unit)[2] + " than the reference"
+        words = (sentence(p.value, s.higher_is_better, s.unit, than="the reference")
                  if ratio and y is not None else f"{text.numbers.value(p.value)} {s.unit}")
         hover.append(f"run {escape(p.run)}<br>{escape(p.started or '')}<br>{escape(words)}"
                      f"<br>interval {escape(text.numbers.ci(p.ci_low, p.ci_high))}"

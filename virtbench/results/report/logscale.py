@@ -2,7 +2,7 @@
 "2× worse" and "2× better" sit as far from 1 on either side, its ticks, the ±threshold band
 and the room left for each bar's label. Pure; the charts (ratios.py) use it, plotly draws.
 
-Positions on the axis are log10 of the slowdown (analysis/headline.py: > 1 worse, < 1
+Positions on the axis are log10 of the slowdown (words/change.py: > 1 worse, < 1
 better), which is what plotly's log axis takes for its range and its annotations (bars,
 shapes and error bars take the values themselves).
 """

@@ -1,24 +1,24 @@
 """The verdict matrix every report opens with (as the RIKEN study's Table 15): one row per
 metric, one column per environment, each cell the change against its reference and ✓ / ✗ /
-? (with the blocks that would decide). The change is the overhead in % while it is within
-±50 % ("+15.8 %"), beyond that the factor ("41.7× slower": analysis/headline.py), so that 18×
-and 41× do not both read as "+95 %". `values=True` puts each row's value before it (the
-terminal's compact table). Pure: the formats style it."""
+? (with the blocks that would decide). The change is said as every format says one
+(words/change.py): the overhead in % near 1 ("+15.8 %"), the factor from 1.5× on ("41.7×
+slower"), so that 18× and 41× do not both read as "+95 %". `values=True` puts each row's
+value before it (the terminal's compact table). Pure: the formats style it."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from ...core.decisions import Decided
 from ...core.metric_id import GROUP_DETAIL, INSTANCE
-from ..analysis import headline
 from ...foundations.model import Result, RunReport
 from .fmt import numbers, tables, verdicts
+from .words import change as said
 
 
 @dataclass(frozen=True)
 class Cell:
     text: str
-    verdict: str | None          # pass / fail / inconclusive / None (no verdict)
+    verdict: Decided | None      # the comparison's decision; None: no verdict
 
 
 @dataclass(frozen=True)
@@ -28,30 +28,24 @@ class Matrix:
 
 
 def change(vs, higher_is_better: bool = True, unit: str = "s") -> str:
-    """The change against the reference: overhead % inside ±PCT_LIMIT, else the factor."""
-    o = vs.overhead_pct
-    if o is not None and math.isfinite(o) and abs(o) < headline.PCT_LIMIT:
-        return numbers.pct(o)
-    slow = headline.slowdown(vs.ratio, higher_is_better)
-    if slow is None:
-        return numbers.pct(o) if o is not None and math.isfinite(o) else "n/a"
-    return headline.factor_words(slow, unit)[2]
+    """The change against the reference, as words/change.py says it in a cell."""
+    return said.cell(vs.ratio, higher_is_better, unit, vs.overhead_pct)
 
 
 def vs_cell(vs, higher_is_better: bool = True, unit: str = "s") -> Cell:
     """A comparison as a cell: its change and ✓ / ✓ differs / ✗ / ?."""
-    text = change(vs, higher_is_better, unit)
-    factor = "×" in text
-    if vs.verdict == "pass":
-        return Cell(f"{text} ✓", "pass")
-    if vs.verdict == verdicts.DIFFERS:
-        return Cell(f"{text} ✓ differs", "differs")
-    if vs.verdict == "fail":
-        return Cell(f"{text} ✗" + ("" if factor or not vs.direction else f" {vs.direction}"),
-                    "fail")
+    it = said.said(vs.ratio, higher_is_better, unit, vs.overhead_pct)
+    text = it.cell()
+    if vs.verdict == Decided.PASS:
+        return Cell(f"{text} ✓", Decided.PASS)
+    if vs.verdict == Decided.DIFFERS:
+        return Cell(f"{text} {verdicts.DIFFERS_MARK}", Decided.DIFFERS)
+    if vs.verdict == Decided.FAIL:
+        named = it.times is not None or not vs.direction
+        return Cell(f"{text} ✗" + ("" if named else f" {vs.direction}"), Decided.FAIL)
     need = vs.trials_needed
     return Cell(f"{text} ?" + (f" ≥{need} {verdicts.need_unit(vs)}" if need else ""),
-                "inconclusive")
+                Decided.INCONCLUSIVE)
 
 
 def cell(result: Result | None, baseline: str | None, values: bool = False) -> Cell:
@@ -69,7 +63,7 @@ def cell(result: Result | None, baseline: str | None, values: bool = False) -> C
     return Cell(value.strip() or "—", None)
 
 
-_RANK = {"fail": 3, "inconclusive": 2, verdicts.DIFFERS: 1.5, "pass": 1}
+_RANK = {Decided.FAIL: 3, Decided.INCONCLUSIVE: 2, Decided.DIFFERS: 1.5, Decided.PASS: 1}
 
 
 def per_instance_cell(rows: list[Result]) -> Cell | None:
@@ -80,7 +74,7 @@ def per_instance_cell(rows: list[Result]) -> Cell | None:
         return None
     worst = max(rows, key=lambda r: _RANK.get(r.vs_baseline.verdict, 0))
     c = cell(worst, None)
-    mark = " ".join(w for w in c.text.split() if w in ("✓", "✗", "?", "differs"))
+    mark = " ".join(w for w in c.text.split() if w in verdicts.MARKS)
     ends = sorted(rows, key=lambda r: r.vs_baseline.overhead_pct)
     lo, hi = (change(r.vs_baseline, r.higher_is_better, r.unit) for r in (ends[0], ends[-1]))
     span = lo if lo == hi else f"{lo} to {hi}"
@@ -133,10 +127,10 @@ def build(analysis, values: bool = False) -> Matrix:
 
 
 LEGEND = ("change against the reference: overhead %, positive = worse whatever the metric's "
-          "direction (paired: from the geometric mean of the blocks' ratios), beyond ±50 % "
-          "as a factor (\"41.7× slower\"); ✓ equivalent within the threshold; ✓ differs: a real "
-          "difference, within the threshold; ✗ outside it, worse or better than the reference; "
-          "? the samples cannot decide (≥N: blocks, or trials per side, that would); "
+          "direction (paired: from the geometric mean of the blocks' ratios), from 1.5× "
+          "either way as a factor (\"41.7× slower\"); ✓ equivalent within the threshold; "
+          "✓ differs: a real difference, within the threshold; ✗ outside it, worse or better "
+          "than the reference; ? the samples cannot decide (≥N: blocks, or trials per side, that would); "
           "\"A vs B\": A against its own reference B (the study's versus); instances: the "
           "aggregate against the baseline at the same N when the run has it, else each "
           "instance against the single baseline (\"per instance\")")

@@ -39,7 +39,7 @@ def exit_line(row: PriceRow, c: PriceCell) -> str | None:
 
 
 @dataclass(frozen=True)
-class Section:
+class PriceListLayout:
     """A price list as every format lays it out."""
 
     title: str
@@ -52,14 +52,14 @@ class Section:
     price_list: PriceList
 
 
-def section(pl: PriceList) -> Section:
+def section(pl: PriceList) -> PriceListLayout:
     header = ["primitive", *(f"{e} (baseline)" if e == pl.baseline else e
                              for e in pl.environments)]
     rows = [[r.metric, *(cell(c, pl.baseline) for c in r.cells)] for r in pl.rows]
     exits = [line for r in pl.rows for c in r.cells if (line := exit_line(r, c))]
-    return Section(f"price list · {pl.benchmark}", header, rows,
-                   [s.sentence for s in pl.sentences], exits, missing_lines(pl),
-                   list(pl.notes), pl)
+    return PriceListLayout(f"price list · {pl.benchmark}", header, rows,
+                           [s.sentence for s in pl.sentences], exits, missing_lines(pl),
+                           list(pl.notes), pl)
 
 
 def missing_lines(pl: PriceList) -> list[str]:
@@ -72,5 +72,5 @@ def missing_lines(pl: PriceList) -> list[str]:
     return [f"{env}: {', '.join(metrics)}: {why}" for (env, why), metrics in grouped.items()]
 
 
-def sections(report: RunReport) -> list[Section]:
+def sections(report: RunReport) -> list[PriceListLayout]:
     return [section(pl) for pl in report.price_lists]

@@ -24,7 +24,7 @@ def explains_line(entry: Profile) -> str:
 
 
 @dataclass(frozen=True)
-class Section:
+class ProfileLayout:
     """An exit profile as every format lays it out."""
 
     title: str
@@ -36,24 +36,24 @@ class Section:
     profile: Profile
 
 
-def section(entry: Profile, top: int = TOP) -> Section:
+def section(entry: Profile, top: int = TOP) -> ProfileLayout:
     what = "VM exits" if entry.source == "kvm" else "would-be exits (TCG)"
     title = f"{entry.environment} · {entry.benchmark}"
     if entry.status != "ok":
-        return Section(title, f"no profile: {entry.error}", explains_line(entry), [], [], [],
-                       entry)
+        return ProfileLayout(title, f"no profile: {entry.error}", explains_line(entry), [], [],
+                             [], entry)
     reasons = [[r.reason, str(r.count), _share(r.share_pct), _share(r.time_share_pct)]
                for r in entry.by_reason]
     functions = [[f.address, f.function or "?", f.caller or "", f.device or "", str(f.count),
                   _share(f.share_pct)] for f in entry.by_function[:top]]
     total = sum(r.count for r in entry.by_reason)
-    return Section(title, f"{what}: {total} in {entry.duration_s:.1f} s "
-                          f"(the profiled trial, not a measured one)",
-                   explains_line(entry), reasons, functions, list(entry.notes), entry)
+    return ProfileLayout(title, f"{what}: {total} in {entry.duration_s:.1f} s "
+                                f"(the profiled trial, not a measured one)",
+                         explains_line(entry), reasons, functions, list(entry.notes), entry)
 
 
 def sections(analysis: RunReport, benchmark: str | None = None,
-             top: int = TOP) -> list[Section]:
+             top: int = TOP) -> list[ProfileLayout]:
     """One section per profile (of `benchmark` only, when given)."""
     return [section(e, top) for e in analysis.profiles
             if benchmark is None or e.benchmark == benchmark]

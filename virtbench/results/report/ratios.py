@@ -1,25 +1,33 @@
 """The HTML report's ratio chart: per benchmark, one horizontal bar per comparison (each
 metric × environment against its reference, and against its own `versus` reference), on a
-log axis centred on 1 (the reference). Direction-normalised (analysis/headline.py's
-slowdown): worse is always right of 1, better left, whatever the metric's direction, so
-that 41× slower reads as far from 1 as 41× faster and 18× does not look like 41×. The
-±threshold band is shaded, each bar carries its factor in words ("41.7× slower") and its
-(1 - alpha) interval as a whisker. The compare page draws two runs' changes the same way
-(run A at 1, the ±min-change band). A plotly figure spec (a plain dict); pure."""
+log axis centred on 1 (the reference). Direction-normalised (words/change.py's slowdown):
+worse is always right of 1, better left, whatever the metric's direction, so that 41×
+slower reads as far from 1 as 41× faster and 18× does not look like 41×. The ±threshold
+band is shaded, each bar carries its change in words as every format says it ("41.7×
+slower", "6.0 % faster": words/change.py) and its (1 - alpha) interval as a whisker. The
+compare page draws two runs' changes the same way (run A at 1, the ±min-change band). A
+plotly figure spec (a plain dict); pure."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
 
-from ..analysis.headline import factor_words, interval_words, slowdown
+from ...core.decisions import CompareVerdict
 from ...foundations.model import CompareRow, Result, VsReference
 from . import logscale
-from .charts import BASELINE_COLOR, FAIL_COLOR, PASS_COLOR, PUBLISHED_COLOR, UNDECIDED_COLOR
+from .charts import (BASELINE_COLOR, FAIL_COLOR, PUBLISHED_COLOR, UNDECIDED_COLOR,
+                     VERDICT_COLOR)
+from .words.change import factor, ratio_of, sentence, slowdown
 
 BAND_COLOR = "#16a34a"
 LABEL_MARGIN_MAX = 420          # px; a longer label wraps
-VERDICT_COLOR = {"pass": PASS_COLOR, "differs, within threshold": PASS_COLOR,
-                 "fail": FAIL_COLOR}
+
+
+def interval_words(low: float | None, high: float | None) -> str:
+    """A whisker's interval as slowdowns, "[38.1, 45.0]", or ""."""
+    if low is None or high is None:
+        return ""
+    return f"[{factor(low)}, {factor(high)}]"
 
 
 def bar_color(verdict: str) -> str:
@@ -40,12 +48,12 @@ def comparisons(rows: list[Result], baseline: str | None) -> list[tuple[str, Res
 
 
 def bar_text(r: Result, vs: VsReference) -> tuple[float, float | None, float | None, str]:
-    """A comparison as (slowdown, interval low, interval high, words): the factor's words
-    from analysis/headline.py ("41.7× slower"); the interval as slowdowns."""
+    """A comparison as (slowdown, interval low, interval high, words): the change in words
+    (words/change.py: "41.7× slower", "6.0 % faster"); the interval as slowdowns."""
     slow = slowdown(vs.ratio, r.higher_is_better)
     ends = [slowdown(x, r.higher_is_better) for x in (vs.ratio_ci_low, vs.ratio_ci_high)]
     low, high = (min(ends), max(ends)) if None not in ends else (None, None)
-    return slow, low, high, factor_words(slow, r.unit)[2]
+    return slow, low, high, sentence(vs.ratio, r.higher_is_better, r.unit)
 
 
 @dataclass(frozen=True)
@@ -78,10 +86,13 @@ def result_bars(rows: list[Result], baseline: str | None) -> list[Bar]:
         pub_slow = slowdown(pub.ratio, r.higher_is_better) if pub else None
         if pub_slow is None or (pub.versus or baseline) != vs.reference or vs is not r.vs_baseline:
             pub_slow = None
+        pub_hover = ""
+        if pub_slow is not None:
+            pub_words = sentence(pub.ratio, r.higher_is_better, r.unit)
+            pub_hover = (f"published: {escape(pub_words)} vs {escape(vs.reference or '')} "
+                         f"({escape(pub.source)})")
         out.append(Bar(label, slow, low, high, words, bar_color(vs.verdict), hover, pub_slow,
-                       f"published: {escape(factor_words(pub_slow, r.unit)[2])} vs "
-                       f"{escape(vs.reference or '')} ({escape(pub.source)})"
-                       if pub_slow is not None else ""))
+                       pub_hover))
     return out
 
 
@@ -99,16 +110,13 @@ def ratio_figure(rows: list[Result], baseline: str | None, title: str,
 
 
 def overhead_slowdown(pct: float | None, higher_is_better: bool) -> float | None:
-    """An overhead % (positive = worse, stats.verdicts.overhead_pct) as a slowdown: lower is
+    """An overhead % (positive = worse, stats.ratio.overhead_pct) as a slowdown: lower is
     better 1 + pct/100, higher is better 1 / (1 - pct/100); None beyond the axis (a
     throughput lost entirely)."""
-    if pct is None:
-        return None
-    ratio = 1.0 + pct / 100.0 if not higher_is_better else 1.0 - pct / 100.0
-    return slowdown(ratio, higher_is_better)
+    return slowdown(ratio_of(pct, higher_is_better), higher_is_better)
 
 
-COMPARE_COLOR = {"worse": FAIL_COLOR, "better": "#15803d"}
+COMPARE_COLOR = {CompareVerdict.WORSE: FAIL_COLOR, CompareVerdict.BETTER: "#15803d"}
 
 
 def compare_bars(rows: list[CompareRow]) -> list[Bar]:
@@ -121,7 +129,7 @@ def compare_bars(rows: list[CompareRow]) -> list[Bar]:
         ends = [overhead_slowdown(x, r.higher_is_better) for x in (r.ci_low, r.ci_high)]
         low, high = (min(ends), max(ends)) if None not in ends else (None, None)
         label = f"{r.environment} · {r.benchmark} · {r.metric}"
-        words = factor_words(slow, r.unit)[2]
+        words = sentence(r.ratio, r.higher_is_better, r.unit, r.change_pct)
         span = interval_words(low, high)
         out.append(Bar(label, slow, low, high, words,
                        COMPARE_COLOR.get(r.verdict, BASELINE_COLOR),

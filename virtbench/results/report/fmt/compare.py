@@ -1,17 +1,27 @@
 """Two runs side by side: a row's verdict, rows one run has, metadata that differ."""
 from __future__ import annotations
 
+from ....core.decisions import CompareVerdict
 from ....foundations.model import CompareRow, Comparison
+from ..words import change
+
+
+def change_cells(r: CompareRow) -> list[str]:
+    """The change from A to B and its 95 % interval, as words/change.py says them in a cell."""
+    said = change.said(r.ratio, r.higher_is_better, r.unit, r.change_pct)
+    span = said.interval(*change.ratio_interval(r, r.higher_is_better), r.higher_is_better)
+    return [said.cell(), span or "n/a"]
 
 
 def compare_verdict(r: CompareRow) -> str:
     """A comparison row's verdict, with the trials per side an inconclusive one needs."""
     return r.verdict + (f" (≥ {r.trials_needed} trials)"
-                        if r.verdict == "inconclusive" and r.trials_needed else "")
+                        if r.verdict == CompareVerdict.INCONCLUSIVE and r.trials_needed else "")
 
 
 def compare_undecided(comparison: Comparison) -> list[CompareRow]:
-    return [r for r in comparison.rows if r.verdict == "inconclusive" and r.message]
+    return [r for r in comparison.rows
+            if r.verdict == CompareVerdict.INCONCLUSIVE and r.message]
 
 
 def only_in(comparison: Comparison) -> list[tuple[str, list[list[str]]]]:

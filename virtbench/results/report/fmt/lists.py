@@ -1,7 +1,8 @@
 """The report's lists, one line an item: warnings, undecided comparisons, notes, claims."""
 from __future__ import annotations
 
-from ...analysis import warning_groups as grouping
+from ..words import warning_groups as grouping
+from ....core.decisions import ClaimStatus, Decided
 from ....foundations.model import Result, RunReport, RunWarning, WarningGroup
 from . import verdicts
 
@@ -43,7 +44,7 @@ def warning_lines(w: RunWarning) -> list[str]:
 def inconclusive(analysis: RunReport) -> list[tuple[Result, object]]:
     """(result, comparison) of every comparison the samples could not decide."""
     return [(r, vs) for r in analysis.results for vs in verdicts.comparisons(r)
-            if vs.verdict == "inconclusive"]
+            if vs.verdict == Decided.INCONCLUSIVE]
 
 
 def inconclusive_lines(analysis: RunReport) -> list[str]:
@@ -57,8 +58,9 @@ def method_note_lines(analysis: RunReport) -> list[str]:
     return [f"{m.benchmark}: {m.note}" for m in analysis.method_notes]
 
 
-CLAIM_MARKS = {"holds": "✓ holds", "does not hold": "✗ does not hold",
-               "inconclusive": "? inconclusive", "not measured": "— not measured"}
+CLAIM_MARKS = {status: f"{mark} {status}" for status, mark in (
+    (ClaimStatus.HOLDS, "✓"), (ClaimStatus.NOT_HOLDS, "✗"), (ClaimStatus.INCONCLUSIVE, "?"),
+    (ClaimStatus.NOT_MEASURED, "—"))}
 
 
 def claim_lines(analysis: RunReport) -> list[str]:

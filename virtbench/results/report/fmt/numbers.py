@@ -22,12 +22,6 @@ def pct(x: float | None, signed: bool = True) -> str:
     return f"{x:+.1f} %" if signed else f"{x:.1f} %"
 
 
-def ci_pct(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return "n/a"
-    return f"[{low:+.1f}, {high:+.1f}]"
-
-
 def ci(low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return "n/a"

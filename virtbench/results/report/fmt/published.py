@@ -1,18 +1,22 @@
 """The published studies' figures beside the measured ones."""
 from __future__ import annotations
 
+from ....core.decisions import Decided
 from ....foundations.model import Result, RunReport
+from ..words import change
 from . import numbers
 
 PUBLISHED_COLUMNS = ("measured ratio", "published", "source")
+MARK = {Decided.PASS: "✓", Decided.FAIL: "✗"}          # the published studies' own marks
 
 
-def published_cell(vs) -> str:
-    """The published studies' rule on trimmed means: its overhead and ✓ / ✗."""
+def published_cell(vs, higher_is_better: bool = True, unit: str = "") -> str:
+    """The published studies' rule on trimmed means: its change (words/change.py) and ✓ / ✗."""
     rule = vs.published_rule if vs else None
     if rule is None or rule.overhead_pct is None:
         return "—"
-    return f"{numbers.pct(rule.overhead_pct)} {'✓' if rule.verdict == 'pass' else '✗'}"
+    said = change.cell(rule.ratio, higher_is_better, unit, rule.overhead_pct)
+    return f"{said} {MARK[Decided.PASS] if rule.verdict == Decided.PASS else MARK[Decided.FAIL]}"
 
 
 def published_ratio(pub) -> str:
@@ -26,7 +30,7 @@ def published_ratio(pub) -> str:
     elif pub.value is not None:
         bits.append(f"value {numbers.value(pub.value)}")
     if pub.verdict:
-        bits.append({"pass": "✓", "fail": "✗"}[pub.verdict])
+        bits.append(MARK[pub.verdict])
     return " ".join(bits) or "—"
 
 

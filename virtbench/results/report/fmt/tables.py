@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ....foundations.model import Result
+from ..words import change
 from . import header, numbers, published
 
 
@@ -50,13 +51,22 @@ def comparison_columns(correction: str | None) -> list[str]:
             f"p {header.CORRECTIONS.get(correction, 'adj')}", "MDC"]
 
 
-def comparison_cells(vs, correction: str | None) -> list[str]:
-    """The published rule (trimmed means, ✓/✗), the verdict's overhead and (1 - alpha) interval,
-    the raw and adjusted p of the claim the verdict makes, the minimal detectable change."""
+def change_cells(vs, higher_is_better: bool, unit: str) -> list[str]:
+    """A comparison's change and its (1 - alpha) interval, as words/change.py says them in a
+    cell ("+15.8 %" [+1.2, +2.4]; "37.5× slower" [30.1, 46.7])."""
+    said = change.said(vs.ratio, higher_is_better, unit, vs.overhead_pct)
+    span = said.interval(*change.ratio_interval(vs, higher_is_better), higher_is_better)
+    return [said.cell(), span or "n/a"]
+
+
+def comparison_cells(r: Result, vs, correction: str | None) -> list[str]:
+    """The published rule (trimmed means, ✓/✗), the verdict's change and (1 - alpha)
+    interval, the raw and adjusted p of the claim the verdict makes, the minimal detectable
+    change: of `vs`, a comparison of result `r`."""
     if vs is None:
         return ["—"] * 6
-    return [published.published_cell(vs), numbers.pct(vs.overhead_pct),
-            numbers.ci_pct(vs.ci_low, vs.ci_high), numbers.p(verdict_p(vs)),
+    return [published.published_cell(vs, r.higher_is_better, r.unit),
+            *change_cells(vs, r.higher_is_better, r.unit), numbers.p(verdict_p(vs)),
             numbers.p(adjusted_p(vs, correction)), mdc_cell(vs)]
 
 

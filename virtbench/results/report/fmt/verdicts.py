@@ -1,24 +1,26 @@
 """A comparison's verdict as text: its mark (✓ / ✗ / ?) and a result's verdict cell."""
 from __future__ import annotations
 
+from ....core.decisions import Decided
 from ....foundations.model import Result
 
-DIFFERS = "differs, within threshold"
+DIFFERS_MARK = "✓ differs"                  # the matrix's short mark of a difference
+MARKS = ("✓", "✗", "?", "differs")          # the words of the matrix's marks
 
 
-def verdict_mark(verdict: str | None, direction: str | None = None,
+def verdict_mark(verdict: Decided | None, direction: str | None = None,
                  trials_needed: int | None = None, unit: str = "trials") -> str:
     """✓ pass; ✓ differs, within threshold (worse): a real difference inside the band;
     ✗ fail (worse) / ✗ fail (better): which way it is outside the threshold;
     ? inconclusive (≥ N blocks): the samples could not decide."""
-    if verdict == "pass":
-        return "✓ pass"
-    if verdict == DIFFERS:
-        return f"✓ {DIFFERS}" + (f" ({direction})" if direction else "")
-    if verdict == "fail":
-        return "✗ fail" + (f" ({direction})" if direction else "")
-    if verdict == "inconclusive":
-        return "? inconclusive" + (f" (≥ {trials_needed} {unit})" if trials_needed else "")
+    if verdict == Decided.PASS:
+        return f"✓ {verdict}"
+    if verdict == Decided.DIFFERS:
+        return f"✓ {verdict}" + (f" ({direction})" if direction else "")
+    if verdict == Decided.FAIL:
+        return f"✗ {verdict}" + (f" ({direction})" if direction else "")
+    if verdict == Decided.INCONCLUSIVE:
+        return f"? {verdict}" + (f" (≥ {trials_needed} {unit})" if trials_needed else "")
     return "baseline"
 
 

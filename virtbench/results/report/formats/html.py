@@ -1,11 +1,11 @@
 """The HTML report (`--format html`): one self-contained file (plotly.js inline, nothing
 fetched when opened), laid out by the Jinja2 templates in ../templates/.
 
-First the headline: per environment its factor against its reference in words
-(analysis/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
+First the headline: per environment its change against its reference in words
+(words/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
 against its reference on a log scale centred on 1, the ±threshold band shaded, each bar
-labelled with its factor, its interval as a whisker), a bar chart of the values for each
-metric with no comparison, then the overhead table with its verdicts and the exit profiles; before that the run and the
+labelled with its change (words/change.py), its interval as a whisker), a bar chart of the
+values for each metric with no comparison, then the overhead table with its verdicts and the exit profiles; before that the run and the
 environments' fingerprints side by side; after it the warnings. This module builds what the
 templates show (cells as text, or {text, cls, title} spans) and the charts (../charts.py);
 the templates escape every value.
@@ -19,6 +19,7 @@ from itertools import groupby
 from pathlib import Path
 
 from ....core import defaults, warning_kinds
+from ....core.decisions import ClaimStatus, Decided
 from ....foundations.model import Comparison, Result, RunReport
 from ....foundations.model.density import DensityReport
 from ....machinery.vmlife.phases import ORDER as PHASE_ORDER
@@ -149,7 +150,7 @@ def _verdict(r: Result, baseline: str | None, run_analysis: str | None) -> dict:
 
 def _cls(verdict: str) -> str:
     """A verdict as a CSS class ("differs, within threshold": differs)."""
-    return "differs" if verdict == verdicts.DIFFERS else verdict
+    return "differs" if verdict == Decided.DIFFERS else verdict
 
 
 def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
@@ -161,12 +162,13 @@ def overhead_rows(rows: list[Result], baseline: str | None, pub: bool,
         row = [r.environment, tables.metric_cell(r), r.n,
                _fail(failures.cell(r)) if r.failed_trials else failures.cell(r),
                numbers.value(r.trimmed_mean), numbers.ci(r.ci_low, r.ci_high), tables.cv_cell(r),
-               numbers.ratio(vs.ratio) if vs else "—", *tables.comparison_cells(vs, correction),
+               numbers.ratio(vs.ratio) if vs else "—",
+               *tables.comparison_cells(r, vs, correction),
                _verdict(r, baseline, run_analysis)]
         out.append(row + (published.published_cells(r, baseline) if pub else []))
         for other in r.vs_others:
             row = [tables.other_label(other), tables.metric_cell(r), "", "", "", "", "",
-                   numbers.ratio(other.ratio), *tables.comparison_cells(other, correction),
+                   numbers.ratio(other.ratio), *tables.comparison_cells(r, other, correction),
                    _span(verdicts.vs_mark(other, baseline, run_analysis, False),
                          _cls(other.verdict), other.message or None)]
             out.append(row + (["", "", ""] if pub else []))
@@ -219,9 +221,13 @@ def warnings_view(analysis: RunReport, verbosity: str = "normal") -> list[dict]:
              else []} for g in lists.groups(analysis)]
 
 
+# a claim's status as the CSS class of a verdict
+CLAIM_CLASS = {ClaimStatus.HOLDS: "pass", ClaimStatus.NOT_HOLDS: "fail"}
+
+
 def headline_view(analysis: RunReport) -> list[dict]:
     """Per environment: against what, its summary words and each row's words
-    (analysis/headline.py), first thing on the page."""
+    (words/headline.py), first thing on the page."""
     out = []
     for h in analysis.headline:
         s = h.summary
@@ -305,7 +311,7 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
         + (list(published.PUBLISHED_COLUMNS) if pub else []),
         inconclusive=lists.inconclusive_lines(analysis),
         claims=[{"mark": lists.CLAIM_MARKS.get(c.status, c.status),
-                 "cls": {"holds": "pass", "does not hold": "fail"}.get(c.status, "inconclusive"),
+                 "cls": CLAIM_CLASS.get(c.status, "inconclusive"),
                  "line": f"{c.text} ({c.source}; {c.benchmark} · {c.metric}: {c.holds_if})",
                  "why": c.message} for c in analysis.claims],
         footer=header.footer(analysis),
@@ -333,8 +339,8 @@ def render_compare(comparison: Comparison) -> str:
     if fig is not None:
         chart_specs.append(("chart-0", fig))
     rows = [[r.environment, r.benchmark, tables.metric_cell(r), numbers.value(r.a),
-             numbers.value(r.b), f"{r.n_a} / {r.n_b}", numbers.pct(r.change_pct),
-             numbers.ci_pct(r.ci_low, r.ci_high), numbers.p(r.p_value),
+             numbers.value(r.b), f"{r.n_a} / {r.n_b}", *compare.change_cells(r),
+             numbers.p(r.p_value),
              _span(compare.compare_verdict(r), r.verdict, r.message)]
             for r in comparison.rows]
     return _page(

@@ -150,12 +150,12 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
             r.environment, tables.metric_cell(r),
             r.n, failures.cell(r) if not r.failed_trials else f"**{failures.cell(r)}**",
             numbers.value(r.trimmed_mean), numbers.value(r.median), tables.cv_cell(r),
-            numbers.ci(r.ci_low, r.ci_high), *tables.comparison_cells(vs, run.correction),
+            numbers.ci(r.ci_low, r.ci_high), *tables.comparison_cells(r, vs, run.correction),
             verdicts.verdict_cell(r, run.baseline, run.analysis)])
             + (published.published_cells(r, run.baseline) if pub else [])))
         for other in r.vs_others:
             out.append(_row([tables.other_label(other), tables.metric_cell(r), *([""] * 6),
-                             *tables.comparison_cells(other, run.correction),
+                             *tables.comparison_cells(r, other, run.correction),
                              verdicts.vs_mark(other, run.baseline, run.analysis, False)]
                             + ([""] * len(published.PUBLISHED_COLUMNS) if pub else [])))
     out += _section("Inconclusive verdicts", [_esc(x) for x in lists.inconclusive_lines(analysis)])
@@ -184,7 +184,8 @@ def render_compare(comparison: Comparison) -> str:
     a, b = comparison.a, comparison.b
     out = [f"# virtbench compare {a.id} → {b.id}", "",
            f"A change counts when p < {comparison.alpha} and |change| > "
-           f"{comparison.min_change_pct:g} % (positive = B worse than A); same = the test "
+           f"{comparison.min_change_pct:g} % (positive = B worse than A; from 1.5× either way "
+           "as a factor); same = the test "
            "could have seen that change and did not; inconclusive = too few trials to tell.", ""]
     for w in comparison.warnings:
         out += [f"**Warning:** {_esc(w)}", ""]
@@ -194,7 +195,7 @@ def render_compare(comparison: Comparison) -> str:
     for r in comparison.rows:
         out.append(_row([r.environment, r.benchmark, tables.metric_cell(r),
                          numbers.value(r.a), numbers.value(r.b), f"{r.n_a}/{r.n_b}",
-                         numbers.pct(r.change_pct), numbers.ci_pct(r.ci_low, r.ci_high),
+                         *compare.change_cells(r),
                          numbers.p(r.p_value), compare.compare_verdict(r)]))
     out += _section("Inconclusive", [f"{_esc(r.environment)} · {_esc(r.benchmark)} · "
                                      f"{_esc(r.metric)}: {_esc(r.message)}"

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ....core.decisions import ClaimStatus, CompareVerdict, Decided
 from ....foundations.model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
 from ..fmt import (compare, differences, header, headline, lists, numbers, published, tables,
@@ -16,9 +17,9 @@ from ..fmt import (compare, differences, header, headline, lists, numbers, publi
 from ..exporter import Exporter
 from ..view import View
 
-STYLE = {"pass": "green", "fail": "red", "inconclusive": "yellow", "differs": "cyan",
-         verdicts.DIFFERS: "cyan", "worse": "red", "better": "green", "holds": "green",
-         "does not hold": "red"}
+STYLE = {Decided.PASS: "green", Decided.FAIL: "red", Decided.INCONCLUSIVE: "yellow",
+         Decided.DIFFERS: "cyan", CompareVerdict.WORSE: "red", CompareVerdict.BETTER: "green",
+         ClaimStatus.HOLDS: "green", ClaimStatus.NOT_HOLDS: "red"}
 
 
 def fit(table: Table) -> Table:
@@ -74,14 +75,15 @@ def _tables(analysis: RunReport):
                 f"{r.n}", f"[red]{failed}[/]" if r.failed_trials else failed,
                 numbers.value(r.trimmed_mean), numbers.value(r.median), tables.cv_cell(r),
                 numbers.ci(r.ci_low, r.ci_high),
-                *(escape(c) for c in tables.comparison_cells(vs, run.correction)),
+                *(escape(c) for c in tables.comparison_cells(r, vs, run.correction)),
                 _styled(verdicts.verdict_cell(r, baseline, run.analysis),
                         vs.verdict if vs else None),
                 *(escape(c) for c in (published.published_cells(r, baseline) if pub else ())))
             for other in r.vs_others:
                 table.add_row(escape(tables.other_label(other)), escape(tables.metric_cell(r)),
                               *([""] * 6),
-                              *(escape(c) for c in tables.comparison_cells(other, run.correction)),
+                              *(escape(c) for c in
+                                tables.comparison_cells(r, other, run.correction)),
                               _styled(verdicts.vs_mark(other, baseline, run.analysis, False),
                                       other.verdict),
                               *([""] * len(published.PUBLISHED_COLUMNS) if pub else ()))
@@ -250,10 +252,11 @@ def print_compare(comparison, console: Console) -> None:
     for r in comparison.rows:
         table.add_row(escape(r.environment), escape(r.benchmark), escape(tables.metric_cell(r)),
                       numbers.value(r.a), numbers.value(r.b), f"{r.n_a}/{r.n_b}",
-                      numbers.pct(r.change_pct), numbers.ci_pct(r.ci_low, r.ci_high),
+                      *compare.change_cells(r),
                       numbers.p(r.p_value), _styled(compare.compare_verdict(r), r.verdict))
     console.print(fit(table))
-    console.print("change: positive = B worse than A", style="dim")
+    console.print("change: positive = B worse than A; from 1.5× either way as a factor",
+                  style="dim")
     _print_lines(console, "inconclusive", [f"{r.environment} · {r.benchmark} · "
                                             f"{r.metric}: {r.message}"
                                             for r in compare.compare_undecided(comparison)])

@@ -1,14 +1,16 @@
-"""Decisions, claims and the runner's reasons in words (analysis/prose.py), from the figures
-the statistics give."""
+"""Decisions, claims and the runner's reasons in words (report/words/decisions.py), from the
+figures the statistics give."""
 from math import log
 
 import numpy as np
 
-from virtbench.results.analysis import prose
+from virtbench.core.decisions import Decided
+from virtbench.results.report.words import decisions as prose
 from virtbench.foundations.stats import claims as sc
 from virtbench.foundations.stats import decision as dc
 from virtbench.foundations.stats import multiplicity as mt
 from virtbench.foundations.stats import sequential as sq
+from virtbench.foundations.stats.decision import UnpairedBecause
 
 
 def _blocks(ratio, sd, n, seed):
@@ -35,7 +37,7 @@ def test_an_undecided_row_says_how_many_blocks_would_decide_and_how_they_were_co
     for seed in range(20):
         env, ref = _blocks(1.06, 0.04, 6, seed)
         d = dc.decide_paired(env, ref, higher_is_better=False)
-        if d.decision == dc.INCONCLUSIVE:
+        if d.decision == Decided.INCONCLUSIVE:
             break
     msg = prose.decision_message(d)
     assert "undecided after 6 blocks" in msg
@@ -52,9 +54,11 @@ def test_the_notes_are_said_after_the_callers_note():
     assert five.endswith("with 5 blocks the sign-flip test cannot reach p < 0.05 "
                          "(smallest p 0.0625)")
     few = dc.decide_unpaired([1.0, 1.1, 0.9], [1.0, 1.05, 0.95], False)
-    assert prose.decision_message(few, "native", note="why unpaired").endswith(
-        "; why unpaired; with 3 vs 3 samples the permutation test cannot reach p < 0.05 "
-        "(smallest p 0.2)")
+    assert prose.decision_message(few, "native", UnpairedBecause.OTHER_RUN).endswith(
+        "; another run's row (no common blocks): compared unpaired (ratio of trimmed means); "
+        "with 3 vs 3 samples the permutation test cannot reach p < 0.05 (smallest p 0.2)")
+    for why, said in prose.UNPAIRED.items():
+        assert said in prose.decision_message(few, "native", why)
 
 
 def test_sequential_rows_say_sequence_and_the_runners_minimum():
@@ -96,7 +100,7 @@ def test_the_runners_reasons_name_the_reference():
     assert prose.undecided_reason(todo["noisy"], "native") == prose.decision_message(
         todo["noisy"].decision, "native")
     running = sq.Undecided(14, 6, sq.decide_sequential(*_blocks(1.0, 0.01, 14, 5), False), 5.0)
-    assert running.decision.decision == dc.PASS
+    assert running.decision.decision == Decided.PASS
     assert "; running on until a change of 5 % is ruled out too (95 % sequence " in \
         prose.undecided_reason(running)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ...foundations.model import RunWarning
+from ....foundations.model import RunWarning
 
 _KVM = re.compile(r"TCG, not KVM: kvm probe: (?P<why>.*)\Z", re.S)
 

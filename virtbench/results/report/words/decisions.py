@@ -1,25 +1,42 @@
 """Decisions and claims in words: the sentences the result model stores (VsReference.message,
-ClaimLink.message) and the runner's reasons for another block, from the figures that
-virtbench/foundations/stats gives (stats.decision.Decision and its notes, stats.multiplicity's taken-back
-claims, stats.sequential.Undecided, stats.claims.Relation). Pure."""
+ClaimLink.message, ClaimResult.message) and the runner's reasons for another block, from
+the figures that virtbench/foundations/stats gives (stats.decision.Decision and its notes,
+stats.multiplicity's taken-back claims, stats.sequential.Undecided, stats.claims.Relation).
+The one place that builds the result model (results/analysis: decide.py, claims.py; the
+runner's undecided.py) calls these; no report format words a decision again. Pure.
+
+A decision's message states its figures on the scale the decision is made on: the overhead
+and its intervals in % of the metric's own scale, where the threshold band is ±T % (so a
+37.5× slowdown of a throughput is "97.3 % worse than the reference: beyond ±10 %"); the
+reports say the change itself by words/change.py's rule."""
 from __future__ import annotations
 
 import numpy as np
 
-from ...foundations.stats import claims as sc
-from ...foundations.stats import decision as dc
-from ...foundations.stats.multiplicity import method_name
-from ...foundations.stats.sequential import Undecided
-from ...foundations.stats.verdicts import overhead_pct
+from ....core.decisions import ClaimStatus, Decided
+from ....foundations.stats import claims as sc
+from ....foundations.stats import decision as dc
+from ....foundations.stats.decision import UnpairedBecause
+from ....foundations.stats.multiplicity import method_name
+from ....foundations.stats.ratio import overhead_pct
+from ....foundations.stats.sequential import Undecided
 
 THE_REFERENCE = "the reference"
+TRIMMED = "compared unpaired (ratio of trimmed means)"
+UNPAIRED = {
+    UnpairedBecause.NO_LOG: f"values of 0 or below have no logarithm: {TRIMMED}",
+    UnpairedBecause.OTHER_RUN: f"another run's row (no common blocks): {TRIMMED}",
+    UnpairedBecause.FEW_COMMON: f"fewer than 2 blocks hold both values: {TRIMMED}",
+}
 
 
-def decision_message(d: dc.Decision, reference: str = THE_REFERENCE, note: str = "") -> str:
-    """The decision in words: how far from `reference` and what that decides, then `note`
-    (the caller's: why it was compared unpaired), its own notes, and a claim the family's
-    correction took back."""
-    parts = [_verdict(d, reference), note, *(_note(d, n) for n in d.notes)]
+def decision_message(d: dc.Decision, reference: str = THE_REFERENCE,
+                     unpaired: UnpairedBecause | None = None) -> str:
+    """The decision in words: how far from `reference` and what that decides, then why it
+    was compared unpaired (`unpaired`, the caller's reason), its own notes, and a claim the
+    family's correction took back."""
+    parts = [_verdict(d, reference), UNPAIRED.get(unpaired, ""),
+             *(_note(d, n) for n in d.notes)]
     msg = "; ".join(x for x in parts if x)
     if d.taken_back is not None:
         msg += f"; {_taken_back(d, d.taken_back)}"
@@ -36,13 +53,13 @@ def _verdict(d: dc.Decision, reference: str) -> str:
     p_txt = f"p {d.p_value:.3g}" if d.p_value is not None else "no p"
     band_txt = f"±{d.threshold_pct:g} %"
     size = _size(d.overhead_pct, reference)
-    if decision == dc.PASS:
+    if decision == Decided.PASS:
         return f"{size}: equivalent within {band_txt} ({eq_conf} {eq_ci}), no difference " \
                f"detected ({p_txt})"
-    if decision == dc.DIFFERS:
+    if decision == Decided.DIFFERS:
         return f"{size}: a real difference ({p_txt} < {d.alpha:g}) but within {band_txt} " \
                f"({eq_conf} {eq_ci})"
-    if decision == dc.FAIL:
+    if decision == Decided.FAIL:
         return f"{size}: beyond {band_txt} ({conf} " \
                f"{_ratio_ci(d.ci_low, d.ci_high, d.higher_is_better)})"
     if d.blocks_needed is None:
@@ -90,14 +107,15 @@ def _taken_back(d: dc.Decision, t: dc.TakenBack) -> str:
     after = f"after {method_name(t.method)} over {t.rows} rows (adjusted p {t.adjusted_p:.3g} " \
             f">= {d.alpha:g})"
     if t.claim == "band":
-        why = f"not {'beyond' if t.was == dc.FAIL else 'within'} ±{d.threshold_pct:g} % {after}"
+        why = (f"not {'beyond' if t.was == Decided.FAIL else 'within'} ±{d.threshold_pct:g} % "
+               f"{after}")
         if t.blocks_needed is not None:
             why += f"; about {t.blocks_needed} blocks would decide at alpha {d.alpha:g}/{t.rows}"
-        return f"{why}: inconclusive"
+        return f"{why}: {Decided.INCONCLUSIVE}"
     why = f"not significant {after}"
     if t.blocks_needed is not None:
         why += f"; the sign-flip test can reach that from {t.blocks_needed} blocks"
-    return f"{why}: {'pass' if d.decision == dc.PASS else 'inconclusive'}"
+    return f"{why}: {Decided.PASS if d.decision == Decided.PASS else Decided.INCONCLUSIVE}"
 
 
 def undecided_reason(u: Undecided, reference: str = THE_REFERENCE) -> str:
@@ -138,10 +156,32 @@ def _relation(r: sc.Relation, reference: str) -> str:
         return f"{r.blocks} block(s) with both values: no interval"
     msg = (f"ratio {_r(r.estimate)} ({conf} interval {_r(r.ci_low)} to {_r(r.ci_high)}, "
            f"{r.blocks} blocks); {claimed}")
-    if (r.held_before_holm or r.status) == sc.INCONCLUSIVE:
+    if (r.held_before_holm or r.status) == ClaimStatus.INCONCLUSIVE:
         msg += "; " + (f"about {r.blocks_needed} blocks would decide" if r.blocks_needed else
                        "no practical number of blocks decides (the ratio sits on the bound)")
     return msg
+
+
+def claim_message(status: ClaimStatus, links) -> str:
+    """A claim's status in words from its relations (ClaimLinks): the one that does not
+    hold, every one when all hold, else each open one with what would decide it."""
+    def line(link) -> str:
+        return f"{link.left} / {link.right} {link.relation}: {link.status} ({link.message})"
+    if status == ClaimStatus.NOT_HOLDS:
+        return "; ".join(line(x) for x in links if x.status == ClaimStatus.NOT_HOLDS)
+    if status == ClaimStatus.HOLDS:
+        return "; ".join(line(x) for x in links)
+    return "; ".join(line(x) for x in links if x.status != ClaimStatus.HOLDS)
+
+
+def not_measured(absent: list[tuple[str, str]]) -> str:
+    """A claim whose environments (name, spec) this run did not measure."""
+    return "not measured in this run: " + ", ".join(f"{n} ({spec})" for n, spec in absent)
+
+
+def not_in_run(metric: str, benchmark: str, labels: list[str]) -> str:
+    """A claim whose metric these environments of the run do not have."""
+    return f"no {metric} of {benchmark} in this run for " + ", ".join(labels)
 
 
 def _r(x: float) -> str:

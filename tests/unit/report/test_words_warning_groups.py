@@ -1,4 +1,4 @@
-"""The warnings grouped by kind (analysis/warning_groups.py): one line per kind with the places
+"""The warnings grouped by kind (report/words/warning_groups.py): one line per kind with the places
 it affects and one piece of advice that applies on this host; every warning kept for machines;
 the text formats show the groups, --verbose each warning, --quiet a count."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from storekit import filled_run
 from virtbench.results.report.view import View
 from virtbench.results import analysis, report
 from virtbench.foundations import stats
-from virtbench.results.analysis.warning_groups import Host, advice, figures, groups
+from virtbench.results.report.words.warning_groups import Host, advice, figures, groups
 from virtbench.foundations.model import RunWarning
 from virtbench.foundations.store import Store
 

@@ -1,7 +1,7 @@
 """A tool's own error line in a warning, put in words; the raw line kept as its detail."""
 from __future__ import annotations
 
-from virtbench.results.analysis.warning_words import in_words, kvm_in_words
+from virtbench.results.report.words.tool_errors import in_words, kvm_in_words
 from virtbench.foundations.model import RunWarning
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...core import warning_kinds
-from ...core.warning_kinds import ERROR, NOTE, WARNING
-from ...foundations.model import RunReport, RunWarning, WarningGroup
-from ...foundations.stats.advice import PUBLISHED_TRIALS, advice_text
-from ...study.flags import QUICK_TRIALS
+from ....core import warning_kinds
+from ....core.warning_kinds import ERROR, NOTE, WARNING
+from ....foundations.model import RunReport, RunWarning, WarningGroup
+from ....foundations.stats.advice import PUBLISHED_TRIALS, advice_text
+from ....study.flags import QUICK_TRIALS
 
 SHOWN_PLACES = 3        # places named on the line; the rest counted ("and 4 more")
 _ORDER = {ERROR: 0, WARNING: 1, NOTE: 2}
