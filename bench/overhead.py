@@ -34,7 +34,7 @@ from virtbench.measure.benchmarks.memory import Stream  # noqa: E402
 
 def over_ssh(repeats: int, quick: bool) -> int:
     from virtbench.measure.environments import create
-    from virtbench.machinery.host.sshd import Sshd
+    from virtbench.machinery.host.net.sshd import Sshd
     bench = Stream()
     params = bench.params(quick=quick)
     server = Sshd("127.0.0.1", [])

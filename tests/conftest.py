@@ -128,7 +128,7 @@ def loopback_sshd(tmp_path):
 
     if os.geteuid() != 0:
         pytest.skip("a private sshd needs root")
-    from virtbench.machinery.host.sshd import Sshd
+    from virtbench.machinery.host.net.sshd import Sshd
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from virtbench.machinery.host import netns, netpath
-from virtbench.machinery.host.sshd import Sshd
+from virtbench.machinery.host.net import netns, netpath
+from virtbench.machinery.host.net.sshd import Sshd
 
 NET = "10.214.{}.{}"
 PRIVATE_TMP = ["unshare", "--mount", "--propagation", "private", "sh", "-c",

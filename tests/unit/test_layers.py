@@ -226,7 +226,7 @@ def test_a_cycle_is_caught():
 def test_the_moves_of_issue_9_hold():
     """The two upward imports issue 9 removed stay removed."""
     mods = _modules()
-    netpath = imported_names(mods["virtbench.machinery.host.netpath"].read_text(), "virtbench.machinery.host.netpath",
+    netpath = imported_names(mods["virtbench.machinery.host.net.netpath"].read_text(), "virtbench.machinery.host.net.netpath",
                              False, mods.__contains__)
     assert not any(_within(n, "virtbench.measure.environments") for n in netpath)
     for name, path in mods.items():
@@ -238,7 +238,7 @@ def test_the_moves_of_issue_9_hold():
 
 # -- the checker itself, on made-up sources ----------------------------------------------
 
-MODULES = {"virtbench.measure.environments.base", "virtbench.measure.environments", "virtbench.machinery.host.netpath",
+MODULES = {"virtbench.measure.environments.base", "virtbench.measure.environments", "virtbench.machinery.host.net.netpath",
            "virtbench.measure.benchmarks", "virtbench.measure.benchmarks.base", "virtbench.core.outcome"}
 
 
@@ -252,9 +252,9 @@ MODULES = {"virtbench.measure.environments.base", "virtbench.measure.environment
     # `from .. import X` where X is a module names the module, else the package
     ("virtbench.measure.environments.native", False,
      "from ...machinery.host import netpath, __version__\n",
-     {"virtbench.machinery.host.netpath", "virtbench.machinery.host"}),
+     {"virtbench.machinery.host.net.netpath", "virtbench.machinery.host"}),
     # lazy imports count; TYPE_CHECKING ones do not; third-party ones are ignored
-    ("virtbench.machinery.host.netpath", False,
+    ("virtbench.machinery.host.net.netpath", False,
      "import json\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
      "    from ..benchmarks.base import Benchmark\n"
      "def f():\n    from ...measure.environments.base import NetPath\n    import virtbench.core.outcome\n",
@@ -265,9 +265,9 @@ def test_imported_names(importer, package, source, expected):
 
 
 def test_an_upward_import_is_caught():
-    [(a, b, why)] = violations("virtbench.machinery.host.netpath", {"virtbench.measure.environments.base",
-                                                     "virtbench.machinery.host.netns", "virtbench.core.errors"})
-    assert (a, b) == ("virtbench.machinery.host.netpath", "virtbench.measure.environments.base")
+    [(a, b, why)] = violations("virtbench.machinery.host.net.netpath", {"virtbench.measure.environments.base",
+                                                     "virtbench.machinery.host.net.netns", "virtbench.core.errors"})
+    assert (a, b) == ("virtbench.machinery.host.net.netpath", "virtbench.measure.environments.base")
     assert why == "machinery imports measure"
 
 

@@ -17,7 +17,7 @@ import warnings
 import prebuild
 import pytest
 
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.environments.qemu import qemu_binary
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or qemu_binary() is None,

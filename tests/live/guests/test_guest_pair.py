@@ -1,6 +1,6 @@
 """Two guests at once: guest-to-guest TCP across the host, and a trial in both at once."""
 from virtbench.measure import environments
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.benchmarks import REGISTRY
 
 

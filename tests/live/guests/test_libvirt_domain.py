@@ -14,7 +14,7 @@ import pytest
 from libvirtd import PrivateLibvirtd
 
 from virtbench.interface.cli import commands as cli
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.environments import create
 from virtbench.measure.environments.qemu import qemu_binary
 

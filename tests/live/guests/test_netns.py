@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

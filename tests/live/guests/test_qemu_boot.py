@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.environments import qemu
 from virtbench.measure.environments.qemu.booted.guest import DISK_DRIVERS, NIC_DRIVERS
 from virtbench.measure.environments.qemu.vmm.hygiene import is_qemu_alive

@@ -15,7 +15,8 @@ import pytest
 from rich.console import Console
 from runkit import KilledUptime, one_study
 
-from virtbench.machinery.host import netns, workroot
+from virtbench.machinery.host.net import netns
+from virtbench.machinery.host import workroot
 from virtbench.measure.environments import create
 from virtbench.measure.environments.container import cleanup, podman
 from virtbench.execution.run.runner import Prepared, Runner

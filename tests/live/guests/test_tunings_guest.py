@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.environments import qemu
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.core.errors import EnvironmentUnusable

@@ -6,7 +6,7 @@ and the network benchmarks end to end between namespaces in `native`.
 import subprocess
 import pytest
 from virtbench.measure import environments
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.benchmarks import REGISTRY
 from nativekit import native_env  # noqa: F401
 

@@ -49,7 +49,7 @@ import socket, sys, time
 import virtbench.machinery.host.executor
 if sys.argv[2] == "outlive":      # a server that outlives its owner (PR_SET_PDEATHSIG undone)
     virtbench.machinery.host.executor.die_with_parent = lambda: None
-from virtbench.machinery.host.sshd import Sshd
+from virtbench.machinery.host.net.sshd import Sshd
 with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]

@@ -14,7 +14,7 @@ from rich.console import Console
 from runkit import KilledUptime, one_study
 
 from virtbench.interface.cli import commands as cli
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.environments import create
 from virtbench.execution.run.runner import Prepared, Runner
 from virtbench.foundations.store import Store

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.machinery.host import netns
+from virtbench.machinery.host.net import netns
 from virtbench.measure.environments.qemu import qemu_binary
 from virtbench.measure.environments.qemu.vmm.hygiene import is_qemu_alive
 

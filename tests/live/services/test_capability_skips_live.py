@@ -51,7 +51,7 @@ def test_a_study_whose_every_case_is_skipped_exits_cleanly_with_the_reason(
     assert not os.path.exists(store_url[len("sqlite:///"):])      # no empty run stored
     # the connection resolve() opened is closed: no control directory of ours is left
     from virtbench.machinery.host import workroot
-    from virtbench.machinery.host.sshsession import CONTROL_PREFIX
+    from virtbench.machinery.host.net.sshsession import CONTROL_PREFIX
     assert not [d for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
         (d / "manifest.json").read_text())["owner"].split()[0] == str(os.getpid())]
 

@@ -125,7 +125,7 @@ def test_what_was_staged_is_removed_when_virtbench_dies(target, tmp_path):
     assert not os.path.exists(staged)        # the target is this machine
     assert not os.path.exists(scratch)
     from virtbench.machinery.host import workroot
-    from virtbench.machinery.host.sshsession import CONTROL_PREFIX, sweep_stale_control_dirs
+    from virtbench.machinery.host.net.sshsession import CONTROL_PREFIX, sweep_stale_control_dirs
     stale = [d for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
         (d / "manifest.json").read_text())["owner"].split()[0] == child_pid(child)]
     assert stale                  # the dead run's control directory, in the work root...
@@ -141,7 +141,7 @@ def child_pid(child) -> str:
 def own_control_dirs() -> list[str]:
     """This process's ssh control directories in the work root."""
     from virtbench.machinery.host import workroot
-    from virtbench.machinery.host.sshsession import CONTROL_PREFIX
+    from virtbench.machinery.host.net.sshsession import CONTROL_PREFIX
     return [d.name for d in workroot.root().glob(f"{CONTROL_PREFIX}*") if json.loads(
         (d / "manifest.json").read_text())["owner"].split()[0] == str(os.getpid())]
 

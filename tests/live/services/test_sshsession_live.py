@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 import pytest
 from virtbench.core.errors import VirtbenchError
-from virtbench.machinery.host.sshsession import TIMED_OUT, SshOptions, SshSession
+from virtbench.machinery.host.net.sshsession import TIMED_OUT, SshOptions, SshSession
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def test_a_hung_remote_command_is_killed(sshd):
 
 def test_a_wrong_key_is_one_line_naming_the_fix(sshd, tmp_path):
     _, opts = sshd
-    from virtbench.machinery.host.sshd import keygen
+    from virtbench.machinery.host.net.sshd import keygen
     keygen(tmp_path / "other")
     bad = SshOptions(opts.host, port=opts.port, key=str(tmp_path / "other"),
                      known_hosts=opts.known_hosts)

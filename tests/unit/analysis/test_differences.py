@@ -1,4 +1,4 @@
-"""The fact finder (virtbench/results/analysis/differences.py), table-driven, on the metadata a real
+"""The fact finder (virtbench/results/analysis/facts/differences.py), table-driven, on the metadata a real
 run stored here (tests/fixtures/differences/quick-run-2026-11-28.json: native and a TCG
 guest of studies/quick.toml) with values changed the way another QEMU, another guest
 Linux, UEFI firmware or another host would change them."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.results.analysis.differences import differ, host_facts, kind_words, pair
+from virtbench.results.analysis.facts.differences import differ, host_facts, kind_words, pair
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "differences" / \
     "quick-run-2026-11-28.json"

@@ -3,7 +3,7 @@ baseline first, only the primitives cases, each cell linked to the exits of its 
 profile, a failed profile links nothing, one sentence per family."""
 from pathlib import Path
 
-from virtbench.results.analysis.pricelist import EXITS_NOTE, price_lists
+from virtbench.results.analysis.explain.pricelist import EXITS_NOTE, price_lists
 from virtbench.foundations.model import Case, Profile, Result
 from virtbench.machinery.exits.kvm_stat import parse_perf_kvm_stat_report
 

@@ -70,7 +70,7 @@ def test_guest_to_guest_needs_two_instances(native_env):
 
 
 def test_join_hosts_refuses_one_subnet_on_both_sides():
-    from virtbench.machinery.host.netpath import join_hosts
+    from virtbench.machinery.host.net.netpath import join_hosts
     with pytest.raises(ValueError, match="nothing to route"):
         join_hosts("vb-a-h", "10.215.0.2", "vb-b-h", "10.215.0.2")
 

@@ -8,7 +8,7 @@ from virtbench.measure.benchmarks import REGISTRY
 from virtbench.measure.benchmarks.disk import physical_limit as pl
 from virtbench.measure.environments.base import EnvSpec
 from virtbench.machinery.host.executor import HostExecutor
-from virtbench.machinery.host.netpath_types import NetPath
+from virtbench.machinery.host.net.netpath_types import NetPath
 from virtbench.machinery.agent.transport import ExecResult
 
 HOST_NS = ["ip", "netns", "exec", "vb-t-h"]

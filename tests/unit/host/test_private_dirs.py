@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 import pytest
 from virtbench.measure import environments
-from virtbench.machinery.host import netns, workroot
+from virtbench.machinery.host.net import netns
+from virtbench.machinery.host import workroot
 from virtbench.machinery.host import watch
 from workrootkit import ROOT, no_system_tmp, tmp_root  # noqa: F401
 
@@ -40,7 +41,7 @@ def test_an_ssh_session_keeps_its_control_socket_in_the_root_and_leaves_tmp_alon
         tmp_root, tmp_path, monkeypatch):
     """A directory in /tmp named like an old control directory of a dead run, made by another
     user, is not virtbench's to remove: the session neither sweeps nor uses /tmp."""
-    from virtbench.machinery.host.sshsession import SshOptions, SshSession
+    from virtbench.machinery.host.net.sshsession import SshOptions, SshSession
     shared = tmp_path / "shared-tmp"
     shared.mkdir()
     os.chmod(shared, 0o1777)

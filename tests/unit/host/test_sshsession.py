@@ -2,7 +2,7 @@
 sshd started here on 127.0.0.1."""
 import re
 import pytest
-from virtbench.machinery.host.sshsession import SshOptions, describe_failure, remote_command, ssh_argv
+from virtbench.machinery.host.net.sshsession import SshOptions, describe_failure, remote_command, ssh_argv
 
 OPTS = SshOptions(host="127.0.0.1", port=2222, known_hosts="/k/known_hosts")
 
@@ -44,7 +44,7 @@ def test_a_target_found_unreachable_is_not_tried_again_on_the_way_out(fixture_te
     staged directory's removal is not tried (another ConnectTimeout each on a gone host)."""
     import subprocess
     from virtbench.core.errors import VirtbenchError
-    from virtbench.machinery.host import sshsession
+    from virtbench.machinery.host.net import sshsession
     code, stderr = captured(fixture_text, "refused")
     calls = []
 
@@ -69,7 +69,7 @@ def test_a_target_found_unreachable_is_not_tried_again_on_the_way_out(fixture_te
 def test_a_target_that_answers_again_is_cleaned_up_on_the_way_out(fixture_text, monkeypatch):
     import subprocess
     from virtbench.core.errors import VirtbenchError
-    from virtbench.machinery.host import sshsession
+    from virtbench.machinery.host.net import sshsession
     code, stderr = captured(fixture_text, "refused")
     answers = [(code, stderr.encode()), (0, b"")]
     calls = []

@@ -1,5 +1,5 @@
 """What differs, in every format (virtbench/results/report/fmt/differences.py and the exporters), and
-the separating study (`report --separate`, virtbench/results/analysis/separate.py) read back by
+the separating study (`report --separate`, virtbench/results/analysis/facts/separate.py) read back by
 virtbench's own study loader. The environments are the stored run's of
 tests/fixtures/differences/ with another QEMU and UEFI firmware (a two-change pair) and
 another QEMU only (a one-change pair)."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from virtbench.results import report
-from virtbench.results.analysis.pair_facts import attach
-from virtbench.results.analysis.separate import separating_study
+from virtbench.results.analysis.facts.pairs import attach
+from virtbench.results.analysis.facts.separate import separating_study
 from virtbench.core.errors import VirtbenchError
 from virtbench.foundations.model import (Case, EnvironmentRecord, Result, RunInfo, RunReport,
                                          VsReference)

@@ -1,6 +1,6 @@
 """What differs between an environment and its reference, or between one environment in two
 runs: the facts of their fingerprints, each with its two values (made by
-virtbench/results/analysis/differences.py; the rule is in its docstring)."""
+virtbench/results/analysis/facts/differences.py; the rule is in its docstring)."""
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -408,7 +408,7 @@ class RunReport(Record):
     differences: list[PairDifferences] = Field(default_factory=list, description="each "
                                                "environment against its reference: the "
                                                "facts of their fingerprints that differ "
-                                               "(virtbench/results/analysis/differences.py)")
+                                               "(virtbench/results/analysis/facts/differences.py)")
     benchmarks: list[Case] = Field(default_factory=list, description="its benchmark cases, "
                                    "in the study's order")
     environments: list[EnvironmentRecord] = Field(default_factory=list,

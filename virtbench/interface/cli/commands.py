@@ -265,7 +265,7 @@ def cmd_report(args, out: Console) -> int:
         _emit(report.render_profiles(result, args.format), args.output, out, args.store)
         return EXIT_OK
     if getattr(args, "separate", False):
-        from ...results.analysis.separate import separating_study
+        from ...results.analysis.facts.separate import separating_study
         _emit(separating_study(result), args.output, out, args.store)
         return EXIT_OK
     if args.format == "table" and not args.output:

@@ -13,7 +13,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import netns, workroot
+from .net import netns
+from . import workroot
 from . import guardian
 
 

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from ...core.errors import VirtbenchError
-from ...machinery.host.netpath import HostServer
+from ...machinery.host.net.netpath import HostServer
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 from .iperf3 import parse_iperf3_tcp, parse_iperf3_udp, udp_warnings  # noqa: F401 (re-exported)
 

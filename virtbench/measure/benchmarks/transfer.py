@@ -17,7 +17,7 @@ from pathlib import Path
 from ...machinery.kernels import build as kernels
 from ...core.errors import VirtbenchError
 from ...machinery.host import watch
-from ...machinery.host.sshd import supported_ciphers
+from ...machinery.host.net.sshd import supported_ciphers
 from .base import Benchmark, Metric, TrialOutcome
 
 # RIKEN's ciphers as today's OpenSSH names them, and the one it no longer has.

@@ -32,7 +32,7 @@ from ...core.capabilities import Capabilities
 from ...core.errors import AgentError, VirtbenchError
 from ...core.suggest import did_you_mean
 from ...machinery.host.executor import LOCAL, HostExecutor
-from ...machinery.host.netpath_types import NetPath, SshTarget
+from ...machinery.host.net.netpath_types import NetPath, SshTarget
 from ...core.outcome import TrialOutcome
 from ...foundations.stats.aggregate import ClockOffset, best_offset, offset_from_ping
 from ...machinery.agent.transport import AgentClient, ExecResult

@@ -237,7 +237,7 @@ class InstanceGroup(Environment):
             if len(self.members) != 2:
                 raise VirtbenchError(f"environment {self.spec}: a guest-to-guest benchmark needs "
                                      f"exactly 2 instances, not {len(self.members)}")
-            from ...machinery.host.netpath import join_hosts
+            from ...machinery.host.net.netpath import join_hosts
             a, b = (m.net_path() for m in self.members)
             join_hosts(a.host_prefix[-1], a.env_address, b.host_prefix[-1], b.env_address)
             self._pair = PairPath(a.env_address, b.env_address, a.env_prefix, b.env_prefix)

@@ -8,11 +8,12 @@ import sys
 
 from ...machinery.machine import fingerprint, meminfo
 from ...machinery.kernels import build as kernels
-from ...machinery.host import netns, watch, workroot
+from ...machinery.host.net import netns
+from ...machinery.host import watch, workroot
 from ...machinery.host import tools as hosttools
 from ...core.errors import VirtbenchError
 from ...core.capabilities import Capabilities, can, cannot
-from ...machinery.host.netpath_types import NetPath, SshTarget
+from ...machinery.host.net.netpath_types import NetPath, SshTarget
 from ...machinery.host.trusted import file_problem
 from ...foundations.stats.aggregate import ClockOffset
 from ...machinery.agent.transport import AGENT_SOURCE, SubprocessAgent
@@ -140,7 +141,7 @@ class Native(Environment):
 
     def net_path(self) -> NetPath:
         if self._topology is None:
-            from ...machinery.host.netpath import Topology, native_path
+            from ...machinery.host.net.netpath import Topology, native_path
             topology = Topology()
             self._topology = topology
             self.resources.add("the network path", self._delete_topology)
@@ -153,7 +154,7 @@ class Native(Environment):
             topology.delete()
 
     def ssh_target(self) -> SshTarget:
-        from ...machinery.host.sshd import PORT, Sshd
+        from ...machinery.host.net.sshd import PORT, Sshd
         path = self.net_path()
         if self._sshd is None:
             self._sshd = Sshd(path.env_address, path.env_prefix)

@@ -20,8 +20,8 @@ from ...machinery.machine import fingerprint, hypervisor, meminfo
 from ...machinery.kernels import build as kernels
 from ...core.capabilities import Capabilities, can, cannot
 from ...core.errors import VirtbenchError
-from ...machinery.host.netpath_types import NetPath
-from ...machinery.host.sshsession import SshOptions, SshSession
+from ...machinery.host.net.netpath_types import NetPath
+from ...machinery.host.net.sshsession import SshOptions, SshSession
 from ...machinery.agent.transport import AGENT_SOURCE, SubprocessAgent
 from .base import Environment, Option, block_device_under, drop_page_cache
 

@@ -11,7 +11,7 @@ from ...foundations import stats
 from ...foundations.model import (CompareRow, Comparison, MetadataDifference, PairDifferences,
                                   Result, RunReport)
 from ..report.words import compare as words
-from .differences import host_facts, pair
+from .facts.differences import host_facts, pair
 from .references import label_named
 
 def _seed(*parts: str) -> int:

@@ -23,12 +23,12 @@ from ...foundations.stats.advice import advice_text, trials_to_advise
 from ...foundations.store import Store
 from ...study.design import Study
 from . import decide
-from .claims import check_claims
+from .papers.claims import check_claims
 from .headline import headlines
-from .pricelist import price_lists
-from .pair_facts import attach as attach_differences
-from .profiles import profile_entries
-from .published import attach_published
+from .explain.pricelist import price_lists
+from .facts.pairs import attach as attach_differences
+from .explain.profiles import profile_entries
+from .papers.published import attach_published
 from .adaptive_record import reconcile
 from .stored import environment_note, run_detail
 from .references import Reference

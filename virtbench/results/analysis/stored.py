@@ -15,7 +15,7 @@ from ...foundations.stats.multiplicity import METHODS as CORRECTIONS
 from ...foundations.store import DamagedRow
 from ...study.design import EnvironmentEntry, Study
 from ...study.schema import Analysis
-from .claims import labels_by_spec
+from .papers.claims import labels_by_spec
 
 ANALYSES = Analysis.__args__
 

@@ -9,7 +9,7 @@ import json
 from ...core.decisions import Direction
 from ...foundations.model.history import HistoryChange, HistoryFact, HistorySeries
 from ...foundations.stats import changes
-from ..analysis.separate import separating_study_between
+from ..analysis.facts.separate import separating_study_between
 from .facts import between, changed_facts
 from .series import Line
 

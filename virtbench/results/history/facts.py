@@ -6,7 +6,7 @@ Each side is the environment as a report holds it (kind, spec, options, metadata
 run's host facts under `host` (series.py puts them there)."""
 from __future__ import annotations
 
-from ..analysis import differences
+from ..analysis.facts import differences
 from ...foundations.model import PairDifferences
 from ...foundations.model.history import HistoryFact
 

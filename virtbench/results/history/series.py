@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..analysis import analyze_run
-from ..analysis.differences import host_facts
+from ..analysis.facts.differences import host_facts
 from ...foundations.model import RunReport
 from ...foundations.model.history import HistoryPoint
 from ...foundations.store import DamagedRow, Store

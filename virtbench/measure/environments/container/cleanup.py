@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from ....machinery.host import netns
+from ....machinery.host.net import netns
 from ....core.errors import VirtbenchError
 from ....machinery.host import guardian, watch
 from . import podman

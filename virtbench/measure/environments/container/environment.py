@@ -23,7 +23,7 @@ from ....machinery.machine import fingerprint, meminfo
 from ....machinery.kernels import build as kernels
 from ....core.capabilities import Capabilities, can, cannot
 from ....core.errors import AgentError, EnvironmentUnusable, VirtbenchError
-from ....machinery.host.netpath_types import NetPath
+from ....machinery.host.net.netpath_types import NetPath
 from ....machinery.agent.transport import AGENT_SOURCE
 from ....machinery.host import watch
 from ..base import Environment, Option, Usability
@@ -212,7 +212,7 @@ class Container(Environment):
     def _setup_network(self) -> str:
         if self.values["network"] == "bridge":
             return "bridge"
-        from ....machinery.host.netpath import Topology, native_path
+        from ....machinery.host.net.netpath import Topology, native_path
         self._topology = Topology()
         self.resources.add("the network path", self._delete_topology)
         path = native_path(self._topology, self.net_index)

@@ -144,7 +144,7 @@ def probe_runtime(runtime: str, rootfs: str | Path, flags: tuple[str, ...] = (),
 def _probe(runtime: str, rootfs, flags: tuple[str, ...], timeout: float,
            network: str) -> RuntimeProbe:
     from ....machinery.host import guardian
-    from ....machinery.host import netns
+    from ....machinery.host.net import netns
     name = f"{NAME_PREFIX}probe-{secrets.token_hex(4)}"
     me = os.getpid()
     args = ["run", "--rm", "--name", name, "--label",

@@ -94,8 +94,8 @@ def probe(platform: str, rootfs=None, network: str = "none") -> tuple[bool, str]
     if network == "none":
         result = podman.probe_runtime(runsc, rootfs, flags, timeout=PROBE_TIMEOUT[platform])
     else:
-        from ....machinery.host import netns
-        from ....machinery.host.netpath import Topology
+        from ....machinery.host.net import netns
+        from ....machinery.host.net.netpath import Topology
         topo = Topology()
         try:
             ns = topo.add(netns.PREFIX + "probe-" + os.urandom(3).hex())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from ....machinery.host import netns
+from ....machinery.host.net import netns
 from ....core.capabilities import cannot
 from ....core.errors import EnvironmentUnusable, VirtbenchError
 from ..base import Environment

@@ -9,7 +9,7 @@ import time
 
 from ....core.capabilities import can
 from ....core.errors import EnvironmentUnusable
-from ....machinery.host.netpath_types import NetPath
+from ....machinery.host.net.netpath_types import NetPath
 from ..base import Environment, EnvSpec
 from ..ssh import Ssh, over_ssh
 from .api import (

@@ -12,7 +12,7 @@ overlay lands in the environment's work directory through TMPDIR); the benchmark
 is a fresh image per environment on the bus under test, with serial=vbscratch, found in the
 guest under /dev/disk/by-id (`scratch_device()`). The agent talks over a virtio-serial port
 bound to a unix-socket chardev; QMP does pause/resume/quit. The NIC's tap lives in a network
-namespace `vb-<id>` (virtbench.machinery.host.netns) whose host-side address is the peer for network
+namespace `vb-<id>` (virtbench.machinery.host.net.netns) whose host-side address is the peer for network
 benchmarks; QEMU runs inside that namespace.
 
 Cleanup: stop() (the base's) releases everything the life-cycle steps registered, last made

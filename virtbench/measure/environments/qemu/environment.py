@@ -18,12 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-from ....machinery.host import netns
+from ....machinery.host.net import netns
 from ....core.capabilities import Capabilities, can
 from ....core.errors import VirtbenchError
 from ....machinery.image import guest_image, suites
 from ....machinery.host.watch import WorkDir
-from ....machinery.host.netpath_types import NetPath, SshTarget
+from ....machinery.host.net.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
 from .cmdline import firmware, microvm
 from . import hugepages, netdisk

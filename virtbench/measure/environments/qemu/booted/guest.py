@@ -13,7 +13,7 @@ import time
 from .....machinery.machine import fingerprint
 from .....machinery.kernels import build as kernels
 from .....core.errors import AgentError, EnvironmentUnusable, VirtbenchError
-from .....machinery.host.netpath_types import NetPath, SshTarget
+from .....machinery.host.net.netpath_types import NetPath, SshTarget
 from .....machinery.agent.transport import ExecResult
 from ...base import drop_page_cache
 from . import knobs, readback
@@ -124,7 +124,7 @@ class Guest:
     def net_path(self) -> NetPath:
         """Guest NIC <-> tap in the host-side namespace, plus a remote namespace behind it."""
         if self._net is None:
-            from .....machinery.host import netpath
+            from .....machinery.host.net import netpath
             topo = netpath.Topology()
             self._topology = topo
             self.resources.add("the remote namespace", self._delete_topology)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .....machinery.host import netns
+from .....machinery.host.net import netns
 from .....machinery.host import watch
 
 

@@ -4,8 +4,8 @@ primitive causes where an exit profile of that environment x case exists, and on
 per family (pure: from the results, the profiles and the cases)."""
 from __future__ import annotations
 
-from ...measure.benchmarks import pricelist
-from ...foundations.model import (
+from ....measure.benchmarks import pricelist
+from ....foundations.model import (
     Case,
     FamilySentence,
     PriceCell,

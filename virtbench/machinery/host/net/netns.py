@@ -16,8 +16,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import workroot
-from ...core.errors import VirtbenchError
+from .. import workroot
+from ....core.errors import VirtbenchError
 
 PREFIX = "vb-"
 OWNERS = Path("/run/virtbench/netns")

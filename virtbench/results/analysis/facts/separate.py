@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import re
 
-from ...core.errors import VirtbenchError
-from ...measure.environments.spec import EnvSpec
-from ...foundations.model import RunReport
+from ....core.errors import VirtbenchError
+from ....measure.environments.spec import EnvSpec
+from ....foundations.model import RunReport
 
 
 def _q(value) -> str:

@@ -3,7 +3,7 @@ row and the study's `versus`), by the fact finder (differences.py); each compari
 the facts that differ (`vs_baseline.differs_in`)."""
 from __future__ import annotations
 
-from ...foundations.model import PairDifferences, RunReport
+from ....foundations.model import PairDifferences, RunReport
 from .differences import host_facts, pair
 
 SEPARATE = "virtbench report {run} --separate > separate.toml"

@@ -1,7 +1,7 @@
 """Exit profiles in the analysis: each stored profile beside the overhead it explains."""
 from __future__ import annotations
 
-from ...foundations.model import Explained, Profile, Result
+from ....foundations.model import Explained, Profile, Result
 
 
 def profile_entries(stored: list[dict], results: list[Result]) -> list[Profile]:

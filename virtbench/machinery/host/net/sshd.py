@@ -11,9 +11,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ...core.errors import VirtbenchError
-from . import watch
-from .executor import LOCAL, HostExecutor
+from ....core.errors import VirtbenchError
+from .. import watch
+from ..executor import LOCAL, HostExecutor
 from .netpath import HostServer
 
 PORT = 2222

@@ -8,11 +8,11 @@ import zlib
 
 import numpy as np
 
-from ...core.decisions import ClaimStatus
-from ...foundations.model import ClaimLink, ClaimResult
-from ...foundations.stats import claims as sc
-from ..report.words import decisions as words
-from .rows import Key, Row
+from ....core.decisions import ClaimStatus
+from ....foundations.model import ClaimLink, ClaimResult
+from ....foundations.stats import claims as sc
+from ...report.words import decisions as words
+from ..rows import Key, Row
 
 
 def _seed(*parts: str) -> int:
@@ -21,7 +21,7 @@ def _seed(*parts: str) -> int:
 
 def labels_by_spec(envs: list[dict]) -> dict[str, str]:
     """Normalised spec (and the spec a target stands for) -> the run's label."""
-    from ...study.design import normalize_spec
+    from ....study.design import normalize_spec
     out = {}
     for e in envs:
         for spec in (e["spec"], (e.get("metadata") or {}).get("stands_for")):

@@ -20,8 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.errors import VirtbenchError
-from . import watch
+from ....core.errors import VirtbenchError
+from .. import watch
 
 CONNECT_TIMEOUT_S = 10
 

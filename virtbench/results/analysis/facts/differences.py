@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...foundations.model.differences import Fact, PairDifferences
+from ....foundations.model.differences import Fact, PairDifferences
 
 BARE = {"native"}
 CONTAINERS = {"container", "gvisor"}

@@ -1,7 +1,7 @@
 """The study's published figures beside the measured results they belong to."""
 from __future__ import annotations
 
-from ...foundations.model import PublishedFigure, PublishedMatch, Result
+from ....foundations.model import PublishedFigure, PublishedMatch, Result
 
 
 def attach_published(published: list[dict], envs: list[dict], results: list[Result],
@@ -11,7 +11,7 @@ def attach_published(published: list[dict], envs: list[dict], results: list[Resu
     is against the same reference as the published one (the baseline unless `versus`).
     Returns the published figures no result of this run matches (e.g. a Xen environment
     virtbench could not start), so that reports can still show them."""
-    from ...study.design import normalize_spec
+    from ....study.design import normalize_spec
     label_of = {}
     for e in envs:
         for spec in (e["spec"], (e.get("metadata") or {}).get("stands_for")):

@@ -17,8 +17,8 @@ import subprocess
 import time
 
 from . import netns
-from ...core.errors import VirtbenchError
-from .executor import LOCAL, HostExecutor
+from ....core.errors import VirtbenchError
+from ..executor import LOCAL, HostExecutor
 from .netpath_types import NetPath
 
 # Subnets inside our own namespaces only; never routed anywhere else. Instance i of a group
