@@ -12,14 +12,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "virtbench"
 
-# name: reason. Renamed by the issue-38 change that names the machinery's classes.
-KNOWN: dict[str, str] = {
-    "Result": "model/run.py's result row and machinery/host/sshsession.py's command result",
-    "Footprint": "machinery/vmlife/footprint.py and measure/benchmarks/lifecycle.py",
-    "Profile": "the model's exit profile and machinery/exits/model.py's",
-    "ReasonRow": "the model's and machinery/exits/model.py's",
-    "FunctionRow": "the model's and machinery/exits/model.py's",
-}
+# name: reason. Empty: every class of virtbench/ has a name of its own.
+KNOWN: dict[str, str] = {}
 
 
 @lru_cache(maxsize=None)

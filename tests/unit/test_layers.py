@@ -251,13 +251,13 @@ MODULES = {"virtbench.measure.environments.base", "virtbench.measure.environment
      {"virtbench.measure.environments.base"}),
     # `from .. import X` where X is a module names the module, else the package
     ("virtbench.measure.environments.native", False,
-     "from ...machinery.host import netpath, __version__\n",
-     {"virtbench.machinery.host.net.netpath", "virtbench.machinery.host"}),
+     "from ...machinery.host.net import netpath, __version__\n",
+     {"virtbench.machinery.host.net.netpath", "virtbench.machinery.host.net"}),
     # lazy imports count; TYPE_CHECKING ones do not; third-party ones are ignored
     ("virtbench.machinery.host.net.netpath", False,
      "import json\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
      "    from ..benchmarks.base import Benchmark\n"
-     "def f():\n    from ...measure.environments.base import NetPath\n    import virtbench.core.outcome\n",
+     "def f():\n    from ....measure.environments.base import NetPath\n    import virtbench.core.outcome\n",
      {"virtbench.measure.environments.base", "virtbench.core.outcome"}),
 ])
 def test_imported_names(importer, package, source, expected):
