@@ -102,7 +102,7 @@ class EnvironmentEntry:
 class Study:
     """A study, resolved (a study file, flags over it) and then frozen: the plan and every
     later layer read it, none writes to it (a new run's baseline and seed are chosen into a
-    copy, runner.Prepared.for_run). Read back from the store (from_dict) every value is
+    copy, prepare.Prepared.for_run). Read back from the store (from_dict) every value is
     checked by the same types and ranges as a study file's (schema.py)."""
     name: StrictStr
     environments: list[EnvironmentEntry] = field(default_factory=list)

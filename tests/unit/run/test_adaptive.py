@@ -57,16 +57,14 @@ def _run(tmp_path, benches, envs=(REF, "a", "b"), undecided=None, clock=None, **
     out = io.StringIO()
     prepared = Prepared(adaptive_study(**study), {e: Quiet(e) for e in envs},
                         {label: (b, {}) for label, b in benches.items()}, REF)
-    runner = Runner(store, console=Console(file=out, width=400), show_progress=False)
+    runner = Runner(store, console=Console(file=out, width=400), show_progress=False,
+                    **({"clock": clock} if clock is not None else {}))
     if undecided is not None:
         import virtbench.execution.run.adaptive as adaptive
         original = adaptive.AdaptiveLoop.__init__
 
         def init(self, *a, **kw):
             kw["undecided"] = undecided
-            if clock is not None:
-                kw["clock"] = clock
-                kw["session_start"] = 0.0
             original(self, *a, **kw)
         adaptive.AdaptiveLoop.__init__ = init
         try:

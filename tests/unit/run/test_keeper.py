@@ -216,7 +216,7 @@ def test_retry_failed_reruns_failed_trials_and_keeps_the_old_rows(store_url, mon
     assert out.failed == 1
     prepared = Prepared(study, {"guest": env}, {"count": (Count(), {})}, None)
     monkeypatch.setattr("virtbench.execution.run.runner.prepare", lambda s: prepared)
-    monkeypatch.setattr("virtbench.execution.run.runner.Study.from_dict", lambda d, run_id=None: study)
+    monkeypatch.setattr("virtbench.study.design.Study.from_dict", lambda d, run_id=None: study)
     runner = Runner(store, console=Console(file=io.StringIO()), show_progress=False)
     plain = runner.resume(out.run_id)                  # missing slots only: nothing to do
     assert plain.done == 0

@@ -43,9 +43,9 @@ class FleetRunner(Runner):
                         done=self.done, total=self.total, started=time.time())
         return super()._execute(run_id, prepared)
 
-    def slot_ran(self, slot, ok):
-        super().slot_ran(slot, ok)
-        run_id = self.active.run_id
+    def slot_ran(self, session, slot, ok):
+        super().slot_ran(session, slot, ok)
+        run_id = session.run_id
         self.done += 1
         state.set_state(self.client, self.fleet, self.host, "running", run=run_id,
                         done=self.done, total=self.total)

@@ -1,1 +1,1 @@
-"""A study to stored trials: the runner, one slot's execution, warm-up, measured sections, disturbed trials, adaptive blocks, duet pairs, the environments' keeping during a run, profiled trials and the density sweep."""
+"""A study to stored trials: the prepared plan, the runner and its session (what a run has while it runs), one slot's execution, warm-up, measured sections, disturbed trials, adaptive blocks, duet pairs, the environments' keeping during a run, profiled trials and the density sweep."""

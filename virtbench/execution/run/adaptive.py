@@ -32,17 +32,14 @@ names the cases a bound left undecided.
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
-from typing import TYPE_CHECKING, Callable
-
-from rich.markup import escape
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, runtime_checkable
 
 from ...foundations.store import Store
 from ...study.design import PlannedTrial
 
 if TYPE_CHECKING:
-    from .runner import ActiveRun
+    from .prepare import Prepared
 
 ALL_DECIDED, MAX_TRIALS, BUDGET, NO_REFERENCE = "all decided", "max_trials", "budget", \
     "no reference"
@@ -81,18 +78,47 @@ def undecided_function(min_blocks: int, resolve_pct: float | None = None) -> Und
     return ask
 
 
+@runtime_checkable
+class Blocks(Protocol):
+    """What the adaptive loop is handed: the run it adds blocks to, as much of it as the loop
+    uses. The runner's session (execution/run/session.py) is one; the loop imports nothing
+    of the runner, its session or the executor."""
+    run_id: str
+    store: Store
+    prepared: Prepared
+
+    @property
+    def dead(self) -> Mapping[str, str]:
+        """The run's environments whose trials fail now, and why."""
+
+    @property
+    def slots_run(self) -> int:
+        """The slots this session ran so far."""
+
+    def spent_s(self) -> float:
+        """This session's time so far."""
+
+    def run_slots(self, slots: list[PlannedTrial], extra: bool = False) -> None:
+        """Run these slots, each stored (`extra`: slots the plan did not count)."""
+
+    def describe(self, text: str) -> None:
+        """The progress line's description."""
+
+    def say(self, text: str) -> None:
+        """One line to the console, as it is."""
+
+
 class AdaptiveLoop:
-    def __init__(self, runner, active: ActiveRun, undecided: Undecided | None = None,
-                 clock=time.monotonic, session_start: float | None = None):
-        """The blocks after the plan's of the `active` run, run through `runner.run_slots`."""
-        self.runner, self.active = runner, active
-        self.run_id, self.prepared, self.keeper = active.run_id, active.prepared, active.keeper
-        self.store = runner.store
-        self.study = active.prepared.study
+    def __init__(self, session: Blocks, undecided: Undecided | None = None):
+        """The blocks after the plan's of the run `session` runs, run through its
+        `run_slots`; `undecided`: the question asked after each block (by default the
+        analysis's, with the study's minimum and resolution)."""
+        self.session = session
+        self.run_id, self.prepared, self.store = session.run_id, session.prepared, session.store
+        self.study = session.prepared.study
         self.undecided = undecided or undecided_function(self.study.min_trials,
                                                          self.study.resolution_pct)
-        self.clock = clock
-        self.session_start = session_start if session_start is not None else clock()
+        self.spent_before = 0.0              # the run's earlier sessions' time (run() reads it)
         self._slot_s: float | None = None    # the last block's time per slot
 
     # -- the loop ------------------------------------------------------------------------
@@ -127,10 +153,10 @@ class AdaptiveLoop:
             slots.append(PlannedTrial(seq, block, env, case))
             seq += 1
         self._save(pending={"block": block, "slots": [list(u) for u in units]})
-        t0 = self.clock()
-        self.runner.run_slots(slots, extra=True)
+        t0 = self.session.spent_s()
+        self.session.run_slots(slots, extra=True)
         if slots:
-            self._slot_s = (self.clock() - t0) / len(slots)
+            self._slot_s = (self.session.spent_s() - t0) / len(slots)
         self._save(pending=None)
 
     # -- what to run ---------------------------------------------------------------------
@@ -148,7 +174,7 @@ class AdaptiveLoop:
     def _runnable(self, undecided, counts, usable) -> tuple[list, str]:
         """The undecided cases that may have another block, and why none may if none."""
         ref, most = self.prepared.baseline, self.study.max_trials
-        dead = self.keeper.dead
+        dead = self.session.dead
         cases, capped, no_ref = [], False, False
         for env, case in sorted(undecided):
             if env not in self.prepared.envs or case not in self.prepared.cases or env == ref:
@@ -176,7 +202,7 @@ class AdaptiveLoop:
 
     # -- bounds --------------------------------------------------------------------------
     def spent_s(self) -> float:
-        return self.spent_before + (self.clock() - self.session_start)
+        return self.spent_before + self.session.spent_s()
 
     def _over_budget(self, n_slots: int) -> bool:
         """Would a block of n_slots end past the budget? Its time is predicted from the last
@@ -186,8 +212,8 @@ class AdaptiveLoop:
             return False
         per = self._slot_s
         if per is None:
-            done = self.active.outcome.done      # slots run in this session so far
-            per = (self.clock() - self.session_start) / done if done else 0.0
+            done = self.session.slots_run
+            per = self.session.spent_s() / done if done else 0.0
         return self.spent_s() + per * n_slots > budget
 
     # -- what it says --------------------------------------------------------------------
@@ -195,12 +221,11 @@ class AdaptiveLoop:
         first = cases[0]
         why = undecided[first][0] if undecided.get(first) else ""
         short = why if len(why) <= 90 else why[:87] + "..."
-        self.runner.describe(f"block {block + 1}: {len(cases)} case(s) undecided, "
+        self.session.describe(f"block {block + 1}: {len(cases)} case(s) undecided, "
                              f"e.g. {first[0]} · {first[1]}: {short}")
         lines = "; ".join(f"{e} · {c} ({', '.join(undecided.get((e, c), []))})"
                           for e, c in cases)
-        self.runner.console.print(escape(f"block {block + 1}: still undecided: {lines}"),
-                                  highlight=False)
+        self.session.say(f"block {block + 1}: still undecided: {lines}")
 
     def _save(self, **parts) -> None:
         detail = (self.store.get_run(self.run_id).get("detail") or {}).get("adaptive") or {}
@@ -222,13 +247,12 @@ class AdaptiveLoop:
         self._save(stopped=reason, blocks=blocks, undecided=left, unresolved=unresolved,
                    pending=None)
         spent = self.spent_s()
-        self.runner.console.print(escape(
+        self.session.say(
             f"adaptive trials stopped: {reason} after {spent:.0f} s"
             + (f"; still undecided: {', '.join(left)}" if left and reason != ALL_DECIDED
                else "")
             + (f"; decided, a change of {self.study.resolution_pct:g} % not ruled out: "
-               f"{', '.join(unresolved)}" if unresolved and reason != ALL_DECIDED else "")),
-            highlight=False)
+               f"{', '.join(unresolved)}" if unresolved and reason != ALL_DECIDED else ""))
         if left and reason != ALL_DECIDED:
             self.store.add_warning(
                 self.run_id, "undecided",

@@ -23,12 +23,74 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, TypeVar, runtime_checkable
 
 from ...study.design import PlannedTrial
 
 if TYPE_CHECKING:
-    from .runner import ActiveRun
+    from ...core.outcome import TrialOutcome
+    from ...measure.benchmarks import Benchmark
+    from ...measure.environments import Environment
+    from .prepare import Prepared
+
+
+class ReadySlot(Protocol):
+    """A slot its executor made ready: what duet mode reads of it."""
+    slot: PlannedTrial
+    bench: Benchmark
+    params: dict
+    error: str | None          # why its trial fails without being measured, or None
+
+
+R = TypeVar("R", bound=ReadySlot)
+
+
+class SlotSteps(Protocol[R]):
+    """The slot executor's three steps (one slot from start to store, split so that two
+    slots are measured at once): make it ready, measure it (on any thread), record it."""
+
+    def ready(self, slot: PlannedTrial, others: tuple[Environment, ...] = ()) -> R:
+        """Make the slot's environment ready, and `others` with it (kept running)."""
+
+    def measure(self, ready: R) -> TrialOutcome:
+        """The trial; stores nothing."""
+
+    def record(self, ready: R, result: TrialOutcome | None) -> bool:
+        """Store the trial (None: its failure to start); True when it is ok."""
+
+
+class PinsApart(Protocol):
+    """The keeper's part duet mode uses: the run's environments and pinning two apart."""
+
+    @property
+    def envs(self) -> Mapping[str, Environment]:
+        """The run's environments by label."""
+
+    def pin_apart(self, envs: list[Environment], bench: Benchmark,
+                  params: dict) -> list[list[int]] | None:
+        """Pin the environments onto disjoint CPUs at once: each one's CPUs, or None."""
+
+
+@runtime_checkable
+class Pairs(Protocol):
+    """What duet mode is handed: the run whose slots it runs pair by pair, as much of it as
+    duet uses. The runner's session (execution/run/session.py) is one; duet mode imports
+    nothing of the runner, its session or the executor."""
+    prepared: Prepared
+
+    @property
+    def executor(self) -> SlotSteps[Any]:
+        """The slot executor."""
+
+    @property
+    def keeper(self) -> PinsApart:
+        """The keeper of the run's environments."""
+
+    def slot_ran(self, slot: PlannedTrial, ok: bool) -> None:
+        """Count a slot that ran and move the progress line on."""
+
+    def describe(self, text: str) -> None:
+        """The progress line's description."""
 
 
 def pairs(slots: list[PlannedTrial]) -> list[tuple[PlannedTrial, ...]]:
@@ -56,33 +118,33 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
     return max(0.0, shared) / longest if longest > 0 else 0.0
 
 
-def run_duet(runner, active: ActiveRun, slots: list[PlannedTrial]) -> None:
-    """Run `slots` of the `active` run (runner.run_slots' contract) pair by pair."""
-    seed = active.prepared.study.seed
+def run_duet(session: Pairs, slots: list[PlannedTrial]) -> None:
+    """Run `slots` of the run `session` runs (its run_slots' contract) pair by pair."""
+    seed = session.prepared.study.seed
     for unit in pairs(slots):
         if len(unit) == 1:
-            _alone(runner, unit[0])
+            _alone(session, unit[0])
         else:
-            _together(runner, active, unit, random.Random(f"{seed}:duet:{unit[0].trial}:"
-                                                          f"{unit[0].benchmark}"))
+            _together(session, unit, random.Random(f"{seed}:duet:{unit[0].trial}:"
+                                                   f"{unit[0].benchmark}"))
 
 
-def _alone(runner, slot: PlannedTrial) -> None:
-    ex = runner.executor
-    runner.describe(f"{slot.environment} · {slot.benchmark} (alone)")
+def _alone(session: Pairs, slot: PlannedTrial) -> None:
+    ex = session.executor
+    session.describe(f"{slot.environment} · {slot.benchmark} (alone)")
     ready = ex.ready(slot)
     result = None
     if ready.error is None:
         result = ex.measure(ready)
         result.detail["duet"] = {"partner": None, "why": "its partner was not to be run"}
-    runner.slot_ran(slot, ex.record(ready, result))
+    session.slot_ran(slot, ex.record(ready, result))
 
 
-def _together(runner, active: ActiveRun, unit: tuple[PlannedTrial, PlannedTrial],
+def _together(session: Pairs, unit: tuple[PlannedTrial, PlannedTrial],
               rng: random.Random) -> None:
-    ex, keeper = runner.executor, active.keeper
+    ex, keeper = session.executor, session.keeper
     a, b = unit
-    runner.describe(f"{a.environment} ‖ {b.environment} · {a.benchmark}")
+    session.describe(f"{a.environment} ‖ {b.environment} · {a.benchmark}")
     envs = (keeper.envs[a.environment], keeper.envs[b.environment])
     ready_a = ex.ready(a, others=(envs[1],))
     ready_b = ex.ready(b, others=(envs[0],))
@@ -99,17 +161,17 @@ def _together(runner, active: ActiveRun, unit: tuple[PlannedTrial, PlannedTrial]
                 "overlap": round(overlap(spans[0], spans[1]), 4),
                 "start_skew_s": round(spans[i][0] - spans[1 - i][0], 6)}
         for ready, result in zip((ready_a, ready_b), results):
-            runner.slot_ran(ready.slot, ex.record(ready, result))
+            session.slot_ran(ready.slot, ex.record(ready, result))
         return
     for ready in (ready_a, ready_b):         # one could not be made ready: the other alone
         result = None
         if ready.error is None:
             result = ex.measure(ready)
             result.detail["duet"] = {"partner": None, "why": "its partner could not start"}
-        runner.slot_ran(ready.slot, ex.record(ready, result))
+        session.slot_ran(ready.slot, ex.record(ready, result))
 
 
-def _measure_both(ex, readies):
+def _measure_both(ex: SlotSteps[Any], readies: tuple[ReadySlot, ReadySlot]):
     barrier = threading.Barrier(2)
     spans = [None, None]
 

@@ -2,8 +2,9 @@
 calibrated (virtbench.execution.run.sections), the trial measured (its repetitions, what else the host did
 meanwhile: virtbench.machinery.machine.load, virtbench.execution.run.disturbance) and stored with its samples.
 
-The runner calls `run(slot)` for each slot in turn; duet mode (virtbench.execution.run.duet) calls
-`ready()`, then `measure()` of two slots on two threads at once, then `record()` of each.
+The run's session (virtbench.execution.run.session) calls `run(slot)` for each slot in turn;
+duet mode (virtbench.execution.run.duet) calls `ready()`, then `measure()` of two slots on two
+threads at once, then `record()` of each.
 """
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ A profiled trial whose workload failed runs once more (the first failure in its 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,6 +13,19 @@ from rich.markup import escape
 from ...core.errors import AgentError, VirtbenchError
 from .keeper import Keeper
 from ...foundations.store import Store
+from ...measure.benchmarks import Benchmark
+from ...measure.environments import Environment
+
+
+@dataclass(frozen=True)
+class ProfileRequest:
+    """One profile to take: the case `case` (its benchmark and parameters) in the run's
+    environment `label`."""
+    label: str
+    env: Environment
+    case: str
+    bench: Benchmark
+    params: dict
 
 
 def profile_exits(store: Store, run_id: str, prepared, keeper: Keeper,
@@ -34,7 +48,8 @@ def profile_exits(store: Store, run_id: str, prepared, keeper: Keeper,
                 console.print(f"profiling {escape(label)} · {escape(case)} "
                               f"({escape(answer.how)}; an extra trial, not a measured one)",
                               highlight=False)
-                if not _one(store, run_id, keeper, env, label, case, bench, params, console):
+                request = ProfileRequest(label, env, case, bench, params)
+                if not _one(store, run_id, keeper, request, console):
                     failed += 1
         finally:
             try:
@@ -45,17 +60,18 @@ def profile_exits(store: Store, run_id: str, prepared, keeper: Keeper,
     return failed
 
 
-def _one(store: Store, run_id: str, keeper: Keeper, env, label: str, case: str, bench,
-         params: dict, console: Console) -> bool:
+def _one(store: Store, run_id: str, keeper: Keeper, request: ProfileRequest,
+         console: Console) -> bool:
     """One profile; a profiled trial whose benchmark failed (the profiler worked, the
     workload did not) runs once more, and the profile's notes keep the first failure."""
+    label, case = request.label, request.case
     t0 = time.monotonic()
-    error, profile = _attempt(keeper, env, bench, params)
+    error, profile = _attempt(keeper, request)
     if error and profile is not None:
         console.print(f"[yellow]profiled trial failed[/] {escape(label)} · {escape(case)}: "
                       f"{escape(error)}; once more", highlight=False)
         first, t0 = error, time.monotonic()      # wall_s: the stored trial's own
-        error, profile = _attempt(keeper, env, bench, params)
+        error, profile = _attempt(keeper, request)
         if error:
             error = f"{error} (and before it: {first})"
         else:
@@ -70,8 +86,9 @@ def _one(store: Store, run_id: str, keeper: Keeper, env, label: str, case: str, 
     return True
 
 
-def _attempt(keeper: Keeper, env, bench, params: dict):
+def _attempt(keeper: Keeper, request: ProfileRequest):
     """(error, profile): the profile is None when the profiler itself failed or never ran."""
+    env, bench, params = request.env, request.bench, request.params
     error = keeper.ready(env, bench, params)
     if error is not None:
         return error, None
