@@ -32,25 +32,25 @@ class FleetRunner(Runner):
     def __init__(self, *args, client=None, **kwargs):
         super().__init__(*args, show_progress=False, **kwargs)
         self.client = client
-        self.done = self.total = 0
 
     def _execute(self, run_id, prepared):
         study = prepared.study
-        self.total = warmup.planned_trials(study, len(prepared.envs), len(prepared.cases),
-                                           len(prepared.skipped_cases))
-        self.done = len(self.store.done_slots(run_id))
+        total = warmup.planned_trials(study, len(prepared.envs), len(prepared.cases),
+                                      len(prepared.skipped_cases))
         state.set_state(self.client, self.fleet, self.host, "running", run=run_id,
-                        done=self.done, total=self.total, started=time.time())
+                        done=len(self.store.done_slots(run_id)), total=total,
+                        started=time.time())
         return super()._execute(run_id, prepared)
 
     def slot_ran(self, session, slot, ok):
+        """One progress line per trial and the unit's progress in the broker, both read off
+        the session's progress (the stored trials counted done)."""
         super().slot_ran(session, slot, ok)
-        run_id = session.run_id
-        self.done += 1
-        state.set_state(self.client, self.fleet, self.host, "running", run=run_id,
-                        done=self.done, total=self.total)
+        done, total = session.bar.counts
+        state.set_state(self.client, self.fleet, self.host, "running", run=session.run_id,
+                        done=done, total=total)
         trial = f"warm-up {-slot.trial}" if slot.trial < 0 else f"#{slot.trial + 1}"
-        self.console.print(escape(f"{self.host}: {self.done}/{self.total} {slot.environment} · "
+        self.console.print(escape(f"{self.host}: {done}/{total} {slot.environment} · "
                                   f"{slot.benchmark} {trial} " + ("ok" if ok else "failed")),
                            highlight=False)
 

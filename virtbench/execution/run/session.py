@@ -69,6 +69,12 @@ class TrialBar:
     def advance(self) -> None:
         self.progress.advance(self.task)
 
+    @property
+    def counts(self) -> tuple[int, int]:
+        """(trials done, the stored ones included; trials in all, adaptive blocks included)."""
+        task = self.progress.tasks[self.task]
+        return int(task.completed), int(task.total or 0)
+
 
 @dataclass
 class RunSession:
