@@ -14,13 +14,13 @@ from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.execution.fleet import lease, state
 from virtbench.execution.fleet.unit import run_unit
 from virtbench.foundations.store import Store
-from virtbench.study.flags import with_flags
+from virtbench.study.flags import StudyFlags, with_flags
 
 
 def _fleet(tmp_path, envs=("native",)):
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store(url)
-    study = with_flags(None, envs=list(envs), benches=["pi:k=10"], trials=2, seed=3)
+    study = with_flags(None, StudyFlags(env=list(envs), bench=["pi:k=10"], trials=2, seed=3))
     return url, store, store.create_fleet(study.to_dict(), ["a"])
 
 

@@ -24,7 +24,7 @@ from ...foundations.model import RunReport
 from ...foundations.model.density import DensityCurve, DensityReport, DensityRule, DensityStep, Throughput
 from .runner import Runner, prepare
 from ...foundations.store import Store, now
-from ...study.flags import parse_bench_spec, with_flags
+from ...study.flags import StudyFlags, parse_bench_spec, with_flags
 from ...machinery.vmlife import density as dens
 
 REFERENCE_KIND = "native"
@@ -156,8 +156,8 @@ class Sweep:
         if self.reference:
             envs.append(with_instances(REFERENCE_KIND, count))
         benches = self.benches + (["footprint"] if self.footprint else [])
-        return with_flags(None, envs=envs, benches=benches, trials=self.trials,
-                          quick=self.quick)
+        return with_flags(None, StudyFlags(env=envs, bench=benches, trials=self.trials,
+                                           quick=self.quick))
 
     def _runner_step(self, study) -> str:
         prepared = prepare(study)

@@ -104,7 +104,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
             args.resume, retry_failed=args.retry_failed)
     else:
         study = study_mod.load(args.study) if args.study else None
-        study = study_flags.with_flags(study, **study_flags.flag_values(args))
+        study = study_flags.with_flags(study, study_flags.StudyFlags.from_args(args))
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
