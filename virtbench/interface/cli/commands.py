@@ -329,12 +329,13 @@ def cmd_history(args, out: Console, err: Console) -> int:
         static.check_target(args.output)          # before the store is read
     else:
         _check_output(args)
+    asked = history.HistoryRequest(series=args.series, host=args.host, environments=args.env,
+                                   benchmarks=args.bench, metrics=args.metric,
+                                   threshold_pct=args.threshold, alpha=args.alpha,
+                                   correction=args.correction)
     store = _open_store(args, read_only=True)
     try:
-        result = history.history(store, series=args.series, host=args.host,
-                                 environments=args.env, benchmarks=args.bench,
-                                 metrics=args.metric, threshold_pct=args.threshold,
-                                 alpha=args.alpha, correction=args.correction)
+        result = history.history(store, asked)
     except StoreUnavailable as exc:
         # history's exit 3 means a confirmed change; a store that stops answering while it
         # reads has nothing to resume: exit 2, so a pipeline never takes it for a regression
