@@ -115,10 +115,10 @@ class StudyFlags:
         _check_min_section(self.min_section)
         _check_blocks("--min-trials", self.min_trials)
         _check_blocks("--max-trials", self.max_trials)
-        for name in ("profile", "analysis", "correction"):
-            allowed, value = flag_field(name).metadata["choices"], getattr(self, name)
-            if value is not None and value not in allowed:
-                raise VirtbenchError(f"{flag_of(name)} {value}: use {' or '.join(allowed)}")
+        for f in fields(self):
+            allowed, value = f.metadata.get("choices"), getattr(self, f.name)
+            if allowed and value is not None and value not in allowed:
+                raise VirtbenchError(f"{flag_of(f.name)} {value}: use {' or '.join(allowed)}")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> StudyFlags:
