@@ -213,8 +213,7 @@ class Sweep:
         r = self.request
         report = DensityReport(environment=r.spec, schedule=r.schedule, max_count=r.max_count,
                                trials=r.trials, quick=r.quick,
-                               rule=DensityRule(per_guest_floor=self.rule.per_guest_floor,
-                                                min_gain=self.rule.min_gain),
+                               rule=DensityRule(per_guest_floor=r.floor, min_gain=r.min_gain),
                                started=now().isoformat())
         curves: dict[tuple[str, str], DensityCurve] = {}
         t0, count, reason = time.monotonic(), 1, "max"
