@@ -13,7 +13,7 @@ import redis
 import sqlalchemy as sa
 
 from virtbench.execution.fleet.app import queue_name
-from virtbench.foundations.store import Sample, Store
+from virtbench.foundations.store import Sample, Store, TrialRecord
 
 # short enough for a test: a dead worker's unit is back within ~3 s, its lease gone in 2 s
 TEST_ENV = {"VIRTBENCH_VISIBILITY_TIMEOUT": "2", "VIRTBENCH_LEASE_TTL": "2",
@@ -116,8 +116,8 @@ def host_run(store: Store, fleet: str, host: str, values: list[float]) -> str:
     store.upsert_environment(run, "native", kind="native", spec="native", options={},
                              status="up")
     for i, v in enumerate(values):
-        store.record_trial(run, environment="native", benchmark="pi", benchmark_name="pi",
-                           params={}, trial=i, seq=i, status="ok",
-                           samples_=[Sample("seconds", v, "s", False)])
+        store.record_trial(run, TrialRecord(
+            environment="native", benchmark="pi", benchmark_name="pi",
+            params={}, trial=i, seq=i, status="ok", samples=[Sample("seconds", v, "s", False)]))
     store.set_run_status(run, "complete")
     return run

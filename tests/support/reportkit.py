@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from virtbench.foundations.store import Sample, Store
+from virtbench.foundations.store import Sample, Store, TrialRecord
 
 # (benchmark label, benchmark name, metric, unit, higher_is_better, native mean)
 BATTERY = [
@@ -55,8 +55,9 @@ def fill_store(store: Store, study: dict, envs=ENVIRONMENTS, battery=BATTERY, tr
                     Sample(metric, rng.gauss(m, m * 0.02), unit, hib))
             for case, samples in by_case.items():
                 name = next(b[1] for b in battery if b[0] == case)
-                store.record_trial(run_id, environment=label, benchmark=case, benchmark_name=name,
-                                   params={}, trial=t, seq=seq, status="ok", samples_=samples)
+                store.record_trial(run_id, TrialRecord(
+                    environment=label, benchmark=case, benchmark_name=name,
+                    params={}, trial=t, seq=seq, status="ok", samples=samples))
                 seq += 1
     store.set_run_status(run_id, "complete")
     return run_id

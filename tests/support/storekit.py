@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from virtbench.foundations.store import Sample, Store
+from virtbench.foundations.store import Sample, Store, TrialRecord
 
 SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
@@ -45,9 +45,10 @@ def filled_run(store: Store, envs: dict[str, dict], samples: dict[str, dict[str,
     for label, metrics in samples.items():
         n = len(next(iter(metrics.values())))
         for t in range(n):
-            store.record_trial(run_id, environment=label, benchmark=bench, benchmark_name=bench,
-                               params={}, trial=t, seq=seq, status="ok",
-                               samples_=[Sample(m, v[t], "MB/s", hib) for m, v in metrics.items()])
+            store.record_trial(run_id, TrialRecord(
+                environment=label, benchmark=bench, benchmark_name=bench,
+                params={}, trial=t, seq=seq, status="ok",
+                samples=[Sample(m, v[t], "MB/s", hib) for m, v in metrics.items()]))
             seq += 1
     store.set_run_status(run_id, "complete")
     return run_id
@@ -83,10 +84,11 @@ def block_run(store: Store, samples: dict[str, dict[str, list[float]]], hib: boo
             metrics = samples[label]
             if t >= len(next(iter(metrics.values()))):
                 continue
-            store.record_trial(run_id, environment=label, benchmark=bench, benchmark_name=bench,
-                               params={}, trial=t, seq=seq, status="ok",
-                               samples_=[Sample(m, v[t], unit, hib) for m, v in metrics.items()],
-                               detail=(detail or {}).get((label, t)))
+            store.record_trial(run_id, TrialRecord(
+                environment=label, benchmark=bench, benchmark_name=bench,
+                params={}, trial=t, seq=seq, status="ok",
+                samples=[Sample(m, v[t], unit, hib) for m, v in metrics.items()],
+                detail=(detail or {}).get((label, t))))
             seq += 1
     store.set_run_status(run_id, "complete")
     return run_id

@@ -31,6 +31,13 @@ STEAL_LIMIT_PCT = 10.0   # steal above this share of the host's CPU time over th
 CPU_SHARE_LIMIT = 0.7    # a CPU-bound kernel that got less than this x its usual CPU share
 CPU_SHARE_HISTORY = 3    # trials of an environment and case before their median is usual
 
+# The density sweep (`virtbench density`, docs/lifecycle.md): guests added step by step
+DENSITY_MAX_GUESTS = 8     # the most guests at once
+DENSITY_TRIALS = 3         # trials per step
+DENSITY_FLOOR = 0.5        # QoS: each guest keeps at least this share of one guest's throughput
+DENSITY_MIN_GAIN = 0.05    # a step must raise the aggregate by this share of the best so far
+DENSITY_MAX_S = 3600.0     # no new step after this long (seconds)
+
 
 # The valid ranges of the numbers a user gives, on every command and in study files (the
 # study schema and the CLI's flags both read them here; docs/contract.md)

@@ -1,6 +1,7 @@
-"""Command-line flags on top of a study: `--bench NAME[:key=value,...]` as benchmark cases,
-`--env`, `--trials`, `--baseline`... applied over a study file (a flag overrides the file) or
-making a study from flags alone, for `run`, `fleet run` and the density sweep.
+"""The study flags (study/flagset.py) on top of a study: `--bench NAME[:key=value,...]` as
+benchmark cases, `--env`, `--trials`, `--baseline`... applied over a study file (a flag
+overrides the file) or making a study from flags alone, for `run`, `fleet run` and the
+density sweep.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..measure.environments import EnvSpec
 from ..measure.environments.spec import NAME_OPTION
 from .baseline import Candidate, resolve_baseline
 from .design import BenchmarkCase, EnvironmentEntry, Study, trials_setting
+from .flagset import StudyFlags
 
 QUICK_TRIALS = 5         # --quick without --trials caps a study's trials at this: a smoke run.
                          # Paired pass/fail (band claims) often decide with 5 blocks; a
@@ -63,46 +65,39 @@ def bench_case(text: str, quick: bool = False) -> BenchmarkCase:
     return BenchmarkCase(name, params)
 
 
-def with_flags(study: Study | None, envs: list[str] | None = None,
-               benches: list[str] | None = None, trials: int | str | None = None,
-               baseline: str | None = None, seed: int | None = None,
-               quick: bool = False, profile: str | None = None,
-               analysis: str | None = None, correction: str | None = None,
-               min_trials: int | None = None, max_trials: int | None = None,
-               budget: str | None = None, min_section: float | None = None,
-               duet: bool = False, resolution: float | None = None) -> Study:
-    """Command-line flags applied on top of a study (or a study made from flags alone): a
-    new Study, the one given left as it was.
+def with_flags(study: Study | None, flags: StudyFlags | None = None) -> Study:
+    """The study flags (study/flagset.py) applied on top of a study (or a study made from
+    flags alone): a new Study, the one given left as it was.
 
     `--bench NAME` (no parameters) picks the study's benchmarks of that name or label
     (with their parameters and method notes); with parameters it is a benchmark of its own.
     """
     study = study or Study(name="adhoc", environments=[], benchmarks=[])
-    given = {"profile": profile, "analysis": analysis, "correction": correction,
-             "seed": _checked_seed(seed),
-             "budget_s": study_schema.duration_s(budget, "--budget") if budget is not None
+    flags = flags or StudyFlags()
+    given = {"profile": flags.profile, "analysis": flags.analysis,
+             "correction": flags.correction, "seed": flags.seed, "budget_s": flags.budget_s(),
+             "resolution_pct": float(flags.resolution) if flags.resolution is not None
              else None,
-             "resolution_pct": float(resolution) if resolution is not None else None,
-             "min_section_s": _checked_min_section(min_section),
-             "min_trials": _checked_blocks("--min-trials", min_trials),
-             "max_trials": _checked_blocks("--max-trials", max_trials)}
+             "min_section_s": float(flags.min_section) if flags.min_section is not None
+             else None,
+             "min_trials": flags.min_trials, "max_trials": flags.max_trials}
     changes = {key: value for key, value in given.items() if value is not None}
-    if envs:
-        changes["environments"] = [EnvironmentEntry(s) for s in envs]
-    if benches:
-        changes["benchmarks"] = _benches(study, benches, quick)
+    if flags.env:
+        changes["environments"] = [EnvironmentEntry(s) for s in flags.env]
+    if flags.bench:
+        changes["benchmarks"] = _benches(study, flags.bench, flags.quick)
     lowest = changes.get("min_trials", study.min_trials)
     study_schema.check_bounds(lowest, changes.get("max_trials", study.max_trials))
-    adaptive, count = (trials_setting(trials, lowest) if trials is not None
+    adaptive, count = (trials_setting(flags.trials, lowest) if flags.trials is not None
                        else (study.adaptive, lowest if study.adaptive else study.trials))
-    if quick and trials is None and not adaptive:
+    if flags.quick and flags.trials is None and not adaptive:
         # a smoke run: enough trials for a CI and a p-value, not the full design's count
         count = min(count, QUICK_TRIALS)
-    if baseline is not None:
+    if flags.baseline is not None:
         changes["published"] = _pinned_published(study)
-        changes["baseline"] = baseline
-    changes.update(adaptive=adaptive, trials=count, duet=study.duet or duet,
-                   quick=study.quick or quick)
+        changes["baseline"] = flags.baseline
+    changes.update(adaptive=adaptive, trials=count, duet=study.duet or flags.duet,
+                   quick=study.quick or flags.quick)
     if not changes.get("environments", study.environments):
         changes["environments"] = [EnvironmentEntry("native")]
     return replace(study, **changes)
@@ -118,40 +113,6 @@ def _benches(study: Study, benches: list[str], quick: bool) -> list[BenchmarkCas
                 [c for c in study.benchmarks if c.name == name]
         chosen += known if known and not items else [bench_case(text, quick)]
     return chosen
-
-
-def _checked_min_section(value: float | None) -> float | None:
-    if value is None:
-        return None
-    if not 0 <= value <= 3600:
-        raise VirtbenchError(f"--min-section {value:g}: give 0 (off) to 3600 seconds")
-    return float(value)
-
-
-def _checked_blocks(flag: str, value: int | None) -> int | None:
-    """--min-trials / --max-trials: the range a study file's min_trials and max_trials
-    have (schema.Blocks), so that what a run stores reads back as valid."""
-    if value is not None and not 2 <= value <= 100_000:
-        raise VirtbenchError(f"{flag} {value}: give 2 to 100000 blocks, e.g. {flag} 6")
-    return value
-
-
-def _checked_seed(value: int | None) -> int | None:
-    if value is not None and value < 0:
-        raise VirtbenchError(f"--seed {value}: give 0 or more, e.g. --seed 42")
-    return value
-
-
-FLAGS = ("envs", "benches", "trials", "baseline", "seed", "quick", "profile", "analysis",
-         "correction", "min_trials", "max_trials", "budget", "min_section", "duet",
-         "resolution")
-_ARGS = {"envs": "env", "benches": "bench"}
-
-
-def flag_values(args) -> dict:
-    """with_flags()'s keywords from the parsed study flags (cli.add_study_flags) of `run`
-    and `fleet run`."""
-    return {key: getattr(args, _ARGS.get(key, key), None) for key in FLAGS}
 
 
 def _pinned_published(study: Study) -> list[dict]:

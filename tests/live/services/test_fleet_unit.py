@@ -13,14 +13,14 @@ from rich.console import Console
 from redisserver import redis_server  # noqa: F401  (fixture)
 from virtbench.execution.fleet import lease, state
 from virtbench.execution.fleet.unit import run_unit
-from virtbench.foundations.store import Store
-from virtbench.study.flags import with_flags
+from virtbench.foundations.store import Store, TrialRecord
+from virtbench.study.flags import StudyFlags, with_flags
 
 
 def _fleet(tmp_path, envs=("native",)):
     url = f"sqlite:///{tmp_path / 's.db'}"
     store = Store(url)
-    study = with_flags(None, envs=list(envs), benches=["pi:k=10"], trials=2, seed=3)
+    study = with_flags(None, StudyFlags(env=list(envs), bench=["pi:k=10"], trials=2, seed=3))
     return url, store, store.create_fleet(study.to_dict(), ["a"])
 
 
@@ -99,8 +99,9 @@ def test_fleet_status_per_host(redis_server, tmp_path):  # noqa: F811
     for h in ("r", "w"):
         runs[h] = store.create_run({"name": "s"}, seed=1, quick=False, version="t", host=h,
                                    fleet=fleet)
-        store.record_trial(runs[h], environment="native", benchmark="pi", benchmark_name="pi",
-                           params={}, trial=0, seq=0, status="ok", samples_=[])
+        store.record_trial(runs[h], TrialRecord(
+            environment="native", benchmark="pi", benchmark_name="pi",
+            params={}, trial=0, seq=0, status="ok", samples=[]))
     state.set_state(client, fleet, "r", "running", run=runs["r"], done=1, total=6)
     state.set_state(client, fleet, "w", "waiting-for-store", error="store x went away")
     lines = [s.line() for s in fleet_status(store, client, fleet)]

@@ -177,15 +177,16 @@ def test_a_store_that_is_down_is_one_line_and_exit_2(pg_server):
 
 
 def test_a_store_object_says_store_unavailable_then_works_again_after_a_restart(pg_server):
-    from virtbench.foundations.store import Sample, StoreUnavailable
+    from virtbench.foundations.store import Sample, StoreUnavailable, TrialRecord
     store = Store(pg_server.url_for())
     run_id = store.create_run({"name": "t"}, seed=1, quick=True, version="0", host="h")
     pg_server.stop()
     try:
         with pytest.raises(StoreUnavailable) as exc:
-            store.record_trial(run_id, environment="native", benchmark="pi", benchmark_name="pi",
-                               params={}, trial=0, seq=0, status="ok",
-                               samples_=[Sample("seconds", 1.0, "s", False)])
+            store.record_trial(run_id, TrialRecord(
+                environment="native", benchmark="pi", benchmark_name="pi",
+                params={}, trial=0, seq=0, status="ok",
+                samples=[Sample("seconds", 1.0, "s", False)]))
     finally:
         pg_server.start()
     assert exc.value.exit_code == 3
@@ -193,7 +194,7 @@ def test_a_store_object_says_store_unavailable_then_works_again_after_a_restart(
                                      "Store.record_trial() (")
     assert "\n" not in str(exc.value)
     # a long-lived process (a fleet worker) goes on with the same Store once it is back
-    store.record_trial(run_id, environment="native", benchmark="pi", benchmark_name="pi",
-                       params={}, trial=0, seq=0, status="ok",
-                       samples_=[Sample("seconds", 1.0, "s", False)])
+    store.record_trial(run_id, TrialRecord(
+        environment="native", benchmark="pi", benchmark_name="pi",
+        params={}, trial=0, seq=0, status="ok", samples=[Sample("seconds", 1.0, "s", False)]))
     assert len(store.samples(run_id)) == 1

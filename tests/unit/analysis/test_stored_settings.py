@@ -98,8 +98,8 @@ def test_the_runner_stores_every_setting_and_the_resolved_baseline(tmp_path):
 
 def test_a_resolved_study_is_frozen_and_the_plan_holds_its_baseline():
     from virtbench.execution.run.runner import prepare
-    from virtbench.study.flags import with_flags
-    study = with_flags(None, envs=["native:name=a", "native:name=b"], benches=["pi"])
+    from virtbench.study.flags import StudyFlags, with_flags
+    study = with_flags(None, StudyFlags(env=["native:name=a", "native:name=b"], bench=["pi"]))
     prepared = prepare(study, dry_run=True)
     assert prepared.baseline == "a" and study.baseline is None      # the first of two
     with pytest.raises(FrozenInstanceError):

@@ -15,7 +15,7 @@ from virtbench.measure.environments.group import InstanceGroup
 from virtbench.measure.environments.instances import group_metrics
 from virtbench.core.metric_id import MetricId, identify
 from virtbench.core.outcome import Metric
-from virtbench.foundations.store import Sample, Store
+from virtbench.foundations.store import Sample, Store, TrialRecord
 from virtbench.foundations.store.upgrade import REVISIONS_DIR
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
@@ -61,11 +61,11 @@ def test_the_runner_stores_the_identity_the_metric_was_made_with(tmp_path, monke
 def test_samples_given_without_identity_are_identified_by_their_trial(store_url):
     store = Store(store_url)
     run = store.create_run({"name": "t"}, seed=1, quick=True, version="t", host="h")
-    store.record_trial(run, environment="g/x2", benchmark="b", benchmark_name="b", params={},
-                       trial=0, seq=0, status="ok",
-                       samples_=[Sample("t", 2.0, "s", False), Sample("t_i0", 1.0, "s", False),
-                                 Sample("t_i1", 1.0, "s", False),
-                                 Sample("u", 3.0, "s", False, "single", "u")])
+    store.record_trial(run, TrialRecord(
+        environment="g/x2", benchmark="b", benchmark_name="b", params={},
+        trial=0, seq=0, status="ok",
+        samples=[Sample("t", 2.0, "s", False), Sample("t_i0", 1.0, "s", False),
+        Sample("t_i1", 1.0, "s", False), Sample("u", 3.0, "s", False, "single", "u")]))
     got = {s["metric"]: (s["base_metric"], s["scope"], s["instance"])
            for s in store.samples(run)}
     assert got == {"t": ("t", "aggregate", None), "t_i0": ("t", "instance", 0),

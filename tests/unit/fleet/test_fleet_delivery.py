@@ -14,9 +14,9 @@ from brokerkit import FakeRedis
 from virtbench.core.errors import VirtbenchError
 from virtbench.execution.fleet import app as fleet_app, state, unit
 from virtbench.foundations.store import StoreUnavailable
-from virtbench.study.flags import with_flags
+from virtbench.study.flags import StudyFlags, with_flags
 
-STUDY = with_flags(None, envs=["native"], benches=["pi:k=10"], trials=2, seed=3).to_dict()
+STUDY = with_flags(None, StudyFlags(env=["native"], bench=["pi:k=10"], trials=2, seed=3)).to_dict()
 
 
 class FakeStore:

@@ -9,7 +9,7 @@ from brokerkit import FakeRedis
 from virtbench.core.errors import VirtbenchError
 from virtbench.execution.fleet import enqueue, lease, state
 from virtbench.foundations.store import Store
-from virtbench.study.flags import with_flags
+from virtbench.study.flags import StudyFlags, with_flags
 
 
 class FakeInspect:
@@ -75,7 +75,7 @@ def checks(monkeypatch, tmp_path):
 
 
 def _study(seed=None):
-    return with_flags(None, envs=["native"], benches=["pi:k=10"], trials=2, seed=seed)
+    return with_flags(None, StudyFlags(env=["native"], bench=["pi:k=10"], trials=2, seed=seed))
 
 
 def test_fleet_run_writes_the_fleet_and_enqueues_one_unit_per_host(checks):

@@ -9,7 +9,7 @@ import time
 from brokerkit import FakeRedis
 from virtbench.execution.fleet import state
 from virtbench.execution.fleet.status import HostStatus, fleet_status, wait
-from virtbench.foundations.store import Store
+from virtbench.foundations.store import Store, TrialRecord
 
 
 def test_status_lines():
@@ -28,9 +28,9 @@ def _run(store: Store, fleet: str, host: str, trials: int = 1) -> str:
     run = store.create_run({"name": "s"}, seed=1, quick=False, version="t", host=host,
                            fleet=fleet)
     for i in range(trials):
-        store.record_trial(run, environment="native", benchmark="pi", benchmark_name="pi",
-                           params={}, trial=i, seq=i, status="ok" if i else "failed",
-                           samples_=[])
+        store.record_trial(run, TrialRecord(
+            environment="native", benchmark="pi", benchmark_name="pi",
+            params={}, trial=i, seq=i, status="ok" if i else "failed", samples=[]))
     return run
 
 

@@ -6,7 +6,7 @@ from historykit import aa_store, stepped_store, trials
 from storekit import filled_run
 
 from virtbench.core.errors import VirtbenchError
-from virtbench.results.history import failing, history
+from virtbench.results.history import HistoryRequest, failing, history
 from virtbench.results.history.facts import changed_facts
 from virtbench.foundations.store import Store
 
@@ -55,7 +55,7 @@ def test_several_facts_at_once_name_the_facts_to_separate(store_url):
         filled_run(store, {"native": {}, "vm": {"qemu_version": "10.0.2" if new else "7.2.22",
                                                 "guest_kernel": "6.12" if new else "6.1"}},
                    {"native": {"triad": trials(100, i)}, "vm": {"triad": trials(50, 50 + i)}})
-    report = history(store, environments=["vm"])
+    report = history(store, HistoryRequest(environments=["vm"]))
     [c] = find(report, "value", "vm").changes
     assert [(f.key, f.before, f.after) for f in c.facts] == [
         ("qemu_version", "7.2.22", "10.0.2"), ("guest_linux", "6.1", "6.12")]
@@ -73,7 +73,7 @@ def test_several_options_at_once_come_with_the_study_that_separates_them(store_u
         filled_run(store, {"native": {}, "vm": {"qemu_version": "10.0.2" if new else "7.2.22"}},
                    {"native": {"triad": trials(100, i)}, "vm": {"triad": trials(50, 50 + i)}},
                    specs={"vm": spec})
-    report = history(store, environments=["vm"])
+    report = history(store, HistoryRequest(environments=["vm"]))
     [c] = find(report, "value", "vm").changes
     assert c.separate == ["binary", "linux"]
     path = tmp_path / "separate.toml"
@@ -111,16 +111,16 @@ def test_an_improvement_is_a_change_not_a_regression(store_url):
 def test_series_and_host_filters(store_url):
     store = stepped_store(store_url, before=3, after=0, series="nightly")
     filled_run(store, {"native": {}}, {"native": {"triad": trials(100, 9)}}, host="other")
-    assert history(store, series="nightly").runs == 3
-    assert history(store, host="other").runs == 1
+    assert history(store, HistoryRequest(series="nightly")).runs == 3
+    assert history(store, HistoryRequest(host="other")).runs == 1
     assert history(store).runs == 4
     with pytest.raises(VirtbenchError, match=r"--series weekly: no run in .* is tagged so; "
                                              r"its series: nightly"):
-        history(store, series="weekly")
+        history(store, HistoryRequest(series="weekly"))
     with pytest.raises(VirtbenchError, match=r"--host nosuch: .* its hosts: other, testhost"):
-        history(store, host="nosuch")
+        history(store, HistoryRequest(host="nosuch"))
     with pytest.raises(VirtbenchError, match="matches --env/--bench/--metric"):
-        history(store, metrics=["nosuch"])
+        history(store, HistoryRequest(metrics=["nosuch"]))
 
 
 def test_changed_facts_are_the_fact_finders():

@@ -172,7 +172,8 @@ def test_a_baseline_override_keeps_the_published_figures_reference(tmp_path):
     """zhang-kvm-io run with --baseline the untuned guest (the tunings' before/after): the
     paper's untuned-guest-vs-native figure (0.5) stays beside guest/native, not guest/guest."""
     untuned = "qemu:disk=ide,nic=e1000,cache=writethrough,backing=raw"
-    s = study_flags.with_flags(study.load(REPO / "studies" / "zhang-kvm-io.toml"), baseline=untuned)
+    s = study_flags.with_flags(study.load(REPO / "studies" / "zhang-kvm-io.toml"),
+                               study_flags.StudyFlags(baseline=untuned))
     guest = "qemu-tcg/ide/e1000/cache=writethrough"
     envs = [("native", "native", "native", 1.0, {}),
             (guest, "qemu", untuned, 0.25, {}),

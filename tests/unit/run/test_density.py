@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from virtbench.results import report as reports
 from virtbench.execution.run import density as sw
+from virtbench.core import defaults
 from virtbench.core.errors import VirtbenchError
 from virtbench.foundations.model import RunReport
 from virtbench.foundations.model.density import DensityCurve, DensityReport
@@ -149,8 +151,8 @@ class Replay:
 
 def test_the_sweep_stops_where_its_rule_fails(monkeypatch):
     replay = Replay(monkeypatch)
-    s = sw.Sweep("native", ["cyclepi:steps=200000000"], 8, trials=2, run_step=replay,
-                 available=lambda: 2**40)
+    s = sw.Sweep(sw.DensityRequest("native", ["cyclepi:steps=200000000"], 8, trials=2),
+                 run_step=replay, available=lambda: 2**40)
     got = s.run()
     assert [st.environments[0].spec for st in replay.studies] == \
         ["native", "native:instances=2", "native:instances=3"]
@@ -161,19 +163,23 @@ def test_the_sweep_stops_where_its_rule_fails(monkeypatch):
 
 
 def test_the_sweep_stops_at_its_max_memory_and_time(monkeypatch):
-    s = sw.Sweep("native", ["cyclepi"], 2, run_step=Replay(monkeypatch), available=lambda: 2**40)
+    s = sw.Sweep(sw.DensityRequest("native", ["cyclepi"], 2), run_step=Replay(monkeypatch),
+                 available=lambda: 2**40)
     got = s.run()
     assert got.stop_reason == "max" and got.curves[0].stop_reason == "max"
     assert got.curves[0].knee == 2 and "maximum" in got.curves[0].why
 
-    qemu = sw.Sweep("qemu:mem=1G", ["cyclepi"], 8, reference=False,
+    qemu = sw.Sweep(sw.DensityRequest("qemu:mem=1G", ["cyclepi"], 8, reference=False),
                     run_step=Replay(monkeypatch), available=lambda: 2.5 * 2**30)
     assert qemu._study(2).environments[0].spec == "qemu:mem=1G,instances=2"
     # two 1 GiB guests fit in 2.5 GiB, three do not: the sweep ends before step 3
     got = qemu.run()
     assert got.stop_reason == "memory" and [x.count for x in got.curves[0].steps] == [1, 2]
 
-    late = sw.Sweep("native", ["cyclepi"], 8, max_s=-1, run_step=Replay(monkeypatch))
+    clock = iter([0.0, 11.0])        # the sweep starts, then finds 11 s gone before step 1
+    monkeypatch.setattr(sw, "time", SimpleNamespace(monotonic=lambda: next(clock)))
+    late = sw.Sweep(sw.DensityRequest("native", ["cyclepi"], 8, max_s=10),
+                    run_step=Replay(monkeypatch))
     got = late.run()
     assert got.stop_reason == "time" and got.curves == []
 
@@ -185,42 +191,61 @@ def test_a_failed_step_keeps_the_steps_before(monkeypatch):
         if len(replay.studies) == 2:
             raise VirtbenchError("environment qemu: the guest did not boot")
         return replay(study)
-    got = sw.Sweep("native", ["cyclepi"], 8, run_step=step, available=lambda: 2**40).run()
+    got = sw.Sweep(sw.DensityRequest("native", ["cyclepi"], 8), run_step=step,
+                   available=lambda: 2**40).run()
     assert got.stop_reason == "failed" and "step 3: environment qemu" in got.failure
     assert [s.count for s in got.curves[0].steps] == [1, 2]
     assert got.curves[0].stop_reason == "failed" and got.curves[0].knee == 2
 
 
 def test_a_reference_curve_runs_beside_and_is_not_judged(monkeypatch):
-    s = sw.Sweep("container", ["cyclepi"], 3, run_step=Replay(monkeypatch),
+    s = sw.Sweep(sw.DensityRequest("container", ["cyclepi"], 3), run_step=Replay(monkeypatch),
                  available=lambda: None)
     study = s._study(3)
     assert [e.spec for e in study.environments] == ["container:instances=3",
                                                     "native:instances=3"]
     # a container's host memory is read at each step too (benchmark footprint)
     assert [c.name for c in study.benchmarks] == ["cyclepi", "footprint"]
-    assert [c.name for c in sw.Sweep("native", ["cyclepi"], 2)._study(1).benchmarks] == \
-        ["cyclepi"]
+    alone = sw.Sweep(sw.DensityRequest("native", ["cyclepi"], 2))
+    assert [c.name for c in alone._study(1).benchmarks] == ["cyclepi"]
 
 
 def test_bad_input_is_one_line():
     with pytest.raises(VirtbenchError, match="instances"):
-        sw.Sweep("qemu:instances=2", ["cyclepi"], 4)
+        sw.DensityRequest("qemu:instances=2", ["cyclepi"], 4)
     with pytest.raises(VirtbenchError, match="--max"):
-        sw.Sweep("qemu", ["cyclepi"], 0)
+        sw.DensityRequest("qemu", ["cyclepi"], 0)
     with pytest.raises(VirtbenchError, match="no such metric"):
-        sw.Sweep("native", ["cyclepi"], 2, metrics={"cyclepi": "mflops"})
+        sw.DensityRequest("native", ["cyclepi"], 2, metrics={"cyclepi": "mflops"})
     with pytest.raises(VirtbenchError, match="not a --bench"):
-        sw.Sweep("native", ["cyclepi"], 2, metrics={"stream": "triad_mb_s"})
-    assert sw.Sweep("native", ["stream"], 2).cases == [("stream", "copy_mb_s")]
-    assert sw.Sweep("native", ["stream"], 2, metrics={"stream": "triad_mb_s"}).cases == \
-        [("stream", "triad_mb_s")]
+        sw.DensityRequest("native", ["cyclepi"], 2, metrics={"stream": "triad_mb_s"})
+    assert sw.Sweep(sw.DensityRequest("native", ["stream"], 2)).cases == [("stream", "copy_mb_s")]
+    assert sw.Sweep(sw.DensityRequest("native", ["stream"], 2, metrics={"stream": "triad_mb_s"})
+                    ).cases == [("stream", "triad_mb_s")]
+
+
+@pytest.mark.parametrize("changes, says", [
+    ({"trials": 0}, "density --trials: from 1 to 100"),
+    ({"schedule": "cubic"}, "density --schedule: linear or doubling"),
+    ({"floor": 1.5}, "density: the per-guest floor is a share from 0 to 1"),
+    ({"min_gain": 1.0}, "density: the aggregate's minimum gain"),
+    ({"max_s": 0.0}, "density --max-time: a positive number of seconds"),
+    ({"benches": []}, "density: give at least one --bench NAME")])
+def test_a_density_request_is_checked_when_it_is_made(changes, says):
+    """What the sweep is asked is checked where it is built: each bad value one line."""
+    asked = {"spec": "native", "benches": ["cyclepi"], **changes}
+    with pytest.raises(VirtbenchError) as err:
+        sw.DensityRequest(**asked)
+    assert str(err.value).startswith(says) and "\n" not in str(err.value)
+    assert sw.DensityRequest("native", ["cyclepi"]).max_count == defaults.DENSITY_MAX_GUESTS
 
 
 def test_cli_bad_input_exits_2_and_writes_nothing(tmp_path, capsys):
     from virtbench.interface.cli.commands import main
     store = tmp_path / "s.db"
     for argv in (["--env", "native", "--bench", "cyclepi", "--floor", "2"],
+                 ["--env", "native", "--bench", "cyclepi", "--max-time", "0"],
+                 ["--env", "native", "--bench", "cyclepi", "--trials", "0"],
                  ["--env", "native", "--bench", "cyclepi", "--metric", "cyclepi"],
                  ["--env", "native:instances=2", "--bench", "cyclepi"]):
         assert main(["density", *argv, "--store", f"sqlite:///{store}"]) == 2
@@ -230,8 +255,8 @@ def test_cli_bad_input_exits_2_and_writes_nothing(tmp_path, capsys):
 
 # -- the report ---------------------------------------------------------------------------
 def sample_report(monkeypatch) -> DensityReport:
-    return sw.Sweep("native", ["cyclepi:steps=200000000"], 8, run_step=Replay(monkeypatch),
-                    available=lambda: 2**40).run()
+    return sw.Sweep(sw.DensityRequest("native", ["cyclepi:steps=200000000"], 8),
+                    run_step=Replay(monkeypatch), available=lambda: 2**40).run()
 
 
 def test_density_report_in_json_html_and_table(monkeypatch):

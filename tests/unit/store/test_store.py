@@ -6,7 +6,7 @@ import pytest
 
 import sqlalchemy as sa
 
-from virtbench.foundations.store import Sample, Store, upgrade
+from virtbench.foundations.store import Sample, Store, TrialRecord, upgrade
 
 from pathlib import Path
 
@@ -37,17 +37,19 @@ def test_a_store_made_by_the_previous_schema_opens_and_upgrades(tmp_path):
     assert store.boots(run["id"]) == [] and store.superseded_trials(run["id"]) == []
     assert upgrade(store.engine) == []                       # idempotent
     # and the upgraded store takes new rows
-    store.record_trial(run["id"], environment="native", benchmark="pi", benchmark_name="pi",
-                       params={}, trial=-1, seq=-1, status="ok", warmup=True,
-                       samples_=[Sample("seconds", 1.0, "s", False)])
+    store.record_trial(run["id"], TrialRecord(
+        environment="native", benchmark="pi", benchmark_name="pi",
+        params={}, trial=-1, seq=-1, status="ok", warmup=True,
+        samples=[Sample("seconds", 1.0, "s", False)]))
     assert len(store.trials(run["id"])) == 2 and len(store.trials(run["id"], include_warmup=True)) == 3
 
 
 def _trial(store, run_id, trial, status="ok", warmup=False, boot=None, value=1.0):
-    return store.record_trial(run_id, environment="native", benchmark="pi", benchmark_name="pi",
-                              params={}, trial=trial, seq=trial, status=status, warmup=warmup,
-                              boot=boot, error=None if status == "ok" else "boom",
-                              samples_=[Sample("seconds", value, "s", False)] if status == "ok" else [])
+    return store.record_trial(run_id, TrialRecord(
+        environment="native", benchmark="pi", benchmark_name="pi",
+        params={}, trial=trial, seq=trial, status=status, warmup=warmup,
+        boot=boot, error=None if status == "ok" else "boom",
+        samples=[Sample("seconds", value, "s", False)] if status == "ok" else []))
 
 
 def test_warmups_are_stored_but_not_statistics(store_url):

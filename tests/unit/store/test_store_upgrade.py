@@ -10,7 +10,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from virtbench.foundations.store import HEAD, REVISIONS, Sample, Store
+from virtbench.foundations.store import HEAD, REVISIONS, Sample, Store, TrialRecord
 from virtbench.foundations.store.upgrade import REVISIONS_DIR, StoreTooNew, current_revision
 from virtbench.foundations.store.schema import metadata
 
@@ -161,9 +161,10 @@ def test_a_store_older_than_revisions_is_upgraded_with_its_rows_intact(store_url
     engine.dispose()
     fleet = store.create_fleet({"name": "quick"}, ["a"])
     store.record_boot("r-old", "native", "first start")
-    store.record_trial("r-old", environment="native", benchmark="pi", benchmark_name="pi",
-                       params={}, trial=-1, seq=-1, status="ok", warmup=True,
-                       samples_=[Sample("seconds", 9.0, "s", False)])
+    store.record_trial("r-old", TrialRecord(
+        environment="native", benchmark="pi", benchmark_name="pi",
+        params={}, trial=-1, seq=-1, status="ok", warmup=True,
+        samples=[Sample("seconds", 9.0, "s", False)]))
     assert [r["id"] for r in store.fleet_runs(fleet)] == []
     assert len(store.samples("r-old")) == 2 and len(store.samples("r-old", True)) == 3
 

@@ -56,17 +56,18 @@ def test_values_are_parsed_to_the_declared_types_and_labelled():
 
 
 def test_two_parametrisations_are_two_rows_and_a_repeat_is_refused():
-    s = study_flags.with_flags(None, benches=["pi:k=17", "pi:k=18", "pi"])
+    s = study_flags.with_flags(None, study_flags.StudyFlags(bench=["pi:k=17", "pi:k=18", "pi"]))
     assert [c.label for c in s.benchmarks] == ["pi[k=17]", "pi[k=18]", "pi"]
     study.validate(s)
-    s = study_flags.with_flags(None, benches=["pi", "pi:k=20"])
+    s = study_flags.with_flags(None, study_flags.StudyFlags(bench=["pi", "pi:k=20"]))
     with pytest.raises(VirtbenchError, match="appears twice"):
         study.validate(s)
 
 
 def test_bench_without_params_picks_the_study_benchmarks_by_label_or_name():
     riken = study.load(REPO / "studies" / "riken-2012.toml")
-    s = study_flags.with_flags(riken, benches=["tcp-1-send", "stream", "pi:k=17"])
+    s = study_flags.with_flags(riken, study_flags.StudyFlags(
+        bench=["tcp-1-send", "stream", "pi:k=17"]))
     assert [c.label for c in s.benchmarks] == ["tcp-1-send", "stream-1p", "stream-4p", "pi[k=17]"]
     assert "nettcp" in s.benchmarks[0].method_note
 

@@ -63,7 +63,8 @@ spec = "native"
 name = "stream"
 params = { processes = 2 }
 """))
-    s = study_flags.with_flags(s, benches=["stream", "pi"], trials=3, quick=True, seed=5)
+    s = study_flags.with_flags(s, study_flags.StudyFlags(bench=["stream", "pi"], trials=3,
+                                                         quick=True, seed=5))
     assert s.trials == 3 and s.quick and s.seed == 5
     assert [b.label for b in s.benchmarks] == ["stream[processes=2]", "pi"]
 
@@ -103,8 +104,10 @@ def test_plan_is_randomised_blocks_reproducible_by_seed():
 
 def test_quick_caps_trials_unless_given(tmp_path):
     text = "trials = 12\n[[benchmark]]\nname = 'pi'\n"
-    assert study_flags.with_flags(study.load(write(tmp_path, text)), quick=True).trials == 5
-    assert study_flags.with_flags(study.load(write(tmp_path, text)), quick=True, trials=7).trials == 7
+    flags = study_flags.StudyFlags
+    assert study_flags.with_flags(study.load(write(tmp_path, text)), flags(quick=True)).trials == 5
+    assert study_flags.with_flags(study.load(write(tmp_path, text)),
+                                  flags(quick=True, trials=7)).trials == 7
     assert study_flags.with_flags(study.load(write(tmp_path, text))).trials == 12
 
 
@@ -112,9 +115,9 @@ def test_a_baseline_may_be_named_by_its_spec():
     """The label of a guest depends on what resolve() settles (qemu-tcg or qemu-kvm); a study
     file names its untuned guest by spec and the run compares against that guest."""
     from virtbench.execution.run.runner import prepare
-    s = study_flags.with_flags(None, envs=["native", "qemu:accel=tcg,disk=ide",
-                                     "qemu:accel=tcg,disk=ide,iosched=none"],
-                         benches=["pi"], baseline="qemu:accel=tcg,disk=ide")
+    s = study_flags.with_flags(None, study_flags.StudyFlags(
+        env=["native", "qemu:accel=tcg,disk=ide", "qemu:accel=tcg,disk=ide,iosched=none"],
+        bench=["pi"], baseline="qemu:accel=tcg,disk=ide"))
     prepared = prepare(s, dry_run=True)
     assert prepared.baseline == "qemu-tcg/ide/virtio-net"
     assert s.baseline == "qemu:accel=tcg,disk=ide"        # the plan holds it; the study is frozen

@@ -100,7 +100,7 @@ def test_new_keys_and_their_defaults(tmp_path):
     assert (s.warmup, s.pin, s.alpha, s.correction) == (1, "auto", 0.05, "holm")
     s = study.load(write(tmp_path, 'correction = "bh"\n[[benchmark]]\nname = "pi"\n' + ENV))
     assert s.correction == "bh" and s.to_dict()["correction"] == "bh"
-    assert study_flags.with_flags(s, correction="holm").correction == "holm"
+    assert study_flags.with_flags(s, study_flags.StudyFlags(correction="holm")).correction == "holm"
     assert s.benchmarks[0].method_note is None and s.method_notes() == {}
     s = study.load(write(tmp_path, 'warmup = 3\npin = "off"\nalpha = 0.01\n'
                          '[[benchmark]]\nname = "pi"\nlabel = "superpi"\nmethod_note = "GMP"\n'
@@ -175,8 +175,8 @@ def test_budgets_are_durations(text, seconds):
 
 
 def test_flags_make_a_study_adaptive_and_quick_does_not_cap_it():
-    s = study_flags.with_flags(None, benches=["pi"], trials="auto", quick=True, budget="15m",
-                         max_trials=30)
+    s = study_flags.with_flags(None, study_flags.StudyFlags(
+        bench=["pi"], trials="auto", quick=True, budget="15m", max_trials=30))
     assert (s.adaptive, s.trials, s.max_trials, s.budget_s) == (True, 6, 30, 900)
-    fixed = study_flags.with_flags(None, benches=["pi"], quick=True)
+    fixed = study_flags.with_flags(None, study_flags.StudyFlags(bench=["pi"], quick=True))
     assert not fixed.adaptive and fixed.trials == study_flags.QUICK_TRIALS

@@ -60,7 +60,8 @@ def test_it_dry_runs_building_probing_starting_nothing(cache, capsys, store_url,
         "window=, seconds=3" in out                                  # quick sizes
     assert not Path(store_url[len("sqlite:///"):]).exists()
     # the same through the API: the fetched QEMU resolved from the cache, by its suite
-    prepared = prepare(study_flags.with_flags(study.load(UPGRADE), quick=True), dry_run=True)
+    prepared = prepare(study_flags.with_flags(study.load(UPGRADE),
+                                              study_flags.StudyFlags(quick=True)), dry_run=True)
     assert called == [] and list(prepared.envs) == [REFERENCE, *CHANGES]
     assert prepared.baseline == REFERENCE and list(prepared.cases) == BENCHES
     q10 = prepared.envs["q10"].qemu

@@ -12,7 +12,9 @@ from ...core.text import store_flag
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def add_parsers(sub, add_study_flags) -> None:
+def add_parsers(sub, add_run_flags) -> None:
+    """`worker` and `fleet`; `add_run_flags(parser)` adds `fleet run`'s study flags
+    (cli/parser.py: the fields of study/flagset.py StudyFlags)."""
     broker_help = "the Redis broker, redis://HOST:6379/0 (default $VIRTBENCH_BROKER)"
     w = sub.add_parser("worker", help="fleet: serve one host (a Celery worker on its queue)")
     w.add_argument("--name", required=True, metavar="HOST", help="this host's name in the fleet")
@@ -27,7 +29,7 @@ def add_parsers(sub, add_study_flags) -> None:
     f_sub = f.add_subparsers(dest="fleet_command", required=True, parser_class=sub._parser_class)
     run = f_sub.add_parser("run", help="enqueue a study for each named host")
     run.add_argument("study", nargs="?", help="a study file (TOML)")
-    add_study_flags(run, dry_run=False)
+    add_run_flags(run)
     run.add_argument("--host", action="append", metavar="NAME", default=[],
                      help="a host (its worker's --name); repeat for several")
     run.add_argument("--broker", metavar="URL", help=broker_help)
@@ -81,7 +83,7 @@ def _fleet_run(args, out: Console, err: Console) -> int:
     check_store(args.store)                     # host/writes.py
     check_hosts(args.host)
     study = study_mod.load(args.study) if args.study else None
-    study = study_flags.with_flags(study, **study_flags.flag_values(args))
+    study = study_flags.with_flags(study, study_flags.StudyFlags.from_args(args))
     broker = _broker(args)
     check_store(args.store, create=True)
     fleet_id = fleet_run(study, args.host, broker, args.store, args.worker_timeout)

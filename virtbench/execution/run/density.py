@@ -14,20 +14,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ...measure import environments
 from ...machinery.machine import meminfo
 from ...results.analysis import analyze_run
 from ...measure.benchmarks import get as get_bench
+from ...core import defaults
 from ...core.errors import VirtbenchError
 from ...foundations.model import RunReport
 from ...foundations.model.density import DensityCurve, DensityReport, DensityRule, DensityStep, Throughput
 from .runner import Runner, prepare
 from ...foundations.store import Store, now
-from ...study.flags import parse_bench_spec, with_flags
+from ...study.flags import StudyFlags, parse_bench_spec, with_flags
 from ...machinery.vmlife import density as dens
 
 REFERENCE_KIND = "native"
+SCHEDULES = ("linear", "doubling")
 
 
 def headline(bench_name: str) -> str:
@@ -104,60 +107,92 @@ def judge_curve(curve: DensityCurve, rule: dens.Rule) -> None:
     curve.knee, curve.stop_reason, curve.why = verdict.knee, verdict.stop_reason, verdict.why
 
 
-class Sweep:
-    """One density sweep (module docstring). `run_step(study) -> run id` is the runner's
-    start (a test passes its own)."""
+@dataclass(frozen=True)
+class DensityRequest:
+    """What `virtbench density` is asked (its flags; the defaults are core/defaults.py's):
+    copies of `spec` running `benches` at once, up to `max_count` guests, `trials` per step,
+    judged by the rule (`floor`, `min_gain`), each benchmark on its headline metric unless
+    `metrics` names another; `max_s` bounds the time; `reference`: native processes at the
+    same counts. Checked when it is made: a bad value is one line (exit 2)."""
 
-    def __init__(self, spec: str, benches: list[str], max_count: int, trials: int = 3,
-                 quick: bool = False, rule: dens.Rule = dens.Rule(), schedule: str = "linear",
-                 max_s: float = 3600.0, reference: bool = True, store: Store | None = None,
-                 console=None, show_progress: bool = True,
-                 run_step: Callable | None = None, available: Callable | None = None,
-                 metrics: dict[str, str] | None = None):
-        kind = spec.split(":", 1)[0]
-        if "instances=" in spec:
-            raise VirtbenchError(f"density --env {spec}: the sweep sets instances itself; "
+    spec: str
+    benches: list[str]
+    max_count: int = defaults.DENSITY_MAX_GUESTS
+    trials: int = defaults.DENSITY_TRIALS
+    quick: bool = False
+    schedule: str = "linear"
+    floor: float = defaults.DENSITY_FLOOR
+    min_gain: float = defaults.DENSITY_MIN_GAIN
+    max_s: float = defaults.DENSITY_MAX_S
+    reference: bool = True
+    metrics: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.rule()
+        if not self.max_s > 0:
+            raise VirtbenchError("density --max-time: a positive number of seconds")
+        if "instances=" in self.spec:
+            raise VirtbenchError(f"density --env {self.spec}: the sweep sets instances itself; "
                                  "give the spec without it")
-        if not 1 <= max_count <= 64:
+        if not 1 <= self.max_count <= 64:
             raise VirtbenchError("density --max: from 1 to 64 guests")
-        if not 1 <= trials <= 100:
+        if not 1 <= self.trials <= 100:
             raise VirtbenchError("density --trials: from 1 to 100")
-        if schedule not in ("linear", "doubling"):
+        if self.schedule not in SCHEDULES:
             raise VirtbenchError("density --schedule: linear or doubling")
-        if not benches:
+        if not self.benches:
             raise VirtbenchError("density: give at least one --bench NAME")
-        self.spec, self.max_count, self.trials, self.quick = spec, max_count, trials, quick
-        self.rule, self.schedule, self.max_s = rule, schedule, max_s
-        self.benches = benches
-        self.cases = []
-        metrics = dict(metrics or {})
-        for text in benches:
+        self.cases()
+
+    def rule(self) -> dens.Rule:
+        try:
+            return dens.Rule(self.floor, self.min_gain)
+        except ValueError as exc:
+            raise VirtbenchError(f"density: {exc}") from None
+
+    def cases(self) -> list[tuple[str, str]]:
+        """(--bench text, the metric its curve is judged on) of every benchmark."""
+        metrics, cases = dict(self.metrics), []
+        for text in self.benches:
             name, _ = parse_bench_spec(text)
             metric = metrics.pop(name, None) or headline(name)
             if metric not in {m.name for m in get_bench(name).metrics}:
                 raise VirtbenchError(f"density --metric {name}={metric}: {name} has no such "
                                      "metric (see `virtbench benchmarks`)")
-            self.cases.append((text, metric))
+            cases.append((text, metric))
         if metrics:
             raise VirtbenchError(f"density --metric {', '.join(metrics)}: not a --bench of "
                                  "this sweep")
-        self.reference = reference and kind != REFERENCE_KIND
+        return cases
+
+
+class Sweep:
+    """One density sweep (module docstring) of a DensityRequest. `run_step(study) -> run
+    id` is the runner's start (a test passes its own); `available() -> bytes` the host's
+    available memory."""
+
+    def __init__(self, request: DensityRequest, store: Store | None = None, console=None,
+                 show_progress: bool = True, run_step: Callable | None = None,
+                 available: Callable | None = None):
+        self.request, self.rule, self.cases = request, request.rule(), request.cases()
+        self.reference = request.reference and request.spec.split(":", 1)[0] != REFERENCE_KIND
         self.store, self.console, self.show_progress = store, console, show_progress
         self._run_step = run_step or self._runner_step
         self._available = available or (lambda: meminfo.available(meminfo.host_text() or ""))
-        made = environments.create(spec)     # bad options fail here, before anything runs
+        made = environments.create(request.spec)    # bad options fail here, before anything runs
         # each step also takes the guests' host memory (benchmark footprint) where it can
         self.footprint = bool(made.capabilities().footprint) and \
-            not any(parse_bench_spec(t)[0] == "footprint" for t in benches)
+            not any(parse_bench_spec(t)[0] == "footprint" for t in request.benches)
 
     # -- one step ------------------------------------------------------------------------
     def _study(self, count: int):
-        envs = [with_instances(self.spec, count)]
+        r = self.request
+        envs = [with_instances(r.spec, count)]
         if self.reference:
             envs.append(with_instances(REFERENCE_KIND, count))
-        benches = self.benches + (["footprint"] if self.footprint else [])
-        return with_flags(None, envs=envs, benches=benches, trials=self.trials,
-                          quick=self.quick)
+        benches = r.benches + (["footprint"] if self.footprint else [])
+        return with_flags(None, StudyFlags(env=envs, bench=benches, trials=r.trials,
+                                           quick=r.quick))
 
     def _runner_step(self, study) -> str:
         prepared = prepare(study)
@@ -168,21 +203,22 @@ class Sweep:
         return outcome.run_id
 
     def _fits(self, count: int) -> tuple[bool, float | None]:
-        need = environments.create(with_instances(self.spec, count)).host_memory_reserved()
+        made = environments.create(with_instances(self.request.spec, count))
+        need = made.host_memory_reserved()
         avail = self._available()
         return (avail is None or need <= avail), (None if avail is None else avail / 2**20)
 
     # -- the sweep -----------------------------------------------------------------------
     def run(self) -> DensityReport:
-        report = DensityReport(environment=self.spec, schedule=self.schedule,
-                               max_count=self.max_count, trials=self.trials, quick=self.quick,
-                               rule=DensityRule(per_guest_floor=self.rule.per_guest_floor,
-                                                min_gain=self.rule.min_gain),
+        r = self.request
+        report = DensityReport(environment=r.spec, schedule=r.schedule, max_count=r.max_count,
+                               trials=r.trials, quick=r.quick,
+                               rule=DensityRule(per_guest_floor=r.floor, min_gain=r.min_gain),
                                started=now().isoformat())
         curves: dict[tuple[str, str], DensityCurve] = {}
         t0, count, reason = time.monotonic(), 1, "max"
-        while count <= self.max_count:
-            if time.monotonic() - t0 > self.max_s:
+        while count <= r.max_count:
+            if time.monotonic() - t0 > r.max_s:
                 reason = "time"
                 break
             fits, avail_mib = self._fits(count)
@@ -199,7 +235,7 @@ class Sweep:
             got_any = False
             for env in step_report.environments:
                 ref = env.kind == REFERENCE_KIND and self.reference
-                base_spec = REFERENCE_KIND if ref else self.spec
+                base_spec = REFERENCE_KIND if ref else r.spec
                 for case_label, name, metric in self._labels(step_report):
                     step = step_of(step_report, env.label, case_label, metric, count)
                     if step is None:
@@ -221,7 +257,7 @@ class Sweep:
             if judged and all(c.stop_reason for c in judged):
                 reason = None
                 break
-            count = dens.next_count(count, self.schedule)
+            count = dens.next_count(count, r.schedule)
         for curve in curves.values():
             if curve.stop_reason is None:
                 curve.stop_reason = reason

@@ -28,7 +28,7 @@ from .sections import (
     short_warning,
 )
 from ...measure.benchmarks.repetition import section_s
-from ...foundations.store import Sample, Store, now
+from ...foundations.store import Sample, Store, TrialRecord, now
 from ...study.design import PlannedTrial
 
 
@@ -182,8 +182,8 @@ class SlotExecutor:
                       seq=slot.seq, warmup=slot.trial < 0)
         boot = self.keeper.boot.get(env.label)
         if result is None:
-            self.store.record_trial(self.run_id, status="failed", samples_=[], error=ready.error,
-                                    started=ready.started, boot=boot, **record)
+            self.store.record_trial(self.run_id, TrialRecord(
+                status="failed", error=ready.error, started=ready.started, boot=boot, **record))
             self.tracker.recorded += 1
             return False
         result.error = self.keeper.after(env, result.error)
@@ -196,10 +196,10 @@ class SlotExecutor:
         samples_ = [Sample(m.name, measured[m.name], m.unit, m.higher_is_better,
                            m.scope, m.base or m.name, m.instance)
                     for m in metrics if m.name in measured]
-        self.store.record_trial(self.run_id, status="ok" if result.ok else "failed",
-                                samples_=samples_, error=result.error, exit=result.exit,
-                                stdout=result.stdout, stderr=result.stderr, wall_s=result.wall_s,
-                                started=ready.started, boot=boot, detail=result.detail, **record)
+        self.store.record_trial(self.run_id, TrialRecord(
+            status="ok" if result.ok else "failed", samples=samples_, error=result.error,
+            exit=result.exit, stdout=result.stdout, stderr=result.stderr, wall_s=result.wall_s,
+            started=ready.started, boot=boot, detail=result.detail, **record))
         self.tracker.recorded += 1
         for kind, message in result.warnings:
             self.keeper.warn_once(kind, message, slot.environment, slot.benchmark)

@@ -5,8 +5,6 @@ interrupted run holds exactly the trials that finished: nothing half-written, no
 """
 from __future__ import annotations
 
-from datetime import datetime
-
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -21,10 +19,10 @@ from .connection import (
     sqlite_path,
 )
 from .upgrade import check_readable, current_revision, open_schema
-from .values import jsonable, new_run_id, now, output_tail
+from .values import jsonable, new_run_id, now
 from .rows import (BOOT, DETAIL, ENVIRONMENT, EVIDENCE, FLEET, PROFILE, RUN, SAMPLE, SERVED,
                    SLOT, SUPERSEDED, TRIAL, WARNING, checked, listed_run, text_or_none)
-from .sample import Sample, identified
+from .record import TrialRecord
 from .schema import (
     boots,
     environments,
@@ -242,35 +240,13 @@ class Store:
             return checked(ENVIRONMENT, rows, run_id, "environments")
 
     # -- trials and samples ----------------------------------------------------------------
-    def record_trial(self, run_id: str, *, environment: str, benchmark: str,
-                     benchmark_name: str, params: dict, trial: int, seq: int, status: str,
-                     samples_: list[Sample], error: str | None = None, exit: int | None = None,
-                     stdout: str = "", stderr: str = "", wall_s: float | None = None,
-                     started: datetime | None = None, warmup: bool = False,
-                     boot: int | None = None, detail: dict | None = None) -> int:
-        """One trial and all its samples, atomically. A failed trial's samples are what it
-        measured before it failed (evidence, never statistics); of its stdout and stderr it
-        keeps the last OUTPUT_TAIL_BYTES each (detail says how large they were when cut)."""
-        detail = dict(detail or {})
-        if status != "ok":
-            stdout, out_bytes = output_tail(stdout)
-            stderr, err_bytes = output_tail(stderr)
-            for key, size in (("stdout_bytes", out_bytes), ("stderr_bytes", err_bytes)):
-                if size is not None:
-                    detail[key] = size
+    def record_trial(self, run_id: str, record: TrialRecord) -> int:
+        """One trial and all its samples (record.py), atomically; its id."""
         with self.engine.begin() as c:
-            trial_id = c.execute(trials.insert().values(
-                run_id=run_id, environment=environment, benchmark=benchmark,
-                benchmark_name=benchmark_name, params=params, trial=trial, seq=seq,
-                status=status, error=error, exit=exit, stdout=stdout, stderr=stderr,
-                wall_s=wall_s, started=started or now(), finished=now(), warmup=warmup,
-                boot=boot, detail=jsonable(detail) if detail else None)).inserted_primary_key[0]
-            if samples_:
-                c.execute(samples.insert(), [
-                    {"trial_id": trial_id, "metric": s.metric, "value": s.value, "unit": s.unit,
-                     "higher_is_better": s.higher_is_better, "base_metric": i.base,
-                     "scope": i.scope, "instance": i.instance}
-                    for s, i in zip(samples_, identified(samples_))])
+            trial_id = c.execute(trials.insert().values(record.row(run_id))
+                                 ).inserted_primary_key[0]
+            if record.samples:
+                c.execute(samples.insert(), record.sample_rows(trial_id))
         return trial_id
 
     def done_slots(self, run_id: str) -> set[tuple[str, str, int]]:

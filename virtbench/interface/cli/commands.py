@@ -104,7 +104,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
             args.resume, retry_failed=args.retry_failed)
     else:
         study = study_mod.load(args.study) if args.study else None
-        study = study_flags.with_flags(study, **study_flags.flag_values(args))
+        study = study_flags.with_flags(study, study_flags.StudyFlags.from_args(args))
         # bad input stops here, before the store is touched; a dry run probes and builds nothing
         prepared = prepare(study, dry_run=args.dry_run)
         if args.dry_run:
@@ -329,12 +329,13 @@ def cmd_history(args, out: Console, err: Console) -> int:
         static.check_target(args.output)          # before the store is read
     else:
         _check_output(args)
+    asked = history.HistoryRequest(series=args.series, host=args.host, environments=args.env,
+                                   benchmarks=args.bench, metrics=args.metric,
+                                   threshold_pct=args.threshold, alpha=args.alpha,
+                                   correction=args.correction)
     store = _open_store(args, read_only=True)
     try:
-        result = history.history(store, series=args.series, host=args.host,
-                                 environments=args.env, benchmarks=args.bench,
-                                 metrics=args.metric, threshold_pct=args.threshold,
-                                 alpha=args.alpha, correction=args.correction)
+        result = history.history(store, asked)
     except StoreUnavailable as exc:
         # history's exit 3 means a confirmed change; a store that stops answering while it
         # reads has nothing to resume: exit 2, so a pipeline never takes it for a regression

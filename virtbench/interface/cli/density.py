@@ -1,7 +1,9 @@
 """`virtbench density` (docs/lifecycle.md): its flags and command. The sweep itself is in
-sweep.py, imported only when the command runs (it loads the runner and the analysis)."""
+execution/run/density.py, imported only when the command runs (it loads the runner and the
+analysis); its defaults are core/defaults.py's."""
 from __future__ import annotations
 
+from ...core import defaults
 from ...core.errors import VirtbenchError
 from ...core.text import store_flag
 
@@ -13,19 +15,20 @@ def add_parser(sub) -> None:
                    help="the environment to add copies of (qemu, qemu:mem=256M, container...)")
     d.add_argument("--bench", action="append", required=True, metavar="NAME[:key=value,...]",
                    help="benchmark every guest runs at once; repeat for several")
-    d.add_argument("--max", type=int, default=8, dest="max_count",
-                   help="the most guests (default 8)")
-    d.add_argument("--trials", type=int, default=3, help="trials per step (default 3)")
+    d.add_argument("--max", type=int, default=defaults.DENSITY_MAX_GUESTS, dest="max_count",
+                   help="the most guests (default %(default)s)")
+    d.add_argument("--trials", type=int, default=defaults.DENSITY_TRIALS,
+                   help="trials per step (default %(default)s)")
     d.add_argument("--quick", action="store_true", help="the benchmarks' small sizes")
     d.add_argument("--schedule", choices=("linear", "doubling"), default="linear",
                    help="1, 2, 3 ... (default) or 1, 2, 4 ...")
-    d.add_argument("--floor", type=float, default=0.5,
+    d.add_argument("--floor", type=float, default=defaults.DENSITY_FLOOR,
                    help="QoS: each guest keeps at least this share of one guest's "
-                        "throughput (default 0.5)")
-    d.add_argument("--min-gain", type=float, default=0.05,
-                   help="a step must raise the aggregate by this share (default 0.05)")
-    d.add_argument("--max-time", type=float, default=3600.0, metavar="SECONDS",
-                   help="no new step after this long (default 3600)")
+                        "throughput (default %(default)g)")
+    d.add_argument("--min-gain", type=float, default=defaults.DENSITY_MIN_GAIN,
+                   help="a step must raise the aggregate by this share (default %(default)g)")
+    d.add_argument("--max-time", type=float, default=defaults.DENSITY_MAX_S, metavar="SECONDS",
+                   help="no new step after this long (default %(default)g)")
     d.add_argument("--metric", action="append", metavar="BENCH=METRIC",
                    help="judge BENCH on METRIC (default: its first timed metric)")
     d.add_argument("--no-reference", action="store_true",
@@ -36,33 +39,33 @@ def add_parser(sub) -> None:
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def cmd_density(args, out, err):
-    """Run the sweep the flags describe; bad input raises before anything starts (the store
-    and -o FILE included: host/writes.py)."""
-    from ...machinery.host.writes import check_output, check_store
-    from ...foundations.store import Store
-    from ...machinery.vmlife import density as dens
-    from ...execution.run.density import Sweep
-    check_store(args.store)
-    if args.output:
-        check_output(args.output, args.store)
+def metric_flags(texts: list[str] | None) -> dict[str, str]:
+    """--metric BENCH=METRIC flags as {BENCH: METRIC}; one line for one without `=`."""
     metrics = {}
-    for text in args.metric or []:
+    for text in texts or []:
         bench, sep, metric = text.partition("=")
         if not sep or not bench or not metric:
             raise VirtbenchError(f"density --metric {text}: write BENCH=METRIC "
                                  "(e.g. stream=triad_mb_s)")
         metrics[bench] = metric
-    try:
-        rule = dens.Rule(args.floor, args.min_gain)
-    except ValueError as exc:
-        raise VirtbenchError(f"density: {exc}") from None
-    if args.max_time <= 0:
-        raise VirtbenchError("density --max-time: a positive number of seconds")
-    sweep = Sweep(args.env, args.bench, args.max_count, trials=args.trials, quick=args.quick,
-                  rule=rule, schedule=args.schedule, max_s=args.max_time,
-                  reference=not args.no_reference, console=err,
-                  show_progress=not args.no_progress, metrics=metrics)
+    return metrics
+
+
+def cmd_density(args, out, err):
+    """Run the sweep the flags describe; bad input raises before anything starts (the store
+    and -o FILE included: host/writes.py)."""
+    from ...machinery.host.writes import check_output, check_store
+    from ...foundations.store import Store
+    from ...execution.run.density import DensityRequest, Sweep
+    check_store(args.store)
+    if args.output:
+        check_output(args.output, args.store)
+    request = DensityRequest(
+        spec=args.env, benches=args.bench, max_count=args.max_count, trials=args.trials,
+        quick=args.quick, schedule=args.schedule, floor=args.floor, min_gain=args.min_gain,
+        max_s=args.max_time, reference=not args.no_reference,
+        metrics=metric_flags(args.metric))
+    sweep = Sweep(request, console=err, show_progress=not args.no_progress)
     check_store(args.store, create=True)
     sweep.store = Store(args.store)
     return sweep.run()

@@ -6,15 +6,18 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from dataclasses import fields
 
 from ... import __version__
 from ...results import report
 from ...core import defaults, ranges, suggest
-from ...core.text import line_flag, store_flag
+from ...core.text import store_flag
+from ...study.flagset import CORRECTIONS, StudyFlags, flag_field, flag_of
 from . import density, qemu, storecmd
 from ...execution.fleet import commands as fleet_commands
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+COMPARE_ALPHA, COMPARE_MIN_CHANGE_PCT = 0.01, 5.0     # compare's own: stricter than a run's
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,24 +60,6 @@ def _flags_of(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
                 if word in action.choices:
                     return _flags_of(action.choices[word], argv[i + 1:])
     return [f for action in parser._actions for f in action.option_strings]
-
-
-def _trials(text: str):
-    """--trials N or --trials auto."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of trials or auto") from None
-
-
-def _percent(text: str) -> float:
-    """--resolution 5 or 5%: a percentage."""
-    try:
-        return float(text.strip().removesuffix("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage, e.g. 5 or 5%") from None
 
 
 def _in_range(flag: str, rng):
@@ -168,80 +153,36 @@ def add_serve_parser(sub) -> None:
                                      "report, series over time, two runs compared")
     s.add_argument("--store", type=store_flag, metavar="URL")
     s.add_argument("--host", default="127.0.0.1",
-                   help="the address to listen on (default 127.0.0.1; any other is "
+                   help="the address to listen on (default %(default)s; any other is "
                         "reachable without authentication)")
     s.add_argument("--port", type=_port, default=8080,
-                   help="the port (default 8080; 0: any free one, printed)")
+                   help="the port (default %(default)s; 0: any free one, printed)")
 
 
-def add_study_flags(run: argparse.ArgumentParser, dry_run: bool = True) -> None:
-    """The flags that shape a study (run and fleet run take the same; fleet run has no
-    dry run: `virtbench run --dry-run` shows the plan each host runs)."""
-    run.add_argument("--env", action="append", type=line_flag("--env"), metavar="SPEC",
-                     help="environment KIND[:key=value,...]; repeat for several (overrides the study's)")
-    run.add_argument("--bench", action="append", type=line_flag("--bench"),
-                     metavar="NAME[:key=value,...]",
-                     help="benchmark to run, with parameters as in a study's params "
-                          "(e.g. tcp:direction=receive,streams=10); repeat for several "
-                          "(overrides the study's)")
-    run.add_argument("--trials", type=_trials, metavar="N|auto",
-                     help="trials (blocks) per benchmark and environment (default "
-                          f"{defaults.TRIALS}); auto: "
-                          "blocks until every verdict is decided (--min-trials, --max-trials, "
-                          "--budget bound it)")
-    run.add_argument("--min-trials", type=int, metavar="N",
-                     help="with --trials auto: blocks every case gets first (default "
-                          f"{defaults.MIN_TRIALS})")
-    run.add_argument("--max-trials", type=int, metavar="N",
-                     help="with --trials auto: usable blocks at most per case (default "
-                          f"{defaults.MAX_TRIALS})")
-    run.add_argument("--budget", type=line_flag("--budget"), metavar="DURATION",
-                     help="with --trials auto: wall-clock bound of the run, e.g. 15m, 1h30m")
-    run.add_argument("--resolution", type=_percent, metavar="PCT",
-                     help="with --trials auto: a pass runs on (to --max-trials) until a "
-                          "change of PCT %% is ruled out too (default: none, stop when every "
-                          "verdict is decided)")
-    run.add_argument("--min-section", type=float, metavar="SECONDS",
-                     help="a kernel's measured section shorter than this is repeated inside "
-                          f"each trial until reached (default {defaults.MIN_SECTION_S:g}; 0: off)")
-    run.add_argument("--duet", action="store_true",
-                     help="measure each environment at the same time as its baseline, on "
-                          "disjoint CPUs (two environments only; see docs/decisions.md)")
-    run.add_argument("--baseline", type=line_flag("--baseline"), metavar="LABEL",
-                     help="environment label to compare against")
-    run.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
-    run.add_argument("--seed", type=int, help="seed of the trial order (default: random, stored)")
-    run.add_argument("--wide", action="store_true",
-                     help="the report at the end with every column (as report --wide)")
-    run.add_argument("--profile", choices=["exits"],
-                     help="exits: after the measured trials, one profiled trial per guest x "
-                          "benchmark says why (VM exits under KVM, would-be exits under TCG)")
-    add_analysis_flag(run)
-    add_correction_flag(run)
-    if dry_run:
-        run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+def add_study_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that shape a study, `run`'s and `fleet run`'s alike: exactly the fields of
+    StudyFlags (study/flagset.py), in its order, each with the help its field declares."""
+    for f in fields(StudyFlags):
+        add_study_flag(parser, f)
 
 
-ANALYSES = ("paired", "unpaired")
-CORRECTIONS = ("holm", "bh")
-WHAT = {"paired": "each block's ratio to the reference, docs/decisions.md",
-        "unpaired": "trimmed means"}
+def add_study_flag(parser: argparse.ArgumentParser, f) -> None:
+    """The flag of one StudyFlags field (`min_trials` -> `--min-trials`)."""
+    shown = {k: v for k, v in f.metadata.items() if k != "reads"}
+    flag = flag_of(f.name)
+    if "reads" in f.metadata:
+        shown["type"] = f.metadata["reads"](flag)
+    parser.add_argument(flag, **shown)
 
 
 def add_analysis_flag(parser: argparse.ArgumentParser) -> None:
-    other = next(a for a in ANALYSES if a != defaults.ANALYSIS)
-    parser.add_argument("--analysis", choices=ANALYSES,
-                        help=f"how verdicts are made: {defaults.ANALYSIS} (default: the "
-                             f"study's; {WHAT[defaults.ANALYSIS]}) or {other} ({WHAT[other]})")
+    """--analysis as the study flag declares it (report re-analyses a stored run by it)."""
+    add_study_flag(parser, flag_field("analysis"))
 
 
 def add_correction_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--correction", choices=CORRECTIONS,
-                        help=f"the family's correction (default: the study's, "
-                             f"{defaults.CORRECTION}): holm "
-                             "(family-wise error) or bh (Benjamini-Hochberg, false discovery "
-                             "rate: for studies of many rows that mostly differ; "
-                             "docs/decisions.md); adaptive trials stop by it")
+    """--correction as the study flag declares it."""
+    add_study_flag(parser, flag_field("correction"))
 
 
 def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
@@ -255,11 +196,20 @@ def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
                           "line per kind of warning)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="virtbench", description="What does virtualization cost me, and why?")
-    p.add_argument("--version", action="version", version=f"virtbench {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def add_wide_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wide", action="store_true",
+                        help="the report at the end with every column (as report --wide)")
 
+
+def add_fleet_run_flags(parser: argparse.ArgumentParser) -> None:
+    """`fleet run`'s study flags, and --wide, which it has always taken (it prints no
+    report)."""
+    add_study_flags(parser)
+    add_wide_flag(parser)
+
+
+def add_envs_parsers(sub) -> None:
+    """`virtbench envs` and `virtbench benchmarks`: what this host can run."""
     envs = sub.add_parser("envs", help="every environment kind, whether it is usable here, "
                                        "and why not (cached probes; --probe to probe again)")
     envs.add_argument("--probe", action="store_true",
@@ -267,6 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "sandboxes) instead of showing the cached answers")
     sub.add_parser("benchmarks", help="every benchmark: family, metrics, tools it needs")
 
+
+def add_image_parser(sub) -> None:
+    """`virtbench image build|prune`: the guest image."""
     img = sub.add_parser("image", help="the guest image")
     img_sub = img.add_subparsers(dest="image_command", required=True, parser_class=_Parser)
     build = img_sub.add_parser("build", help="build or reuse the cached guest image")
@@ -281,9 +234,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "boots")
     img_sub.add_parser("prune", help="delete cached images of other recipes")
 
+
+def add_run_parsers(sub) -> None:
+    """`virtbench run` (a study, its flags on top) and `virtbench runs` (the stored runs)."""
     run = sub.add_parser("run", help="run a study")
     run.add_argument("study", nargs="?", help="a study file (TOML)")
     add_study_flags(run)
+    add_wide_flag(run)
+    run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also run again the trials that failed "
@@ -295,10 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "--series NAME lines them up)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_verbosity_flags(run)
-
     runs = sub.add_parser("runs", help="list the runs in the store")
     runs.add_argument("--store", type=store_flag, metavar="URL")
 
+
+def add_report_parser(sub) -> None:
+    """`virtbench report`: a stored run (or a fleet run) analysed and rendered."""
     rep = sub.add_parser("report", help="report a run (default: the latest)")
     rep.add_argument("run_id", nargs="?", metavar="RUN_ID")
     rep.add_argument("--format", default="table", choices=report.FORMATS)
@@ -327,6 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--store", type=store_flag, metavar="URL")
     add_verbosity_flags(rep)
 
+
+def add_compare_parser(sub) -> None:
+    """`virtbench compare`: two runs (or two hosts of a fleet run) A/B."""
     cmp = sub.add_parser("compare", help="A/B two runs with significance")
     cmp.add_argument("run_a", metavar="RUN_A", nargs="?")
     cmp.add_argument("run_b", metavar="RUN_B", nargs="?")
@@ -335,11 +298,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "names (default: its first two hosts)")
     cmp.add_argument("--format", default="table", choices=report.FORMATS)
     cmp.add_argument("-o", "--output", metavar="FILE")
-    cmp.add_argument("--alpha", type=_in_range("--alpha", defaults.ALPHA_RANGE), default=0.01,
-                     help="significance level (default 0.01)")
+    cmp.add_argument("--alpha", type=_in_range("--alpha", defaults.ALPHA_RANGE),
+                     default=COMPARE_ALPHA, help="significance level (default %(default)g)")
     cmp.add_argument("--min-change", type=_in_range("--min-change", defaults.MIN_CHANGE_RANGE),
-                     default=5.0,
-                     help="smallest change in %% that counts (default 5)")
+                     default=COMPARE_MIN_CHANGE_PCT,
+                     help="smallest change in %% that counts (default %(default)g)")
     cmp.add_argument("--pair", action="append", metavar="LABEL_A=LABEL_B",
                      help="compare environment LABEL_A of run A with LABEL_B of run B "
                           "(default: same labels; one environment each pairs by itself); "
@@ -348,9 +311,21 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --pair LABEL_A: the label of run B to pair it with, whole "
                           "(for labels holding '=' either way); one per --pair")
     cmp.add_argument("--store", type=store_flag, metavar="URL")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `virtbench` command: each subcommand's parser is built by its own function."""
+    p = _Parser(prog="virtbench", description="What does virtualization cost me, and why?")
+    p.add_argument("--version", action="version", version=f"virtbench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    add_envs_parsers(sub)
+    add_image_parser(sub)
+    add_run_parsers(sub)
+    add_report_parser(sub)
+    add_compare_parser(sub)
     add_history_parser(sub)
     add_serve_parser(sub)
-    fleet_commands.add_parsers(sub, add_study_flags)
+    fleet_commands.add_parsers(sub, add_fleet_run_flags)
     density.add_parser(sub)
     qemu.add_parser(sub, _Parser)
     storecmd.add_parser(sub, _Parser)

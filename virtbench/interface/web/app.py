@@ -31,6 +31,7 @@ from ...foundations.store import StoreUnavailable
 from . import site
 
 log = logging.getLogger("virtbench.serve")
+SERIES = history.HistoryRequest()       # /series: every series, at the method's defaults
 
 
 @lru_cache(maxsize=1)
@@ -45,7 +46,7 @@ class Pages:
 
     def __init__(self, store):
         self.store = store
-        self.cache = site.HistoryCache(store, lambda s: history.history(s))
+        self.cache = site.HistoryCache(store, lambda s: history.history(s, SERIES))
         self.links = site.links()
 
     def endpoint(self, build):

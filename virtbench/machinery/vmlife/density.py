@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...core.defaults import DENSITY_FLOOR, DENSITY_MIN_GAIN
 from ...foundations.stats.describe import bootstrap_ci, trimmed_mean
 
 STOP_REASONS = {
@@ -39,8 +40,8 @@ STOP_REASONS = {
 class Rule:
     """When a step breaks quality of service (module docstring)."""
 
-    per_guest_floor: float = 0.5     # share of the single guest's throughput each must keep
-    min_gain: float = 0.05           # share of the best aggregate a step must add
+    per_guest_floor: float = DENSITY_FLOOR   # share of the single guest's throughput each keeps
+    min_gain: float = DENSITY_MIN_GAIN       # share of the best aggregate a step must add
 
     def __post_init__(self):
         if not 0 < self.per_guest_floor <= 1:

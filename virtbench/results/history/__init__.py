@@ -6,27 +6,27 @@ facts   which fingerprint facts changed between two runs (interim: the one place
         finder replaces)
 build   each series' changes (stats/changes.py), the family's correction, the result model
 gate    `--fail-on change|regression [--last N]`: the confirmed changes that fail a pipeline
+request what history is asked (HistoryRequest): runs, series, threshold, alpha, correction
 """
 from __future__ import annotations
 
-from ...core.defaults import ALPHA, CORRECTION, THRESHOLD_PCT
 from ...core.errors import VirtbenchError
 from ...foundations.model.history import HistoryReport
 from ...foundations.stats import changes
 from ...foundations.store import Store
 from .build import detect_all
 from .gate import failing
-from .series import SeriesKey, line_up
+from .request import HistoryRequest
+from .series import line_up
 
 
-def history(store: Store, series: str | None = None, host: str | None = None,
-            environments: list[str] | None = None, benchmarks: list[str] | None = None,
-            metrics: list[str] | None = None, threshold_pct: float = THRESHOLD_PCT,
-            alpha: float = ALPHA, correction: str = CORRECTION) -> HistoryReport:
-    """The history of the store's complete runs (of `series`, of `host`, when given), only
-    the series of the environments, benchmark cases and metrics named, when named. A filter
-    that matches nothing is one line (exit 2). A damaged run is left out, its one line in
-    the report's `left_out` (series.line_up); none left to read is one line (exit 2)."""
+def history(store: Store, asked: HistoryRequest | None = None) -> HistoryReport:
+    """The history of the store's complete runs that `asked` names (request.py; None: every
+    series, at the defaults). A filter that matches nothing is one line (exit 2). A damaged
+    run is left out, its one line in the report's `left_out` (series.line_up); none left to
+    read is one line (exit 2)."""
+    asked = asked or HistoryRequest()
+    series, host = asked.series, asked.host
     if series is not None and series not in store.series_names():
         names = store.series_names()
         raise VirtbenchError(f"--series {series}: no run in {store.shown} is tagged so; "
@@ -42,13 +42,8 @@ def history(store: Store, series: str | None = None, host: str | None = None,
         raise VirtbenchError(f"no complete run in {store.shown}"
                              + (f" tagged {series}" if series else "")
                              + "; run a study first with `virtbench run`")
-
-    def wanted(key: SeriesKey) -> bool:
-        return (not environments or key.environment in environments) and \
-            (not benchmarks or key.benchmark in benchmarks) and \
-            (not metrics or key.metric in metrics)
     damaged: list[str] = []
-    lines = line_up(store, runs, threshold_pct=threshold_pct, wanted=wanted,
+    lines = line_up(store, runs, threshold_pct=asked.threshold_pct, wanted=asked.wanted,
                     skipped=damaged.append)
     if len(damaged) == len(runs):
         raise VirtbenchError(f"no complete run in {store.shown} can be read: {damaged[0]}"
@@ -57,14 +52,14 @@ def history(store: Store, series: str | None = None, host: str | None = None,
     if not lines:
         raise VirtbenchError(f"no series in {len(runs)} run(s) of {store.shown} matches "
                              "--env/--bench/--metric; see `virtbench history` without them")
-    found, tested = detect_all(lines, threshold_pct, alpha, correction)
+    found, tested = detect_all(lines, asked.threshold_pct, asked.alpha, asked.correction)
     report = HistoryReport(store=store.shown, series_name=series, host=host,
-                           runs=len(runs) - len(damaged),
-                           threshold_pct=threshold_pct, alpha=alpha, correction=correction,
+                           runs=len(runs) - len(damaged), threshold_pct=asked.threshold_pct,
+                           alpha=asked.alpha, correction=asked.correction,
                            fact_points_tested=tested, penalty_c=changes.PENALTY_C,
                            series=found)
     report.left_out.extend(damaged)
     return report
 
 
-__all__ = ["history", "failing", "line_up", "detect_all"]
+__all__ = ["history", "HistoryRequest", "failing", "line_up", "detect_all"]
