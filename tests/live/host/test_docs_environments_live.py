@@ -33,7 +33,7 @@ def test_the_guides_diff_applies_and_its_tests_pass(tmp_path):
     applied = subprocess.run(["git", "apply", "guide.diff"], cwd=tmp_path, capture_output=True,
                              text=True, timeout=60)
     assert applied.returncode == 0, applied.stderr
-    assert (tmp_path / "virtbench" / "environments" / "unshare" / "__init__.py").exists()
+    assert (tmp_path / "virtbench" / "measure" / "environments" / "unshare" / "__init__.py").exists()
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           "tests/live/host/test_unshare.py",
                           "tests/unit/environments/test_capabilities.py",
