@@ -103,6 +103,16 @@ _KINDS = (
                 "differently (a warm cache, a CPU boost); significant after Holm over the run's "
                 "rows. Random order turns it into noise in the verdict, not bias; the "
                 "order-balanced ratio removes it."),
+    WarningKind("no_usable_trials", ERROR,
+                "every trial was left out of the statistics as disturbed: no figures; run it "
+                "again when the host is quieter",
+                "analysis (trials the runner marked disturbed)",
+                "Every trial of an environment x benchmark was disturbed (see "
+                "disturbed_trials): its rows have no sample to make figures of and are left "
+                "out of the results; the trials stay in the store. A resumed run does not "
+                "run them again; a new run (or more trials) does.",
+                gist="no trial left to make figures of",
+                advice="stop other work on the host while virtbench measures, then run again"),
     WarningKind("disturbed_trials", WARNING,
                 "{n} trial(s) left out of the statistics as disturbed: {trials}",
                 "analysis (trials the runner marked disturbed)",

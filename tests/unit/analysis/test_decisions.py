@@ -117,6 +117,22 @@ def test_a_disturbed_trial_is_kept_in_the_store_and_left_out_with_its_reason(tmp
     assert len(store.samples(run)) == 16             # the store keeps it
 
 
+def test_a_row_whose_every_trial_was_disturbed_is_left_out_in_one_warning(tmp_path):
+    """A one-trial run whose guest's trial the host disturbed (steal over the limit, as
+    seen live): no sample is left to make figures of. The report leaves the rows out, says
+    so once per environment x benchmark, and the other rows stand (it was a traceback)."""
+    store = _store(tmp_path)
+    run = block_run(store, {"native": {"t": [100.0]}, "qemu": {"t": [140.0]}},
+                    detail={("qemu", 0): {"disturbed": "steal 15.9 % of the host's CPU time"}})
+    result = analyze_run(store, run)
+    assert [(r.environment, r.metric) for r in result.results if r.benchmark == "stream"] == [
+        ("native", "t")]
+    (w,) = [w for w in result.warnings if w.kind == "no_usable_trials"]
+    assert (w.environment, w.benchmark) == ("qemu", "stream")
+    assert "every trial was left out of the statistics as disturbed" in w.message
+    assert any(w.kind == "disturbed_trials" for w in result.warnings)
+
+
 def test_a_disturbed_trial_as_the_runner_records_it_shows_its_reason(tmp_path):
     """The runner stores {"reason": ..., the figures judged} (disturbance.judge), not a string."""
     store = _store(tmp_path)

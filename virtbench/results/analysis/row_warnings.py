@@ -41,6 +41,17 @@ def disturbed_warnings(rows) -> list[RunWarning]:
             for (env, bench), why in seen.items()]
 
 
+def unmeasured_warnings(rows) -> list[RunWarning]:
+    """A `no_usable_trials` warning per environment x benchmark whose every trial was left out
+    as disturbed: its rows have no sample to make figures of, and the report leaves them out
+    (before: a traceback, "no samples")."""
+    empty = sorted({(env, bench) for (env, bench, _), row in rows.items() if not row.values})
+    return [RunWarning(environment=env, benchmark=bench, kind="no_usable_trials",
+                       message="every trial was left out of the statistics as disturbed: no "
+                               "figures; run it again when the host is quieter")
+            for env, bench in empty]
+
+
 def baseline_layers(md: dict) -> str | None:
     """Pure: what a baseline's fingerprint says it runs under, the hypervisor and the container
     apart ("KVM (Firecracker), inside a docker container"), or None on bare metal. A run

@@ -34,7 +34,8 @@ from .stored import environment_note, run_detail
 from .references import Reference
 from .settings import Settings, identities, result_seed, settings_of
 from .rows import Key, Row, disturbed_trials, rows_of
-from .row_warnings import disturbed_warnings, reference_warnings, virtualized_baseline
+from .row_warnings import (disturbed_warnings, reference_warnings, unmeasured_warnings,
+                           virtualized_baseline)
 from ..report.words.warning_groups import Host, advice
 from ..report.words.warning_groups import attach as attach_groups
 from ..report.words.tool_errors import in_words
@@ -134,7 +135,8 @@ def _run_warnings(store: Store, s: Settings, m: _Measured) -> list[RunWarning]:
     """The warnings before any row's: the store's, then failed trials (first: dropping them
     biases what follows), then disturbed trials."""
     return [in_words(RunWarning.of(w)) for w in store.warnings(s.run_id)] + \
-        failure_warnings(m.counts, m.trials) + disturbed_warnings(m.rows)
+        failure_warnings(m.counts, m.trials) + disturbed_warnings(m.rows) + \
+        unmeasured_warnings(m.rows)
 
 
 def _results(s: Settings, m: _Measured, warnings: list[RunWarning]
@@ -152,10 +154,11 @@ def _results(s: Settings, m: _Measured, warnings: list[RunWarning]
 
 def _report_order(s: Settings, m: _Measured) -> list[Key]:
     """The rows' keys in report order: benchmark as the study lists them, metric as the
-    benchmark declares them, environment as the run lists them."""
+    benchmark declares them, environment as the run lists them; a row with no sample (every
+    trial disturbed: unmeasured_warnings says so) has no figures and is left out."""
     bench_order = [b.label for b in s.study.benchmarks]
     metric_order = _metric_order(s.study)
-    return sorted(m.rows, key=lambda k: (
+    return sorted((k for k, row in m.rows.items() if row.values), key=lambda k: (
         bench_order.index(k[1]) if k[1] in bench_order else 99, k[1],
         metric_order(k[1], m.ids[k]), k[2], s.labels.index(k[0]) if k[0] in s.labels else 99))
 
