@@ -312,9 +312,11 @@ def test_stream_slots_start_each_kernel_of_each_pass_at_its_own_moment(run_kerne
     out = assert_contract(run_kernel("stream", "-n", 20000, "-p", 3, "-P", 2,
                                      "--start-at", f"{at:.6f}", "--slot", slot))
     assert out["slot_s"] == slot and out["slot_late_s"] >= 0
+    # never early; late only by as much as the kernel says (a busy host delays a wake, and
+    # "spans" holds the earliest start over the processes, "slot_late_s" the latest)
     for k, name in enumerate(("copy", "scale", "add", "triad")):
         for p, (start, _) in enumerate(out["spans"][name]):
             due = at + (4 * p + k) * slot
-            assert due - 1e-6 <= start < due + slot, (name, p)
+            assert due - 1e-6 <= start <= due + out["slot_late_s"] + 1e-6, (name, p)
     assert_usage_error(run_kernel("stream", "--slot", "0.1"))          # slots need a start
     assert_usage_error(run_kernel("stream", "--start-at", f"{at + 10:.3f}", "--slot", "0"))

@@ -133,7 +133,8 @@ def test_start_at_and_slots_start_each_family_at_its_moment(run_kernel):
     assert out["start_at"] == pytest.approx(at, abs=1e-6) and out["slot_s"] == slot
     for index, family in enumerate(("syscall", "timer")):
         start = out["sections"][family][0]
-        assert at + index * slot - 1e-6 <= start < at + index * slot + 0.2, family
+        due = at + index * slot        # never early; late only by as much as it says
+        assert due - 1e-6 <= start <= due + max(out["slot_late_s"], out["late_s"]) + 1e-6, family
     plain = assert_contract(run_kernel("primitives", "--only", "syscall", *QUICK))
     assert plain["start_at"] is None and plain["slot_s"] is None
 
