@@ -88,7 +88,7 @@ def check_url(what: str, value: str, fix: str,
     return value
 
 
-def store_problem(value: str) -> str | None:
+def store_flag_problem(value: str) -> str | None:
     """What is wrong with `--store VALUE` (the whole line, naming the flag), or None. An
     empty value is not the default store: it is refused, so that `--store "$UNSET"` never
     reads or writes another store than the one meant."""
@@ -102,7 +102,7 @@ def store_problem(value: str) -> str | None:
 
 def store_flag(value: str) -> str:
     """The type of every command's --store (argparse): the value, or one line naming it."""
-    problem = store_problem(value)
+    problem = store_flag_problem(value)
     if problem:
         raise argparse.ArgumentTypeError(problem)
     return value

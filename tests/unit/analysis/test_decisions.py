@@ -38,7 +38,7 @@ def test_the_verdict_is_the_paired_decision_of_the_blocks(tmp_path):
     assert result.run.analysis == "paired" and result.run.correction == "holm"
     assert vs.analysis == "paired" and vs.blocks == 12
     assert vs.ratio == pytest.approx(exp(d.mean()))
-    assert (vs.ratio_ci_low, vs.ratio_ci_high) == pytest.approx(paired.ratio_ci(d, 0.95))
+    assert (vs.ratio_ci_low, vs.ratio_ci_high) == pytest.approx(paired.paired_ratio_ci(d, 0.95))
     assert vs.sd_log == pytest.approx(d.std(ddof=1))
     expect = dc.decide_paired(dict(enumerate(qemu)), dict(enumerate(native)), True)
     assert vs.p_value == pytest.approx(expect.p_value) and vs.p_band == pytest.approx(expect.p_band)

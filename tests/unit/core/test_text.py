@@ -69,14 +69,14 @@ def test_what_is_not_one_mirror_url(url, said):
 def test_an_empty_store_is_refused_not_read_as_the_default(value):
     line = (f"--store {value!r}: give a store URL (sqlite:///PATH or postgresql://...) or "
             "leave --store out for the default")
-    assert text.store_problem(value) == line
+    assert text.store_flag_problem(value) == line
     with pytest.raises(argparse.ArgumentTypeError, match=r"leave --store out"):
         text.store_flag(value)
 
 
 def test_a_store_url_on_one_line():
     assert text.store_flag("sqlite:////tmp/x.db") == "sqlite:////tmp/x.db"
-    assert text.store_problem("sqlite:////tmp/x.db\n") == (
+    assert text.store_flag_problem("sqlite:////tmp/x.db\n") == (
         "--store 'sqlite:////tmp/x.db\\n' holds a newline; give a store URL "
         "(sqlite:///PATH or postgresql://...) or leave --store out for the default")
 

@@ -70,8 +70,8 @@ def test_estimate_ci_and_p_are_the_paired_functions():
     d = dc.decide_paired(env, ref, higher_is_better=True, seed=7)
     lr = paired.log_ratios(env, ref)
     assert d.estimate == pytest.approx(paired.geometric_mean_ratio(lr.d))
-    assert (d.ci_low, d.ci_high) == pytest.approx(paired.ratio_ci(lr.d, 0.95))
-    assert (d.eq_ci_low, d.eq_ci_high) == pytest.approx(paired.ratio_ci(lr.d, 0.9))
+    assert (d.ci_low, d.ci_high) == pytest.approx(paired.paired_ratio_ci(lr.d, 0.95))
+    assert (d.eq_ci_low, d.eq_ci_high) == pytest.approx(paired.paired_ratio_ci(lr.d, 0.9))
     assert d.p_value == paired.sign_flip_p(lr.d, 7)
     assert d.sd_log == pytest.approx(lr.d.std(ddof=1))
 

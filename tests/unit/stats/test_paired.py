@@ -34,9 +34,9 @@ def test_t_interval_is_scipys_one_sample_t_interval():
     d = np.random.default_rng(3).normal(0.04, 0.06, 9)
     ci = sps.ttest_1samp(d, 0.0).confidence_interval(0.9)
     assert paired.log_ci(d, 0.9) == pytest.approx((ci.low, ci.high))
-    lo, hi = paired.ratio_ci(d, 0.9)
+    lo, hi = paired.paired_ratio_ci(d, 0.9)
     assert (lo, hi) == pytest.approx((exp(ci.low), exp(ci.high)))
-    assert paired.ratio_ci([0.1], 0.9) == (None, None)
+    assert paired.paired_ratio_ci([0.1], 0.9) == (None, None)
     assert paired.log_ci([0.1, 0.1, 0.1], 0.9) == (pytest.approx(0.1), pytest.approx(0.1))
 
 

@@ -25,7 +25,7 @@ _EXPORTS = {
     "decision": ("DEFAULT_ALPHA", "Decision", "decide_paired", "decide_unpaired"),
     "multiplicity": ("adjust_family",),
     "sequential": ("RowState", "Undecided", "decide_sequential", "still_undecided"),
-    "ratio": ("TrimmedRatio", "overhead_pct", "ratio_ci", "trimmed_ratio"),
+    "ratio": ("TrimmedRatio", "overhead_pct", "bootstrap_ratio_ci", "trimmed_ratio"),
     "change": ("ChangeVerdict", "change_verdict"),
 }
 _HOME = {name: module for module, names in _EXPORTS.items() for name in names}

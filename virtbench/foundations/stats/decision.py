@@ -63,7 +63,7 @@ from ...core.decisions import Decided, Direction
 from . import paired
 from .band import _doubled, band, band_p_from_sides, band_p_t  # noqa: F401  (re-exported)
 from . import significance as sig
-from .ratio import overhead_pct, ratio_ci as unpaired_ratio_ci
+from .ratio import overhead_pct, bootstrap_ratio_ci
 from .describe import N_RESAMPLES, cv, rng, trimmed_mean
 
 DEFAULT_ALPHA = defaults.ALPHA
@@ -387,8 +387,8 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
     if base == 0 or float(trimmed_mean(a)) <= 0 or base < 0:
         raise ValueError("a ratio needs positive trimmed means")
     m = log(float(trimmed_mean(a)) / base)
-    lo, hi = unpaired_ratio_ci(a, b, seed, confidence=1 - alpha)
-    eq_lo, eq_hi = unpaired_ratio_ci(a, b, seed, confidence=1 - 2 * alpha)
+    lo, hi = bootstrap_ratio_ci(a, b, seed, confidence=1 - alpha)
+    eq_lo, eq_hi = bootstrap_ratio_ci(a, b, seed, confidence=1 - 2 * alpha)
     ci = (log(lo), log(hi)) if lo else NO_INTERVAL
     eq = (log(eq_lo), log(eq_hi)) if eq_lo else NO_INTERVAL
     p = sig.permutation_p_value(a, b, seed)
@@ -428,7 +428,7 @@ def decide_unpaired(samples, baseline, higher_is_better: bool,
 
 
 def _bootstrap_log_ratios(a: np.ndarray, b: np.ndarray, seed) -> np.ndarray | None:
-    """log(trimmed mean ratio) over the bootstrap resamples ratio.ratio_ci draws (same
+    """log(trimmed mean ratio) over the bootstrap resamples ratio.bootstrap_ratio_ci draws (same
     seed, same resamples): the distribution its percentile intervals are quantiles of."""
     if a.size < 2 or b.size < 2:
         return None

@@ -10,7 +10,7 @@ Per block the unit of analysis is the log ratio d = log(env / reference):
 - estimate: the geometric-mean ratio exp(mean d). On the log scale a ratio and its inverse
   are symmetric (x 2 and x 1/2 are +-0.69), the mean of logs is what the t interval and the
   sign-flip test are about, and a multiplicative slowdown is a shift of d.
-- CI: the t interval on mean d, back-transformed (`ratio_ci`, method "t", the default).
+- CI: the t interval on mean d, back-transformed (`paired_ratio_ci`, method "t", the default).
   Why t and not the bootstrap: runs have 6 to 60 blocks; a percentile bootstrap of so few
   blocks is too narrow (it ignores the t quantile's small-sample correction: at 6 blocks a
   nominal 95 % percentile interval covers about 85 %, checked in tests/unit/stats/test_paired.py),
@@ -121,7 +121,7 @@ def t_interval(d, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     return m - half, m + half
 
 
-def ratio_ci(d, confidence: float = 0.95, method: str = "t", seed=0
+def paired_ratio_ci(d, confidence: float = 0.95, method: str = "t", seed=0
              ) -> tuple[float | None, float | None]:
     """CI of the geometric-mean ratio (the log CI back-transformed); (None, None) below 2."""
     ci = log_ci(d, confidence, method, seed)

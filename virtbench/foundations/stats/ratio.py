@@ -36,7 +36,7 @@ class TrimmedRatio:
     cv_pooled: float | None
 
 
-def ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+def bootstrap_ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
     """Bootstrap CI of trimmed_mean(a) / trimmed_mean(b) (95 % unless told)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -63,7 +63,7 @@ def trimmed_ratio(samples, baseline, higher_is_better: bool, seed=0) -> TrimmedR
         raise ValueError("baseline is zero: no ratio")
     ratio = float(trimmed_mean(a)) / base
     over = overhead_pct(ratio, higher_is_better)
-    r_low, r_high = ratio_ci(a, b, seed)
+    r_low, r_high = bootstrap_ratio_ci(a, b, seed)
     if r_low is None:
         o_low = o_high = None
     else:

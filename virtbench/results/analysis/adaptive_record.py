@@ -13,7 +13,7 @@ UNDECIDED = "undecided"
 SEP = " · "
 
 
-def undecided_cases(results: list[Result]) -> set[str]:
+def inconclusive_cases(results: list[Result]) -> set[str]:
     """"environment · case" of every row with an inconclusive verdict."""
     out = set()
     for r in results:
@@ -29,7 +29,7 @@ def reconcile(summary: AdaptiveSummary | None, results: list[Result],
     `undecided` warning dropped when none is left, else naming only those."""
     if summary is None:
         return None, warnings
-    open_cases = undecided_cases(results)
+    open_cases = inconclusive_cases(results)
     kept = {case: whys for case, whys in summary.undecided.items() if case in open_cases}
     if kept == summary.undecided:
         return summary, warnings
