@@ -45,7 +45,7 @@ from .schema import (
     Trials,
     Warmup,
 )
-from .entries import (check_versus, fail, normalize_spec, published_figures,  # noqa: F401
+from .entries import (check_versus, fail, name_from_file, normalize_spec, published_figures,  # noqa: F401
                       spec_resolver)
 from .stored import ClaimEntry, PublishedEntry
 
@@ -245,7 +245,7 @@ def load(path: str | Path) -> Study:
     except VirtbenchError as exc:
         raise fail(path, str(exc)) from None
     adaptive, trials = trials_setting(doc.trials, doc.min_trials)
-    return Study(name=doc.name or path.stem, environments=envs, benchmarks=cases,
+    return Study(name=doc.name or name_from_file(path), environments=envs, benchmarks=cases,
                  trials=trials, adaptive=adaptive,
                  baseline=doc.baseline, threshold_pct=float(doc.threshold),
                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,

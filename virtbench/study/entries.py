@@ -4,9 +4,11 @@ analysis matches by, and the [[published]] figures checked against the study's e
 and benchmarks. Used by design.load."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core.errors import VirtbenchError
+from ..core.text import text_problem
 from ..measure.environments import EnvSpec
 from ..measure.environments.spec import NAME_OPTION
 
@@ -16,6 +18,16 @@ if TYPE_CHECKING:
 
 def fail(path, what: str) -> VirtbenchError:
     return VirtbenchError(f"study {path}: {what}")
+
+
+def name_from_file(path: Path) -> str:
+    """The study's name when its file gives none: the file's name without .toml, refused
+    (one line) when it holds what may not reach a file or a command line."""
+    problem = text_problem(path.stem)
+    if problem:
+        raise fail(repr(str(path)), f"the name it gives, {path.stem!r}, {problem}; "
+                   'write a name = "..." line or rename the file')
+    return path.stem
 
 
 def spec_resolver(envs: list[EnvironmentEntry]) -> Callable[[str], str]:

@@ -211,6 +211,20 @@ def test_study_file_text_is_one_line_nothing_stored(capsys, store_url, tmp_path,
     assert not Path(store_url[len("sqlite:///"):]).exists()
 
 
+def test_a_study_named_by_its_file_takes_a_file_name_on_one_line(capsys, store_url, tmp_path):
+    path = tmp_path / "two\nlines.toml"
+    path.write_text(STUDY_BASE)
+    code, out, err = run_cli(capsys, "run", str(path), "--dry-run")
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"virtbench: study {str(path)!r}: the name it gives, 'two\\nlines', holds a newline; "
+        'write a name = "..." line or rename the file']
+    assert not Path(store_url[len("sqlite:///"):]).exists()
+    path.write_text('name = "fine"\n' + STUDY_BASE)           # a name line: the file's is moot
+    code, out, _ = run_cli(capsys, "run", str(path), "--dry-run")
+    assert code == 0 and "fine" in out
+
+
 def test_prose_may_span_lines(capsys, tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('description = """two\nlines"""\n' + STUDY_BASE +
