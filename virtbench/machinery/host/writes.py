@@ -95,7 +95,8 @@ def store_problem(r: Reached) -> str | None:
 def check_store(url: str | None, create: bool = False) -> Path | None:
     """The store's file (its real path) once root may open it (see the module); None for a
     store with no file. `create` (commands that write): directories missing above it are
-    made here (never group- or world-writable, whatever the umask) and checked as any. VirtbenchError (one line) otherwise."""
+    made here (never group- or world-writable, whatever the umask) and checked as any.
+    VirtbenchError (one line) otherwise."""
     given = store_file(url)
     if given is None:
         return None
@@ -217,7 +218,8 @@ def _output(path, store_url, data) -> bool:
             if why:
                 raise VirtbenchError(f"{named}{why}")
             if data is not None:
-                write_atomic(r.fd, r.rest[0], data, _mode(r.leaf))
+                write_atomic(r.fd, r.rest[0], data,
+                             None if r.leaf is None else stat.S_IMODE(r.leaf.st_mode) & 0o777)
             return r.leaf is not None
     except PathRefused as exc:
         fix = ("give a file in a directory only root (or you) can write, or the file the "
@@ -228,29 +230,22 @@ def _output(path, store_url, data) -> bool:
                              "directory that exists and you can write") from None
 
 
-def _mode(old: os.stat_result | None) -> int:
-    """The new file's mode: the replaced file's, else what the umask leaves of 0666."""
-    if old is not None:
-        return stat.S_IMODE(old.st_mode) & 0o777
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def write_atomic(dir_fd: int, name: str, data: str | bytes | Iterable[str | bytes],
-                 mode: int = 0o644) -> None:
+                 mode: int | None = None) -> None:
     """`data` into a new file of an unpredictable name in the directory `dir_fd` (O_EXCL,
     never through a link), renamed over `name` once whole; on any failure the new file is
-    removed and whatever was at `name` is left as it was."""
+    removed and whatever was at `name` is left as it was. `mode`: the file's (the one it
+    replaces keeps its own), else what the umask leaves of 0666."""
     tmp = f".{name[:64]}.{secrets.token_hex(8)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o600, dir_fd=dir_fd)
+                 0o666 if mode is None else 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as f:
             for chunk in [data] if isinstance(data, (str, bytes)) else data:
                 f.write(chunk.encode() if isinstance(chunk, str) else chunk)
             f.flush()
-            os.fchmod(f.fileno(), mode)
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
