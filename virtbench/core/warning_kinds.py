@@ -238,6 +238,15 @@ _KINDS = (
                 "{cipher}: not offered by this OpenSSH (ssh -Q cipher); reported as "
                 "unsupported, not 0", "benchmark scp",
                 "The guest's OpenSSH does not offer a cipher the study asks for."),
+    WarningKind("percentile_left_out", NOTE,
+                "{case}: {percentiles} left out: {requests} requests in a trial, and a "
+                "percentile q needs 100/(1-q) ({needed} for {percentile}); give the trial more "
+                "requests (a longer or faster run)",
+                "workload benchmarks (measure/benchmarks/workloads/percentiles.py)",
+                "A latency percentile rests on the requests beyond it: q needs at least "
+                "100/(1-q) requests in a trial (p50 200, p99 10,000, p99.9 100,000). A case "
+                "whose parameters send fewer leaves that percentile out, never a figure made of "
+                "a handful of the slowest requests."),
     WarningKind("method", NOTE,
                 "dd-write form=sync-mount: could not loop-mount an ext4 image -o sync ({why}); "
                 "measured with oflag=sync on the scratch file system instead ... | "

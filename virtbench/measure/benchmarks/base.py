@@ -44,6 +44,9 @@ class Benchmark:
     description: ClassVar[str] = ""
     metrics: ClassVar[tuple[Metric, ...]] = ()
     tools: ClassVar[tuple[str, ...]] = ()      # what must exist in the environment
+    # the Debian packages that bring `tools` into an environment virtbench builds (a guest
+    # image or a container tree: a variant of it per package set); () for our own kernels
+    packages: ClassVar[tuple[str, ...]] = ()
     # what the environment must offer (names of virtbench.core.capabilities.Capabilities fields);
     # a case whose environment cannot is skipped with the reason before anything runs
     needs: ClassVar[tuple[str, ...]] = ()

@@ -20,6 +20,7 @@ def test_what_a_trial_supports_and_the_line_for_the_rest():
         "redis get: p99_ms, p99.9_ms left out: 2,000 requests in a trial, and a percentile q "
         "needs 100/(1-q) (100,000 for p99.9_ms); give the trial more requests (a longer or "
         "faster run)")
+    assert some.warnings() == [("percentile_left_out", some.left_out)] and both.warnings() == []
     assert pc.supported((0.5,), 199, "x").kept == {}
     with pytest.raises(ValueError):
         pc.requests_needed(1.0)

@@ -22,9 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-WARNING_KIND = "percentile_left_out"
-
-
 def requests_needed(q: float) -> int:
     """The fewest requests a trial needs for its q-quantile (0 < q < 1): 100 / (1 - q)."""
     if not 0.0 < q < 1.0:
@@ -44,6 +41,10 @@ class Supported:
     one line for those it leaves out (None: none)."""
     kept: dict[str, float]
     left_out: str | None
+
+    def warnings(self) -> list[tuple[str, str]]:
+        """The trial's warning for the percentiles left out (TrialOutcome.warnings), or []."""
+        return [("percentile_left_out", self.left_out)] if self.left_out else []
 
 
 def supported(quantiles: tuple[float, ...], requests: int, what: str) -> Supported:
