@@ -28,7 +28,11 @@ def missing(tools: Iterable[str]) -> list[str]:
     return [t for t in dict.fromkeys(tools) if not found(t)]
 
 
-def install_hint(tools: Iterable[str]) -> str:
+def install_hint(tools: Iterable[str], where: str | None = None) -> str:
+    """What to install for `tools` (their Debian packages), on this host (`where` None) or on
+    the machine `where` names (an SSH target's address, a libvirt domain)."""
     packages = sorted({PACKAGES.get(t, t) for t in tools})
+    if where:
+        return f"install with: apt-get install {' '.join(packages)} on {where}"
     return (f"install with: apt-get install {' '.join(packages)} "
             "(scripts/setup.sh --all installs every benchmark's tools)")

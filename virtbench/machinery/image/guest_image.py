@@ -4,6 +4,8 @@ Two cache levels under `<cache>/images/` (cache = $VIRTBENCH_CACHE or the user c
 
 * `base-<hash>/rootfs/` -- the base tree (mmdebstrap), keyed by the package recipe. It is the slow
   part (a minute or two) and is rebuilt only when the package list changes.
+* `variant-<hash>/rootfs/` -- the base tree plus the packages a study's benchmarks need
+  (variant.py), keyed by the base recipe and the sorted package set; only when there are any.
 * `<hash>/` -- the bootable image, keyed by the whole recipe (base + our own guest files +
   the agent + the initramfs module list): `root.raw` (ext4, label `vbroot`, made with
   `mkfs.ext4 -d`, no loop device), `vmlinuz`, `initrd.img` (our own small busybox initramfs),
@@ -22,9 +24,8 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -32,7 +33,7 @@ from ...core.errors import VirtbenchError
 from ..host import tools as hosttools
 from ..kernels.build import cache_dir
 from ..agent.transport import AGENT_SOURCE   # the agent every environment runs
-from . import cache, suites
+from . import cache, suites, variant
 
 FILES = Path(__file__).with_name("files")
 SUITE = "bookworm"
@@ -90,6 +91,7 @@ class ImageInfo:
     root_label: str = ROOT_LABEL
     linux_suite: str = ""        # the Debian suite the kernel comes from ("": the image's own)
     linux_deb: str = ""          # the kernel's Debian package and version (dpkg-query)
+    packages: list[str] = field(default_factory=list)   # "NAME VERSION" a variant added
 
     @property
     def dir(self) -> Path:
@@ -117,8 +119,7 @@ def base_recipe(linux: str | None = None) -> dict:
     return base
 
 
-def _hash(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+_hash = cache.digest
 
 
 # Hashed once, at import: the code that builds is the code that was hashed, even if the file
@@ -126,18 +127,26 @@ def _hash(obj) -> str:
 _BUILDER_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
-def recipe(linux: str | None = None) -> dict:
+def tree_key(linux: str | None = None, packages=()) -> str:
+    """The key of the tree the image is made from: the base tree's, or with `packages` the
+    variant's (variant.py)."""
+    base = base_recipe(linux)
+    return variant.key(base, packages) if variant.package_set(packages) else _hash(base)
+
+
+def recipe(linux: str | None = None, packages=()) -> dict:
+    """The bootable image's recipe; `packages`: a variant's (none: the image of old)."""
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
              for p in sorted(FILES.iterdir()) if p.is_file()}
-    return {"base": _hash(base_recipe(linux)), "files": files,
+    return {"base": tree_key(linux, packages), "files": files,
             "agent": hashlib.sha256(AGENT_SOURCE.read_bytes()).hexdigest(),
             "initramfs_modules": list(INITRAMFS_MODULES), "size": IMAGE_SIZE,
             "module_trim": list(MODULE_TRIM),
             "label": ROOT_LABEL, "builder": _BUILDER_HASH, "v": 1}
 
 
-def recipe_hash(linux: str | None = None) -> str:
-    return _hash(recipe(linux))
+def recipe_hash(linux: str | None = None, packages=()) -> str:
+    return _hash(recipe(linux, packages))
 
 
 def images_dir() -> Path:
@@ -145,10 +154,10 @@ def images_dir() -> Path:
 
 
 # -- entry points --------------------------------------------------------------------------
-def cached(linux: str | None = None) -> ImageInfo | None:
-    """The image for the current recipe (with the kernel of suite `linux`) if it is already
-    built, else None (no building)."""
-    return built_image(images_dir() / recipe_hash(linux))
+def cached(linux: str | None = None, packages=()) -> ImageInfo | None:
+    """The image for the current recipe (with the kernel of suite `linux`, the variant with
+    `packages`) if it is already built, else None (no building)."""
+    return built_image(images_dir() / recipe_hash(linux, packages))
 
 
 def built_image(out: Path, **extra) -> ImageInfo | None:
@@ -164,7 +173,8 @@ def built_image(out: Path, **extra) -> ImageInfo | None:
                      build_s=data["build_s"], reused=True,
                      linux_version=data.get("kernel_version", data.get("linux_version", "")),
                      ssh_key=out / "id_ed25519", linux_suite=data.get("linux_suite", ""),
-                     linux_deb=data.get("linux_deb", ""), **extra)
+                     linux_deb=data.get("linux_deb", ""),
+                     packages=list(data.get("packages", [])), **extra)
 
 
 def build_lock(linux: str | None = None) -> Path:
@@ -174,17 +184,19 @@ def build_lock(linux: str | None = None) -> Path:
 
 
 def build(force: bool = False, progress: Progress = None,
-          linux: str | None = None) -> ImageInfo:
+          linux: str | None = None, packages=()) -> ImageInfo:
     """Build the guest image if needed (or always with force) and describe it; `linux`: the
-    Debian suite of its kernel (suites.py; None: bookworm's).
+    Debian suite of its kernel (suites.py; None: bookworm's); `packages`: the variant with
+    these Debian packages added (variant.py; none: the image itself).
 
     Concurrent builders of one suite serialise on its lock file (build_lock); whoever comes
     second reuses the result.
     """
     say = progress or (lambda msg: None)
     linux = None if suites.is_default(linux) else suites.check_suite(linux)
+    packages = variant.package_set(packages)
     if not force:
-        info = cached(linux)
+        info = cached(linux, packages)
         if info is not None:
             return info
     check_tools()
@@ -192,26 +204,28 @@ def build(force: bool = False, progress: Progress = None,
     with open(build_lock(linux), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not force:
-            info = cached(linux)
+            info = cached(linux, packages)
             if info is not None:
                 return info
-        return _build_locked(force, say, linux)
+        return _build_locked(force, say, linux, packages)
 
 
-def _build_locked(force: bool, say, linux: str | None = None) -> ImageInfo:
+def _build_locked(force: bool, say, linux: str | None = None, packages=()) -> ImageInfo:
     t0 = time.monotonic()
     base = build_base(force=force, progress=say, linux=linux)
-    h = recipe_hash(linux)
+    base = variant.tree(base, base_recipe(linux), packages, images_dir(), say, force)
+    h = recipe_hash(linux, packages)
     out = images_dir() / h
     with cache.building(out) as tmp:
         info = _build_image(base, tmp, h, say)
         if linux:
             check_series(info.linux_version, linux)
             info.linux_suite = linux
+        info.packages = variant.installed(base)
         info_data = info.to_json()
         info_data["build_s"] = round(time.monotonic() - t0, 2)
         (tmp / "info.json").write_text(json.dumps(info_data, indent=2) + "\n")
-    result = cached(linux)
+    result = cached(linux, packages)
     assert result is not None
     result.reused = False
     say(f"image ready: {out} ({result.size_bytes / 1e6:.0f} MB on disk, {result.build_s:.0f} s)")
@@ -236,14 +250,7 @@ def check_tools() -> None:
                              "run `virtbench image build` as root")
 
 
-def _run(argv, say: Progress = None, what: str = "", **kw) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin:" + os.environ.get("PATH", ""),
-               LC_ALL="C", DEBIAN_FRONTEND="noninteractive")
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, **kw)
-    if proc.returncode != 0:
-        lines = (proc.stderr.strip() or proc.stdout.strip() or "(no output)").splitlines()
-        raise VirtbenchError(f"{what or argv[0]} failed: {lines[-1]}")
-    return proc
+_run = cache.run
 
 
 # -- level 1: the base tree -------------------------------------------------------------------
@@ -282,16 +289,7 @@ def bootstrap_tree(base: dict, where: Path, force: bool = False, progress: Progr
         _run([tool, f"--variant={base['variant']}",
               "--include=" + ",".join(base["packages"]), base["suite"], str(root),
               base["mirror"], *base.get("sources", ())], what=tool)
-        for rel in base["trim"]:
-            p = root / rel
-            if p.is_dir():
-                shutil.rmtree(p)
-                p.mkdir()
-            elif p.exists():
-                p.unlink()
-        # the stock initramfs is never used: ours replaces it
-        for p in (root / "boot").glob("initrd.img*"):
-            p.unlink()
+        cache.trim(root, base["trim"])   # and the stock initramfs: ours replaces it
         (tmp / "recipe.json").write_text(json.dumps(base, indent=2))
         (tmp / "done").write_text("ok\n")
     return out / "rootfs"
