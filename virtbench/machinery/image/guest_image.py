@@ -131,7 +131,7 @@ def tree_key(linux: str | None = None, packages=()) -> str:
     """The key of the tree the image is made from: the base tree's, or with `packages` the
     variant's (variant.py)."""
     base = base_recipe(linux)
-    return variant.key(base, packages) if variant.package_set(packages) else _hash(base)
+    return variant.key(base, packages) if variant.extra(base, packages) else _hash(base)
 
 
 def recipe(linux: str | None = None, packages=()) -> dict:

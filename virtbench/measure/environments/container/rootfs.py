@@ -9,7 +9,7 @@ def base_rootfs_cached(packages=()):
     (nothing built)."""
     from ....machinery.image import guest_image as image, variant
     base = image.base_recipe()
-    if variant.package_set(packages):
+    if variant.extra(base, packages):
         return variant.cached_tree(image.images_dir(), base, packages)
     out = image.images_dir() / f"base-{image._hash(base)}"
     return out / "rootfs" if (out / "done").exists() else None
