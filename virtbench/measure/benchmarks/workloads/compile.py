@@ -23,7 +23,7 @@ PREPARE_S = 1800.0            # staging or extracting the pristine copy, checkin
 # a compiler's, linker's or shell's own error line, before make's "*** [...] Error N"
 _ERROR = re.compile(r"(\berror:|\bError:|: not found$|No such file or directory|"
                     r"cannot find|undefined reference)")
-_MAKE = re.compile(r"^(g?make(\[\d+\])?: \*\*\*|make(\[\d+\])?: )")
+_MAKE = re.compile(r"^g?make(\[\d+\])?: \*\*\*")
 
 
 def failure_line(stderr: str, stdout: str = "") -> str:
