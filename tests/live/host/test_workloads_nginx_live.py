@@ -39,3 +39,26 @@ def test_quick_nginx_run_reports_requests_per_s_and_p50(capsys, store_url):
     assert all(0 < s < 1000 for s in results["p50_ms"]["samples"])
     kinds = {w["kind"] for w in data["warnings"] if w.get("benchmark") == "nginx"}
     assert "percentile_left_out" in kinds
+
+
+def test_a_port_already_taken_is_a_failed_trial_naming_it():
+    """nginx cannot bind: the trial stops at once with the server's own line, and no
+    request reaches the other listener (the file's name is the trial's own)."""
+    import socket
+    import subprocess
+
+    from virtbench.measure.benchmarks import REGISTRY
+    from virtbench.measure.benchmarks.workloads import served
+
+    bench = REGISTRY["nginx"]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        script = bench.served(bench.params({}, quick=True), port, "mine").argv()
+        r = subprocess.run(script, capture_output=True, text=True, timeout=60)
+    assert r.returncode == served.SERVER_GONE_EXIT, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0] == "virtbench: the server exited before it answered"
+    assert any("Address already in use" in x for x in lines[1:])
+    assert r.stdout == ""
