@@ -15,6 +15,7 @@ PACKAGES = {
     "sshd": "openssh-server", "blastn": "ncbi-blast+", "makeblastdb": "ncbi-blast+",
     "python3": "python3",
     "make": "make", "gcc": "gcc", "tar": "tar",
+    "nginx": "nginx-light", "wrk": "wrk", "truncate": "coreutils",
 }
 
 

@@ -10,6 +10,7 @@ from ...core.suggest import did_you_mean
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 from . import application, cpu, disk, lifecycle_costs, memory, network, primitives, transfer
 from .workloads.compile import Compile
+from .workloads import nginx
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -21,6 +22,7 @@ _CLASSES = (
     + (transfer.Scp,)
     + (application.Blast,)
     + (Compile,)
+    + (nginx.Nginx,)
     + (lifecycle_costs.Boot, lifecycle_costs.FootprintBenchmark, lifecycle_costs.Snapshot,
        lifecycle_costs.Migrate)
 )
