@@ -13,7 +13,7 @@ from virtbench.machinery.agent.transport import ExecResult
 from virtbench.machinery.host import tools
 from virtbench.measure.benchmarks import REGISTRY, ParseError
 from virtbench.measure.benchmarks.workloads import hpcc as h
-from virtbench.measure.benchmarks.workloads.hpcc_output import parse_hpcc
+from virtbench.measure.benchmarks.workloads.hpcc_output import hpl_input_error, parse_hpcc
 
 BENCH = REGISTRY["hpcc"]
 METRICS = {"hpl_gflops", "dgemm_gflops", "randomaccess_gups", "ptrans_gbs", "fft_gflops",
@@ -58,6 +58,14 @@ def test_a_refused_input_file_is_one_line(out, name):
     with pytest.raises(ParseError, match="no summary section") as exc:
         parse_hpcc(out(name))
     assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("name, says", [
+    ("bad-grid", "Need at least 4 processes for these tests"),
+    ("bad-truncated", "Value of NDIV less than 2")])
+def test_hpls_complaint_about_its_input_is_read_from_stderr(fixture_text, name, says):
+    assert hpl_input_error(fixture_text("workloads", "hpcc", f"{name}.stderr")) == says
+    assert hpl_input_error("virtbench: hpcc did not finish within 120 s\n") is None
 
 
 def test_every_truncation_of_a_normal_run_is_refused_or_whole(out):
@@ -199,16 +207,16 @@ def test_time_limit_grows_with_the_problem():
 class FakeEnv:
     """Answers the probe and the trial script; records what ran."""
 
-    def __init__(self, stdout, cpus="2", memory_size=True, exit=0):
+    def __init__(self, stdout, cpus="2", memory_size=True, exit=0, stderr="mpirun: killed"):
         self.stdout, self.cpus, self.exit, self.ran = stdout, cpus, exit, []
+        self.stderr = stderr
         self.memory_size = memory_size
 
     def exec(self, argv, timeout=None):
         self.ran.append((argv, timeout))
         if argv[2].startswith("nproc"):
             return ExecResult(0, f"{self.cpus}\nMemAvailable: {2**24} kB\n", "", 0.01)
-        return ExecResult(self.exit, self.stdout, "" if not self.exit else "mpirun: killed",
-                          3.0)
+        return ExecResult(self.exit, self.stdout, "" if not self.exit else self.stderr, 3.0)
 
     def scratch_dir(self):
         return "/scratch"
@@ -260,3 +268,12 @@ def test_a_timed_out_run_is_a_failed_trial_with_one_line(out):
     outcome = BENCH.run_trial(env, BENCH.params({}, quick=True))
     assert not outcome.ok and outcome.error.startswith("exit status 124")
     assert outcome.values == {}
+
+
+def test_a_refused_input_file_names_hpls_complaint_in_the_trials_error(fixture_text):
+    env = FakeEnv(fixture_text("workloads", "hpcc", "bad-grid.txt"), exit=h.TIMED_OUT_EXIT,
+                  stderr=fixture_text("workloads", "hpcc", "bad-grid.stderr"))
+    outcome = BENCH.run_trial(env, BENCH.params({}, quick=True))
+    assert not outcome.ok and "\n" not in outcome.error
+    assert outcome.error.endswith("HPL refused its input: Need at least 4 processes for these "
+                                  "tests")

@@ -29,7 +29,7 @@ from ....core.errors import VirtbenchError
 from ....core.outcome import Metric, TrialOutcome
 from ....machinery.machine import meminfo
 from ..base import Benchmark, ParseError
-from .hpcc_output import parse_hpcc, run_shape, summary
+from .hpcc_output import hpl_input_error, parse_hpcc, run_shape, summary
 
 # hpcc's input file, HPL's HPL.dat with four PTRANS lines (README: lines 33-36): one N, one
 # NB, one P x Q grid, the residual threshold 16.0 and HPL's own example settings otherwise;
@@ -239,6 +239,9 @@ class Hpcc(Benchmark):
         limit = run_limit(plan)
         argv = ["sh", "-c", script(plan, env.scratch_dir(), limit), "virtbench-hpcc"]
         outcome = self.outcome_of(env.exec(argv, timeout=limit + 120.0), limit + 120.0)
+        refused = hpl_input_error(outcome.stderr)
+        if outcome.error is not None and refused:
+            outcome.error += f"; HPL refused its input: {refused}"
         if outcome.error is None:
             outcome.error = shape_error(outcome.stdout, plan)
             if outcome.error:

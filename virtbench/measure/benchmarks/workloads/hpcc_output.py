@@ -140,6 +140,14 @@ def parse_hpcc(text: str) -> dict[str, float]:
     return values
 
 
+def hpl_input_error(stderr: str) -> str | None:
+    """HPL's complaint about its input (`HPL ERROR ... >>> Need at least 4 processes <<<` on
+    stderr), or None (pure). hpcc 1.5.0 goes on to its other tests after it and may then wait
+    forever, so a trial's error names it rather than only the time limit."""
+    match = re.search(r"^HPL ERROR .*\n>>> (.*?) <<<", stderr, re.M)
+    return match.group(1).strip() if match else None
+
+
 def run_shape(pairs: dict[str, str]) -> tuple[int, int]:
     """(MPI ranks, HPL's N) the summary says the run had; (-1, -1) where missing (pure)."""
     def integer(key):
