@@ -53,8 +53,8 @@ def test_a_failed_hpl_residual_is_no_number(out):
     assert exc.value.partial.get("hpl_gflops", 0) > 0
 
 
-@pytest.mark.parametrize("name", ["bad-grid", "bad-truncated"])
-def test_a_refused_input_file_is_one_line(out, name):
+@pytest.mark.parametrize("name", ["bad-grid", "bad-truncated", "interrupted-late"])
+def test_a_refused_input_file_or_a_late_interruption_is_one_line(out, name):
     with pytest.raises(ParseError, match="no summary section") as exc:
         parse_hpcc(out(name))
     assert "\n" not in str(exc.value)

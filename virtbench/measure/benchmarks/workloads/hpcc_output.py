@@ -142,8 +142,9 @@ def parse_hpcc(text: str) -> dict[str, float]:
 
 def hpl_input_error(stderr: str) -> str | None:
     """HPL's complaint about its input (`HPL ERROR ... >>> Need at least 4 processes <<<` on
-    stderr), or None (pure). hpcc 1.5.0 goes on to its other tests after it and may then wait
-    forever, so a trial's error names it rather than only the time limit."""
+    stderr), or None (pure). hpcc 1.5.0 goes on to its other tests after it (seen here), so
+    the run ends without a summary or at the time limit, and a trial's error names the
+    complaint rather than only that."""
     match = re.search(r"^HPL ERROR .*\n>>> (.*?) <<<", stderr, re.M)
     return match.group(1).strip() if match else None
 
