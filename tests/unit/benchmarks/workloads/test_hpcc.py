@@ -209,14 +209,15 @@ class FakeEnv:
 
     def __init__(self, stdout, cpus="2", memory_size=True, exit=0, stderr="mpirun: killed"):
         self.stdout, self.cpus, self.exit, self.ran = stdout, cpus, exit, []
-        self.stderr = stderr
+        self.stderr, self.stderr_ok = stderr, ""
         self.memory_size = memory_size
 
     def exec(self, argv, timeout=None):
         self.ran.append((argv, timeout))
         if argv[2].startswith("nproc"):
             return ExecResult(0, f"{self.cpus}\nMemAvailable: {2**24} kB\n", "", 0.01)
-        return ExecResult(self.exit, self.stdout, "" if not self.exit else self.stderr, 3.0)
+        return ExecResult(self.exit, self.stdout, self.stderr if self.exit else self.stderr_ok,
+                          3.0)
 
     def scratch_dir(self):
         return "/scratch"
@@ -275,5 +276,28 @@ def test_a_refused_input_file_names_hpls_complaint_in_the_trials_error(fixture_t
                   stderr=fixture_text("workloads", "hpcc", "bad-grid.stderr"))
     outcome = BENCH.run_trial(env, BENCH.params({}, quick=True))
     assert not outcome.ok and "\n" not in outcome.error
-    assert outcome.error.endswith("HPL refused its input: Need at least 4 processes for these "
-                                  "tests")
+    assert outcome.error.startswith("exit status 124")
+    assert outcome.error.endswith("HPL refused hpccinf.txt (Need at least 4 processes for "
+                                  "these tests), so hpcc ran its own defaults instead")
+
+
+def test_a_refused_input_run_to_its_end_is_no_number(fixture_text, out):
+    """hpcc 1.5.0 runs HPL's defaults after refusing hpccinf.txt and reports Success=1: the
+    report parses, but it is of another run (N=3520, not 2000), and the trial says so."""
+    assert parse_hpcc(out("bad-grid-long"))["hpl_gflops"] > 0       # the report alone passes
+    stderr = fixture_text("workloads", "hpcc", "bad-grid-long.stderr")
+    env = FakeEnv(out("bad-grid-long"), exit=0)
+    env.stderr_ok = stderr
+    outcome = BENCH.run_trial(env, BENCH.params({}, quick=True))
+    assert not outcome.ok and outcome.values == {} and "\n" not in outcome.error
+    assert "2 ranks and N=3520, not the 2 ranks and N=2000 planned" in outcome.error
+    assert "HPL refused hpccinf.txt (Need at least 4 processes" in outcome.error
+    assert outcome.partial["hpl_gflops"] > 0
+
+
+def test_hpls_complaint_fails_a_trial_even_when_its_n_matches(fixture_text, out):
+    env = FakeEnv(out("normal"), exit=0)
+    env.stderr_ok = fixture_text("workloads", "hpcc", "bad-grid-long.stderr")
+    outcome = BENCH.run_trial(env, BENCH.params({}, quick=True))
+    assert not outcome.ok and outcome.values == {}
+    assert outcome.error.startswith("HPL refused hpccinf.txt")

@@ -10,6 +10,11 @@ A run that did not finish (killed, an MPI abort, an input file HPL refused) has 
 the parser says which section it stopped in, in one line. A finished run whose HPL residual
 check FAILED, or whose PTRANS or RandomAccess check failed, is refused the same way: its
 figures come with the error as evidence (`ParseError.partial`), never as a result.
+
+What the report alone cannot show: when HPL refuses hpccinf.txt, hpcc 1.5.0 says so on
+stderr only, runs HPL's built-in defaults and finishes with Success=1 (captured here:
+bad-grid-long). The trial therefore also checks the report's ranks and N against its plan
+and reads HPL's complaint from stderr (hpcc.py `judged`).
 """
 from __future__ import annotations
 
@@ -142,9 +147,8 @@ def parse_hpcc(text: str) -> dict[str, float]:
 
 def hpl_input_error(stderr: str) -> str | None:
     """HPL's complaint about its input (`HPL ERROR ... >>> Need at least 4 processes <<<` on
-    stderr), or None (pure). hpcc 1.5.0 goes on to its other tests after it (seen here), so
-    the run ends without a summary or at the time limit, and a trial's error names the
-    complaint rather than only that."""
+    stderr), or None (pure). hpcc 1.5.0 goes on with HPL's defaults after it (seen here), so
+    a trial's error names the complaint."""
     match = re.search(r"^HPL ERROR .*\n>>> (.*?) <<<", stderr, re.M)
     return match.group(1).strip() if match else None
 
