@@ -1,8 +1,9 @@
 """hpcc natively through the CLI at quick size (issue 39): the HPC Challenge under Open MPI
 runs, every metric is there and plausible, and nothing is left in the scratch directory.
 
-About 10 s on 2 idle cores (two trials of N=2000); MPI ranks spin while they wait, so on a
-host whose CPUs are busy with other work it takes much longer."""
+One run at N=2000 took 3.7 s here on 2 idle cores, so the test is about 10 s; MPI ranks
+spin while they wait, so on a busy host it takes much longer (192 s here with a load
+average about 10 from other work)."""
 import json
 import shutil
 
