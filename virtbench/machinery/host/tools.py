@@ -16,6 +16,7 @@ PACKAGES = {
     "python3": "python3",
     "make": "make", "gcc": "gcc", "tar": "tar",
     "nginx": "nginx-light", "wrk": "wrk", "truncate": "coreutils",
+    "hpcc": "hpcc", "mpirun": "openmpi-bin",
 }
 
 

@@ -11,6 +11,7 @@ from .base import Benchmark, Metric, ParseError, TrialOutcome
 from . import application, cpu, disk, lifecycle_costs, memory, network, primitives, transfer
 from .workloads.compile import Compile
 from .workloads import nginx
+from .workloads import hpcc as workload_hpcc
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -25,6 +26,7 @@ _CLASSES = (
     + (nginx.Nginx,)
     + (lifecycle_costs.Boot, lifecycle_costs.FootprintBenchmark, lifecycle_costs.Snapshot,
        lifecycle_costs.Migrate)
+    + (workload_hpcc.Hpcc,)
 )
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in (cls() for cls in _CLASSES)}
 
