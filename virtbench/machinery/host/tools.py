@@ -14,6 +14,9 @@ PACKAGES = {
     "iperf3": "iperf3", "sockperf": "sockperf", "ping": "iputils-ping",
     "sshd": "openssh-server", "blastn": "ncbi-blast+", "makeblastdb": "ncbi-blast+",
     "python3": "python3",
+    "/usr/games/gnugo": "gnugo", "hmmsearch": "hmmer", "hmmbuild": "hmmer", "povray": "povray",
+    "bzip2": "bzip2", "gcc": "gcc", "Xalan": "xalan", "x264": "x264",
+    "/usr/games/stockfish": "stockfish",
 }
 
 
