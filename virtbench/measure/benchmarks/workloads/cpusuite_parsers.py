@@ -37,10 +37,18 @@ def parse_hmmsearch(text: str) -> dict[str, float]:
         if "inclusion threshold" in line:
             break
         fields = line.split()
-        if len(fields) >= 9 and re.fullmatch(r"[0-9.e+-]+", fields[0]):
+        if len(fields) >= 9 and _is_number(fields[0]):    # not a header or a rule
             names.append(fields[8])
     return {"targets": float(targets.group(1)), "included": float(len(names)),
             "included_planted": float(sum(n.startswith("planted") for n in names))}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_povray(text: str) -> dict[str, float]:
