@@ -21,7 +21,7 @@ SIZES: dict[str, dict[str, int]] = {
     "quick": {"bzip2_mb": 8, "gcc_functions": 150, "gnugo_moves": 16, "hmmer_sequences": 2500,
               "hmmer_planted": 10, "povray_width": 320, "povray_height": 240,
               "xalan_orders": 50000, "x264_frames": 60, "stockfish_depth": 11},
-    "full": {"bzip2_mb": 96, "gcc_functions": 1500, "gnugo_moves": 120,
+    "full": {"bzip2_mb": 96, "gcc_functions": 1500, "gnugo_moves": 50,
              "hmmer_sequences": 30000, "hmmer_planted": 10, "povray_width": 1280,
              "povray_height": 960, "xalan_orders": 120000, "x264_frames": 600,
              "stockfish_depth": 17},
