@@ -205,3 +205,98 @@ def test_xalan_transformation_is_what_the_generator_expects(tmp_path):
     subprocess.run(["Xalan", "-o", str(out), str(tmp_path / "x/input.xml"),
                     str(tmp_path / "x/style.xsl")], check=True, timeout=120)
     assert out.read_bytes() == made["expected"] and made["expected"].count(b"\n") > 15
+
+
+# -- a trial, in an environment that answers as told ----------------------------------------
+class Answering:
+    """An environment whose exec() answers by the first rule whose word is in the command."""
+
+    def __init__(self, rules=(), ready=False):
+        self.rules, self.ready, self.calls = list(rules), ready, []
+
+    def scratch_dir(self):
+        return "/scratch"
+
+    def exec(self, argv, timeout, env=None, alive=None):
+        self.calls.append(argv)
+        line = " ".join(argv)
+        if argv[:2] == ["test", "-f"]:
+            return ExecResult(0 if self.ready else 1, "", "", 0.01)
+        for word, result in self.rules:
+            if word in line:
+                return result
+        return ExecResult(0, "", "", 2.0, user_s=1.5, sys_s=0.1)
+
+
+def ok_bench(frames):
+    return ExecResult(0, "", f"encoded {frames} frames, 9.0 fps, 100.0 kb/s\n", 2.0, 1.9, 0.1)
+
+
+def trial(env, programs_="x264,bzip2"):
+    bench = REGISTRY["cpu-suite"]
+    return bench.run_trial(env, bench.params({"programs": programs_}, quick=True))
+
+
+def test_trial_times_each_program_and_scores():
+    env = Answering([("x264 --preset", ok_bench(QUICK["x264_frames"]))])
+    out = trial(env)
+    assert out.ok, out.error
+    assert out.values["x264_per_s"] == pytest.approx(0.5)
+    assert out.values["bzip2_per_s"] == pytest.approx(0.5)
+    ref = programs.REFERENCE_S["quick"]
+    assert out.values["score"] == pytest.approx(math.sqrt(ref["x264"] / 2 * ref["bzip2"] / 2))
+    assert out.wall_s == pytest.approx(4.0) and out.cpu_s == pytest.approx(3.6)
+    generated = [c for c in env.calls if c[:2] == ["python3", "-c"]]
+    assert [c[3] for c in generated] == ["bzip2", "x264"]        # inputs made first
+    assert any(c[0] == "cmp" for c in env.calls)                   # bzip2's round trip
+
+
+def test_ready_inputs_are_not_made_again():
+    env = Answering([("x264 --preset", ok_bench(QUICK["x264_frames"]))], ready=True)
+    assert trial(env).ok
+    assert not [c for c in env.calls if c[0] in ("python3", "rm", "mkdir")]
+
+
+def test_input_generation_failing_fails_the_trial():
+    env = Answering([("python3", ExecResult(1, "", "MemoryError", 0.5))])
+    out = trial(env)
+    assert out.error == ("cpu-suite: bzip2: preparing bzip2's input: python3: exit status 1: "
+                         "MemoryError") and not out.values
+
+
+def test_program_exit_fails_the_trial_and_keeps_earlier_rates_as_evidence():
+    env = Answering([("x264 --preset", ExecResult(255, "", "x264 [error]: no input", 0.1))])
+    out = trial(env)
+    assert out.error == "cpu-suite: x264: exit status 255: x264 [error]: no input"
+    assert out.partial == {"bzip2_per_s": pytest.approx(0.5)} and not out.values
+
+
+def test_program_timeout_fails_the_trial():
+    env = Answering([("bzip2 -9", ExecResult(-9, "", "", 999.0, timed_out=True))])
+    assert trial(env).error.startswith("cpu-suite: bzip2: timed out after")
+
+
+def test_unfinished_output_fails_the_trial():
+    env = Answering([("x264 --preset", ok_bench(QUICK["x264_frames"] - 1))])
+    assert trial(env).error == (f"cpu-suite: x264: x264 encoded {QUICK['x264_frames'] - 1} of "
+                                f"{QUICK['x264_frames']} frames")
+
+
+def test_wrong_output_fails_the_trial():
+    env = Answering([("cmp", ExecResult(1, "", "input.txt input.txt.back differ: byte 7", 0.1))])
+    out = trial(env, "bzip2")
+    assert out.error == ("cpu-suite: bzip2: its output is not the expected one (input.txt "
+                         "input.txt.back differ: byte 7)")
+
+
+def test_no_wall_time_fails_the_trial():
+    env = Answering([("bzip2 -9", ExecResult(0, "", "", 0.0))])
+    assert "no wall time measured" in trial(env, "bzip2").error
+
+
+def test_an_environment_without_scratch_fails_the_trial_in_one_line():
+    class NoScratch(Answering):
+        def scratch_dir(self):
+            raise VirtbenchError("environment x has no scratch directory")
+    assert trial(NoScratch(), "bzip2").error == ("cpu-suite: bzip2: environment x has no "
+                                                 "scratch directory")
