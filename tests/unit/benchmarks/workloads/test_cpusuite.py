@@ -300,3 +300,9 @@ def test_an_environment_without_scratch_fails_the_trial_in_one_line():
             raise VirtbenchError("environment x has no scratch directory")
     assert trial(NoScratch(), "bzip2").error == ("cpu-suite: bzip2: environment x has no "
                                                  "scratch directory")
+
+
+def test_memory_need_is_the_largest_programs_peak():
+    bench = REGISTRY["cpu-suite"]
+    assert bench.memory_need(bench.params({}, quick=True)) == 120 << 20
+    assert bench.memory_need(bench.params({})) == 350 << 20

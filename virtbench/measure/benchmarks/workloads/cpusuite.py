@@ -17,7 +17,8 @@ import math
 from ....core.errors import VirtbenchError
 from ..base import Benchmark, Metric, TrialOutcome, exec_error
 from .cpusuite_inputs import GENERATOR
-from .cpusuite_programs import BY_NAME, PROGRAMS, REFERENCE_S, SIZES, Program, fill, judged
+from .cpusuite_programs import (BY_NAME, PEAK_BYTES, PROGRAMS, REFERENCE_S, SIZES, Program,
+                                fill, judged)
 
 SEED = 1       # the inputs' seed: fixed, so the reference times hold
 
@@ -77,6 +78,9 @@ class CpuSuite(Benchmark):
             raise VirtbenchError(f"benchmark cpu-suite: size={params['size']!r}; use "
                                  f"{' or '.join(SIZES)}")
         chosen(params["programs"])
+
+    def memory_need(self, params):
+        return PEAK_BYTES[params["size"]]
 
     def timeout(self, params):
         """Per command: generous, for emulated guests (TCG is tens of times slower)."""

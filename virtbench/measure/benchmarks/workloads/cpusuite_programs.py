@@ -16,7 +16,8 @@ from ..base import ParseError
 from .cpusuite_parsers import (parse_gtp, parse_hmmsearch, parse_povray, parse_stockfish_bench,
                                parse_x264)
 
-# Work per program for each size. quick: about 1-4 s each natively here; full: 20-40 s.
+# Work per program for each size. quick: about 1.5-4 s each natively here; full: 20-35 s
+# (xalan 10 s: its memory grows with its input, about 200 MB at full).
 SIZES: dict[str, dict[str, int]] = {
     "quick": {"bzip2_mb": 8, "gcc_functions": 150, "gnugo_moves": 16, "hmmer_sequences": 2500,
               "hmmer_planted": 10, "povray_width": 320, "povray_height": 240,
@@ -138,14 +139,17 @@ PROGRAMS: tuple[Program, ...] = (
 BY_NAME = {p.name: p for p in PROGRAMS}
 
 # Seconds each program took natively on the reference machine (this host, 2026-11-29: the
-# user + system CPU time of the run, single-threaded, which is its wall time on an idle
-# CPU); the score is the geometric mean of reference / measured over the programs run.
+# least user + system CPU time of its runs, single-threaded, i.e. its wall time on an idle
+# CPU; the host was shared, so wall times were 3-6x longer); the score is the geometric mean of reference / measured over the programs run.
 REFERENCE_S: dict[str, dict[str, float]] = {
-    "quick": {"gnugo": 3.5, "hmmer": 2.0, "povray": 1.9, "bzip2": 1.9, "gcc": 3.2,
-              "xalan": 2.3, "x264": 2.0, "stockfish": 2.1},
-    "full": {"gnugo": 30.0, "hmmer": 25.0, "povray": 30.0, "bzip2": 23.0, "gcc": 32.0,
-             "xalan": 6.0, "x264": 20.0, "stockfish": 23.0},
+    "quick": {"gnugo": 3.29, "hmmer": 2.07, "povray": 2.96, "bzip2": 1.46, "gcc": 3.81,
+              "xalan": 3.24, "x264": 1.71, "stockfish": 1.99},
+    "full": {"gnugo": 22.02, "hmmer": 24.75, "povray": 24.26, "bzip2": 21.48, "gcc": 34.93,
+             "xalan": 9.68, "x264": 20.40, "stockfish": 21.84},
 }
+# The peak resident memory of the largest program of a size (measured here: x264 at quick,
+# gcc -O2 at full); the programs run one after another
+PEAK_BYTES = {"quick": 120 << 20, "full": 350 << 20}
 
 
 def fill(template: tuple[str, ...], work: str, knobs: dict) -> list[str]:
