@@ -67,7 +67,8 @@ class CpuSuite(Benchmark):
         Metric("score", "ratio", True, "geometric mean over the programs run of reference / "
                "measured seconds (reference: this project's host, docs/benchmarks.md)"),)
     tools = tuple(dict.fromkeys(p.tool for p in PROGRAMS)) + ("hmmbuild", "python3")
-    packages = tuple(dict.fromkeys(p.package for p in PROGRAMS)) + ("python3",)
+    # libc6-dev: gcc's check links and runs the compiled program (python3: the agent's own)
+    packages = tuple(dict.fromkeys(p.package for p in PROGRAMS)) + ("libc6-dev",)
     needs = ("scratch",)
     cpu_bound = True
     defaults = {"programs": "all", "size": "full"}
