@@ -17,6 +17,9 @@ PACKAGES = {
     "make": "make", "gcc": "gcc", "tar": "tar",
     "nginx": "nginx-light", "wrk": "wrk", "truncate": "coreutils",
     "hpcc": "hpcc", "mpirun": "openmpi-bin",
+    "/usr/games/gnugo": "gnugo", "hmmsearch": "hmmer", "hmmbuild": "hmmer", "povray": "povray",
+    "bzip2": "bzip2", "gcc": "gcc", "Xalan": "xalan", "x264": "x264",
+    "/usr/games/stockfish": "stockfish",
 }
 
 

@@ -12,6 +12,7 @@ from . import application, cpu, disk, lifecycle_costs, memory, network, primitiv
 from .workloads.compile import Compile
 from .workloads import nginx
 from .workloads import hpcc as workload_hpcc
+from .workloads.cpusuite import CpuSuite
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -24,6 +25,7 @@ _CLASSES = (
     + (application.Blast,)
     + (Compile,)
     + (nginx.Nginx,)
+    + (CpuSuite,)
     + (lifecycle_costs.Boot, lifecycle_costs.FootprintBenchmark, lifecycle_costs.Snapshot,
        lifecycle_costs.Migrate)
     + (workload_hpcc.Hpcc,)
