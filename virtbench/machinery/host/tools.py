@@ -14,6 +14,11 @@ PACKAGES = {
     "iperf3": "iperf3", "sockperf": "sockperf", "ping": "iputils-ping",
     "sshd": "openssh-server", "blastn": "ncbi-blast+", "makeblastdb": "ncbi-blast+",
     "python3": "python3",
+    "/usr/lib/postgresql/15/bin/initdb": "postgresql-15",
+    "/usr/lib/postgresql/15/bin/postgres": "postgresql-15",
+    "/usr/lib/postgresql/15/bin/pg_isready": "postgresql-15",
+    "/usr/lib/postgresql/15/bin/pgbench": "postgresql-15",
+    "runuser": "util-linux", "awk": "mawk", "sort": "coreutils",
 }
 
 

@@ -9,6 +9,7 @@ from ...core.errors import VirtbenchError
 from ...core.suggest import did_you_mean
 from .base import Benchmark, Metric, ParseError, TrialOutcome
 from . import application, cpu, disk, lifecycle_costs, memory, network, primitives, transfer
+from .workloads import pgbench as workload_pgbench
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -21,6 +22,7 @@ _CLASSES = (
     + (application.Blast,)
     + (lifecycle_costs.Boot, lifecycle_costs.FootprintBenchmark, lifecycle_costs.Snapshot,
        lifecycle_costs.Migrate)
+    + (workload_pgbench.Pgbench,)
 )
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in (cls() for cls in _CLASSES)}
 
