@@ -160,19 +160,25 @@ def client_script(params: dict[str, Any], kept: dict[str, float]) -> str:
              f"echo {q(MARK + THROUGHPUT + ', unthrottled (closed loop)')}",
              f"{run} {USER} 2>&1 || exit $?"]
     if kept:
-        quantiles = " ".join(f"{v:g}" for v in kept.values())
         lines += [
             f"echo {q(f'{MARK}{LATENCY}, {rate} transactions/s offered for {s} s (open loop)')}",
             'mkdir "$w/txlog" || exit 1',
             f'{run} --rate {rate} -l --log-prefix="$w/txlog/tx" {USER} 2>&1 || exit $?',
-            # column 3: the latency in us from the scheduled start; "skipped"/"failed" else
-            'bad=$(cat "$w"/txlog/tx.* | awk \'$3 !~ /^[0-9]+$/ {n++} END {print n+0}\')'
-            " || exit 1",
-            'cat "$w"/txlog/tx.* | awk \'$3 ~ /^[0-9]+$/ {print $3}\' | sort -n | '
-            f'awk -v qs={q(quantiles)} -v bad="$bad" -v head={q(MARK + LOG)} '
-            + q(SUMMARY_AWK),
-        ]
+        ] + summary_lines(kept)
     return "\n".join(lines) + "\n"
+
+
+def summary_lines(kept: dict[str, float]) -> list[str]:
+    """The shell lines that read the latency run's log ("$w"/txlog/tx.*, one file per
+    pgbench thread) and print its one summary line (pure)."""
+    quantiles = " ".join(f"{v:g}" for v in kept.values())
+    return [
+        # column 3: the latency in us from the scheduled start; "skipped"/"failed" else
+        'bad=$(cat "$w"/txlog/tx.* | awk \'$3 !~ /^[0-9]+$/ {n++} END {print n+0}\')',
+        'cat "$w"/txlog/tx.* | awk \'$3 ~ /^[0-9]+$/ {print $3}\' | sort -n | '
+        f'awk -v qs={shlex.quote(quantiles)} -v bad="$bad" -v head={shlex.quote(MARK + LOG)} '
+        + shlex.quote(SUMMARY_AWK),
+    ]
 
 
 # nearest rank over the sorted latencies: the q-quantile is the ceil(q n)-th
