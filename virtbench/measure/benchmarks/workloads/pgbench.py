@@ -73,7 +73,7 @@ class Pgbench(Benchmark):
     packages = ("postgresql-15",)
     defaults = {"mode": "tpcb", "clients": 8, "seconds": 60, "scale": 10, "rate": 200,
                 "warmup": 10, "where": "loopback"}
-    quick = {"clients": 4, "seconds": 3, "scale": 1, "rate": 100, "warmup": 1}
+    quick = {"clients": 4, "seconds": 2, "scale": 1, "rate": 100, "warmup": 1}
 
     def check(self, params: dict[str, Any]) -> None:
         if params["where"] == "host":
