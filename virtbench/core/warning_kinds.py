@@ -247,6 +247,14 @@ _KINDS = (
                 "100/(1-q) requests in a trial (p50 200, p99 10,000, p99.9 100,000). A case "
                 "whose parameters send fewer leaves that percentile out, never a figure made of "
                 "a handful of the slowest requests."),
+    WarningKind("rate_not_kept", WARNING,
+                "pgbench latency run: {done} of the {offered} transactions offered ({rate}/s "
+                "for {seconds} s) were done, {not_done} not done; schedule lag avg {lag} ms "
+                "(max {max}): the percentiles count a queue that grew; lower rate",
+                "benchmark pgbench", "An open-loop latency run whose environment could not keep "
+                "the offered rate: transactions waited behind their schedule, more the longer "
+                "the run, so its percentiles measure the queue, not the service. Lower `rate` "
+                "below the environment's throughput (its `tps`)."),
     WarningKind("method", NOTE,
                 "dd-write form=sync-mount: could not loop-mount an ext4 image -o sync ({why}); "
                 "measured with oflag=sync on the scratch file system instead ... | "

@@ -20,6 +20,11 @@ PACKAGES = {
     "/usr/games/gnugo": "gnugo", "hmmsearch": "hmmer", "hmmbuild": "hmmer", "povray": "povray",
     "bzip2": "bzip2", "gcc": "gcc", "Xalan": "xalan", "x264": "x264",
     "/usr/games/stockfish": "stockfish",
+    "/usr/lib/postgresql/15/bin/initdb": "postgresql-15",
+    "/usr/lib/postgresql/15/bin/postgres": "postgresql-15",
+    "/usr/lib/postgresql/15/bin/pg_isready": "postgresql-15",
+    "/usr/lib/postgresql/15/bin/pgbench": "postgresql-15",
+    "runuser": "util-linux", "awk": "mawk", "sort": "coreutils",
 }
 
 

@@ -13,6 +13,7 @@ from .workloads.compile import Compile
 from .workloads import nginx
 from .workloads import hpcc as workload_hpcc
 from .workloads.cpusuite import CpuSuite
+from .workloads import pgbench as workload_pgbench
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -29,6 +30,7 @@ _CLASSES = (
     + (lifecycle_costs.Boot, lifecycle_costs.FootprintBenchmark, lifecycle_costs.Snapshot,
        lifecycle_costs.Migrate)
     + (workload_hpcc.Hpcc,)
+    + (workload_pgbench.Pgbench,)
 )
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in (cls() for cls in _CLASSES)}
 

@@ -99,3 +99,26 @@ def test_the_server_may_run_as_another_user(tmp_path, user):
                server_user=user, scratch=str(tmp_path))
     r = run(s)
     assert (r.returncode, r.stdout) == (0, f"{user}\n"), r.stderr
+
+
+def test_the_setup_runs_as_the_servers_user_too(tmp_path):
+    import os
+    if os.geteuid() != 0:
+        pytest.skip("needs root")
+    tmp_path.chmod(0o755)
+    s = Served(server=["sleep", "30"], ready=["true"], client=["cat", "{work}/setup-by"],
+               setup=[["sh", "-c", "id -un > setup-by"]], server_user="nobody",
+               scratch=str(tmp_path))
+    r = run(s)
+    assert (r.returncode, r.stdout) == (0, "nobody\n"), r.stderr
+
+
+def test_a_failed_warmup_says_why_with_its_last_lines(tmp_path):
+    s = Served(server=["sleep", "30"], ready=["true"], client=["true"],
+               warmup=[["sh", "-c", "echo loading; echo relation missing >&2; exit 2"]],
+               scratch=str(tmp_path))
+    r = run(s)
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == ["virtbench: warm-up sh failed (exit 2)", "loading",
+                                     "relation missing"]
+    assert list(tmp_path.iterdir()) == []

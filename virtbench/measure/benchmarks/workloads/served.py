@@ -8,10 +8,11 @@ Every server workload (redis, pgbench, nginx) runs the same way inside an enviro
    made);
 2. starts the server **in the foreground of a background job** (never a daemon that
    forks away: redis-server `--daemonize no`, nginx `-g 'daemon off;'`, postgres itself),
-   its output to `server.log`;
+   its output to `server.log` (the server and the setup steps as `server_user` when given);
 3. waits for it to answer (the `ready` command, every 0.1 s, at most `ready_s`), and stops
    at once if the server exits first;
-4. runs the warm-up (output discarded) and then the client, whose output is the trial's;
+4. runs the warm-up (its output kept only to say why it failed: the last lines of `warmup.log`
+   on stderr) and then the client, whose output is the trial's;
 5. on every exit, a failure and a TERM from a timeout included, stops the client and the
    server by their PIDs (the server: TERM, then KILL after 5 s) and removes the work
    directory. (A KILL of the script itself leaves that to whoever killed it: the process
@@ -43,14 +44,13 @@ class Served:
     warmup: list[list[str]] = field(default_factory=list)
     scratch: str = "/tmp"
     ready_s: float = 30.0
-    # run the server (not the client) as this user: postgres refuses to run as root
+    # run the server and the setup steps (not the warm-up or the client) as this user:
+    # postgres and its initdb refuse to run as root, and the data they make is the server's
     server_user: str | None = None
 
     def script(self) -> str:
         """The `sh -c` script (pure)."""
-        server = cmd(self.server)
-        if self.server_user:
-            server = f"runuser -u {shlex.quote(self.server_user)} -- {server}"
+        server = self.as_server_user(self.server)
         tries = max(1, int(self.ready_s * 10))
         lines = [
             "set -u",
@@ -69,7 +69,7 @@ class Served:
         if self.server_user:
             lines.append(f'chown {shlex.quote(self.server_user)} "$work" || exit 1')
         for step in self.setup:
-            lines.append(f"{cmd(step)} >>setup.log 2>&1 || {{ rc=$?; "
+            lines.append(f"{self.as_server_user(step)} >>setup.log 2>&1 || {{ rc=$?; "
                          f"echo \"virtbench: setup step {shlex.quote(step[0])} failed (exit $rc)\" >&2;"
                          " tail -n 5 setup.log >&2; exit $rc; }")
         lines += [
@@ -85,12 +85,20 @@ class Served:
             "done",
         ]
         for step in self.warmup:
-            lines.append(f"{cmd(step)} >/dev/null 2>&1 || {{ rc=$?; echo \"virtbench: warm-up "
-                         f"{shlex.quote(step[0])} failed (exit $rc)\" >&2; exit $rc; }}")
+            lines.append(f"{cmd(step)} >warmup.log 2>&1 || {{ rc=$?; echo \"virtbench: warm-up "
+                         f"{shlex.quote(step[0])} failed (exit $rc)\" >&2; tail -n 5 warmup.log >&2;"
+                         " exit $rc; }")
         # in the background and waited for: sh runs a trap only between commands, and a
         # TERM must not wait for the client to finish
         lines += [f"{cmd(self.client)} &", "cli=$!", 'wait "$cli"']
         return "\n".join(lines) + "\n"
+
+    def as_server_user(self, argv: list[str]) -> str:
+        """A command line for sh, run as `server_user` when there is one (pure)."""
+        line = cmd(argv)
+        if self.server_user:
+            return f"runuser -u {shlex.quote(self.server_user)} -- {line}"
+        return line
 
     def argv(self) -> list[str]:
         """What the environment's exec() runs."""
