@@ -6,7 +6,7 @@ import pytest
 
 from virtbench.interface.cli import commands as cli
 from virtbench.machinery.host import tools
-from virtbench.measure.benchmarks.workloads.cpusuite_programs import BY_NAME, REFERENCE_S
+from virtbench.measure.benchmarks.workloads.cpusuite.programs import BY_NAME, REFERENCE_S
 
 CHOSEN = ("x264", "stockfish")
 

@@ -8,12 +8,8 @@ from __future__ import annotations
 from ...core.errors import VirtbenchError
 from ...core.suggest import did_you_mean
 from .base import Benchmark, Metric, ParseError, TrialOutcome
-from . import application, cpu, disk, lifecycle_costs, memory, network, primitives, transfer
-from .workloads.compile import Compile
-from .workloads import nginx
-from .workloads import hpcc as workload_hpcc
-from .workloads.cpusuite import CpuSuite
-from .workloads import pgbench as workload_pgbench
+from . import (application, cpu, disk, lifecycle_costs, memory, network, primitives, transfer,
+               workloads)
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -24,13 +20,9 @@ _CLASSES = (
     + (network.Tcp, network.GuestToGuestTcp, network.Udp, network.RequestResponse, network.PingHops)
     + (transfer.Scp,)
     + (application.Blast,)
-    + (Compile,)
-    + (nginx.Nginx,)
-    + (CpuSuite,)
+    + workloads.WORKLOAD_BENCHMARKS
     + (lifecycle_costs.Boot, lifecycle_costs.FootprintBenchmark, lifecycle_costs.Snapshot,
        lifecycle_costs.Migrate)
-    + (workload_hpcc.Hpcc,)
-    + (workload_pgbench.Pgbench,)
 )
 REGISTRY: dict[str, Benchmark] = {b.name: b for b in (cls() for cls in _CLASSES)}
 

@@ -11,10 +11,10 @@ from virtbench.core.errors import VirtbenchError
 from virtbench.machinery.agent.transport import ExecResult
 from virtbench.machinery.host.tools import PACKAGES
 from virtbench.measure.benchmarks import REGISTRY, ParseError
-from virtbench.measure.benchmarks.workloads import cpusuite_programs as programs
-from virtbench.measure.benchmarks.workloads.cpusuite import CpuSuite, chosen, score
-from virtbench.measure.benchmarks.workloads.cpusuite_inputs import GENERATOR
-from virtbench.measure.benchmarks.workloads.cpusuite_parsers import (
+from virtbench.measure.benchmarks.workloads.cpusuite import programs as programs
+from virtbench.measure.benchmarks.workloads.cpusuite.suite import CpuSuite, chosen, score
+from virtbench.measure.benchmarks.workloads.cpusuite.inputs import GENERATOR
+from virtbench.measure.benchmarks.workloads.cpusuite.parsers import (
     parse_gtp, parse_hmmsearch, parse_povray, parse_stockfish_bench, parse_x264)
 
 QUICK = programs.SIZES["quick"]

@@ -32,7 +32,7 @@ import secrets
 from typing import Any
 
 from ....core.errors import VirtbenchError
-from ...benchmarks.base import Benchmark, Metric
+from ..base import Benchmark, Metric
 from .percentiles import supported
 from .served import Served
 from .wrk_output import DONE_LUA, parse_wrk

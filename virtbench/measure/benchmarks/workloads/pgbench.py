@@ -33,7 +33,7 @@ import shlex
 from typing import Any
 
 from ....core.errors import VirtbenchError
-from ...benchmarks.base import Benchmark, Metric
+from ..base import Benchmark, Metric
 from .percentiles import supported
 from .pgbench_output import LATENCY, LOG, MARK, PLAN, THROUGHPUT, parse_trial, rate_kept
 from .served import Served

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ..base import ParseError
+from ...base import ParseError
 
 
 def parse_stockfish_bench(text: str) -> dict[str, float]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..base import ParseError
-from .cpusuite_parsers import (parse_gtp, parse_hmmsearch, parse_povray, parse_stockfish_bench,
+from ...base import ParseError
+from .parsers import (parse_gtp, parse_hmmsearch, parse_povray, parse_stockfish_bench,
                                parse_x264)
 
 # Work per program for each size. quick: about 1.5-4 s each natively here; full: 20-35 s

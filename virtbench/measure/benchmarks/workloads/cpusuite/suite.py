@@ -14,10 +14,10 @@ import hashlib
 import json
 import math
 
-from ....core.errors import VirtbenchError
-from ..base import Benchmark, Metric, TrialOutcome, exec_error
-from .cpusuite_inputs import GENERATOR
-from .cpusuite_programs import (BY_NAME, PEAK_BYTES, PROGRAMS, REFERENCE_S, SIZES, Program,
+from .....core.errors import VirtbenchError
+from ...base import Benchmark, Metric, TrialOutcome, exec_error
+from .inputs import GENERATOR
+from .programs import (BY_NAME, PEAK_BYTES, PROGRAMS, REFERENCE_S, SIZES, Program,
                                 fill, judged)
 
 SEED = 1       # the inputs' seed: fixed, so the reference times hold
