@@ -32,6 +32,7 @@ if [ "$all" = 1 ]; then PACKAGES+=(
   iperf3 sockperf iputils-ping              # network benchmarks (both ends run here)
   openssh-client openssh-server             # scp per cipher (a private sshd, never the system's)
   ncbi-blast+                               # the BLAST application benchmark
+  redis-tools                               # the redis workload's redis-benchmark (its server: below)
   libvirt-daemon-system libvirt-clients     # the libvirt kind (tests start their own libvirtd)
   libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)

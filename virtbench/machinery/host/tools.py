@@ -14,6 +14,7 @@ PACKAGES = {
     "iperf3": "iperf3", "sockperf": "sockperf", "ping": "iputils-ping",
     "sshd": "openssh-server", "blastn": "ncbi-blast+", "makeblastdb": "ncbi-blast+",
     "python3": "python3",
+    "redis-server": "redis-server", "redis-benchmark": "redis-tools", "redis-cli": "redis-tools",
 }
 
 
