@@ -10,8 +10,9 @@ run of the same test is discarded, then redis-benchmark runs the case over TCP l
 The load is a closed loop: each of `clients` connections sends its next request (or
 pipeline of `pipeline` requests) only when the last is answered, so while the server stalls
 no request is sent, and its percentiles leave out the requests a stall would have delayed.
-The trial's detail says so (`load: closed`) and how many requests the loop held back
-(`omitted_estimate`, from redis-benchmark's latency histogram).
+The trial's detail says so (`loop: closed`; its `load` key is the runner's record of the
+host's load) and how many requests the loop held back (`omitted_estimate`, from
+redis-benchmark's latency histogram).
 """
 from __future__ import annotations
 
@@ -137,6 +138,6 @@ class RedisBenchmark(Benchmark):
         outcome.values = {k: v for k, v in outcome.values.items()
                           if k == "ops_per_s" or k in support.kept}
         outcome.warnings += support.warnings()
-        outcome.detail.update({"load": "closed",
+        outcome.detail.update({"loop": "closed",
                                "omitted_estimate": omitted_estimate(report.histogram)})
         return outcome
