@@ -4,13 +4,15 @@ outcome from a stand-in environment."""
 from __future__ import annotations
 
 import shlex
+import threading
 
 import pytest
 
 from virtbench.core.errors import VirtbenchError
 from virtbench.machinery.agent.transport import ExecResult
+from virtbench.machinery.host.net.netpath_types import NetPath
 from virtbench.measure.benchmarks import REGISTRY, ParseError
-from virtbench.measure.benchmarks.workloads import redis as redis_wl
+from virtbench.measure.benchmarks.workloads import redis_host
 from virtbench.measure.benchmarks.workloads.percentiles import omitted_estimate
 from virtbench.measure.benchmarks.workloads.redis_output import (parse_redis_benchmark,
                                                                  read_redis_benchmark)
@@ -116,8 +118,7 @@ def test_defaults_follow_felter_and_quick_still_supports_p99():
 
 
 @pytest.mark.parametrize("given, line", [
-    ({"where": "host"}, "where=host is not built yet for redis; use where=loopback"),
-    ({"where": "lan"}, "benchmark redis: where=lan is not valid; use loopback"),
+    ({"where": "lan"}, "benchmark redis: where=lan is not valid; use one of: loopback, host"),
     ({"test": "incr"}, "benchmark redis: test=incr is not valid; use one of: get, set"),
     ({"pipeline": 0}, "benchmark redis: pipeline=0 is out of range; use 1 to 1,024"),
     ({"clients": 1001}, "benchmark redis: clients=1001 is out of range; use 1 to 1,000"),
@@ -232,3 +233,83 @@ def test_a_failed_step_is_the_trials_error(text):
     assert outcome.error == "exit status 98: Failed listening on port 23456 (TCP)"
     outcome, _ = trial(text("sigkill"), {}, exit=0)
     assert outcome.error.startswith("unparsable output: redis-benchmark did not finish")
+
+
+# -- where=host: the server in a stand-in environment, the client at its host side -----------
+
+class HostSide:
+    """The host side's commands, answered as redis-cli and redis-benchmark would."""
+    def __init__(self, bench_out: str, filled: bool = True):
+        self.bench_out, self.filled, self.ran = bench_out, filled, []
+        self.done = threading.Event()
+
+    def run(self, argv, timeout, input=None):
+        self.ran.append(argv)
+        if "redis-benchmark" in argv:
+            return ExecResult(exit=0, stdout=self.bench_out, stderr="", wall_s=1.0)
+        if argv[-2:] == ["get", "virtbench:ready"]:
+            return ExecResult(exit=0, stdout="1\n" if self.filled else "\n", stderr="", wall_s=0)
+        if argv[-3:] == ["rpush", "virtbench:held", "1"]:
+            self.done.set()
+        return ExecResult(exit=0, stdout="1\n", stderr="", wall_s=0)
+
+
+class HostEnv(FakeEnv):
+    def __init__(self, host: HostSide, inner: ExecResult, hold: bool = True):
+        super().__init__(inner)
+        self.host, self.hold = host, hold
+
+    def net_path(self):
+        return NetPath(env_address="10.1.0.2", host_address="10.1.0.1",
+                       host_prefix=["ip", "netns", "exec", "side"],
+                       env_prefix=["ip", "netns", "exec", "env"])
+
+    def exec(self, argv, timeout, env=None):
+        self.ran.append((argv, timeout))
+        if self.hold:                  # the server's command ends when the host side is done
+            self.host.done.wait(10)
+        return self.result
+
+
+def host_params(**given):
+    return REGISTRY["redis"].params({"where": "host", **given})
+
+
+def test_where_host_drives_the_server_in_the_environment_from_the_host_side(text):
+    host = HostSide(text("get_p1"))
+    env = HostEnv(host, ExecResult(exit=0, stdout="", stderr="", wall_s=3.0))
+    outcome = REGISTRY["redis"].run_trial(env, host_params(requests=100_000))
+    assert outcome.ok, outcome.error
+    assert outcome.values == {"ops_per_s": 5116.92, "p50_ms": 6.367, "p99_ms": 27.503}
+    assert outcome.detail == {"loop": "closed", "omitted_estimate": 20115}
+    [(argv, _)] = env.ran
+    assert argv[:4] == ["ip", "netns", "exec", "env"] and argv[4:6] == ["sh", "-c"]
+    script = argv[6]
+    assert "--bind 10.1.0.2" in script and "--protected-mode no" in script
+    assert "blpop virtbench:held" in script and "set virtbench:ready 1" in script
+    runs = [a for a in host.ran if "redis-benchmark" in a]
+    assert [a[a.index("-n") + 1] for a in runs] == ["10000", "100000"]      # warm-up, then run
+    assert all(a[:4] == ["ip", "netns", "exec", "side"] and "10.1.0.2" in a for a in runs)
+    assert host.ran[-1][-3:] == ["rpush", "virtbench:held", "1"]
+    assert REGISTRY["redis"].requirements(host_params()) == ("scratch", "net_path")
+    assert REGISTRY["redis"].requirements(REGISTRY["redis"].params()) == ("scratch",)
+
+
+def test_where_host_says_why_the_server_in_the_environment_failed(text):
+    host = HostSide(text("get_p1"), filled=False)
+    env = HostEnv(host, ExecResult(exit=98, stdout="", wall_s=0.1, stderr=(
+        "virtbench: the server exited before it answered\nFailed listening on port 1 (TCP)")),
+        hold=False)
+    outcome = REGISTRY["redis"].run_trial(env, host_params())
+    assert outcome.error == ("the server in the environment: exit status 98: Failed listening "
+                             "on port 1 (TCP)")
+    assert not [a for a in host.ran if "redis-benchmark" in a]
+
+
+def test_where_host_gives_up_on_a_server_never_filled(text, monkeypatch):
+    monkeypatch.setattr(redis_host, "READY_S", 1.0)
+    host = HostSide(text("get_p1"), filled=False)
+    env = HostEnv(host, ExecResult(exit=0, stdout="", stderr="", wall_s=1.0))
+    outcome = REGISTRY["redis"].run_trial(env, host_params(keyspace=1))
+    assert outcome.error == "the redis server in the environment was not filled after 1 s"
+    assert host.ran[-1][-3:] == ["rpush", "virtbench:held", "1"]       # released all the same

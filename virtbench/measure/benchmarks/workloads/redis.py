@@ -21,6 +21,7 @@ import random
 from ....core.errors import VirtbenchError
 from ..base import Benchmark, Metric
 from .percentiles import Supported, omitted_estimate, supported
+from .redis_host import HELD, READY, host_trial
 from .redis_output import parse_redis_benchmark, read_redis_benchmark
 from .served import Served
 
@@ -29,7 +30,9 @@ FILL = ("for i = 0, tonumber(ARGV[1]) - 1 do redis.call('SET', string.format('ke
         "string.rep('x', tonumber(ARGV[2]))) end return redis.call('DBSIZE')")
 PORTS = (20000, 32768)      # below Linux's ephemeral range (32768-60999)
 SOCKET = "{work}/redis.sock"
+LOOPBACK = "127.0.0.1"
 TESTS = ("get", "set")
+WHERE = ("loopback", "host")
 RANGES = {"pipeline": (1, 1024), "clients": (1, 1000), "requests": (1000, 100_000_000),
           "data": (1, 65536), "keyspace": (1, 10_000_000)}
 QUANTILES = (0.5, 0.99)
@@ -70,11 +73,9 @@ class RedisBenchmark(Benchmark):
     quick = {"requests": 100_000}
 
     def check(self, params):
-        if params["where"] == "host":
-            raise VirtbenchError("where=host is not built yet for redis; use where=loopback")
-        if params["where"] != "loopback":
+        if params["where"] not in WHERE:
             raise VirtbenchError(f"benchmark redis: where={params['where']} is not valid; "
-                                 "use loopback")
+                                 f"use one of: {', '.join(WHERE)}")
         if params["test"] not in TESTS:
             raise VirtbenchError(f"benchmark redis: test={params['test']} is not valid; use "
                                  f"one of: {', '.join(TESTS)}")
@@ -98,34 +99,58 @@ class RedisBenchmark(Benchmark):
         requests = params["requests"] + warmup_requests(params)
         return 120.0 + requests / 500.0 + params["keyspace"] / 2000.0
 
-    def client(self, params, port: int, requests: int) -> list[str]:
+    def client(self, params, port: int, requests: int, address: str = LOOPBACK) -> list[str]:
         """redis-benchmark's command line for `requests` requests of the case."""
-        return ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", params["test"],
+        return ["redis-benchmark", "-h", address, "-p", str(port), "-t", params["test"],
                 "-n", str(requests), "-c", str(params["clients"]), "-d", str(params["data"]),
                 "-r", str(params["keyspace"]), "-P", str(params["pipeline"])]
 
-    def served(self, params, scratch: str, port: int) -> Served:
+    def served(self, params, scratch: str, port: int, address: str = LOOPBACK) -> Served:
         """The trial's server, fill, warm-up and client (pure). Ready means the unix socket
         answers: redis binds its TCP port before it makes the socket, so the port is this
-        server's, never another's that was there first."""
-        server = ["redis-server", "--bind", "127.0.0.1", "--port", str(port),
+        server's, never another's that was there first.
+
+        At `address` other than loopback (where=host), the environment's part ends after the
+        fill: the host side drives the warm-up and the run, and the script's "client" holds
+        the server until the host side pushes to HELD (or the trial's timeout passes)."""
+        server = ["redis-server", "--bind", address, "--port", str(port),
                   "--unixsocket", SOCKET, "--unixsocketperm", "700", "--save", "",
                   "--appendonly", "no", "--daemonize", "no", "--dir", "{work}"]
         cli = ["redis-cli", "-s", SOCKET]
         fill = cli + ["eval", FILL, "0", str(params["keyspace"]), str(params["data"])]
-        return Served(server=server, ready=cli + ["ping"],
-                      warmup=[fill, self.client(params, port, warmup_requests(params))],
-                      client=self.client(params, port, params["requests"]), scratch=scratch)
+        if address == LOOPBACK:
+            return Served(server=server, ready=cli + ["ping"],
+                          warmup=[fill, self.client(params, port, warmup_requests(params))],
+                          client=self.client(params, port, params["requests"]), scratch=scratch)
+        return Served(server=server + ["--protected-mode", "no"], ready=cli + ["ping"],
+                      warmup=[fill, cli + ["set", READY, "1"]],
+                      client=cli + ["blpop", HELD, f"{self.timeout(params):.0f}"],
+                      scratch=scratch)
+
+    @staticmethod
+    def pick_port() -> int:
+        """The trial's own port (a collision fails the trial: its server exits, said so)."""
+        return random.SystemRandom().randrange(*PORTS)
+
+    warmup_size = staticmethod(warmup_requests)
 
     def argv(self, params, env):
-        port = random.SystemRandom().randrange(*PORTS)
-        return self.served(params, env.scratch_dir(), port).argv()
+        return self.served(params, env.scratch_dir(), self.pick_port()).argv()
 
     def parse(self, stdout):
         return parse_redis_benchmark(stdout)
 
+    def requirements(self, params):
+        return self.needs + (("net_path",) if params["where"] == "host" else ())
+
     def run_trial(self, env, params, start_at=None, slot_s=None):
-        outcome = super().run_trial(env, params, start_at, slot_s)
+        if params["where"] == "host":
+            return self.finish(host_trial(self, env, params), params)
+        return self.finish(super().run_trial(env, params, start_at, slot_s), params)
+
+    def finish(self, outcome, params):
+        """A finished run's outcome checked against the case: the percentiles it keeps, what
+        its closed loop held back; a run of other requests than the case's fails."""
         if not outcome.ok:
             return outcome
         report = read_redis_benchmark(outcome.stdout)
