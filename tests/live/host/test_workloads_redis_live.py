@@ -42,6 +42,21 @@ def test_redis_through_the_cli(capsys, store_url):
     assert all(d["loop"] == "closed" and d["omitted_estimate"] >= 0 for d in details)
 
 
+def test_redis_from_the_host_side(capsys, store_url):
+    code = cli.main(["run", "--env", "native", "--bench",
+                     "redis:where=host,requests=20000,keyspace=10000", "--trials", "1",
+                     "--store", store_url, "--no-progress", "--min-section", "0"])
+    assert code == 0, capsys.readouterr()[1]
+    capsys.readouterr()
+    store = Store(store_url)
+    run = store.list_runs(limit=1)[0]
+    [trial] = store.trials(run["id"])
+    assert trial["status"] == "ok" and trial["detail"]["loop"] == "closed"
+    values = {x["metric"]: x["value"] for x in store.samples(run["id"])}
+    assert set(values) == {"ops_per_s", "p50_ms", "p99_ms"} and values["ops_per_s"] > 1_000
+    assert not subprocess.run(["pgrep", "-f", "redis-server 10\\."], capture_output=True).stdout
+
+
 def test_the_fill_holds_the_keys_redis_benchmark_asks_for(tmp_path):
     bench = REGISTRY["redis"]
     params = bench.params({"keyspace": 100, "data": 7, "requests": 1000})

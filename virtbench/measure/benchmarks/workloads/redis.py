@@ -1,11 +1,13 @@
 """redis: redis-server 7.0 driven by redis-benchmark, one test (GET or SET) per case.
 
-`where=loopback` (the only placement built so far): server and client in the environment,
-in one command (served.py). Per trial a fresh redis-server (`--save '' --appendonly no
+`where=loopback` (the default): server and client in the environment, in one command
+(served.py). Per trial a fresh redis-server (`--save '' --appendonly no
 --daemonize no`, no persistence) listens on 127.0.0.1 at a port of the trial's own and on a
 unix socket in the trial's work directory; the key space is filled (`keyspace` keys
 `key:%012d`, redis-benchmark's `-r` names, each `data` bytes, by one Lua script), a warm-up
 run of the same test is discarded, then redis-benchmark runs the case over TCP loopback.
+`where=host`: the same server in the environment, redis-benchmark at the host side of the
+environment's network path (redis_host.py).
 
 The load is a closed loop: each of `clients` connections sends its next request (or
 pipeline of `pipeline` requests) only when the last is answered, so while the server stalls
@@ -49,7 +51,8 @@ class RedisBenchmark(Benchmark):
     name = "redis"
     family = "workload"
     description = ("redis-server 7.0 and redis-benchmark (GET or SET, a fixed key space and "
-                   "value size), both in the environment over TCP loopback; a fresh server per "
+                   "value size), both in the environment over TCP loopback (where=host: the "
+                   "client at the host side of its network path); a fresh server per "
                    "trial, its key space filled and a warm-up run (a tenth of the requests) "
                    "discarded; closed-loop load")
     metrics = (
