@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from virtbench.core.errors import VirtbenchError
+from virtbench.core.errors import AgentError, VirtbenchError
 from virtbench.machinery.agent.transport import ExecResult
 from virtbench.machinery.host.net.netpath_types import NetPath
 from virtbench.measure.benchmarks import REGISTRY, ParseError
@@ -313,3 +313,24 @@ def test_where_host_gives_up_on_a_server_never_filled(text, monkeypatch):
     outcome = REGISTRY["redis"].run_trial(env, host_params(keyspace=1))
     assert outcome.error == "the redis server in the environment was not filled after 1 s"
     assert host.ran[-1][-3:] == ["rpush", "virtbench:held", "1"]       # released all the same
+
+
+def test_where_host_fails_on_a_failed_warm_up(text):
+    host = HostSide("")
+    host.run_real = host.run
+    host.run = lambda argv, timeout, input=None: (
+        ExecResult(exit=1, stdout="", stderr="Invalid option", wall_s=0)
+        if "redis-benchmark" in argv else host.run_real(argv, timeout))
+    env = HostEnv(host, ExecResult(exit=0, stdout="", stderr="", wall_s=1.0))
+    outcome = REGISTRY["redis"].run_trial(env, host_params())
+    assert outcome.error == ("the warm-up run at the host side failed: exit status 1: "
+                             "Invalid option")
+
+
+def test_where_host_passes_a_lost_environment_on(text):
+    class Lost(HostEnv):
+        def exec(self, argv, timeout, env=None):
+            raise AgentError("the agent went away")
+    with pytest.raises(AgentError, match="the agent went away"):
+        REGISTRY["redis"].run_trial(Lost(HostSide(text("get_p1"), filled=False), None),
+                                    host_params())

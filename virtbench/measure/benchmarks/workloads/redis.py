@@ -23,7 +23,7 @@ import random
 from ....core.errors import VirtbenchError
 from ..base import Benchmark, Metric
 from .percentiles import Supported, omitted_estimate, supported
-from .redis_host import HELD, READY, host_trial
+from .redis_host import HELD, HOLD_S, READY, host_trial
 from .redis_output import parse_redis_benchmark, read_redis_benchmark
 from .served import Served
 
@@ -127,7 +127,7 @@ class RedisBenchmark(Benchmark):
                           client=self.client(params, port, params["requests"]), scratch=scratch)
         return Served(server=server + ["--protected-mode", "no"], ready=cli + ["ping"],
                       warmup=[fill, cli + ["set", READY, "1"]],
-                      client=cli + ["blpop", HELD, f"{self.timeout(params):.0f}"],
+                      client=cli + ["blpop", HELD, f"{self.timeout(params) + HOLD_S:.0f}"],
                       scratch=scratch)
 
     @staticmethod
