@@ -36,6 +36,7 @@ if [ "$all" = 1 ]; then PACKAGES+=(
   hpcc openmpi-bin                          # the hpcc workload (the HPC Challenge under MPI)
   gnugo hmmer povray bzip2 gcc xalan x264 stockfish   # the cpu-suite workload
   postgresql-15                             # the pgbench workload (PostgreSQL 15 and pgbench)
+  redis-tools                               # the redis workload's redis-benchmark (its server: below)
   libvirt-daemon-system libvirt-clients     # the libvirt kind (tests start their own libvirtd)
   libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)

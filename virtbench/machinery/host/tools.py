@@ -25,6 +25,7 @@ PACKAGES = {
     "/usr/lib/postgresql/15/bin/pg_isready": "postgresql-15",
     "/usr/lib/postgresql/15/bin/pgbench": "postgresql-15",
     "runuser": "util-linux", "awk": "mawk", "sort": "coreutils",
+    "redis-server": "redis-server", "redis-benchmark": "redis-tools", "redis-cli": "redis-tools",
 }
 
 
