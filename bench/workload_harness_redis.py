@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from virtbench.foundations.store import Store  # noqa: E402
-from virtbench.measure.benchmarks.workloads.redis import (FILL, RedisBenchmark,  # noqa: E402
+from virtbench.measure.benchmarks.workloads.redis import (FILL, Redis,  # noqa: E402
                                                           warmup_requests)
 from virtbench.measure.benchmarks.workloads.redis_output import parse_redis_benchmark  # noqa: E402
 
@@ -41,7 +41,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def direct(bench: RedisBenchmark, params: dict) -> float:
+def direct(bench: Redis, params: dict) -> float:
     """One run by hand: the server, fill, warm-up and redis-benchmark as the trial runs them."""
     work = Path(tempfile.mkdtemp(prefix="vb-redis-direct-"))
     port, sock = free_port(), str(work / "redis.sock")
@@ -86,7 +86,7 @@ def main() -> int:
     ap.add_argument("--pipeline", type=int, default=1)
     ap.add_argument("--requests", type=int, default=None, help="default: the quick size")
     args = ap.parse_args()
-    bench = RedisBenchmark()
+    bench = Redis()
     given = {"test": args.test, "pipeline": args.pipeline}
     given["requests"] = args.requests or bench.quick["requests"]
     params = bench.params(given)

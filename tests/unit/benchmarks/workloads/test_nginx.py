@@ -203,9 +203,8 @@ def test_a_trial_keeps_the_cases_percentiles_and_wrks_omission_estimate():
     assert out.ok, out.error
     assert out.values == {"requests_per_s": 10140.55, "p50_ms": 7.034}
     assert [k for k, _ in out.warnings] == ["percentile_left_out"]
-    assert out.detail["closed_loop"] == {"requests": 31351, "corrected": 43262,
-                                         "omitted_estimate": 11911,
-                                         "omitted_share": round(11911 / 43262, 6)}
+    assert out.detail == {"loop": "closed", "requests": 31351, "corrected": 43262,
+                          "omitted_estimate": 11911, "omitted_share": round(11911 / 43262, 6)}
 
 
 def test_a_trial_with_fewer_requests_than_its_floor_fails():

@@ -227,6 +227,7 @@ def test_a_trial_says_the_percentiles_left_out_and_a_rate_not_kept():
     ok = BENCH.run_trial(run_with(fixture("trial-tpcb-quick")), params)
     assert ok.error is None and set(ok.values) == {"tps", "p50_ms"}
     assert [k for k, _ in ok.warnings] == ["percentile_left_out"]
+    assert ok.detail == {"loop": "open"}
     late = BENCH.run_trial(run_with(not_kept_trial()), params)
     assert sorted(k for k, _ in late.warnings) == ["percentile_left_out", "rate_not_kept"]
     died = BENCH.run_trial(run_with(fixture("trial-server-died"), 2), params)

@@ -14,7 +14,7 @@ from .cpusuite.suite import CpuSuite
 from .hpcc import Hpcc
 from .nginx import Nginx
 from .pgbench import Pgbench
-from .redis import RedisBenchmark
+from .redis import Redis
 
 # in the order `virtbench benchmarks` lists them: the servers, then the batch workloads
-WORKLOAD_BENCHMARKS = (RedisBenchmark, Pgbench, Nginx, Compile, Hpcc, CpuSuite)
+WORKLOAD_BENCHMARKS = (Redis, Pgbench, Nginx, Compile, Hpcc, CpuSuite)

@@ -149,10 +149,10 @@ class Nginx(Benchmark):
         outcome.values = {k: v for k, v in outcome.values.items()
                           if k == "requests_per_s" or k in support.kept}
         outcome.warnings += support.warnings()
-        outcome.detail["closed_loop"] = {
+        outcome.detail.update({
+            "loop": "closed", "omitted_estimate": int(run["omitted"]),
             "requests": int(run["requests"]), "corrected": int(run["corrected"]),
-            "omitted_estimate": int(run["omitted"]),
-            "omitted_share": round(run["omitted"] / run["corrected"], 6)}
+            "omitted_share": round(run["omitted"] / run["corrected"], 6)})
 
     def parse(self, stdout: str) -> dict[str, float]:
         run = parse_wrk(stdout)

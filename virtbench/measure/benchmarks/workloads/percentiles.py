@@ -6,12 +6,13 @@ A percentile q of a trial's latencies is reported only when the trial had at lea
 each; the metric is left out and the reason said once per case (warning kind
 `percentile_left_out`).
 
-Every workload's latency is one of two loads, and the report says which (`load`):
+Every workload's latency is one of two loads, which its metrics' descriptions and each
+trial's detail (`loop`) say:
 
-- **open** (`load="open"`): requests are sent on a schedule fixed in advance (pgbench
+- **open** (`loop="open"`): requests are sent on a schedule fixed in advance (pgbench
   `--rate`, an open-loop HTTP generator); a request's latency counts from when it was due,
   so time the server spent stalled is counted in every request it delayed.
-- **closed** (`load="closed"`): each client sends its next request when the last one is
+- **closed** (`loop="closed"`): each client sends its next request when the last one is
   answered (redis-benchmark, wrk). When the server stalls, the clients wait too and send
   nothing: the requests that would have met the stall are never sent, and the percentiles
   leave them out (coordinated omission). Such percentiles describe the requests that were

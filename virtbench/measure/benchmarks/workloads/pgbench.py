@@ -134,6 +134,7 @@ class Pgbench(Benchmark):
         outcome = super().run_trial(env, params)
         if outcome.error is None:
             outcome.warnings += self.support(params).warnings()
+            outcome.detail["loop"] = "open"         # the latency run's (tps: a closed loop)
         return outcome
 
     def parse(self, stdout: str) -> dict[str, float]:

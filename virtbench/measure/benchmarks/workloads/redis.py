@@ -47,7 +47,7 @@ def warmup_requests(params: dict) -> int:
     return max(1000, params["requests"] // 10)
 
 
-class RedisBenchmark(Benchmark):
+class Redis(Benchmark):
     name = "redis"
     family = "workload"
     description = ("redis-server 7.0 and redis-benchmark (GET or SET, a fixed key space and "
