@@ -84,7 +84,7 @@ def test_prepare_gives_a_dry_runs_environments_their_packages():
 
 def test_the_install_line_names_the_target_for_a_machine_of_the_users():
     assert hosttools.install_hint(["redis-server", "redis-benchmark"], "192.0.2.7") == \
-        "install with: apt-get install redis-benchmark redis-server on 192.0.2.7"
+        "install with: apt-get install redis-server redis-tools on 192.0.2.7"
     assert hosttools.install_hint(["blastn"]).endswith("installs every benchmark's tools)")
 
 
@@ -104,7 +104,7 @@ def test_an_ssh_target_is_asked_for_its_programs_and_refused_in_one_line():
     with pytest.raises(VirtbenchError) as exc:
         prep.check_tools({"far": env}, {"cache": (Cache(), {})})
     assert str(exc.value) == ("far cannot run cache: redis-server, redis-benchmark not found; "
-                              "install with: apt-get install redis-benchmark redis-server on "
+                              "install with: apt-get install redis-server redis-tools on "
                               "192.0.2.7")
     assert env.session.argv[-2:] == ["redis-server", "redis-benchmark"]  # arguments, not code
     assert env.missing_tools(["pi", "stream"]) == []         # our kernels: staged at start
