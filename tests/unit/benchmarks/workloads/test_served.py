@@ -122,3 +122,16 @@ def test_a_failed_warmup_says_why_with_its_last_lines(tmp_path):
     assert r.stderr.splitlines() == ["virtbench: warm-up sh failed (exit 2)", "loading",
                                      "relation missing"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_server_that_exits_mid_run_ends_a_client_that_would_wait_for_ever(tmp_path):
+    # the server answers, then exits after 0.5 s; the client would sleep a minute
+    s = Served(server=["sh", "-c", "touch up; sleep 0.5; echo crashed >&2; exit 1"],
+               ready=["test", "-e", "up"], client=["sleep", "61.25"], scratch=str(tmp_path))
+    started = time.monotonic()
+    r = run(s)
+    assert r.returncode == served.SERVER_GONE_EXIT
+    assert r.stderr.splitlines() == ["virtbench: the server exited during the run", "crashed"]
+    assert time.monotonic() - started < 10 and list(tmp_path.iterdir()) == []
+    out = subprocess.run(["pgrep", "-f", "^sleep 61.25$"], capture_output=True, text=True)
+    assert out.stdout == ""

@@ -12,7 +12,9 @@ Every server workload (redis, pgbench, nginx) runs the same way inside an enviro
 3. waits for it to answer (the `ready` command, every 0.1 s, at most `ready_s`), and stops
    at once if the server exits first;
 4. runs the warm-up (its output kept only to say why it failed: the last lines of `warmup.log`
-   on stderr) and then the client, whose output is the trial's;
+   on stderr) and then the client, whose output is the trial's, watching the server: one
+   that exits mid-run ends the client at once (`virtbench: the server exited during the
+   run`, exit 98) rather than leave a client retrying it until the trial's timeout;
 5. on every exit, a failure and a TERM from a timeout included, stops the client and the
    server by their PIDs (the server: TERM, then KILL after 5 s) and removes the work
    directory. (A KILL of the script itself leaves that to whoever killed it: the process
@@ -88,9 +90,21 @@ class Served:
             lines.append(f"{cmd(step)} >warmup.log 2>&1 || {{ rc=$?; echo \"virtbench: warm-up "
                          f"{shlex.quote(step[0])} failed (exit $rc)\" >&2; tail -n 5 warmup.log >&2;"
                          " exit $rc; }")
-        # in the background and waited for: sh runs a trap only between commands, and a
-        # TERM must not wait for the client to finish
-        lines += [f"{cmd(self.client)} &", "cli=$!", 'wait "$cli"']
+        # in the background and watched: sh runs a trap only between commands, and a TERM
+        # must not wait for the client to finish; a server that exits mid-run ends the
+        # client at once (redis-benchmark 7.0 retries a gone server for ever)
+        lines += [
+            f"{cmd(self.client)} &",
+            "cli=$!",
+            'while kill -0 "$cli" 2>/dev/null; do',
+            '  if ! kill -0 "$srv" 2>/dev/null; then',
+            "    echo 'virtbench: the server exited during the run' >&2;"
+            f" tail -n 5 server.log >&2; exit {SERVER_GONE_EXIT}",
+            "  fi",
+            "  sleep 0.2",
+            "done",
+            'wait "$cli"',
+        ]
         return "\n".join(lines) + "\n"
 
     def as_server_user(self, argv: list[str]) -> str:
