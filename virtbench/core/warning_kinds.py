@@ -247,6 +247,13 @@ _KINDS = (
                 "100/(1-q) requests in a trial (p50 200, p99 10,000, p99.9 100,000). A case "
                 "whose parameters send fewer leaves that percentile out, never a figure made of "
                 "a handful of the slowest requests."),
+    WarningKind("ring_left_out", NOTE,
+                "hpcc on 1 rank: ring_latency_us, ring_bandwidth_gbs left out (b_eff's ring "
+                "needs two ranks); give the environment two CPUs or ranks=2",
+                "benchmark hpcc", "The HPC Challenge ran on one MPI rank (ranks=0 takes one "
+                "per CPU, and the environment has one): b_eff's ring tests need two ranks and "
+                "did not run, so the environment has no ring latency or bandwidth rows. Give "
+                "it two CPUs (qemu:vcpus=2) or ranks=2 (two ranks then share its CPU)."),
     WarningKind("rate_not_kept", WARNING,
                 "pgbench latency run: {done} of the {offered} transactions offered ({rate}/s "
                 "for {seconds} s) were done, {not_done} not done; schedule lag avg {lag} ms "

@@ -301,3 +301,19 @@ def test_hpls_complaint_fails_a_trial_even_when_its_n_matches(fixture_text, out)
     outcome = BENCH.run_trial(env, BENCH.params({}, quick=True))
     assert not outcome.ok and outcome.values == {}
     assert outcome.error.startswith("HPL refused hpccinf.txt")
+
+
+def test_one_rank_goes_without_the_ring_and_says_so(out):
+    """A one-CPU guest runs one rank (ranks=0): b_eff's ring did not run, and only the ring's
+    two metrics are missing; on two ranks a missing ring is still a failed trial."""
+    values = parse_hpcc(out("one-rank"))
+    assert set(values) == METRICS - {"ring_latency_us", "ring_bandwidth_gbs"}
+    env = FakeEnv(out("one-rank"), cpus="1")
+    outcome = BENCH.run_trial(env, BENCH.params({"n": 1000}))
+    assert outcome.ok, outcome.error
+    assert [k for k, _ in outcome.warnings] == ["ring_left_out"]
+    two = out("normal").replace("\nRandomlyOrderedRingLatency_usec=",
+                                "\nRandomlyOrderedRingLatency_usec=-1\nX=")
+    with pytest.raises(ParseError, match="RandomlyOrderedRingLatency_usec"):
+        parse_hpcc(two)
+    assert BENCH.run_trial(FakeEnv(out("normal")), BENCH.params({}, quick=True)).warnings == []
