@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import secrets
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,8 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scipy import stats  # noqa: E402
-
+from harness_pairs import summarize  # noqa: E402
 from virtbench.measure import environments  # noqa: E402
 from virtbench.measure.benchmarks.workloads.nginx import Nginx, nginx_conf, wrk_argv  # noqa: E402
 from virtbench.measure.benchmarks.workloads.wrk_output import DONE_LUA, parse_wrk  # noqa: E402
@@ -86,42 +83,6 @@ def wait_ready(url: str, server: subprocess.Popen, limit_s: float = 30.0) -> Non
         except OSError:
             time.sleep(0.1)
     raise SystemExit(f"nginx did not answer within {limit_s:g} s")
-
-
-def summarize(pairs: list[tuple[float, float]]) -> dict:
-    """(by hand, virtbench) requests/s per pair -> the figures printed (pure): the medians,
-    the pairs' ratios, their geometric mean and its 95 % t interval (from the log ratios;
-    None with one pair), and what that interval says of 3 % either way (`verdict`)."""
-    hand = [h for h, _ in pairs]
-    harness = [v for _, v in pairs]
-    ratios = [v / h for h, v in pairs]
-    logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    low = high = None
-    if len(logs) > 1:
-        half = stats.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-        low, high = round(math.exp(mean - half), 4), round(math.exp(mean + half), 4)
-    return {"pairs": len(pairs),
-            "requests_per_s_median_by_hand": round(statistics.median(hand), 1),
-            "requests_per_s_median_virtbench": round(statistics.median(harness), 1),
-            "ratio_of_medians": round(statistics.median(harness) / statistics.median(hand), 4),
-            "median_of_pair_ratios": round(statistics.median(ratios), 4),
-            "geometric_mean_ratio": round(math.exp(mean), 4),
-            "ci95_low": low, "ci95_high": high,
-            "verdict": verdict(low, high),
-            "pair_ratios": [round(r, 4) for r in ratios]}
-
-
-def verdict(low: float | None, high: float | None) -> str:
-    """"within 3 %" when the interval lies inside 0.97..1.03, "outside 3 %" when it lies
-    wholly beyond either end, else "undecided" (too few pairs, or too noisy a host)."""
-    if low is None or high is None:
-        return "undecided"
-    if low >= 0.97 and high <= 1.03:
-        return "within 3 %"
-    if high < 0.97 or low > 1.03:
-        return "outside 3 %"
-    return "undecided"
 
 
 def main() -> int:

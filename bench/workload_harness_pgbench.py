@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from harness_pairs import summarize  # noqa: E402
 from virtbench.measure.benchmarks.workloads.pgbench import BIN, MODES, USER  # noqa: E402
 
 PORT = "5432"
@@ -114,16 +113,10 @@ def main() -> int:
                   f"ratio {harness[-1] / hand[-1]:.3f}", flush=True)
     finally:
         shutil.rmtree(private, ignore_errors=True)
-    ratios = [v / h for v, h in zip(harness, hand)]
-    geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
     print(json.dumps({
         "mode": args.mode, "clients": args.clients, "seconds": args.seconds,
-        "scale": args.scale, "warmup": args.warmup, "pairs": args.pairs,
-        "tps_by_hand": [round(x, 1) for x in hand], "tps_virtbench": [round(x, 1) for x in harness],
-        "ratio_of_medians": round(statistics.median(harness) / statistics.median(hand), 3),
-        "geometric_mean_of_pair_ratios": round(geo, 3),
-        "pair_ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
-    }, indent=1))
+        "scale": args.scale, "warmup": args.warmup, "date": time.strftime("%Y-%m-%d"),
+        **summarize(list(zip(hand, harness)))}, indent=1))
     return 0
 
 

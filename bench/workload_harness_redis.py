@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from harness_pairs import summarize  # noqa: E402
 from virtbench.foundations.store import Store  # noqa: E402
 from virtbench.measure.benchmarks.workloads.redis import (FILL, Redis,  # noqa: E402
                                                           warmup_requests)
@@ -102,17 +101,9 @@ def main() -> int:
                 harness.append(through_virtbench(spec, store_url))
         print(f"  {i + 1}/{args.pairs} ({' then '.join(order)}): direct {hand[-1]:10.0f} ops/s, "
               f"virtbench {harness[-1]:10.0f} ops/s", flush=True)
-    ratios = [v / h for v, h in zip(harness, hand)]
-    print(json.dumps({
-        "case": spec, "pairs": args.pairs, "date": time.strftime("%Y-%m-%d"),
-        "ops_per_s_direct": [round(x) for x in hand],
-        "ops_per_s_virtbench": [round(x) for x in harness],
-        "median_direct": round(statistics.median(hand)),
-        "median_virtbench": round(statistics.median(harness)),
-        "ratio_of_medians": round(statistics.median(harness) / statistics.median(hand), 3),
-        "geomean_pair_ratio": round(math.exp(statistics.fmean(map(math.log, ratios))), 3),
-        "load_average": os.getloadavg()[0],
-    }, indent=1))
+    print(json.dumps({"case": spec, "date": time.strftime("%Y-%m-%d"),
+                      "load_average": os.getloadavg()[0],
+                      **summarize(list(zip(hand, harness)))}, indent=1))
     return 0
 
 

@@ -1,15 +1,15 @@
-"""bench/workload_harness_nginx.py's summary of interleaved pairs (pure): the medians, the
-pairs' geometric mean ratio and its 95 % interval, and whether it lies within 3 %."""
+"""bench/harness_pairs.py, the workload harness benches' summary of interleaved pairs (pure):
+the medians, the pairs' geometric mean ratio and its 95 % interval, whether it lies within
+3 %, and the pairs that would decide."""
 import importlib.util
 import math
 import sys
 from pathlib import Path
 
 SPEC = importlib.util.spec_from_file_location(
-    "workload_harness_nginx",
-    Path(__file__).resolve().parents[3] / "bench" / "workload_harness_nginx.py")
+    "harness_pairs", Path(__file__).resolve().parents[3] / "bench" / "harness_pairs.py")
 harness = importlib.util.module_from_spec(SPEC)
-sys.modules["workload_harness_nginx"] = harness
+sys.modules["harness_pairs"] = harness
 SPEC.loader.exec_module(harness)
 
 
@@ -33,3 +33,10 @@ def test_scattered_pairs_are_undecided_and_one_pair_decides_nothing():
 def test_a_clear_loss_is_outside_3_pct():
     out = harness.summarize([(10000, 9000), (10000, 9100), (10000, 8950), (10000, 9050)])
     assert out["verdict"] == "outside 3 %" and out["ci95_high"] < 0.97
+
+
+def test_the_pairs_that_would_decide_grow_with_the_spread():
+    tight = harness.summarize([(100, 101), (100, 99), (100, 100.5)])
+    loose = harness.summarize([(100, 110), (100, 90), (100, 105)])
+    assert tight["pairs_to_decide"] < loose["pairs_to_decide"]
+    assert harness.summarize([(100, 101)])["pairs_to_decide"] is None
