@@ -45,8 +45,8 @@ from .schema import (
     Trials,
     Warmup,
 )
-from .entries import (check_versus, fail, name_from_file, normalize_spec, published_figures,  # noqa: F401
-                      spec_resolver)
+from .entries import (check_versus, fail, name_from_file, normalize_spec,  # noqa: F401
+                      published_figures, spec_resolver)
 from .stored import ClaimEntry, PublishedEntry
 
 

@@ -63,7 +63,8 @@ def test_every_name_beside_a_path_is_defined_there():
 
 def test_the_readers_on_made_up_text(tmp_path):
     mod = tmp_path / "m.py"
-    mod.write_text("import os\nfrom x import y as z\nA = 1\nclass K:\n    pass\ndef f():\n    pass\n")
+    mod.write_text("import os\nfrom x import y as z\nA = 1\n"
+                   "class K:\n    pass\ndef f():\n    pass\n")
     assert defined(mod) == {"os", "z", "A", "K", "f"}
     text = "see `study/design.py` `plan()` and `virtbench/run/keeper.py` `Keeper.ready`"
     assert NAMED.findall(text) == [("study/design.py", "plan"), ("run/keeper.py", "Keeper.ready")]

@@ -1,8 +1,8 @@
 """The environment docs stay true: each arrow of docs/architecture.md's import drawings is an
 import that exists, each module drawn lists every import it makes (but the shared vocabulary
-of core/ and the packages it reaches only on the way to a module of theirs), and the diff of docs/adding-an-environment.md applies to this tree and
-its own tests pass there (a kind added as the guide says works, and is held to its
-declaration)."""
+of core/ and the packages it reaches only on the way to a module of theirs), and the diff of
+docs/adding-an-environment.md applies to this tree and its own tests pass there (a kind
+added as the guide says works, and is held to its declaration)."""
 import ast
 import re
 from pathlib import Path

@@ -122,7 +122,7 @@ def t_interval(d, confidence: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def paired_ratio_ci(d, confidence: float = 0.95, method: str = "t", seed=0
-             ) -> tuple[float | None, float | None]:
+                    ) -> tuple[float | None, float | None]:
     """CI of the geometric-mean ratio (the log CI back-transformed); (None, None) below 2."""
     ci = log_ci(d, confidence, method, seed)
     if ci is None:

@@ -36,7 +36,8 @@ class TrimmedRatio:
     cv_pooled: float | None
 
 
-def bootstrap_ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+def bootstrap_ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE
+                       ) -> tuple[float | None, float | None]:
     """Bootstrap CI of trimmed_mean(a) / trimmed_mean(b) (95 % unless told)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
