@@ -257,10 +257,13 @@ _KINDS = (
     WarningKind("rate_not_kept", WARNING,
                 "pgbench latency run: {done} of the {offered} transactions offered ({rate}/s "
                 "for {seconds} s) were done, {not_done} not done; schedule lag avg {lag} ms "
-                "(max {max}): the percentiles count a queue that grew; lower rate",
+                "(max {max}): the percentiles count a queue that grew[; {percentiles} left out "
+                "({done} transactions done)]; lower rate",
                 "benchmark pgbench", "An open-loop latency run whose environment could not keep "
                 "the offered rate: transactions waited behind their schedule, more the longer "
-                "the run, so its percentiles measure the queue, not the service. Lower `rate` "
+                "the run, so its percentiles measure the queue, not the service, and the "
+                "transactions never sent are not in them. A percentile whose trial did too few "
+                "transactions for it (100/(1-q)) is left out of that trial. Lower `rate` "
                 "below the environment's throughput (its `tps`)."),
     WarningKind("method", NOTE,
                 "dd-write form=sync-mount: could not loop-mount an ext4 image -o sync ({why}); "

@@ -236,3 +236,14 @@ def test_a_trial_says_the_percentiles_left_out_and_a_rate_not_kept():
     assert died.error == ("exit status 2: pgbench: error: Run was aborted; the above results "
                           "are incomplete.")
     assert died.warnings == []
+
+
+def test_a_guest_behind_its_rate_leaves_out_the_percentiles_it_did_too_few_for():
+    """A TCG guest did 56 of the 200 transactions offered: p50 needs 200, so it is left out
+    of the trial and the rate_not_kept line says so; tps stays."""
+    text = fixture("trial-tcg-behind")
+    assert parse_trial(text) == {"tps": 27.695732}
+    line = rate_kept(text)
+    assert "56 of the 200 transactions offered" in line
+    assert line.endswith("the percentiles count a queue that grew; p50_ms left out "
+                         "(56 transactions done); lower rate")

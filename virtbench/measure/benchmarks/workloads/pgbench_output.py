@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from ..base import ParseError
-from .percentiles import metric_name
+from .percentiles import metric_name, requests_needed
 
 MARK = "== virtbench pgbench: "
 PLAN, THROUGHPUT, LATENCY, LOG = "plan: ", "throughput run", "latency run", "latency log: "
@@ -90,6 +90,18 @@ def parse_latency_log(line: str) -> dict[str, float]:
     return out
 
 
+def short_percentiles(line: str) -> list[str]:
+    """The percentiles the log's summary has but too few transactions were done for (an
+    environment that fell behind its offered rate): left out of the trial (pure)."""
+    fields = dict(re.findall(r"(\S+)=(\S+)", line))
+    try:
+        n = int(fields["transactions"])
+    except (KeyError, ValueError):
+        return []
+    return [metric_name(float(k[1:-3])) for k in fields
+            if re.fullmatch(r"q[0-9.]+_us", k) and n < requests_needed(float(k[1:-3]))]
+
+
 def sections(stdout: str) -> dict[str, str]:
     """The trial's output by marker: plan, throughput run, latency run, latency log."""
     parts: dict[str, list[str]] = {}
@@ -112,7 +124,9 @@ def sections(stdout: str) -> dict[str, str]:
 
 def parse_trial(stdout: str) -> dict[str, float]:
     """The trial's metrics: tps from the unthrottled run, the percentiles from the latency
-    run's log; ParseError when a run the plan names is missing, failed or cut short."""
+    run's log (each only where the run did the transactions it needs: an environment behind
+    its rate does fewer than were offered); ParseError when a run the plan names is missing,
+    failed or cut short."""
     parts = sections(stdout)
     if PLAN not in parts:
         raise ParseError("no plan line: the client script did not start")
@@ -129,7 +143,8 @@ def parse_trial(stdout: str) -> dict[str, float]:
         if LOG not in parts:
             raise ParseError("no latency log line: the latency run's log was not read")
         log = parse_latency_log(parts[LOG])
-        values.update({k: v for k, v in log.items() if k.startswith("p")})
+        short = short_percentiles(parts[LOG])      # too few done: rate_kept says so
+        values.update({k: v for k, v in log.items() if k.startswith("p") and k not in short})
     return values
 
 
@@ -151,8 +166,11 @@ def rate_kept(stdout: str) -> str | None:
     behind = run["transactions"] < KEPT * offered
     if not behind and not log["not_done"]:
         return None
+    short = short_percentiles(parts[LOG])
+    left = (f"; {', '.join(short)} left out ({log['transactions']:.0f} transactions done)"
+            if short else "")
     return (f"pgbench latency run: {run['transactions']:.0f} of the {offered:.0f} transactions "
             f"offered ({rate:g}/s for {seconds} s) were done, {log['not_done']:.0f} not done; "
             f"schedule lag avg {run.get('lag_avg_ms', 0):.1f} ms (max "
-            f"{run.get('lag_max_ms', 0):.1f}): the percentiles count a queue that grew; lower "
-            "rate")
+            f"{run.get('lag_max_ms', 0):.1f}): the percentiles count a queue that grew{left}; "
+            "lower rate")
