@@ -106,9 +106,9 @@ def test_defaults_and_quick_are_valid_and_host_is_refused_in_one_line():
 
 
 @pytest.mark.parametrize("given, says", [
-    ({"seconds": 0}, "seconds=0 is outside 1..3600"),
-    ({"connections": 1001}, "connections=1001 is outside 1..1000"),
-    ({"size": -1}, "size=-1 is outside 0..67108864"),
+    ({"seconds": 0}, "seconds=0 is outside 1..3,600"),
+    ({"connections": 1001}, "connections=1001 is outside 1..1,000"),
+    ({"size": -1}, "size=-1 is outside 0..67,108,864"),
     ({"timeout_s": 0}, "timeout_s=0 is outside 1..60"),
     ({"threads": 8, "connections": 4}, "threads=8 is more than connections=4"),
 ])

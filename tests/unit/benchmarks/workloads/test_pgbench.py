@@ -160,10 +160,10 @@ def test_where_host_is_refused_in_the_words_asked():
     ({"mode": "tpcc"}, "mode='tpcc' is not one of tpcb, select-only"),
     ({"clients": 0}, "clients=0 is outside 1..90"),
     ({"clients": 91}, "clients=91 is outside 1..90 (PostgreSQL's default max_connections)"),
-    ({"scale": 0}, "scale=0 is outside 1..100000"),
-    ({"rate": 0}, "rate=0 is outside 1..1000000"),
-    ({"seconds": 0}, "seconds=0 is outside 1..3600"),
-    ({"warmup": -1}, "warmup=-1 is outside 0..3600"),
+    ({"scale": 0}, "scale=0 is outside 1..100,000"),
+    ({"rate": 0}, "rate=0 is outside 1..1,000,000"),
+    ({"seconds": 0}, "seconds=0 is outside 1..3,600"),
+    ({"warmup": -1}, "warmup=-1 is outside 0..3,600"),
 ])
 def test_bad_parameters_are_one_line(given, says):
     with pytest.raises(VirtbenchError) as err:

@@ -118,13 +118,13 @@ def test_defaults_follow_felter_and_quick_still_supports_p99():
 
 
 @pytest.mark.parametrize("given, line", [
-    ({"where": "lan"}, "benchmark redis: where=lan is not valid; use one of: loopback, host"),
-    ({"test": "incr"}, "benchmark redis: test=incr is not valid; use one of: get, set"),
-    ({"pipeline": 0}, "benchmark redis: pipeline=0 is out of range; use 1 to 1,024"),
-    ({"clients": 1001}, "benchmark redis: clients=1001 is out of range; use 1 to 1,000"),
-    ({"requests": 999}, "benchmark redis: requests=999 is out of range; use 1,000 to 100,000,000"),
-    ({"data": 0}, "benchmark redis: data=0 is out of range; use 1 to 65,536"),
-    ({"keyspace": 0}, "benchmark redis: keyspace=0 is out of range; use 1 to 10,000,000"),
+    ({"where": "lan"}, "benchmark redis: where='lan' is not one of loopback, host; use where=loopback"),
+    ({"test": "incr"}, "benchmark redis: test='incr' is not one of get, set; use test=get"),
+    ({"pipeline": 0}, "benchmark redis: pipeline=0 is outside 1..1,024; give one in that range"),
+    ({"clients": 1001}, "benchmark redis: clients=1001 is outside 1..1,000; give one in that range"),
+    ({"requests": 999}, "benchmark redis: requests=999 is outside 1,000..100,000,000; give one in that range"),
+    ({"data": 0}, "benchmark redis: data=0 is outside 1..65,536; give one in that range"),
+    ({"keyspace": 0}, "benchmark redis: keyspace=0 is outside 1..10,000,000; give one in that range"),
 ])
 def test_bad_parameters_are_one_line(given, line):
     with pytest.raises(VirtbenchError) as caught:

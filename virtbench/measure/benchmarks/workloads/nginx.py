@@ -34,13 +34,13 @@ from typing import Any
 
 from ....core.errors import VirtbenchError
 from ..base import Benchmark, Metric
+from .checks import in_ranges, one_of
 from .percentiles import supported
 from .served import Served
 from .wrk_output import DONE_LUA, parse_wrk
 
 SCRATCH = "/var/tmp"
 QUANTILES = (0.5, 0.99)
-HOST_REFUSAL = "where=host is not built yet for nginx; use where=loopback"
 PORTS = (20000, 60000)
 RANGES = {"seconds": (1, 3600), "connections": (1, 1000), "threads": (1, 64),
           "workers": (0, 256), "size": (0, 64 * 2**20), "timeout_s": (1, 60),
@@ -72,15 +72,8 @@ class Nginx(Benchmark):
     quick = {"seconds": 4, "connections": 100, "warmup": 1, "min_requests": 1_000}
 
     def check(self, params: dict[str, Any]) -> None:
-        if params["where"] == "host":
-            raise VirtbenchError(HOST_REFUSAL)
-        if params["where"] != "loopback":
-            raise VirtbenchError(f"benchmark nginx: where={params['where']!r} is not one of "
-                                 "loopback, host; use where=loopback")
-        for key, (low, high) in RANGES.items():
-            if not low <= params[key] <= high:
-                raise VirtbenchError(f"benchmark nginx: {key}={params[key]} is outside "
-                                     f"{low}..{high}; give one in that range")
+        one_of("nginx", params, "where", ("loopback",), unbuilt=("host",))
+        in_ranges("nginx", params, RANGES)
         if params["threads"] > params["connections"]:
             raise VirtbenchError(f"benchmark nginx: threads={params['threads']} is more than "
                                  f"connections={params['connections']} (wrk gives each "

@@ -32,8 +32,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from ....core.errors import VirtbenchError
 from ..base import Benchmark, Metric
+from .checks import in_ranges, one_of
 from .percentiles import supported
 from .pgbench_output import LATENCY, LOG, MARK, PLAN, THROUGHPUT, parse_trial, rate_kept
 from .served import Served
@@ -50,7 +50,8 @@ MAX_CLIENTS = 90
 # bytes: a scale unit of pgbench's tables and indexes (about 16 MB), and the server itself
 # (128 MB of shared_buffers, its processes and the clients')
 SCALE_BYTES, SERVER_BYTES = 16 * 2**20, 256 * 2**20
-HOST_REFUSAL = "where=host is not built yet for pgbench; use where=loopback"
+RANGES = {"clients": (1, MAX_CLIENTS), "seconds": (1, 3600), "scale": (1, 100_000),
+          "rate": (1, 1_000_000), "warmup": (0, 3600)}
 
 
 class Pgbench(Benchmark):
@@ -79,21 +80,10 @@ class Pgbench(Benchmark):
              "warmup": 1}
 
     def check(self, params: dict[str, Any]) -> None:
-        if params["where"] == "host":
-            raise VirtbenchError(HOST_REFUSAL)
-        if params["where"] != "loopback":
-            raise VirtbenchError(f"benchmark pgbench: where={params['where']!r} is not one of "
-                                 "loopback, host; use where=loopback")
-        if params["mode"] not in MODES:
-            raise VirtbenchError(f"benchmark pgbench: mode={params['mode']!r} is not one of "
-                                 f"{', '.join(MODES)}")
-        ranges = {"clients": (1, MAX_CLIENTS), "seconds": (1, 3600), "scale": (1, 100_000),
-                  "rate": (1, 1_000_000), "warmup": (0, 3600)}
-        for key, (low, high) in ranges.items():
-            if not low <= params[key] <= high:
-                why = " (PostgreSQL's default max_connections)" if key == "clients" else ""
-                raise VirtbenchError(f"benchmark pgbench: {key}={params[key]} is outside "
-                                     f"{low}..{high}{why}; give one in that range")
+        one_of("pgbench", params, "where", ("loopback",), unbuilt=("host",))
+        one_of("pgbench", params, "mode", tuple(MODES))
+        in_ranges("pgbench", params, RANGES,
+                  why={"clients": "PostgreSQL's default max_connections"})
 
     def memory_need(self, params: dict[str, Any]) -> int:
         """The tables at `scale` (kept in memory: the page cache) and the server."""

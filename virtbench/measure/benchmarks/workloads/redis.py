@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import random
 
-from ....core.errors import VirtbenchError
 from ..base import Benchmark, Metric
+from .checks import in_ranges, one_of
 from .percentiles import Supported, omitted_estimate, supported
 from .redis_host import HELD, HOLD_S, READY, host_trial
 from .redis_output import parse_redis_benchmark, read_redis_benchmark
@@ -76,16 +76,9 @@ class Redis(Benchmark):
     quick = {"requests": 100_000}
 
     def check(self, params):
-        if params["where"] not in WHERE:
-            raise VirtbenchError(f"benchmark redis: where={params['where']} is not valid; "
-                                 f"use one of: {', '.join(WHERE)}")
-        if params["test"] not in TESTS:
-            raise VirtbenchError(f"benchmark redis: test={params['test']} is not valid; use "
-                                 f"one of: {', '.join(TESTS)}")
-        for key, (low, high) in RANGES.items():
-            if not low <= params[key] <= high:
-                raise VirtbenchError(f"benchmark redis: {key}={params[key]} is out of range; "
-                                     f"use {low:,} to {high:,}")
+        one_of("redis", params, "where", WHERE)
+        one_of("redis", params, "test", TESTS)
+        in_ranges("redis", params, RANGES)
 
     def support(self, params) -> Supported:
         """The percentiles every trial of this case keeps (from its requests)."""
