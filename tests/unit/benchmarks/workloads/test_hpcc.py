@@ -317,3 +317,18 @@ def test_one_rank_goes_without_the_ring_and_says_so(out):
     with pytest.raises(ParseError, match="RandomlyOrderedRingLatency_usec"):
         parse_hpcc(two)
     assert BENCH.run_trial(FakeEnv(out("normal")), BENCH.params({}, quick=True)).warnings == []
+
+
+@pytest.mark.parametrize("name, says", [
+    ("gvisor-no-topology", "Open MPI could not start: topology discovery failed"),
+    ("gvisor-pmix", "Open MPI could not start: The PMIx server's listener thread failed to start"),
+])
+def test_an_open_mpi_that_cannot_start_is_one_line(fixture_text, name, says):
+    """gVisor's sysfs has no CPU topology: Open MPI stops before hpcc runs; the trial's error
+    is its reason in one line, not the first line of its banner."""
+    stderr = fixture_text("workloads", "hpcc", f"{name}.stderr")
+    assert h.mpi_start_error(stderr) == says
+    env = FakeEnv("", exit=1, stderr=stderr)
+    outcome = BENCH.run_trial(env, BENCH.params({}, quick=True))
+    assert outcome.error == f"exit status 1: {says}"
+    assert h.mpi_start_error("mpirun: killed") is None

@@ -133,7 +133,7 @@ def test_the_defaults_keep_p50_and_p99():
 
 def test_quick_keeps_p50_only_and_says_why_once():
     params = BENCH.params({}, quick=True)
-    assert BENCH.floor_requests(params) == 1_000
+    assert BENCH.floor_requests(params) == 200
     support = BENCH.support(params)
     assert list(support.kept) == ["p50_ms"]
     (kind, line), = support.warnings()

@@ -29,7 +29,7 @@ from ....core.errors import VirtbenchError
 from ....core.outcome import Metric, TrialOutcome
 from ....machinery.machine import meminfo
 from ..base import Benchmark, ParseError
-from .hpcc_output import hpl_input_error, parse_hpcc, run_shape, summary
+from .hpcc_output import hpl_input_error, mpi_start_error, parse_hpcc, run_shape, summary
 
 # hpcc's input file, HPL's HPL.dat with four PTRANS lines (README: lines 33-36): one N, one
 # NB, one P x Q grid, the residual threshold 16.0 and HPL's own example settings otherwise;
@@ -257,6 +257,9 @@ def judged(outcome: TrialOutcome, plan: HpccPlan) -> TrialOutcome:
     the input file: hpcc 1.5.0 then runs HPL's own defaults (N=3520 on 2 ranks here) and
     reports Success=1, so its numbers are of another run. The figures stay as evidence."""
     refused = hpl_input_error(outcome.stderr)
+    started = mpi_start_error(outcome.stderr) if outcome.error else None
+    if started:
+        outcome.error = f"{outcome.error.split(':')[0]}: {started}"
     if outcome.error is None:
         outcome.error = shape_error(outcome.stdout, plan)
     if refused:

@@ -166,3 +166,23 @@ def run_shape(pairs: dict[str, str]) -> tuple[int, int]:
         except (KeyError, ValueError):
             return -1
     return integer("CommWorldProcs"), integer("HPL_N")
+
+
+DASHES = re.compile(r"^-{20,}\s*$", re.M)
+
+
+def mpi_start_error(stderr: str) -> str | None:
+    """One line for an Open MPI that could not start (its first help block, between lines of
+    dashes: the indented detail when it has one, else its first sentence), or None (pure).
+    Seen here in gVisor: no CPU topology in its sysfs ("topology discovery failed"), and,
+    given one, no PMIx listener."""
+    blocks = DASHES.split(stderr)
+    if len(blocks) < 3:
+        return None
+    block = blocks[1].strip()
+    detail = [line.strip() for line in block.splitlines()
+              if line.startswith("  ") and line.strip() and not line.strip().startswith("-->")]
+    if detail:
+        return f"Open MPI could not start: {detail[0]}"
+    sentence = " ".join(block.split()).split(". ")[0].rstrip(".")
+    return f"Open MPI could not start: {sentence}" if sentence else None
