@@ -32,6 +32,11 @@ if [ "$all" = 1 ]; then PACKAGES+=(
   iperf3 sockperf iputils-ping              # network benchmarks (both ends run here)
   openssh-client openssh-server             # scp per cipher (a private sshd, never the system's)
   ncbi-blast+                               # the BLAST application benchmark
+  nginx-light wrk                           # the nginx workload (server and its client)
+  hpcc openmpi-bin                          # the hpcc workload (the HPC Challenge under MPI)
+  gnugo hmmer povray bzip2 gcc xalan x264 stockfish   # the cpu-suite workload
+  postgresql-15                             # the pgbench workload (PostgreSQL 15 and pgbench)
+  redis-tools                               # the redis workload's redis-benchmark (its server: below)
   libvirt-daemon-system libvirt-clients     # the libvirt kind (tests start their own libvirtd)
   libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)

@@ -62,6 +62,10 @@ class Capabilities:
     footprint: Answer        # the host memory it takes (its VMM's or sandbox's processes)
     snapshot: Answer         # a running copy saved to a file and restored
     migrate: Answer          # a running copy live-migrated to a second VMM on this host
+    # a benchmark's Debian packages (Benchmark.packages) put in by virtbench: an environment
+    # whose tree it builds runs a variant of that tree with them (image/variant.py); the
+    # others say where to install them, and their missing programs are refused before a run
+    packages: Answer
 
     @classmethod
     def none(cls, who: str) -> "Capabilities":
@@ -93,6 +97,8 @@ class Capabilities:
                              "virtbench defines), container or gvisor"),
             snapshot=cannot(f"{who}: snapshot and restore need a VMM virtbench runs (qemu)"),
             migrate=cannot(f"{who}: live migration needs a VMM virtbench runs (qemu)"),
+            packages=cannot(f"{who}: virtbench does not build its tree; install a "
+                            "benchmark's packages there yourself"),
         )
 
     def with_(self, **answers: Answer) -> "Capabilities":

@@ -238,6 +238,33 @@ _KINDS = (
                 "{cipher}: not offered by this OpenSSH (ssh -Q cipher); reported as "
                 "unsupported, not 0", "benchmark scp",
                 "The guest's OpenSSH does not offer a cipher the study asks for."),
+    WarningKind("percentile_left_out", NOTE,
+                "{case}: {percentiles} left out: {requests} requests in a trial, and a "
+                "percentile q needs 100/(1-q) ({needed} for {percentile}); give the trial more "
+                "requests (a longer or faster run)",
+                "workload benchmarks (measure/benchmarks/workloads/percentiles.py)",
+                "A latency percentile rests on the requests beyond it: q needs at least "
+                "100/(1-q) requests in a trial (p50 200, p99 10,000, p99.9 100,000). A case "
+                "whose parameters send fewer leaves that percentile out, never a figure made of "
+                "a handful of the slowest requests."),
+    WarningKind("ring_left_out", NOTE,
+                "hpcc on 1 rank: ring_latency_us, ring_bandwidth_gbs left out (b_eff's ring "
+                "needs two ranks); give the environment two CPUs or ranks=2",
+                "benchmark hpcc", "The HPC Challenge ran on one MPI rank (ranks=0 takes one "
+                "per CPU, and the environment has one): b_eff's ring tests need two ranks and "
+                "did not run, so the environment has no ring latency or bandwidth rows. Give "
+                "it two CPUs (qemu:vcpus=2) or ranks=2 (two ranks then share its CPU)."),
+    WarningKind("rate_not_kept", WARNING,
+                "pgbench latency run: {done} of the {offered} transactions offered ({rate}/s "
+                "for {seconds} s) were done, {not_done} not done; schedule lag avg {lag} ms "
+                "(max {max}): the percentiles count a queue that grew[; {percentiles} left out "
+                "({done} transactions done)]; lower rate",
+                "benchmark pgbench", "An open-loop latency run whose environment could not keep "
+                "the offered rate: transactions waited behind their schedule, more the longer "
+                "the run, so its percentiles measure the queue, not the service, and the "
+                "transactions never sent are not in them. A percentile whose trial did too few "
+                "transactions for it (100/(1-q)) is left out of that trial. Lower `rate` "
+                "below the environment's throughput (its `tps`)."),
     WarningKind("method", NOTE,
                 "dd-write form=sync-mount: could not loop-mount an ext4 image -o sync ({why}); "
                 "measured with oflag=sync on the scratch file system instead ... | "

@@ -123,7 +123,8 @@ def test_metadata_names_suite_firmware_and_kernel(monkeypatch):
 
 def test_the_image_is_built_for_the_suite(monkeypatch):
     asked = []
-    monkeypatch.setattr(image, "build", lambda progress=None, linux=None: asked.append(linux))
+    monkeypatch.setattr(image, "build", lambda progress=None, linux=None, packages=():
+                        asked.append((linux, packages)))
     make("qemu:linux=bookworm-backports")._build_image(None)
     make("qemu")._build_image(None)
-    assert asked == ["bookworm-backports", "bookworm"]
+    assert asked == [("bookworm-backports", ()), ("bookworm", ())]

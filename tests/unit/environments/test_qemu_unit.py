@@ -22,6 +22,7 @@ from virtbench.measure.environments.qemu.vmm.version import parse_version
 from virtbench.measure.environments.qemu.vmm.process import QemuProcess
 from virtbench.core.errors import VirtbenchError
 from virtbench.machinery.image import guest_image as image
+from virtbench.machinery.image import initramfs
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "qemu"
 
@@ -144,7 +145,7 @@ kernel/drivers/net/mii.ko:
 
 
 def test_module_load_order_deps_first():
-    order = image.module_load_order(MODULES_DEP, ["ahci", "ext4", "virtio_pci", "8139cp"],
+    order = initramfs.module_load_order(MODULES_DEP, ["ahci", "ext4", "virtio_pci", "8139cp"],
                                     builtin="kernel/drivers/virtio/virtio_pci.ko\n")
     names = [p.rsplit("/", 1)[1] for p in order]
     assert names.index("scsi_common.ko") < names.index("scsi_mod.ko") < names.index("libata.ko")
@@ -156,7 +157,7 @@ def test_module_load_order_deps_first():
 
 
 def test_cpio_newc_layout():
-    data = image._cpio_newc([("init", 0o100755, b"#!/bin/sh\n"), ("bin", 0o40755, b"")])
+    data = initramfs._cpio_newc([("init", 0o100755, b"#!/bin/sh\n"), ("bin", 0o40755, b"")])
     assert data.startswith(b"070701")
     assert b"init\0" in data and b"TRAILER!!!\0" in data
     assert len(data) % 4 == 0
@@ -182,9 +183,9 @@ def test_missing_tool_names_package(monkeypatch):
 def test_extract_vmlinux_from_xz_and_gzip_payloads():
     import lzma
     elf = b"\x7fELF" + bytes(range(256)) * 20
-    assert image.extract_vmlinux(b"MZ-setup-code" * 50 + lzma.compress(elf) + b"\0" * 64) == elf
-    assert image.extract_vmlinux(b"setup" * 10 + gzip.compress(elf) + b"trailer") == elf
-    assert image.extract_vmlinux(b"no kernel in here") is None
+    assert initramfs.extract_vmlinux(b"MZ-setup-code" * 50 + lzma.compress(elf) + b"\0" * 64) == elf
+    assert initramfs.extract_vmlinux(b"setup" * 10 + gzip.compress(elf) + b"trailer") == elf
+    assert initramfs.extract_vmlinux(b"no kernel in here") is None
 
 
 def test_prune_keeps_the_current_image(tmp_path, monkeypatch):

@@ -3,7 +3,10 @@
 prepare() checks everything that can be checked before anything runs (exit 2, nothing
 stored): the study's values, the environments (created, probed, resolved; not started),
 the cases and the programs they need, the baseline and what adaptive trials and duet mode
-ask of it, the cases an environment cannot run (skipped, said once). The runner runs what
+ask of it, the cases an environment cannot run (skipped, said once). Each environment that
+takes Debian packages (capability `packages`: a tree virtbench builds) is given the union of
+its cases' `Benchmark.packages`; the others' missing programs are refused in one line naming
+the packages and where to install them. The runner runs what
 it returns (Prepared); adaptive trials and duet mode read it.
 """
 from __future__ import annotations
@@ -91,6 +94,8 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     # or qemu-kvm/...), which a study file cannot know; stored with the run (for_run)
     baseline = resolve_baseline(study.baseline, candidates, first_if_none=True)
     check_modes(study, envs, baseline)
+    skipped_here = skipped_cases(envs, cases)
+    give_packages(envs, cases, {(e, c) for e, c, _ in skipped_here})
     if not dry_run:
         check_tools(envs, cases)
     needs_kernels = any(set(b.tools) & set(kernels.KERNELS) for b, _ in cases.values())
@@ -99,7 +104,7 @@ def prepare(study: Study, dry_run: bool = False) -> Prepared:
     if not envs:
         raise VirtbenchError("no environment of this study can run here: " + "; ".join(
             f"{spec}: {why}" for spec, why in skipped))
-    return Prepared(study, envs, cases, baseline, skipped, skipped_cases(envs, cases))
+    return Prepared(study, envs, cases, baseline, skipped, skipped_here)
 
 
 def _same_label(spec: str, label: str) -> VirtbenchError:
@@ -108,15 +113,34 @@ def _same_label(spec: str, label: str) -> VirtbenchError:
 
 
 def check_tools(envs: dict[str, Environment], cases: dict) -> None:
-    """A benchmark whose program an environment lacks (where it can tell: the host's own) is
-    refused before anything runs, in one line naming the package that brings it."""
+    """A benchmark whose program an environment lacks (where it can tell: the host's own, an
+    SSH target's) is refused before anything runs, in one line naming the package that
+    brings it and where to install it."""
     for label, env in envs.items():
         for case, (bench, _) in cases.items():
             lacking = env.missing_tools(bench.tools)
             if lacking:
                 raise VirtbenchError(
                     f"{label} cannot run {case}: {', '.join(lacking)} not found; "
-                    f"{hosttools.install_hint(lacking)}")
+                    f"{hosttools.install_hint(lacking, env.tools_place())}")
+
+
+def packages_for(label: str, cases: dict, skip: set[tuple[str, str]]) -> tuple[str, ...]:
+    """The Debian packages environment `label` needs: the union of `packages` of the
+    benchmarks of its cases that run (not skipped), sorted, each once."""
+    return tuple(sorted({p for case, (bench, _) in cases.items() if (label, case) not in skip
+                         for p in bench.packages}))
+
+
+def give_packages(envs: dict[str, Environment], cases: dict,
+                  skip: set[tuple[str, str]]) -> None:
+    """Each environment that declares it takes packages (capability `packages`: it runs a
+    variant of its tree with them) is given those of its cases, before it starts; the
+    others keep their own programs (check_tools)."""
+    for label, env in envs.items():
+        wanted = packages_for(label, cases, skip)
+        if wanted and env.capabilities().packages:
+            env.add_packages(wanted)
 
 
 def check_modes(study: Study, envs: dict[str, Environment], baseline: str | None) -> None:

@@ -4,6 +4,8 @@ Two cache levels under `<cache>/images/` (cache = $VIRTBENCH_CACHE or the user c
 
 * `base-<hash>/rootfs/` -- the base tree (mmdebstrap), keyed by the package recipe. It is the slow
   part (a minute or two) and is rebuilt only when the package list changes.
+* `variant-<hash>/rootfs/` -- the base tree plus the packages a study's benchmarks need
+  (variant.py), keyed by the base recipe and the sorted package set; only when there are any.
 * `<hash>/` -- the bootable image, keyed by the whole recipe (base + our own guest files +
   the agent + the initramfs module list): `root.raw` (ext4, label `vbroot`, made with
   `mkfs.ext4 -d`, no loop device), `vmlinuz`, `initrd.img` (our own small busybox initramfs),
@@ -16,15 +18,12 @@ interrupted build never leaves a half image that looks finished (cache.py, as th
 from __future__ import annotations
 
 import fcntl
-import gzip
 import hashlib
-import io
 import json
 import os
 import shutil
-import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -32,7 +31,9 @@ from ...core.errors import VirtbenchError
 from ..host import tools as hosttools
 from ..kernels.build import cache_dir
 from ..agent.transport import AGENT_SOURCE   # the agent every environment runs
-from . import cache, suites
+from . import cache, suites, variant
+from . import initramfs
+from .initramfs import INITRAMFS_MODULES, build_initramfs, extract_vmlinux
 
 FILES = Path(__file__).with_name("files")
 SUITE = "bookworm"
@@ -49,15 +50,6 @@ PACKAGES = (
     "python3", "fio", "iperf3", "hdparm", "bonnie++", "sockperf", "openssh-server",
     "openssh-client", "iproute2", "ethtool", "iputils-ping", "kmod", "procps", "util-linux",
     "e2fsprogs", "ncbi-blast+", "linux-image-amd64", "udev", "busybox-static",
-)
-
-# Drivers the initramfs loads (with their dependencies from modules.dep) so that the root
-# disk is found on any bus (virtio_mmio: machine=microvm's transport), plus the NIC drivers
-# (the real root runs no udev coldplug).
-INITRAMFS_MODULES = (
-    "virtio_pci", "virtio_mmio", "virtio_blk", "virtio_scsi", "virtio_console", "virtio_net",
-    "ahci", "ata_piix", "ata_generic", "sd_mod", "nvme", "crc32c_generic", "ext4",
-    "e1000", "8139cp", "8139too",
 )
 
 # Kernel module trees a guest never needs (about 250 MB of the 400 MB of modules).
@@ -90,6 +82,7 @@ class ImageInfo:
     root_label: str = ROOT_LABEL
     linux_suite: str = ""        # the Debian suite the kernel comes from ("": the image's own)
     linux_deb: str = ""          # the kernel's Debian package and version (dpkg-query)
+    packages: list[str] = field(default_factory=list)   # "NAME VERSION" a variant added
 
     @property
     def dir(self) -> Path:
@@ -117,27 +110,35 @@ def base_recipe(linux: str | None = None) -> dict:
     return base
 
 
-def _hash(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+_hash = cache.digest
 
 
 # Hashed once, at import: the code that builds is the code that was hashed, even if the file
 # is edited while a long run is going on.
-_BUILDER_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+_BUILDER_HASH = hashlib.sha256(Path(__file__).read_bytes()
+                               + Path(initramfs.__file__).read_bytes()).hexdigest()
 
 
-def recipe(linux: str | None = None) -> dict:
+def tree_key(linux: str | None = None, packages=()) -> str:
+    """The key of the tree the image is made from: the base tree's, or with `packages` the
+    variant's (variant.py)."""
+    base = base_recipe(linux)
+    return variant.key(base, packages) if variant.extra(base, packages) else _hash(base)
+
+
+def recipe(linux: str | None = None, packages=()) -> dict:
+    """The bootable image's recipe; `packages`: a variant's (none: the image of old)."""
     files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
              for p in sorted(FILES.iterdir()) if p.is_file()}
-    return {"base": _hash(base_recipe(linux)), "files": files,
+    return {"base": tree_key(linux, packages), "files": files,
             "agent": hashlib.sha256(AGENT_SOURCE.read_bytes()).hexdigest(),
             "initramfs_modules": list(INITRAMFS_MODULES), "size": IMAGE_SIZE,
             "module_trim": list(MODULE_TRIM),
             "label": ROOT_LABEL, "builder": _BUILDER_HASH, "v": 1}
 
 
-def recipe_hash(linux: str | None = None) -> str:
-    return _hash(recipe(linux))
+def recipe_hash(linux: str | None = None, packages=()) -> str:
+    return _hash(recipe(linux, packages))
 
 
 def images_dir() -> Path:
@@ -145,10 +146,10 @@ def images_dir() -> Path:
 
 
 # -- entry points --------------------------------------------------------------------------
-def cached(linux: str | None = None) -> ImageInfo | None:
-    """The image for the current recipe (with the kernel of suite `linux`) if it is already
-    built, else None (no building)."""
-    return built_image(images_dir() / recipe_hash(linux))
+def cached(linux: str | None = None, packages=()) -> ImageInfo | None:
+    """The image for the current recipe (with the kernel of suite `linux`, the variant with
+    `packages`) if it is already built, else None (no building)."""
+    return built_image(images_dir() / recipe_hash(linux, packages))
 
 
 def built_image(out: Path, **extra) -> ImageInfo | None:
@@ -164,7 +165,8 @@ def built_image(out: Path, **extra) -> ImageInfo | None:
                      build_s=data["build_s"], reused=True,
                      linux_version=data.get("kernel_version", data.get("linux_version", "")),
                      ssh_key=out / "id_ed25519", linux_suite=data.get("linux_suite", ""),
-                     linux_deb=data.get("linux_deb", ""), **extra)
+                     linux_deb=data.get("linux_deb", ""),
+                     packages=list(data.get("packages", [])), **extra)
 
 
 def build_lock(linux: str | None = None) -> Path:
@@ -174,17 +176,19 @@ def build_lock(linux: str | None = None) -> Path:
 
 
 def build(force: bool = False, progress: Progress = None,
-          linux: str | None = None) -> ImageInfo:
+          linux: str | None = None, packages=()) -> ImageInfo:
     """Build the guest image if needed (or always with force) and describe it; `linux`: the
-    Debian suite of its kernel (suites.py; None: bookworm's).
+    Debian suite of its kernel (suites.py; None: bookworm's); `packages`: the variant with
+    these Debian packages added (variant.py; none: the image itself).
 
     Concurrent builders of one suite serialise on its lock file (build_lock); whoever comes
     second reuses the result.
     """
     say = progress or (lambda msg: None)
     linux = None if suites.is_default(linux) else suites.check_suite(linux)
+    packages = variant.package_set(packages)
     if not force:
-        info = cached(linux)
+        info = cached(linux, packages)
         if info is not None:
             return info
     check_tools()
@@ -192,26 +196,28 @@ def build(force: bool = False, progress: Progress = None,
     with open(build_lock(linux), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not force:
-            info = cached(linux)
+            info = cached(linux, packages)
             if info is not None:
                 return info
-        return _build_locked(force, say, linux)
+        return _build_locked(force, say, linux, packages)
 
 
-def _build_locked(force: bool, say, linux: str | None = None) -> ImageInfo:
+def _build_locked(force: bool, say, linux: str | None = None, packages=()) -> ImageInfo:
     t0 = time.monotonic()
     base = build_base(force=force, progress=say, linux=linux)
-    h = recipe_hash(linux)
+    base = variant.tree(base, base_recipe(linux), packages, images_dir(), say, force)
+    h = recipe_hash(linux, packages)
     out = images_dir() / h
     with cache.building(out) as tmp:
         info = _build_image(base, tmp, h, say)
         if linux:
             check_series(info.linux_version, linux)
             info.linux_suite = linux
+        info.packages = variant.installed(base)
         info_data = info.to_json()
         info_data["build_s"] = round(time.monotonic() - t0, 2)
         (tmp / "info.json").write_text(json.dumps(info_data, indent=2) + "\n")
-    result = cached(linux)
+    result = cached(linux, packages)
     assert result is not None
     result.reused = False
     say(f"image ready: {out} ({result.size_bytes / 1e6:.0f} MB on disk, {result.build_s:.0f} s)")
@@ -236,14 +242,7 @@ def check_tools() -> None:
                              "run `virtbench image build` as root")
 
 
-def _run(argv, say: Progress = None, what: str = "", **kw) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin:" + os.environ.get("PATH", ""),
-               LC_ALL="C", DEBIAN_FRONTEND="noninteractive")
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, **kw)
-    if proc.returncode != 0:
-        lines = (proc.stderr.strip() or proc.stdout.strip() or "(no output)").splitlines()
-        raise VirtbenchError(f"{what or argv[0]} failed: {lines[-1]}")
-    return proc
+_run = cache.run
 
 
 # -- level 1: the base tree -------------------------------------------------------------------
@@ -282,16 +281,7 @@ def bootstrap_tree(base: dict, where: Path, force: bool = False, progress: Progr
         _run([tool, f"--variant={base['variant']}",
               "--include=" + ",".join(base["packages"]), base["suite"], str(root),
               base["mirror"], *base.get("sources", ())], what=tool)
-        for rel in base["trim"]:
-            p = root / rel
-            if p.is_dir():
-                shutil.rmtree(p)
-                p.mkdir()
-            elif p.exists():
-                p.unlink()
-        # the stock initramfs is never used: ours replaces it
-        for p in (root / "boot").glob("initrd.img*"):
-            p.unlink()
+        cache.trim(root, base["trim"])   # and the stock initramfs: ours replaces it
         (tmp / "recipe.json").write_text(json.dumps(base, indent=2))
         (tmp / "done").write_text("ok\n")
     return out / "rootfs"
@@ -387,118 +377,3 @@ def _ssh_keys(tree: Path, out: Path) -> None:
     shutil.copy2(ssh / "id_ed25519.pub", out / "id_ed25519.pub")
     os.chmod(out / "id_ed25519", 0o600)
     shutil.copy2(tree / "etc/ssh/ssh_host_ed25519_key.pub", out / "ssh_host_ed25519_key.pub")
-
-
-def extract_vmlinux(bzimage: bytes) -> bytes | None:
-    """The uncompressed ELF kernel inside a bzImage (xz or gzip payload), or None."""
-    import lzma
-    import zlib
-    for magic, make in ((b"\xfd7zXZ\x00", lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ)),
-                        (b"\x1f\x8b\x08", lambda: zlib.decompressobj(16 + zlib.MAX_WBITS))):
-        start = bzimage.find(magic)
-        while start != -1:
-            try:
-                data = make().decompress(bzimage[start:])
-            except (lzma.LZMAError, zlib.error):
-                data = b""
-            if data.startswith(b"\x7fELF"):
-                return data
-            start = bzimage.find(magic, start + 1)
-    return None
-
-
-# -- initramfs ------------------------------------------------------------------------------
-def parse_modules_dep(text: str) -> dict[str, list[str]]:
-    """modules.dep -> {module name: [paths of it and its deps, deps first]} (names use _)."""
-    deps: dict[str, tuple[str, list[str]]] = {}
-    for line in text.splitlines():
-        path, sep, rest = line.partition(":")
-        if not sep:
-            continue
-        deps[_modname(path)] = (path.strip(), rest.split())
-    return {name: _closure(name, deps) for name in deps}
-
-
-def _modname(path: str) -> str:
-    base = os.path.basename(path.strip())
-    for suffix in (".xz", ".zst", ".gz"):
-        base = base.removesuffix(suffix)
-    return base.removesuffix(".ko").replace("-", "_")
-
-
-def _closure(name: str, deps: dict[str, tuple[str, list[str]]]) -> list[str]:
-    order: list[str] = []
-
-    def visit(n: str, seen: set) -> None:
-        if n in seen or n not in deps:
-            return
-        seen.add(n)
-        path, requires = deps[n]
-        for dep in reversed(requires):  # modules.dep lists a module's deps last-needed-first
-            visit(_modname(dep), seen)
-        if path not in order:
-            order.append(path)
-
-    visit(name, set())
-    return order
-
-
-def module_load_order(modules_dep: str, wanted, builtin: str = "") -> list[str]:
-    """Paths (relative to /lib/modules/VER) of `wanted` and their deps, each after its deps."""
-    table = parse_modules_dep(modules_dep)
-    builtins = {_modname(line) for line in builtin.splitlines() if line.strip()}
-    order: list[str] = []
-    for name in wanted:
-        key = name.replace("-", "_")
-        if key in builtins:
-            continue
-        if key not in table:
-            continue  # neither built in nor a module in this kernel: nothing to load
-        for path in table[key]:
-            if path not in order:
-                order.append(path)
-    return order
-
-
-def _cpio_newc(entries) -> bytes:
-    """A newc cpio archive of (name, mode, data-or-symlink-target) entries."""
-    buf = io.BytesIO()
-    ino = 1
-    for name, mode, data in list(entries) + [("TRAILER!!!", 0, b"")]:
-        name_b = name.encode() + b"\0"
-        hdr = "070701" + "".join(f"{v:08X}" for v in (
-            ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(name_b), 0))
-        buf.write(hdr.encode() + name_b)
-        buf.write(b"\0" * (-(110 + len(name_b)) % 4))
-        buf.write(data)
-        buf.write(b"\0" * (-len(data) % 4))
-        ino += 1
-    return buf.getvalue()
-
-
-def build_initramfs(tree: Path, kver: str) -> bytes:
-    """Our initramfs: static busybox, the storage/ext4 modules in load order, and our init."""
-    busybox = tree / "bin/busybox"
-    if not busybox.exists():
-        raise VirtbenchError("busybox-static missing from the guest tree; rebuild with --force")
-    mdir = tree / "lib/modules" / kver
-    builtin = (mdir / "modules.builtin").read_text() if (mdir / "modules.builtin").exists() else ""
-    order = module_load_order((mdir / "modules.dep").read_text(), INITRAMFS_MODULES, builtin)
-    entries = [("bin", 0o40755, b""), ("dev", 0o40755, b""), ("proc", 0o40755, b""),
-               ("sys", 0o40755, b""), ("newroot", 0o40755, b""), ("modules", 0o40755, b""),
-               ("bin/busybox", 0o100755, busybox.read_bytes()),
-               ("bin/sh", 0o120777, b"busybox"),
-               ("init", 0o100755, (FILES / "initramfs-init").read_bytes())]
-    lines = []
-    for rel in order:
-        data = (mdir / rel).read_bytes()
-        name = os.path.basename(rel)
-        if name.endswith(".xz"):
-            import lzma
-            data, name = lzma.decompress(data), name[:-3]
-        elif name.endswith(".zst"):
-            raise VirtbenchError("zstd-compressed modules are not supported")
-        entries.append((f"modules/{name}", 0o100644, data))
-        lines.append(name)
-    entries.append(("modules/order", 0o100644, ("\n".join(lines) + "\n").encode()))
-    return gzip.compress(_cpio_newc(entries), compresslevel=6, mtime=0)

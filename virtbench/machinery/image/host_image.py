@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..kernels import build as kernels
 from ...core.errors import VirtbenchError
-from . import cache, guest_image as image
+from . import cache, guest_image as image, initramfs
 from .guest_image import ImageInfo, Progress
 
 VARIANT = "host"
@@ -273,12 +273,12 @@ def _build_image(base: Path, out: Path, h: str, guest: ImageInfo, kdir: Path, wh
     kernel = out / "vmlinuz"
     config = tree / "boot" / f"config-{kver}"
     if config.exists() and "CONFIG_PVH=y" in config.read_text():
-        elf = image.extract_vmlinux((out / "vmlinuz").read_bytes())
+        elf = initramfs.extract_vmlinux((out / "vmlinuz").read_bytes())
         if elf is not None:
             (out / "vmlinux").write_bytes(elf)
             kernel = out / "vmlinux"
     say("building the initramfs ...")
-    (out / "initrd.img").write_bytes(image.build_initramfs(tree, kver))
+    (out / "initrd.img").write_bytes(initramfs.build_initramfs(tree, kver))
     say("making the root disk (mkfs.ext4 -d) ...")
     raw = out / "root.raw"
     image._run(["truncate", "-s", HOST_IMAGE_SIZE, str(raw)])

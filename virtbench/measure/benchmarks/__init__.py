@@ -8,7 +8,8 @@ from __future__ import annotations
 from ...core.errors import VirtbenchError
 from ...core.suggest import did_you_mean
 from .base import Benchmark, Metric, ParseError, TrialOutcome
-from . import application, cpu, disk, lifecycle_costs, memory, network, primitives, transfer
+from . import (application, cpu, disk, lifecycle_costs, memory, network, primitives, transfer,
+               workloads)
 
 # One tuple per family module, in the order `virtbench benchmarks` lists them.
 _CLASSES = (
@@ -19,6 +20,7 @@ _CLASSES = (
     + (network.Tcp, network.GuestToGuestTcp, network.Udp, network.RequestResponse, network.PingHops)
     + (transfer.Scp,)
     + (application.Blast,)
+    + workloads.WORKLOAD_BENCHMARKS
     + (lifecycle_costs.Boot, lifecycle_costs.FootprintBenchmark, lifecycle_costs.Snapshot,
        lifecycle_costs.Migrate)
 )

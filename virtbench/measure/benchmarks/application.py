@@ -57,6 +57,7 @@ class Blast(Benchmark):
     metrics = (Metric("seconds", "s", False, "wall time of the blastn search",
                       aggregate="makespan"),)
     tools = ("blastn", "makeblastdb", "python3")
+    packages = ("ncbi-blast+",)
     needs = ("scratch",)
     defaults = {"seed": 1, "sequences": 20000, "length": 2000, "queries": 50, "query_length": 500,
                 "threads": 1}

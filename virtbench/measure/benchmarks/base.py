@@ -44,6 +44,9 @@ class Benchmark:
     description: ClassVar[str] = ""
     metrics: ClassVar[tuple[Metric, ...]] = ()
     tools: ClassVar[tuple[str, ...]] = ()      # what must exist in the environment
+    # the Debian packages that bring `tools` into an environment virtbench builds (a guest
+    # image or a container tree: a variant of it per package set); () for our own kernels
+    packages: ClassVar[tuple[str, ...]] = ()
     # what the environment must offer (names of virtbench.core.capabilities.Capabilities fields);
     # a case whose environment cannot is skipped with the reason before anything runs
     needs: ClassVar[tuple[str, ...]] = ()
@@ -190,7 +193,7 @@ class Benchmark:
         cpu = (getattr(result, "user_s", 0.0) or 0.0) + (getattr(result, "sys_s", 0.0) or 0.0)
         outcome = TrialOutcome(stdout=result.stdout, stderr=result.stderr, exit=result.exit,
                                wall_s=result.wall_s, cpu_s=cpu if cpu > 0 else None)
-        outcome.error = exec_error(result, timeout)
+        outcome.error = exec_error(result, timeout, self.packages)
         if outcome.error is None:
             try:
                 outcome.values = self.parse(result.stdout)
@@ -221,11 +224,16 @@ class Benchmark:
         return []
 
 
-def exec_error(result, timeout: float | None = None) -> str | None:
-    """Why a command failed, in one line that names the fix where there is one; None if not."""
+def exec_error(result, timeout: float | None = None, packages=()) -> str | None:
+    """Why a command failed, in one line that names the fix where there is one (a missing
+    tool: the benchmark's `packages`, when it names them); None if not."""
     last = (result.stderr.strip() or result.stdout.strip() or "(no output)").splitlines()[-1]
     if result.timed_out:
         return f"timed out after {timeout:.0f} s" if timeout else "timed out"
+    if result.exit == 127 and packages:
+        return (f"a tool is missing in the environment ({last}); install it there: apt-get "
+                f"install {' '.join(sorted(packages))} (a guest or container virtbench builds "
+                "gets a benchmark's packages in its image variant)")
     if result.exit == 127:
         return (f"a tool is missing in the environment ({last}); install it there "
                 "(for a guest: it belongs in the image recipe, then virtbench image build)")

@@ -55,6 +55,7 @@ ABILITIES: dict[str, tuple[str, ...]] = {
     "footprint": ("footprint",),
     "snapshot": ("snapshot_cycle",),
     "migrate": ("migrate_cycle",),
+    "packages": ("add_packages",),
 }
 
 STEPS: tuple[str, ...] = ("prepare", "start", "ready")
@@ -149,6 +150,16 @@ class Environment(ABC):
         """Which of a benchmark's programs this environment lacks, where it can tell before it
         starts (the host's own, for kinds that run on it); others say so in the trial."""
         return []
+
+    def tools_place(self) -> str | None:
+        """Where a missing program is to be installed, for the line that says so (a target's
+        address); None: this host."""
+        return None
+
+    def add_packages(self, packages: Iterable[str]) -> None:
+        """Give the environment these Debian packages (the union of its benchmarks'), before
+        it starts: a kind whose tree virtbench builds runs a variant of it with them."""
+        raise self._cannot("packages")
 
     def _cannot(self, capability: str) -> VirtbenchError:
         """The refusal of a capability, in the words of the record."""

@@ -116,6 +116,14 @@ class InstanceGroup(Environment):
     def missing_tools(self, tools) -> list[str]:
         return self.members[0].missing_tools(tools)
 
+    def tools_place(self) -> str | None:
+        return self.members[0].tools_place()
+
+    def add_packages(self, packages) -> None:
+        """Every instance runs the same tree: each gets the packages."""
+        for m in self.members:
+            m.add_packages(packages)
+
     def capabilities(self) -> Capabilities:
         """What every instance can (they are alike), and pairing: exactly two instances
         whose network paths virtbench can join."""

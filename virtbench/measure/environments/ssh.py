@@ -27,6 +27,10 @@ from .base import Environment, Option, block_device_under, drop_page_cache
 
 AUTO_SCRATCH = "auto"   # a private directory made on the target for this run (mktemp -d)
 SCRATCH_TEMPLATE = "/var/tmp/virtbench-scratch-XXXXXXXX"   # /var/tmp: on disk, unlike /tmp
+# prints each of its arguments that is no program on the target (PATH, or an sbin directory
+# a login shell of another user may lack on PATH); the names are arguments, never code
+LACKING = ('for t; do command -v "$t" >/dev/null 2>&1 || [ -x "/usr/sbin/$t" ] || '
+           '[ -x "/sbin/$t" ] || echo "$t"; done')
 
 # What may reach ssh's command line: no option-like leading '-', no white space, no shell
 # metacharacters (the target's shell sees the remote command), in the forms ssh accepts.
@@ -198,6 +202,21 @@ class Ssh(Environment):
 
     def prepare(self) -> None:
         self._built = kernels.build()
+
+    def missing_tools(self, tools) -> list[str]:
+        """The target's, asked over the connection resolve() made (our kernels are staged
+        at start); none known before it connected."""
+        wanted = [t for t in dict.fromkeys(tools) if t not in kernels.PROGRAMS]
+        if not wanted or self.session is None:
+            return []
+        res = self.session.run(["sh", "-c", LACKING, "sh", *wanted], timeout=60)
+        if res.exit != 0:
+            raise VirtbenchError(f"cannot ask {self.ssh_options.where} which programs it has: "
+                                 f"{(res.stderr.strip() or '(no output)').splitlines()[-1]}")
+        return [t for t in res.stdout.split() if t in wanted]
+
+    def tools_place(self) -> str | None:
+        return self.values["host"]
 
     def launch(self) -> None:
         s = self._session()

@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import time
 
 from ....machinery.machine import fingerprint, meminfo
 from ....machinery.kernels import build as kernels
+from ....machinery.image import variant
 from ....core.capabilities import Capabilities, can, cannot
 from ....core.errors import AgentError, EnvironmentUnusable, VirtbenchError
 from ....machinery.host.net.netpath_types import NetPath
@@ -78,6 +80,7 @@ class Container(Environment):
         self._volume: str | None = None
         self._bridge_addr: tuple[str, str] | None = None
         self.rootfs_path = None
+        self.packages: tuple[str, ...] = ()     # its benchmarks' packages: the tree's variant
         self.argv: list[str] = []
 
     # -- identity ------------------------------------------------------------------------
@@ -147,12 +150,19 @@ class Container(Environment):
             guest_root_io=cannot(f"{who}: a container shares the host's kernel and hardware; "
                                  "the ioport primitives run in guests only"),
             boot_phases=can("a twin: podman run, its first process's exec, its agent"),
-            footprint=can("conmon and every process below it (smaps_rollup)"))
+            footprint=can("conmon and every process below it (smaps_rollup)"),
+            packages=can("a variant of virtbench's tree with them, built on first use and "
+                         "cached by the package set"))
+
+    def add_packages(self, packages) -> None:
+        """Run the variant of the tree with these packages too (built at prepare)."""
+        self.packages = variant.package_set((*self.packages, *packages))
 
     # -- life cycle ----------------------------------------------------------------------
     def prepare(self) -> None:
         cleanup.sweep_stale()
-        self.rootfs_path = rootfs(progress=lambda m: print(f"  rootfs: {m}", flush=True))
+        self.rootfs_path = rootfs(progress=variant.open_line("  rootfs: ", _to_stdout),
+                                  packages=self.packages)
         self._kernels = kernels.build()
         self.work = watch.WorkDir(cleanup.WORK_PREFIX, cleanup.podman_argv())
         self.resources.add("the work directory", self._remove_work)
@@ -342,6 +352,8 @@ class Container(Environment):
                 "cpus": self.values.get("cpus"), "mem": self.values.get("mem"),
                 "network": self.values["network"], "storage": self.values["storage"],
                 "rootfs": str(self.rootfs_path) if self.rootfs_path else None,
+                "rootfs_packages": (variant.installed(self.rootfs_path)
+                                    if self.rootfs_path else []),
                 "boot_s": self.boot_s, "podman_argv": list(self.argv),
                 "cgroup_limits": self._cgroup_limits()}
         if self.agent is not None:
@@ -361,3 +373,8 @@ class Container(Environment):
         except AgentError:
             return {}
         return dict(line.split("=", 1) for line in res.stdout.splitlines() if "=" in line)
+
+
+def _to_stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()

@@ -224,6 +224,11 @@ class ExistingDomain(Environment):
         """The ssh kind's answers (from the same options), and pausing through libvirt."""
         return over_ssh(self.values, "libvirt").with_(pause=can("libvirt suspend/resume"))
 
+    def tools_place(self) -> str | None:
+        """Its programs are known only once it runs (it may be off now): a trial lacking one
+        says so, naming the packages."""
+        return f"the domain {self.values['domain']}"
+
     # -- inside the domain: the ssh kind's -----------------------------------------------
     def _inside(self) -> Ssh:
         if self.ssh is None:

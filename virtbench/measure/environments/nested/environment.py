@@ -175,7 +175,10 @@ class Nested(Environment):
             memory_size=can(f"mem={self.values['mem']}"),
             exit_profile=cannot("environment nested: exit profiles of the inner guest are not "
                                 "offered (its KVM runs inside the outer guest, out of reach of "
-                                "this host's perf); profile --env qemu"))
+                                "this host's perf); profile --env qemu"),
+            packages=cannot(f"{self.kind}: the inner guest boots the guest image inside the "
+                            "host image, which has no package variants yet; run a benchmark "
+                            "that needs Debian packages in qemu"))
 
     # -- the life-cycle steps ------------------------------------------------------------
     def prepare(self) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from ....machinery.host.net import netns
 from ....core.capabilities import Capabilities, can
 from ....core.errors import VirtbenchError
-from ....machinery.image import guest_image, suites
+from ....machinery.image import guest_image, suites, variant
 from ....machinery.host.watch import WorkDir
 from ....machinery.host.net.netpath_types import NetPath, SshTarget
 from ..base import Environment, Usability
@@ -85,6 +85,7 @@ class Qemu(Environment):
                                           # scratch disk instead of making one (a nested
                                           # guest's: the outer guest's own scratch disk)
         self.image: guest_image.ImageInfo | None = None
+        self.image_packages: tuple[str, ...] = ()   # its benchmarks' packages: the variant
         self.work: WorkDir | None = None
         self.ns: netns.NetNS | None = None
         self.vmm: QemuProcess | None = None
@@ -158,7 +159,13 @@ class Qemu(Environment):
                             "guest's kernel log"),
             footprint=can("the QEMU process's smaps; its guest RAM by size"),
             snapshot=can("QMP stop + migrate to a file; a new QEMU -incoming from it"),
-            migrate=can("QMP migrate between two QEMUs on this host over a unix socket"))
+            migrate=can("QMP migrate between two QEMUs on this host over a unix socket"),
+            packages=can("a variant of the guest image with them, built on first use and "
+                         "cached by the package set"))
+
+    def add_packages(self, packages) -> None:
+        """Boot the variant of the guest image with these packages too (built at prepare)."""
+        self.image_packages = variant.package_set((*self.image_packages, *packages))
 
     # -- the life-cycle steps ------------------------------------------------------------
     def prepare(self) -> None:
@@ -166,7 +173,7 @@ class Qemu(Environment):
         and start its guardian."""
         sweep_stale()
         self.image = self._build_image(  # minutes the first time: say what it is doing
-            progress=lambda msg: print(f"  guest image: {msg}", file=sys.stderr, flush=True))
+            progress=variant.open_line("  guest image: ", _to_stderr))
         self.work = WorkDir(WORK_PREFIX)
         self.resources.add("the work directory", self._remove_work)
         self.work.set(pidfile=str(self.work.path / "qemu.pid"))
@@ -176,7 +183,8 @@ class Qemu(Environment):
         if self.image_variant == "host":
             from ....machinery.image import host_image
             return host_image.build(progress=progress)
-        return guest_image.build(progress=progress, linux=self.values.get("linux"))
+        return guest_image.build(progress=progress, linux=self.values.get("linux"),
+                                 packages=self.image_packages)
 
     def _remove_work(self) -> None:
         work, self.work = self.work, None
@@ -384,6 +392,7 @@ class Qemu(Environment):
         twin.net_index = self.net_index
         twin.extra_argv = extra_argv
         twin.image_variant = self.image_variant
+        twin.image_packages = self.image_packages      # a profiling twin runs its benchmarks
         return twin
 
     def _end_profiler(self) -> None:
@@ -422,3 +431,8 @@ class Qemu(Environment):
     # -- metadata ------------------------------------------------------------------------
     def metadata(self) -> dict:
         return qemu_metadata(self)
+
+
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()

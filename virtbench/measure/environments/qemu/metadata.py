@@ -32,6 +32,7 @@ def qemu_metadata(env) -> dict:
         "agent_transport": values["agent"],
         "boot_s": env.boot_s, "guest_uptime_at_ready_s": env.guest_uptime_at_ready,
         "image_recipe": image.recipe_hash if image else None,
+        "image_packages": list(image.packages) if image else [],
         "guest_kernel_package": image.linux_version if image else None,
         "guest_kernel_deb": (image.linux_deb or None) if image else None,
         "guest_linux_suite": values.get("linux") or suites.DEFAULT_SUITE,
