@@ -1,5 +1,5 @@
 """pgbench through the CLI, natively, at quick size: a fresh PostgreSQL 15 per trial, its
-tps and p50 at a fixed offered rate, p99 left out and said (200 transactions offered), and
+tps, and p50 and p99 at a fixed offered rate (12,000 transactions offered at 2,000/s), and
 nothing left behind (the trial's directory under /var/tmp, its server)."""
 import json
 import os
@@ -32,14 +32,17 @@ def test_pgbench_quick_through_the_cli(capsys, store_url):
     assert cli.main(["report", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr()[0])
     rows = {r["metric"]: r for r in data["results"] if r["benchmark"] == "pgbench"}
-    assert set(rows) == {"tps", "p50_ms"}
-    for r in rows.values():
+    behind = [w for w in data["warnings"] if w["kind"] == "rate_not_kept"]
+    # a host too busy to keep 2,000/s leaves p99 out of that trial, and says so
+    assert set(rows) == {"tps", "p50_ms", "p99_ms"} or behind
+    assert not [w for w in data["warnings"] if w["kind"] == "percentile_left_out"]
+    for r in (rows["tps"], rows["p50_ms"]):
         assert r["n"] + len(r["disturbed"]) == 2 and r["failed_trials"] == 0
     assert all(1 < x < 1_000_000 for x in rows["tps"]["samples"])
-    # 100 transactions/s offered: a median latency in (0 ms, 10 s)
+    # 2,000 transactions/s offered: latencies in (0 ms, 10 s), the p99 above the median
     assert all(0 < x < 10_000 for x in rows["p50_ms"]["samples"])
-    left_out = [w for w in data["warnings"] if w["kind"] == "percentile_left_out"]
-    assert left_out and "p99_ms" in left_out[0]["message"]
+    if "p99_ms" in rows:
+        assert min(rows["p99_ms"]["samples"]) >= min(rows["p50_ms"]["samples"])
     assert trial_dirs() <= before
     ps = subprocess.run(["pgrep", "-f", f"{BIN}/postgres -D {SCRATCH}/virtbench-served"],
                         capture_output=True, text=True)

@@ -23,9 +23,9 @@ Which percentiles a case keeps is decided from its parameters, never per trial: 
 is the fewest requests a trial must complete (a trial that completes fewer fails, one line),
 and a percentile q is kept when it reaches 100/(1-q) (percentiles.py): the defaults ask for
 10,000 and keep p50 and p99; `--quick` asks for 200, p50's need (a TCG guest completed 564
-to 1,828 in its 4 s here) and keeps p50. A request slower than `timeout_s` (10 s: a TCG guest's queue of
-100 connections answered in 0.2-0.9 s here) fails the trial, since wrk leaves it out of its
-latencies.
+to 1,828 in its 4 s here) and keeps p50. A request slower than `timeout_s` (10 s: a TCG
+guest's queue of 100 connections answered in 0.2-0.9 s here) fails the trial, since wrk
+leaves it out of its latencies.
 """
 from __future__ import annotations
 
