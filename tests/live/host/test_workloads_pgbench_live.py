@@ -25,7 +25,7 @@ def test_pgbench_quick_through_the_cli(capsys, store_url):
     if os.geteuid() != 0:
         pytest.skip("virtbench runs as root; PostgreSQL runs as the postgres user from there")
     before = trial_dirs()
-    code = cli.main(["run", "--env", "native", "--bench", "pgbench", "--quick", "--trials", "2",
+    code = cli.main(["run", "--env", "native", "--bench", "pgbench", "--quick", "--trials", "1",
                      "--no-progress", "--min-section", "0"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
@@ -37,7 +37,7 @@ def test_pgbench_quick_through_the_cli(capsys, store_url):
     assert set(rows) == {"tps", "p50_ms", "p99_ms"} or behind
     assert not [w for w in data["warnings"] if w["kind"] == "percentile_left_out"]
     for r in (rows["tps"], rows["p50_ms"]):
-        assert r["n"] + len(r["disturbed"]) == 2 and r["failed_trials"] == 0
+        assert r["n"] + len(r["disturbed"]) == 1 and r["failed_trials"] == 0
     assert all(1 < x < 1_000_000 for x in rows["tps"]["samples"])
     # 2,000 transactions/s offered: latencies in (0 ms, 10 s), the p99 above the median
     assert all(0 < x < 10_000 for x in rows["p50_ms"]["samples"])
