@@ -31,8 +31,7 @@ from ...core.errors import VirtbenchError
 from ..host import tools as hosttools
 from ..kernels.build import cache_dir
 from ..agent.transport import AGENT_SOURCE   # the agent every environment runs
-from . import cache, suites, variant
-from . import initramfs
+from . import cache, initramfs, suites, variant
 from .initramfs import INITRAMFS_MODULES, build_initramfs, extract_vmlinux
 
 FILES = Path(__file__).with_name("files")

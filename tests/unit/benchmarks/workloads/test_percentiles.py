@@ -9,6 +9,7 @@ from virtbench.measure.benchmarks.workloads import percentiles as pc
                                         (0.999, 100_000, "p99.9_ms"), (0.95, 2_000, "p95_ms")])
 def test_a_percentile_needs_100_beyond_it(q, n, name):
     assert pc.requests_needed(q) == n and pc.metric_name(q) == name
+    assert pc.quantile_of(name) == pytest.approx(q)
 
 
 def test_what_a_trial_supports_and_the_line_for_the_rest():

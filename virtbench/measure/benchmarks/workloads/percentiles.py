@@ -36,6 +36,11 @@ def metric_name(q: float) -> str:
     return f"p{pct}_ms"
 
 
+def quantile_of(metric: str) -> float:
+    """metric_name's inverse: p99_ms -> 0.99, p99.9_ms -> 0.999."""
+    return float(metric.removeprefix("p").removesuffix("_ms")) / 100.0
+
+
 @dataclass(frozen=True)
 class Supported:
     """The percentiles a trial of `requests` requests keeps (metric name -> quantile), and

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from ..base import ParseError
-from .percentiles import metric_name, requests_needed
+from .percentiles import metric_name, quantile_of, requests_needed
 
 MARK = "== virtbench pgbench: "
 PLAN, THROUGHPUT, LATENCY, LOG = "plan: ", "throughput run", "latency run", "latency log: "
@@ -90,16 +90,12 @@ def parse_latency_log(line: str) -> dict[str, float]:
     return out
 
 
-def short_percentiles(line: str) -> list[str]:
-    """The percentiles the log's summary has but too few transactions were done for (an
-    environment that fell behind its offered rate): left out of the trial (pure)."""
-    fields = dict(re.findall(r"(\S+)=(\S+)", line))
-    try:
-        n = int(fields["transactions"])
-    except (KeyError, ValueError):
-        return []
-    return [metric_name(float(k[1:-3])) for k in fields
-            if re.fullmatch(r"q[0-9.]+_us", k) and n < requests_needed(float(k[1:-3]))]
+def short_percentiles(log: dict[str, float]) -> list[str]:
+    """The percentiles of a parsed log summary (parse_latency_log) that too few transactions
+    were done for (an environment that fell behind its offered rate): left out of the trial
+    (pure)."""
+    return [k for k in log if k.startswith("p")
+            and log["transactions"] < requests_needed(quantile_of(k))]
 
 
 def sections(stdout: str) -> dict[str, str]:
@@ -143,7 +139,7 @@ def parse_trial(stdout: str) -> dict[str, float]:
         if LOG not in parts:
             raise ParseError("no latency log line: the latency run's log was not read")
         log = parse_latency_log(parts[LOG])
-        short = short_percentiles(parts[LOG])      # too few done: rate_kept says so
+        short = short_percentiles(log)      # too few done: rate_kept says so
         values.update({k: v for k, v in log.items() if k.startswith("p") and k not in short})
     return values
 
@@ -166,7 +162,7 @@ def rate_kept(stdout: str) -> str | None:
     behind = run["transactions"] < KEPT * offered
     if not behind and not log["not_done"]:
         return None
-    short = short_percentiles(parts[LOG])
+    short = short_percentiles(log)
     left = (f"; {', '.join(short)} left out ({log['transactions']:.0f} transactions done)"
             if short else "")
     return (f"pgbench latency run: {run['transactions']:.0f} of the {offered:.0f} transactions "
