@@ -87,3 +87,9 @@ class Range:
 ALPHA_RANGE = Range(0.0, 0.5, True, False, "a significance level", "0.05")
 THRESHOLD_RANGE = Range(0.0, 100.0, True, True, "a verdict threshold in %", "10")
 MIN_CHANGE_RANGE = Range(0.0, None, False, False, "a change in %", "5")
+
+# Tunes (`virtbench tune`, docs/tune.md): a screening design over the knobs, then an A/B
+TUNE_TRIALS = 4            # blocks of the screening: every configuration and the base each
+TUNE_CONFIRM_BLOCKS = 6    # blocks of the A/B of the recommendation against the base, at least
+                           # (6: the sign-flip test can reach 0.05)
+TUNE_MIN_EFFECT_PCT = 5.0  # the smallest effect that matters, %

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,8 @@ from .schema import (
 from .entries import (check_versus, fail, name_from_file, normalize_spec,  # noqa: F401
                       published_figures, spec_resolver)
 from .stored import ClaimEntry, PublishedEntry
+from . import tune as study_tune
+from .tune import TuneEntry
 
 
 @dataclass
@@ -135,6 +137,9 @@ class Study:
     # a trial over either limit is disturbed: kept, left out of the statistics (disturbance.py)
     steal_limit_pct: StealLimit = defaults.STEAL_LIMIT_PCT
     cpu_share_limit: CpuShareLimit = defaults.CPU_SHARE_LIMIT
+    # a tune (study/tune.py): the environments are its base and its design's configurations,
+    # the recommended configuration is confirmed against the base after them
+    tune: TuneEntry | None = None
 
     @property
     def trials_text(self) -> str:
@@ -245,7 +250,7 @@ def load(path: str | Path) -> Study:
     except VirtbenchError as exc:
         raise fail(path, str(exc)) from None
     adaptive, trials = trials_setting(doc.trials, doc.min_trials)
-    return Study(name=doc.name or name_from_file(path), environments=envs, benchmarks=cases,
+    study = Study(name=doc.name or name_from_file(path), environments=envs, benchmarks=cases,
                  trials=trials, adaptive=adaptive,
                  baseline=doc.baseline, threshold_pct=float(doc.threshold),
                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
@@ -257,6 +262,32 @@ def load(path: str | Path) -> Study:
                  cpu_share_limit=float(doc.cpu_share_limit),
                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
                  resolution_pct=doc.resolution)
+    if doc.tune is None:
+        return study
+    if envs:
+        raise fail(path, "[tune]: a tune's environments are its base and its configurations; "
+                         "drop the [[environment]] tables")
+    if "trials" not in data:          # a tune's own default: its effects pool the blocks
+        study = replace(study, trials=defaults.TUNE_TRIALS)
+    try:
+        return tuned(study, study_tune.from_table(doc.tune))
+    except VirtbenchError as exc:
+        raise fail(path, str(exc)) from None
+
+
+def tuned(study: Study, entry: TuneEntry) -> Study:
+    """`study` as the tune `entry` runs it (a new Study): its environments the base and the
+    design's configurations, the base its baseline, the verdicts' threshold the smallest
+    effect that matters, `tune` set. Checked first (study/tune.py check())."""
+    study_tune.check(entry)
+    names = [c.name for c in study.benchmarks]
+    for metric in entry.metrics:
+        if not any(metric in entry.metrics_of(n) for n in names):
+            raise VirtbenchError(f"tune: --metric {metric}: no benchmark of this tune reports "
+                                 f"it; see `virtbench benchmarks` for each one's metrics")
+    return replace(study, environments=[EnvironmentEntry(s) for s in entry.environment_specs()],
+                   baseline=study_tune.BASE_NAME, threshold_pct=float(entry.min_effect_pct),
+                   tune=entry)
 
 
 def check_resolution(study: Study) -> None:
@@ -313,6 +344,10 @@ def validate(study: Study) -> None:
                              "(--trials auto) with it, or drop the budget")
     if study.resolution_pct is not None:
         check_resolution(study)
+    if study.tune is not None and (study.adaptive or study.duet):
+        raise VirtbenchError("a tune runs a fixed number of screening blocks over all its "
+                             "configurations at once; give --trials N (not auto) and no "
+                             "--duet")
     labels = set()
     for case in study.benchmarks:
         benchmarks.get(case.name).params(case.params, quick=study.quick)

@@ -126,6 +126,14 @@ class ClaimTable(_Table):
     note: Prose | None = None
 
 
+class TuneTable(_Table):
+    """A tune (study/tune.py): the base environment, knobs with two levels, the metrics."""
+    base: Line = Field(min_length=1)
+    knobs: dict[Line, list[Line]] = Field(min_length=1)
+    metrics: list[Line] = Field(default_factory=list)
+    min_effect: float = Field(5.0, gt=0, lt=100)
+
+
 class StudyFile(_Table):
     name: Line | None = Field(None, min_length=1)
     description: Prose | None = None
@@ -151,6 +159,7 @@ class StudyFile(_Table):
     benchmark: list[BenchmarkTable] = Field(default_factory=list)
     published: list[PublishedTable] = Field(default_factory=list)
     claim: list[ClaimTable] = Field(default_factory=list)
+    tune: TuneTable | None = None
 
 
 # What to write instead, per key, in the fix part of a message.
@@ -181,6 +190,11 @@ EXAMPLES = {
     "environments": 'environments = { ahci = "qemu:disk=ahci", ide = "qemu:disk=ide" }',
     "within": "within = 5 (%, for holds_if \"a == b\")",
     "versus": 'versus = "qemu:disk=ide" (the spec of another [[environment]])',
+    "tune": '[tune] with base = "container" and knobs = { cpus = ["0.5", "2"] }',
+    "base": 'base = "container" (the environment the knobs are set on)',
+    "knobs": 'knobs = { cpus = ["0.5", "2"], mem = ["512M", "4G"] } (two levels each)',
+    "metrics": 'metrics = ["seconds"] (default: each benchmark\'s headline metric)',
+    "min_effect": "min_effect = 5 (%, the smallest effect that matters)",
 }
 # Where a key means something else in one table, its example there.
 TABLE_EXAMPLES = {

@@ -5,7 +5,8 @@ runs (exit 2, nothing stored); the Runner stores the run, plans it, opens its se
 (execution/run/session.py: everything the run has while it runs, made in one place) and
 runs it: environments started as the plan first needs them, each planned trial run through
 the environment's agent and stored with its samples the moment it ends, then adaptive
-blocks and exit profiles, and every environment stopped on the way out, whatever happened.
+blocks, a tune's confirmation (execution/run/tune.py) and exit profiles, and every
+environment stopped on the way out, whatever happened.
 A Runner holds only what it was made with; whatever a run has while it runs is its session's.
 """
 from __future__ import annotations
@@ -164,6 +165,10 @@ class Runner:
                 if study.adaptive:
                     from .adaptive import AdaptiveLoop
                     AdaptiveLoop(session).run()
+                if study.tune is not None:
+                    session.tracker.doing = "the tune's confirmation"
+                    from .tune import ConfirmStage
+                    ConfirmStage(session).run()
             if study.profile == "exits":
                 session.tracker.doing = "the exit profiles"
                 from .profiled import profile_exits

@@ -9,6 +9,7 @@ pricelist.py the primitives' price list
 compare.py   two runs side by side
 differences.py what differs between two environments: facts with both values
 density.py   a density sweep: curves, knees, stop reasons
+tune.py      a tune run: design, effects decided, recommendation, confirmation
 base.py      the base record (reads as a mapping too)
 
 The JSON report is `model_dump()` of these; its JSON Schema is generated from them
@@ -23,6 +24,8 @@ from .differences import Fact, PairDifferences
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
 from .headline import Headline, HeadlineItem, HeadlineSummary
+from .tune import (TuneConfiguration, TuneDesign, TuneEffect, TuneRecommendation,
+                   TuneReport)
 from .run import (
     AdaptiveSummary,
     Case,
@@ -54,4 +57,5 @@ __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "DisturbedTrial",
            "RunWarning", "WarningGroup", "SCHEMA_VERSION", "Section", "AdaptiveSummary",
            "TrialCount",
            "VsReference", "FamilySentence",
-           "PriceCell", "PriceExit", "PriceList", "PriceRow"]
+           "PriceCell", "PriceExit", "PriceList", "PriceRow", "TuneConfiguration",
+           "TuneDesign", "TuneEffect", "TuneRecommendation", "TuneReport"]

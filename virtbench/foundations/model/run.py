@@ -17,6 +17,7 @@ from .differences import PairDifferences
 from .headline import Headline
 from .pricelist import PriceList
 from .profile import Profile
+from .tune import TuneReport
 
 Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]
 
@@ -36,7 +37,7 @@ class HostRun(Record):
 # headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved;
 # warning_groups, warnings[].detail; 3.2: differences, vs_baseline.differs_in,
 # run.kernels_build, compare's differences)
-SCHEMA_VERSION = "3.2"
+SCHEMA_VERSION = "3.3"
 
 
 def read_schema_version(value):
@@ -437,6 +438,9 @@ class RunReport(Record):
     migrations: list[MigrationTimeline] = Field(default_factory=list, description="each "
                                                 "live migration's timeline (benchmark "
                                                 "migrate)")
+    tune: TuneReport | None = Field(None, description="a tune run's screening, effects, "
+                                    "recommendation and its confirmation (docs/tune.md); "
+                                    "null for other runs")
 
 
 class ProfilesReport(Record):

@@ -1,5 +1,5 @@
 """The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, history,
-serve, density, worker, fleet, store."""
+serve, density, tune, worker, fleet, store."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ from rich.table import Table
 # Only what building the parser needs is imported here; each command imports what it uses
 # when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
 # (scipy), the environments or the runner.
-from . import density, qemu, storecmd
+from . import density, qemu, storecmd, tune
 from ...results import report
 from ...results.report.view import View, width_for
 from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
@@ -121,6 +121,12 @@ def cmd_run(args, out: Console, err: Console) -> int:
         store = _open_store(args)
         outcome = Runner(store, console=err, show_progress=not args.no_progress,
                          series=args.series).start(prepared)
+    return _finished(args, out, err, store, outcome)
+
+
+def _finished(args, out: Console, err: Console, store, outcome) -> int:
+    """A run's end (run, tune): its report, what failed, its exit status."""
+    from ...results import analysis
     if outcome.status == "interrupted":
         return EXIT_INTERRUPTED
     from ...results.report.formats.table import print_report
@@ -381,6 +387,11 @@ def cmd_serve(args, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def cmd_tune(args, out: Console, err: Console) -> int:
+    return tune.cmd_tune(args, out, err, _open_store,
+                         lambda store, outcome: _finished(args, out, err, store, outcome))
+
+
 def cmd_density(args, out: Console, err: Console) -> int:
     result = density.cmd_density(args, out, err)
     if args.format == "table" and not args.output:
@@ -410,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                 "history": lambda a, o: cmd_history(a, o, err),
                 "serve": lambda a, o: cmd_serve(a, o, err),
                 "density": lambda a, o: cmd_density(a, o, err), "qemu": qemu.cmd_qemu,
+                "tune": lambda a, o: cmd_tune(a, o, err),
                 "store": storecmd.cmd_store,
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}

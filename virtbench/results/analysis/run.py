@@ -30,6 +30,7 @@ from .facts.pairs import attach as attach_differences
 from .explain.profiles import profile_entries
 from .papers.published import attach_published
 from .adaptive_record import reconcile
+from .tune import tune_section
 from .stored import environment_note, run_detail
 from .references import Reference
 from .settings import Settings, identities, result_seed, settings_of
@@ -289,7 +290,7 @@ def _report(store: Store, run: dict, s: Settings, m: _Measured, results: list[Re
     cases = [Case(label=b.label, name=b.name, params=b.params) for b in s.study.benchmarks]
     info = _run_info(run, s, m)
     adaptive_record, warnings = reconcile(info.adaptive, results, warnings)
-    return attach_groups(attach_differences(RunReport(
+    report = attach_groups(attach_differences(RunReport(
         run=info.model_copy(update={"adaptive": adaptive_record}),
         headline=headlines(results, s.labels),
         benchmarks=cases,
@@ -309,6 +310,8 @@ def _report(store: Store, run: dict, s: Settings, m: _Measured, results: list[Re
         claims=claims,
         price_lists=price_lists(cases, s.labels, s.baseline, results, profiles, warnings),
         migrations=migration_timelines(m.trials, m.samples))))
+    report.tune = tune_section(report, s.study)
+    return report
 
 
 def _run_info(run: dict, s: Settings, m: _Measured) -> RunInfo:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ....foundations.model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
 from ..fmt import (compare, differences, header, headline, lists, numbers, published, tables,
-                   verdicts)
+                   tune, verdicts)
 from ..exporter import Exporter
 
 
@@ -16,6 +16,15 @@ def _row(cells) -> str:
 def _esc(text: str) -> str:
     """Markdown text outside tables: brackets and stars as themselves (pi[k=17])."""
     return "".join("\\" + c if c in "[]*_`" else c for c in str(text))
+
+
+def tune_lines(analysis: RunReport) -> list[str]:
+    """## Tune: a tune run's headline in bold, its design and effects below it."""
+    lines = tune.lines(analysis)
+    if not lines:
+        return []
+    return ["## Tune", "", f"**{_esc(lines[0])}**", ""] + \
+        [f"- {_esc(line.strip())}" for line in lines[1:]] + [""]
 
 
 def headline_lines(analysis: RunReport) -> list[str]:
@@ -123,7 +132,7 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
     out = [f"# virtbench run {run.id}", ""]
     out += [f"- {_esc(line.strip())}" for line in header.header_lines(analysis)]
     out.append("")
-    out += headline_lines(analysis)
+    out += tune_lines(analysis) + headline_lines(analysis)
     out += difference_lines(analysis)
     out += matrix_lines(analysis)
     if verbosity == "quiet":

@@ -13,7 +13,7 @@ from ....core.decisions import ClaimStatus, CompareVerdict, Decided
 from ....foundations.model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
 from ..fmt import (compare, differences, header, headline, lists, numbers, published, tables,
-                   verdicts)
+                   tune, verdicts)
 from ..exporter import Exporter
 from ..view import View
 
@@ -150,6 +150,7 @@ def print_report(analysis, console: Console, view: View = View()) -> None:
     analysis = RunReport.of(analysis)
     for line in header.header_lines(analysis):
         console.print(line, highlight=False, markup=False)
+    _print_lines(console, tune.TITLE, tune.lines(analysis))
     _print_lines(console, headline.TITLE, headline.lines(analysis))
     _print_lines(console, differences.TITLE, differences.lines(analysis, view.wide))
     if analysis.results:

@@ -1,0 +1,135 @@
+"""A tune run's confirmation (docs/tune.md): after the screening's blocks, the recommended
+configuration against the base, in the same run.
+
+The rule, as a specification: once the plan's blocks are stored, the run is analysed and its
+recommendation read (results/analysis/tune.py: the first metric's). No knob that matters:
+the base stays, nothing more runs, and the run's detail says so. Otherwise the recommended
+configuration (the base with the recommended levels, named `recommended`) becomes an
+environment of the run, made and checked like the plan's (created, probed, resolved, given
+its cases' packages), and runs `max(trials, TUNE_CONFIRM_BLOCKS)` blocks after the plan's,
+each block the base and the recommended configuration on every case, in an order shuffled
+with the run's seed and the block's number. Its rows are compared with the base on the
+blocks both ran (every comparison pairs inside blocks), decided like every row of the run.
+The recommendation and its blocks are written into the run's detail (`tune`) before they
+run, so a resumed run runs the very same configuration and the blocks it is missing.
+"""
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+from ...core import defaults
+from ...core.errors import VirtbenchError
+from ...foundations.store import Store, jsonable
+from ...measure import environments
+from ...measure.environments import Environment
+from ...study.design import PlannedTrial
+from ...study.tune import BASE_NAME, RECOMMENDED_NAME
+from .adaptive import Blocks
+from .prepare import give_packages, skipped_cases
+
+# the recommendation of the run stored in `store` as `run_id` (knob -> level; {}: keep the
+# base), read after the plan's blocks
+Recommend = Callable[[Store, str], dict[str, str]]
+
+
+def recommendation(store: Store, run_id: str) -> dict[str, str]:
+    """The run's recommendation as its report makes it (the analysis is loaded lazily:
+    numpy, scipy, statsmodels)."""
+    from ...results.analysis import analyze_run
+    report = analyze_run(store, run_id)
+    return dict(report.tune.recommended) if report.tune is not None else {}
+
+
+def make_environment(spec: str) -> Environment:
+    """The recommended configuration's environment, probed and resolved like the plan's."""
+    env = environments.create(spec)
+    usability = type(env).probe()
+    if not usability.usable:
+        raise VirtbenchError(f"environment {spec}: not usable here: {usability.reason}")
+    env.resolve()
+    return env
+
+
+class ConfirmStage:
+    def __init__(self, session: Blocks, recommend: Recommend = recommendation,
+                 make: Callable[[str], Environment] = make_environment):
+        """The confirmation of the tune run `session` runs (through its `run_slots`);
+        `recommend` and `make`: how the recommendation is read and its environment made
+        (tests give their own)."""
+        self.session = session
+        self.run_id, self.prepared, self.store = session.run_id, session.prepared, session.store
+        self.study = session.prepared.study
+        self.recommend, self.make = recommend, make
+
+    def run(self) -> dict:
+        """Run what the confirmation is missing; its record (the run detail's `tune`)."""
+        record = dict((self.store.get_run(self.run_id).get("detail") or {}).get("tune") or {})
+        if "recommended" not in record:
+            record = self._plan(self.recommend(self.store, self.run_id))
+            self.store.update_run_detail(self.run_id, tune=record)
+        if not record["recommended"]:
+            self.session.say("tune: no knob matters; the base stays, nothing to confirm")
+            return record
+        base = self.prepared.baseline or BASE_NAME
+        if base in self.session.dead:
+            self.session.say(f"tune: the base ({base}) is lost; the recommendation cannot be "
+                             "confirmed in this run")
+            self.store.add_warning(self.run_id, "tune_unconfirmed",
+                                   f"the base ({base}) was lost before the A/B of the "
+                                   "recommended configuration")
+            return record
+        label = self._add(record["spec"])
+        first, count = record["first_block"], record["blocks"]
+        shown = ", ".join(f"{k}={v}" for k, v in record["recommended"].items())
+        self.session.say(f"tune: recommended {shown}; confirming it against the base in "
+                         f"{count} block(s)")
+        for block in range(first, first + count):
+            self._run_block(block, base, label)
+        return record
+
+    # -- what it runs --------------------------------------------------------------------
+    def _plan(self, levels: dict[str, str]) -> dict:
+        if not levels:
+            return {"recommended": {}}
+        entry = self.study.tune
+        trials = [t["trial"] for t in self.store.trials(self.run_id)]
+        first = max([self.study.trials - 1, *trials]) + 1
+        return {"recommended": levels, "spec": entry.spec(levels, RECOMMENDED_NAME),
+                "first_block": first,
+                "blocks": max(self.study.trials, defaults.TUNE_CONFIRM_BLOCKS)}
+
+    def _add(self, spec: str) -> str:
+        """Make the recommended configuration an environment of the run (once per
+        session); its label."""
+        env = self.make(spec)
+        label = env.label
+        if label in self.prepared.envs:
+            return label
+        cases = self.prepared.cases
+        skipped = skipped_cases({label: env}, cases)
+        give_packages({label: env}, cases, {(e, c) for e, c, _ in skipped})
+        self.prepared.envs[label] = env          # the keeper holds this very mapping
+        self.prepared.skipped_cases.extend(skipped)
+        options = {**env.values, **({"name": env.name} if env.name else {})}
+        self.store.upsert_environment(self.run_id, label, kind=env.kind, spec=spec,
+                                      options=jsonable(options), status="planned")
+        return label
+
+    def _run_block(self, block: int, base: str, label: str) -> None:
+        done = self.store.done_slots(self.run_id)
+        skip = self.prepared.skip
+        units = [(env, case) for case in self.prepared.cases for env in (base, label)
+                 if (env, case) not in skip and (base, case) not in skip
+                 and (label, case) not in skip]
+        random.Random(f"{self.study.seed}:tune:{block}").shuffle(units)
+        seqs = [t["seq"] for t in self.store.trials(self.run_id)]
+        seq = max([-1, *seqs]) + 1
+        slots = []
+        for env, case in units:
+            if (env, case, block) in done:
+                continue
+            slots.append(PlannedTrial(seq, block, env, case))
+            seq += 1
+        self.session.describe(f"tune: confirming block {block + 1}")
+        self.session.run_slots(slots, extra=True)
