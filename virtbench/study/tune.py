@@ -8,8 +8,11 @@ the base configuration (`base`, the spec as given) runs in every block as the re
 and the recommended configuration (`recommended`: the base with the knobs that matter set
 to their better levels) is confirmed against it after the screening, in the same run.
 
+The base may set a knob too (its current setting, usually one of the knob's levels): the
+configurations set their own level over it, and a knob that does not matter keeps it.
+
 Everything here is checked before anything runs (one line, exit 2, nothing stored): a kind
-that is not known, a knob its kind lacks (or the base spec already sets), a knob with one
+that is not known, a knob its kind lacks, a knob with one
 level or more than two, a level its option refuses, and configurations whose levels cannot
 combine (the kind refuses the configuration's environment, e.g. iothread=on with disk=ide).
 """
@@ -139,9 +142,6 @@ def _check_knob(knob: Knob, base: EnvSpec, options: dict, seen: set[str]) -> Non
         knobs = sorted(n for n in options if n not in NOT_KNOBS)
         raise VirtbenchError(f"tune: {kind} has no knob {knob.name!r}"
                              f"{did_you_mean(knob.name, knobs)}; its knobs: {', '.join(knobs)}")
-    if knob.name in base.options:
-        raise VirtbenchError(f"tune: knob {knob.name} is also set in the base "
-                             f"({base}); drop it from --env")
     if len(set(knob.levels)) != len(knob.levels):
         raise VirtbenchError(f"tune: knob {knob.text} names a level twice; give two "
                              "different levels")

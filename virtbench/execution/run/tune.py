@@ -52,15 +52,16 @@ def make_environment(spec: str) -> Environment:
 
 
 class ConfirmStage:
-    def __init__(self, session: Blocks, recommend: Recommend = recommendation,
-                 make: Callable[[str], Environment] = make_environment):
+    def __init__(self, session: Blocks, recommend: Recommend | None = None,
+                 make: Callable[[str], Environment] | None = None):
         """The confirmation of the tune run `session` runs (through its `run_slots`);
         `recommend` and `make`: how the recommendation is read and its environment made
         (tests give their own)."""
         self.session = session
         self.run_id, self.prepared, self.store = session.run_id, session.prepared, session.store
         self.study = session.prepared.study
-        self.recommend, self.make = recommend, make
+        self.recommend = recommend or recommendation
+        self.make = make or make_environment
 
     def run(self) -> dict:
         """Run what the confirmation is missing; its record (the run detail's `tune`)."""

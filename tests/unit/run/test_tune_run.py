@@ -1,0 +1,129 @@
+"""A tune run (issue 40) through the runner: the screening's blocks, then the recommended
+configuration against the base in the same run (execution/run/tune.py), decided and reported
+(results/analysis/tune.py); resumable; nothing to confirm when no knob matters."""
+from __future__ import annotations
+
+import io
+import random
+
+from rich.console import Console
+from runkit import Quiet, one_study
+
+import virtbench.execution.run.tune as tune_stage
+from virtbench.core.decisions import Decided, Direction
+from virtbench.core.outcome import TrialOutcome
+from virtbench.execution.run.runner import Prepared, Runner
+from virtbench.foundations.store import Store
+from virtbench.measure.benchmarks.base import Benchmark, Metric
+from virtbench.results.analysis import analyze_run
+from virtbench.study.design import tuned
+from virtbench.study.tune import TuneEntry, parse_knob
+
+
+class Seconds(Benchmark):
+    """A time per environment: `level(label)` with `cv` noise (seeded); `stop_at`: the call
+    that is interrupted (Ctrl-C), counting from 1."""
+    name, family = "seconds", "test"
+    metrics = (Metric("seconds", "s", False),)
+
+    def __init__(self, level, cv=0.01, stop_at: int | None = None):
+        self.level, self.cv, self.rng = level, cv, random.Random(7)
+        self.calls: list[str] = []
+        self.stop_at = stop_at
+
+    def run_trial(self, env, params):
+        self.calls.append(env.label)
+        if self.stop_at is not None and len(self.calls) == self.stop_at:
+            raise KeyboardInterrupt
+        v = self.level(env.label) * (1 + self.cv * self.rng.gauss(0, 1))
+        return TrialOutcome(values={"seconds": v}, exit=0, wall_s=0.01)
+
+
+ENTRY = TuneEntry(base="container:cpus=0.5",
+                  knobs=[parse_knob("cpus=0.5,2"), parse_knob("mem=512M,4G")])
+SLOW = {"base", "c1", "c2"}            # cpus=0.5: the design's first two rows, and the base
+
+
+def quota(label: str) -> float:
+    return 2.0 if label in SLOW else 1.0
+
+
+def _prepared(bench, entry=ENTRY) -> Prepared:
+    """The tune's plan with fakes: Quiet environments, `bench` for its one case."""
+    study = tuned(one_study(cases=[("x", "pi")]), entry)
+    labels = ["base"] + [name for name, _ in entry.configurations()]
+    return Prepared(study, {label: Quiet(label) for label in labels}, {"x": (bench, {})},
+                    "base")
+
+
+def _start(tmp_path, bench, monkeypatch, entry=ENTRY):
+    made: list[str] = []
+
+    def make(spec):
+        made.append(spec)
+        return Quiet("recommended")
+    monkeypatch.setattr(tune_stage, "make_environment", make)
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    out = io.StringIO()
+    runner = Runner(store, console=Console(file=out, width=300), show_progress=False)
+    return store, runner, runner.start(_prepared(bench, entry)), out, made
+
+
+def _by_block(store, run_id):
+    blocks: dict[int, list[str]] = {}
+    for t in store.trials(run_id):
+        blocks.setdefault(t["trial"], []).append(t["environment"])
+    return blocks
+
+
+def test_the_quota_matters_and_the_recommendation_is_confirmed(tmp_path, monkeypatch):
+    store, _, outcome, out, made = _start(tmp_path, Seconds(quota), monkeypatch)
+    assert outcome.status == "complete"
+    assert made == ["container:cpus=2,name=recommended"]
+    blocks = _by_block(store, outcome.run_id)
+    assert [sorted(blocks[b]) for b in range(3)] == [["base", "c1", "c2", "c3", "c4"]] * 3
+    assert [sorted(blocks[b]) for b in range(3, 9)] == [["base", "recommended"]] * 6
+    assert max(blocks) == 8
+    detail = store.get_run(outcome.run_id)["detail"]["tune"]
+    assert detail["recommended"] == {"cpus": "2"} and detail["first_block"] == 3
+    assert "tune: recommended cpus=2; confirming it against the base in 6 block(s)" in \
+        out.getvalue()
+    tune = analyze_run(store, outcome.run_id).tune
+    cpus, mem = tune.knobs
+    assert (cpus.knob, cpus.decision, cpus.better_level) == ("cpus", "matters", "2")
+    assert -52 < cpus.effect_pct < -48                       # 0.5 -> 2 halves the time
+    assert (mem.knob, mem.decision) == ("mem", "no effect")
+    assert tune.recommended == {"cpus": "2"} and tune.confirmation == "recommended"
+    vs = tune.confirmed[0]
+    assert vs.verdict == Decided.FAIL and vs.direction == Direction.BETTER
+    assert tune.headline.startswith("recommended: cpus=2: 2.00× faster on x [")
+    assert ", confirmed; mem: no effect (within ±5 %)" in tune.headline
+
+
+def test_no_knob_that_matters_leaves_the_base_and_runs_nothing_more(tmp_path, monkeypatch):
+    store, _, outcome, out, made = _start(tmp_path, Seconds(lambda label: 1.0), monkeypatch)
+    assert outcome.status == "complete" and made == []
+    assert max(_by_block(store, outcome.run_id)) == 2
+    assert store.get_run(outcome.run_id)["detail"]["tune"] == {"recommended": {}}
+    assert "tune: no knob matters; the base stays, nothing to confirm" in out.getvalue()
+    tune = analyze_run(store, outcome.run_id).tune
+    assert tune.recommended == {} and tune.confirmed == []
+    assert tune.headline.startswith("keep the base: no knob matters on seconds of x; cpus: ")
+
+
+def test_an_interrupted_confirmation_resumes_the_same_configuration(tmp_path, monkeypatch):
+    bench = Seconds(quota, stop_at=15 + 5)      # 15 screening trials, then 4 of the A/B
+    store, runner, outcome, _, made = _start(tmp_path, bench, monkeypatch)
+    assert outcome.status == "interrupted"
+    before = _by_block(store, outcome.run_id)
+    assert sum(envs.count("recommended") for envs in before.values()) < 6
+    bench.stop_at = None
+    stored = store.get_run(outcome.run_id)["study"]
+    prepared = _prepared(bench)
+    assert stored["tune"]["base"] == prepared.study.tune.base
+    again = runner._execute(outcome.run_id, prepared.for_run(prepared.study.seed))
+    assert again.status == "complete"
+    assert made == ["container:cpus=2,name=recommended"] * 2     # the stored spec, again
+    blocks = _by_block(store, outcome.run_id)
+    assert [sorted(blocks[b]) for b in range(3, 9)] == [["base", "recommended"]] * 6
+    assert sum(len(envs) for envs in blocks.values()) == 15 + 12  # each slot once
