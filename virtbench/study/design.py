@@ -344,10 +344,9 @@ def validate(study: Study) -> None:
                              "(--trials auto) with it, or drop the budget")
     if study.resolution_pct is not None:
         check_resolution(study)
-    if study.tune is not None and (study.adaptive or study.duet):
-        raise VirtbenchError("a tune runs a fixed number of screening blocks over all its "
-                             "configurations at once; give --trials N (not auto) and no "
-                             "--duet")
+    if study.tune is not None and study.duet:
+        raise VirtbenchError("a tune runs all its configurations in each block; drop --duet "
+                             "(duet mode measures two environments at once)")
     labels = set()
     for case in study.benchmarks:
         benchmarks.get(case.name).params(case.params, quick=study.quick)

@@ -96,6 +96,25 @@ class TuneEntry:
                                               for name, levels in self.configurations()]
 
 
+def looks(min_blocks: int, max_blocks: int) -> list[int]:
+    """The blocks after which an adaptive screening (`trials = "auto"`) looks at its effects:
+    min_blocks, then doubling, and max_blocks last (6, 12, 24, 48, 60). Each look decides at
+    alpha / len(looks) (Bonferroni over the looks), so the family's error holds however the
+    screening stops."""
+    out = [min_blocks]
+    while out[-1] < max_blocks:
+        out.append(min(2 * out[-1], max_blocks))
+    return out
+
+
+def screening_alpha(study) -> float:
+    """The alpha a tune's effects are decided at: the study's, divided by the looks of an
+    adaptive screening."""
+    if not study.adaptive:
+        return study.alpha
+    return study.alpha / len(looks(study.min_trials, study.max_trials))
+
+
 def parse_knob(text: str) -> Knob:
     """`NAME=L1,L2` (a --knob flag) as a Knob; one line for a malformed one."""
     name, sep, rest = text.partition("=")

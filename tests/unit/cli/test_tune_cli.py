@@ -23,7 +23,7 @@ def run_cli(capsys, *argv):
     (["--knob", "cpus"], "--knob cpus: write NAME=LEVEL1,LEVEL2"),
     (["--baseline", "base"], "tune: the base is every comparison's reference; drop --baseline"),
     (["--env", "native"], "tune: --env names the base configuration, once, not 2 times"),
-    (["--trials", "auto"], "a tune runs a fixed number of screening blocks"),
+    (["--duet"], "a tune runs all its configurations in each block; drop --duet"),
     (["--min-effect", "0"], "tune: min effect 0 % must lie above 0 and below 100"),
     (["--metric", "mb_s"], "tune: --metric mb_s: no benchmark of this tune reports it"),
 ])
@@ -93,3 +93,11 @@ def test_a_study_files_tune_table_with_flags_over_it(capsys, tmp_path):
                            "--knob", "cpus=1,2", "--trials", "5", "--dry-run")
     assert code == 0 and "  c1: mem=512M, cpus=1" in out
     assert "screening: 5 block(s) x 5 environment(s)" in out
+
+
+def test_a_dry_run_with_trials_auto_says_its_looks(capsys):
+    code, out, _ = run_cli(capsys, *QUOTA, "--trials", "auto", "--max-trials", "30",
+                           "--dry-run")
+    assert code == 0
+    assert ("trials auto: the effects are looked at after 6, 12, 24, 30 block(s), each look "
+            "at alpha / 4, until every knob is decided") in out

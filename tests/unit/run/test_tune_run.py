@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import random
+from dataclasses import replace
 
 from rich.console import Console
 from runkit import Quiet, one_study
@@ -48,15 +49,16 @@ def quota(label: str) -> float:
     return 2.0 if label in SLOW else 1.0
 
 
-def _prepared(bench, entry=ENTRY) -> Prepared:
-    """The tune's plan with fakes: Quiet environments, `bench` for its one case."""
-    study = tuned(one_study(cases=[("x", "pi")]), entry)
+def _prepared(bench, entry=ENTRY, **overrides) -> Prepared:
+    """The tune's plan with fakes: Quiet environments, `bench` for its one case;
+    `overrides`: fields of its study."""
+    study = replace(tuned(one_study(cases=[("x", "pi")]), entry), **overrides)
     labels = ["base"] + [name for name, _ in entry.configurations()]
     return Prepared(study, {label: Quiet(label) for label in labels}, {"x": (bench, {})},
                     "base")
 
 
-def _start(tmp_path, bench, monkeypatch, entry=ENTRY):
+def _start(tmp_path, bench, monkeypatch, entry=ENTRY, **overrides):
     made: list[str] = []
 
     def make(spec):
@@ -66,7 +68,7 @@ def _start(tmp_path, bench, monkeypatch, entry=ENTRY):
     store = Store(f"sqlite:///{tmp_path / 's.db'}")
     out = io.StringIO()
     runner = Runner(store, console=Console(file=out, width=300), show_progress=False)
-    return store, runner, runner.start(_prepared(bench, entry)), out, made
+    return store, runner, runner.start(_prepared(bench, entry, **overrides)), out, made
 
 
 def _by_block(store, run_id):
@@ -94,7 +96,8 @@ def test_the_quota_matters_and_the_recommendation_is_confirmed(tmp_path, monkeyp
     assert -52 < cpus.effect_pct < -48                       # 0.5 -> 2 halves the time
     assert (mem.knob, mem.decision) == ("mem", "no effect")
     assert tune.recommended == {"cpus": "2"} and tune.confirmation == "recommended"
-    vs = tune.confirmed[0]
+    vs = tune.confirmed
+    assert tune.recommendations[0].confirmed == vs
     assert vs.verdict == Decided.FAIL and vs.direction == Direction.BETTER
     assert tune.headline.startswith("recommended: cpus=2: 2.00× faster on x [")
     assert ", confirmed; mem: no effect (within ±5 %)" in tune.headline
@@ -107,7 +110,7 @@ def test_no_knob_that_matters_leaves_the_base_and_runs_nothing_more(tmp_path, mo
     assert store.get_run(outcome.run_id)["detail"]["tune"] == {"recommended": {}}
     assert "tune: no knob matters; the base stays, nothing to confirm" in out.getvalue()
     tune = analyze_run(store, outcome.run_id).tune
-    assert tune.recommended == {} and tune.confirmed == []
+    assert tune.recommended == {} and tune.confirmed is None
     assert tune.headline.startswith("keep the base: no knob matters on seconds of x; cpus: ")
 
 
@@ -127,3 +130,50 @@ def test_an_interrupted_confirmation_resumes_the_same_configuration(tmp_path, mo
     blocks = _by_block(store, outcome.run_id)
     assert [sorted(blocks[b]) for b in range(3, 9)] == [["base", "recommended"]] * 6
     assert sum(len(envs) for envs in blocks.values()) == 15 + 12  # each slot once
+
+
+def _adaptive(monkeypatch, answers):
+    """An adaptive tune (min 3, max 12 blocks: looks after 3, 6 and 12) whose undecided
+    knobs are `answers`, one list per look; returns the looks it was asked at."""
+    asked: list[int] = []
+
+    def undecided(store, run_id):
+        asked.append(len({t["trial"] for t in store.trials(run_id)}))
+        return answers.pop(0) if answers else []
+    monkeypatch.setattr(tune_stage, "undecided_knobs", undecided)
+    return asked
+
+
+AUTO = dict(adaptive=True, trials=3, min_trials=3, max_trials=12)
+
+
+def test_an_adaptive_screening_runs_to_the_next_look_while_a_knob_is_undecided(
+        tmp_path, monkeypatch):
+    asked = _adaptive(monkeypatch, [["x · seconds: mem (>= 5 blocks would decide)"], []])
+    store, _, outcome, out, made = _start(tmp_path, Seconds(quota), monkeypatch, **AUTO)
+    assert outcome.status == "complete" and asked == [3, 6]
+    blocks = _by_block(store, outcome.run_id)
+    assert [sorted(blocks[b]) for b in range(6)] == [["base", "c1", "c2", "c3", "c4"]] * 6
+    assert [sorted(blocks[b]) for b in range(6, 12)] == [["base", "recommended"]] * 6
+    detail = store.get_run(outcome.run_id)["detail"]
+    assert detail["tune_screening"] == {"target": 6, "stopped": "all decided",
+                                        "undecided": [], "looks": [3, 6, 12]}
+    assert detail["tune"]["first_block"] == 6
+    text = out.getvalue()
+    assert ("tune: after 3 block(s) undecided: x · seconds: mem (>= 5 blocks would decide); "
+            "running to 6") in text
+    assert "tune: screening stopped (all decided) after 6 block(s)" in text
+
+
+def test_an_adaptive_screening_stops_at_its_last_look_and_says_what_is_undecided(
+        tmp_path, monkeypatch):
+    left = ["x · seconds: mem"]
+    _adaptive(monkeypatch, [left, left, left])
+    store, _, outcome, out, _ = _start(tmp_path, Seconds(quota), monkeypatch, **AUTO)
+    assert outcome.status == "complete"
+    blocks = _by_block(store, outcome.run_id)
+    assert sorted(blocks[11]) == ["base", "c1", "c2", "c3", "c4"]     # 12 screening blocks
+    screening = store.get_run(outcome.run_id)["detail"]["tune_screening"]
+    assert screening["stopped"] == "max_trials" and screening["undecided"] == left
+    assert "tune: screening stopped (max_trials) after 12 block(s); undecided: " \
+           "x · seconds: mem" in out.getvalue()

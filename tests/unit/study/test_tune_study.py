@@ -146,9 +146,24 @@ def test_a_study_file_with_a_bad_knob_names_the_file(tmp_path):
     assert str(path) in str(exc.value) and "has one level" in str(exc.value)
 
 
-def test_a_tune_with_adaptive_trials_or_duet_is_refused():
-    study = tuned(_study(), _entry("cpus=0.5,2"))
+def test_a_tune_in_duet_mode_is_refused():
     from dataclasses import replace
-    for bad in (replace(study, adaptive=True), replace(study, duet=True)):
-        with pytest.raises(VirtbenchError, match="a tune runs a fixed number"):
-            study_design.validate(bad)
+    study = tuned(_study(), _entry("cpus=0.5,2"))
+    with pytest.raises(VirtbenchError, match="drop --duet"):
+        study_design.validate(replace(study, duet=True))
+
+
+@pytest.mark.parametrize("low, high, expected", [
+    (6, 60, [6, 12, 24, 48, 60]), (4, 4, [4]), (3, 10, [3, 6, 10]), (5, 20, [5, 10, 20])])
+def test_an_adaptive_screening_looks_at_doubling_blocks(low, high, expected):
+    from virtbench.study.tune import looks
+    assert looks(low, high) == expected
+
+
+def test_an_adaptive_screening_decides_at_alpha_over_its_looks():
+    from dataclasses import replace
+    from virtbench.study.tune import screening_alpha
+    study = tuned(_study(), _entry("cpus=0.5,2"))
+    assert screening_alpha(study) == study.alpha
+    auto = replace(study, adaptive=True, min_trials=6, max_trials=60)
+    assert screening_alpha(auto) == pytest.approx(study.alpha / 5)

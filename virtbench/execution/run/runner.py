@@ -162,12 +162,15 @@ class Runner:
         try:
             with session.bar:
                 session.run_slots(todo)
-                if study.adaptive:
+                if study.adaptive and study.tune is None:
                     from .adaptive import AdaptiveLoop
                     AdaptiveLoop(session).run()
                 if study.tune is not None:
+                    from .tune import ConfirmStage, ScreeningLoop
+                    if study.adaptive:
+                        session.tracker.doing = "the tune's screening"
+                        ScreeningLoop(session).run()
                     session.tracker.doing = "the tune's confirmation"
-                    from .tune import ConfirmStage
                     ConfirmStage(session).run()
             if study.profile == "exits":
                 session.tracker.doing = "the exit profiles"

@@ -1,7 +1,16 @@
-"""A tune run's confirmation (docs/tune.md): after the screening's blocks, the recommended
-configuration against the base, in the same run.
+"""A tune run after its plan's blocks (docs/tune.md): the adaptive screening's further blocks
+(`trials = "auto"`), then the recommended configuration against the base, in the same run.
 
-The rule, as a specification: once the plan's blocks are stored, the run is analysed and its
+The adaptive screening, as a specification: the screening looks at its effects after the
+blocks study/tune.looks() lists (min_trials, doubling, max_trials last), each look at alpha
+divided by their number. At a look where every knob's main effect on every metric is
+decided (matters or no effect) it stops ("all decided"); otherwise it runs whole blocks (every
+configuration and the base, shuffled with the run's seed and the block's number) up to the
+next look, unless there is none ("max_trials") or those blocks would end past the study's
+budget ("budget"). The look it runs to is written into the run's detail
+(`tune_screening`) before its blocks run, so a resumed run finishes them first.
+
+The confirmation, as a specification: once the screening's blocks are stored, the run is analysed and its
 recommendation read (results/analysis/tune.py: the first metric's). No knob that matters:
 the base stays, nothing more runs, and the run's detail says so. Otherwise the recommended
 configuration (the base with the recommended levels, named `recommended`) becomes an
@@ -31,6 +40,9 @@ from .prepare import give_packages, skipped_cases
 # the recommendation of the run stored in `store` as `run_id` (knob -> level; {}: keep the
 # base), read after the plan's blocks
 Recommend = Callable[[Store, str], dict[str, str]]
+# the knobs still undecided, one line each ("pi · seconds: mem (>= 14 blocks would decide)")
+Undecided = Callable[[Store, str], list[str]]
+ALL_DECIDED, MAX_TRIALS, BUDGET = "all decided", "max_trials", "budget"
 
 
 def recommendation(store: Store, run_id: str) -> dict[str, str]:
@@ -39,6 +51,17 @@ def recommendation(store: Store, run_id: str) -> dict[str, str]:
     from ...results.analysis import analyze_run
     report = analyze_run(store, run_id)
     return dict(report.tune.recommended) if report.tune is not None else {}
+
+
+def undecided_knobs(store: Store, run_id: str) -> list[str]:
+    """The run's knobs still undecided on some metric, as its report decides them."""
+    from ...results.analysis import analyze_run
+    report = analyze_run(store, run_id)
+    if report.tune is None:
+        return []
+    return [f"{k.benchmark} · {k.metric}: {k.knob}"
+            + (f" (>= {k.blocks_needed} blocks would decide)" if k.blocks_needed else "")
+            for k in report.tune.knobs if k.decision == "undecided"]
 
 
 def make_environment(spec: str) -> Environment:
@@ -134,3 +157,67 @@ class ConfirmStage:
             seq += 1
         self.session.describe(f"tune: confirming block {block + 1}")
         self.session.run_slots(slots, extra=True)
+
+
+class ScreeningLoop:
+    def __init__(self, session: Blocks, undecided: Undecided | None = None):
+        """The adaptive screening's blocks of the tune run `session` runs (module
+        docstring); `undecided`: the question asked at each look (tests give their own)."""
+        self.session = session
+        self.run_id, self.prepared, self.store = session.run_id, session.prepared, session.store
+        self.study = session.prepared.study
+        self.undecided = undecided or undecided_knobs
+        self.labels = [label for label in self.prepared.envs]     # the base and the design's
+
+    def run(self) -> str:
+        """Run the screening's blocks to its stopping look; why it stopped."""
+        from ...study.tune import looks
+        schedule = looks(self.study.min_trials, self.study.max_trials)
+        record = dict((self.store.get_run(self.run_id).get("detail") or {})
+                      .get("tune_screening") or {})
+        target = int(record.get("target", schedule[0]))
+        while True:
+            for block in range(target):
+                self._run_block(block)
+            left = self.undecided(self.store, self.run_id)
+            later = [n for n in schedule if n > target]
+            reason = (ALL_DECIDED if not left else MAX_TRIALS if not later
+                      else BUDGET if self._over_budget(later[0] - target) else "")
+            if reason:
+                self._save(target=target, stopped=reason, undecided=left, looks=schedule)
+                self.session.say(f"tune: screening stopped ({reason}) after {target} "
+                                 "block(s)" + (f"; undecided: {'; '.join(left)}" if left
+                                               else ""))
+                return reason
+            self.session.say(f"tune: after {target} block(s) undecided: {'; '.join(left)}; "
+                             f"running to {later[0]}")
+            target = later[0]
+            self._save(target=target, looks=schedule)
+
+    def _run_block(self, block: int) -> None:
+        done = self.store.done_slots(self.run_id)
+        skip = self.prepared.skip
+        units = [(env, case) for env in self.labels for case in self.prepared.cases
+                 if (env, case) not in skip and (env, case, block) not in done]
+        if not units:
+            return
+        random.Random(f"{self.study.seed}:{block}").shuffle(units)
+        seqs = [t["seq"] for t in self.store.trials(self.run_id)]
+        seq = max([-1, *seqs]) + 1
+        slots = [PlannedTrial(seq + i, block, env, case) for i, (env, case) in enumerate(units)]
+        self.session.describe(f"tune: screening block {block + 1}")
+        self.session.run_slots(slots, extra=True)
+
+    def _over_budget(self, blocks: int) -> bool:
+        """Would `blocks` more blocks end past the study's budget? (this session's time per
+        slot so far predicts them)"""
+        budget = self.study.budget_s
+        done = self.session.slots_run
+        if not budget or not done:
+            return False
+        per_slot = self.session.spent_s() / done
+        per_block = len(self.labels) * len(self.prepared.cases)
+        return self.session.spent_s() + per_slot * per_block * blocks > budget
+
+    def _save(self, **parts) -> None:
+        self.store.update_run_detail(self.run_id, tune_screening=parts)

@@ -67,6 +67,9 @@ class TuneRecommendation(Record):
     metric: str = Field("", description="the metric")
     levels: dict[str, str] = Field(default_factory=dict, description="knob -> level; the "
                                    "knobs left out keep the base's setting")
+    confirmed: VsReference | None = Field(None, description="this metric's row of the A/B "
+                                          "of the recommended configuration against the "
+                                          "base, when it ran")
 
 
 class TuneReport(Record):
@@ -86,9 +89,11 @@ class TuneReport(Record):
                                   "disagree")
     confirmation: str | None = Field(None, description="the recommended configuration's "
                                      "environment label, when it ran")
-    confirmed: list[VsReference] = Field(default_factory=list, description="the A/B of the "
-                                         "recommended configuration against the base, one "
-                                         "per metric, decided like every comparison")
+    confirmed: VsReference | None = Field(None, description="the A/B of the recommended "
+                                          "configuration against the base on the first "
+                                          "metric, decided like every comparison (null: "
+                                          "nothing to confirm, or not run yet); each "
+                                          "metric's in `recommendations`")
     headline: str = Field("", description="the tune in one sentence")
     note: str | None = Field(None, description="why there is no confirmation, or what is "
                              "still missing")

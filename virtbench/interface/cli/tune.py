@@ -93,7 +93,9 @@ def _print_design(prepared, out: Console, estimate: float) -> int:
     envs = len(prepared.envs)
     per_env = estimate / envs if envs else 0.0
     total = estimate + per_env * 2 * confirm / max(study.trials, 1)
+    from ...study.tune import looks
+    schedule = looks(study.min_trials, study.max_trials) if study.adaptive else None
     for line in tune_fmt.design_lines(section, study.trials, confirm, len(prepared.cases),
-                                      total):
+                                      total, schedule):
         out.print(escape(line), highlight=False)
     return 0

@@ -11,7 +11,7 @@ from ...foundations.model.tune import (TuneConfiguration, TuneDesign, TuneEffect
                                        TuneRecommendation, TuneReport)
 from ...foundations.stats.screening import effects as fx
 from ...study.design import Study
-from ...study.tune import BASE_NAME, RECOMMENDED_NAME, TuneEntry
+from ...study.tune import BASE_NAME, RECOMMENDED_NAME, TuneEntry, screening_alpha
 from ..report.words import tune as words
 
 
@@ -41,13 +41,14 @@ def tune_section(report: RunReport, study: Study, recommended_label: str | None 
                     and r.metric_id.base == metric and r.metric_id.scope == "single"]
             if not rows:
                 continue
-            levels = _metric(section, entry, design, rows, row_of, study.alpha)
+            levels = _metric(section, entry, design, rows, row_of, screening_alpha(study))
             firsts.append((rows[0], levels))
+            confirm = [VsReference.of(r.vs_baseline) for r in rows
+                       if r.environment == label and r.vs_baseline is not None]
             section.recommendations.append(TuneRecommendation(
-                benchmark=case.label, metric=metric, levels=levels))
-            confirm = [r for r in rows if r.environment == label]
-            if confirm and confirm[0].vs_baseline is not None:
-                section.confirmed.append(VsReference.of(confirm[0].vs_baseline))
+                benchmark=case.label, metric=metric, levels=levels,
+                confirmed=confirm[0] if confirm else None))
+            if confirm:
                 section.confirmation = label
     _recommend(section, firsts)
     return section
@@ -92,7 +93,8 @@ def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]])
         section.trade_off = "; ".join(
             f"{r.metric_id.base} of {r.benchmark} recommends "
             f"{_shown(lv) or 'the base'}" for r, lv in [(row, levels), *others])
-    vs = section.confirmed[0] if section.confirmed else None
+    vs = section.recommendations[0].confirmed
+    section.confirmed = vs
     if levels and vs is None:
         section.note = ("the recommended configuration has not run against the base yet "
                         "(an interrupted tune: `virtbench run --resume` runs it)")

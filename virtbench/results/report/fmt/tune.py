@@ -49,8 +49,9 @@ def design_summary(design: TuneDesign) -> list[str]:
 
 
 def design_lines(tune: TuneReport, blocks: int, confirm_blocks: int, cases: int,
-                 estimate_s: float) -> list[str]:
-    """--dry-run: the design, its configurations, its blocks and the expected time."""
+                 estimate_s: float, looks: list[int] | None = None) -> list[str]:
+    """--dry-run: the design, its configurations, its blocks and the expected time;
+    `looks`: an adaptive screening's looks (its first is `blocks`)."""
     design = tune.design
     out = design_summary(design)
     for c in design.configurations:
@@ -60,6 +61,10 @@ def design_lines(tune: TuneReport, blocks: int, confirm_blocks: int, cases: int,
                f"= {blocks * envs * cases} trials, then the A/B of the recommendation "
                f"against the base: {confirm_blocks} block(s) x 2 x {cases} = "
                f"{confirm_blocks * 2 * cases} trials")
+    if looks:
+        out.append(f"trials auto: the effects are looked at after {', '.join(map(str, looks))} "
+                   f"block(s), each look at alpha / {len(looks)}, until every knob is "
+                   "decided (the time above is the first look's)")
     out.append(f"decisions: matters beyond ±{tune.min_effect_pct:g} %, no effect within it "
                "(intervals Bonferroni-corrected over each metric's effects)")
     out.append(f"expected time: about {estimate_s / 60:.0f} min (a rough figure)")
