@@ -57,8 +57,8 @@ def point(effect: TuneEffect, min_effect_pct: float, unit: str,
     else:
         interval = ("" if effect.low_pct is None or effect.high_pct is None
                     else f" [{effect.low_pct:+.1f}, {effect.high_pct:+.1f}]")
-        lines.append(f"first to second level: {effect.effect_pct:+.1f} %{interval}, "
-                     f"{effect.blocks} blocks")
+        way = "first to second level" if effect.levels else "mixed levels to alike"
+        lines.append(f"{way}: {effect.effect_pct:+.1f} %{interval}, {effect.blocks} blocks")
     if not effect.levels:
         lines.append("interaction: the change from mixed levels to alike (both first or "
                      "both second)")
