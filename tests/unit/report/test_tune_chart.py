@@ -74,6 +74,7 @@ def test_one_figure_per_metric_in_the_tunes_order():
 
 
 def test_a_run_that_is_not_a_tune_has_no_effects_chart():
+    assert len(tunechart.metric_figures(_report(_tune()))) == 2
     assert tunechart.metric_figures(_report(None)) == []
 
 
@@ -103,7 +104,10 @@ def test_the_interval_is_an_asymmetric_error_bar():
 def test_the_band_is_plus_minus_the_min_effect_and_in_view():
     fig = _pi_figure()
     (band,) = [s for s in fig["layout"]["shapes"] if s["type"] == "rect"]
-    assert (band["x0"], band["x1"]) == (-MIN_EFFECT, MIN_EFFECT)
+    # ±7.5 % of the ratio, as the decision reads it (±ln 1.075 on the log scale): from
+    # 1/1.075 - 1 = -6.98 % to +7.5 %
+    assert band["x0"] == pytest.approx(-6.9767, abs=1e-3)
+    assert band["x1"] == pytest.approx(MIN_EFFECT)
     assert band["yref"] == "paper" and (band["y0"], band["y1"]) == (0, 1)
     assert any(f"±{MIN_EFFECT:g} %" in a["text"] and "no effect" in a["text"]
                for a in fig["layout"]["annotations"])
@@ -114,7 +118,7 @@ def test_the_band_is_plus_minus_the_min_effect_and_in_view():
 def test_the_band_follows_the_tunes_min_effect():
     fig = tunechart.metric_figures(_report(_tune(min_effect_pct=2)))[0]
     (band,) = [s for s in fig["layout"]["shapes"] if s["type"] == "rect"]
-    assert (band["x0"], band["x1"]) == (-2, 2)
+    assert (band["x0"], band["x1"]) == (pytest.approx(100 / 1.02 - 100), pytest.approx(2))
 
 
 def test_colour_marker_and_hover_say_the_decision():

@@ -2,10 +2,11 @@
 metric, one point per knob, and per interaction the design resolves, at its effect in %
 from its first level to its second (an interaction: from mixed levels to alike, its
 product's sign), its (Bonferroni) interval as a whisker, on a linear axis centred on 0; the
-±min-effect band, inside which an effect is "no effect", shaded. Colour and marker say the
-decision (matters / no effect / undecided), the hover says it in words (words/tune.py). An
-effect with no estimate is drawn as the text "not estimated" at 0, never left out. A plotly
-figure spec (a plain dict); pure."""
+±min-effect band shaded, inside which an effect is "no effect" (a change of min % either
+way of the ratio, as the decision reads it: -4.76 % to +5 % for 5 %). Colour and marker say
+the decision (matters / no effect / undecided), the hover says it in words (words/tune.py).
+An effect with no estimate is drawn as the text "not estimated" at 0, never left out. A
+plotly figure spec (a plain dict); pure."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -98,6 +99,13 @@ def _reach(a: float | None, b: float | None) -> float:
     return 0.0 if a is None or b is None else max(0.0, a - b)
 
 
+def band(min_effect_pct: float) -> tuple[float, float]:
+    """The "no effect" zone in % as the decision draws it (foundations/stats/screening/
+    effects.py): ±ln(1 + min/100) on the log scale, so from a min% drop of the ratio,
+    100/(1 + min/100) - 100 (-4.76 % for 5 %), to +min %."""
+    return 100 / (1 + min_effect_pct / 100) - 100, float(min_effect_pct)
+
+
 def half_width(points: list[EffectPoint], min_effect_pct: float) -> float:
     """The axis' half width: every point, whisker and the band in view, with some room."""
     reach = [abs(x) for p in points for x in (p.effect, p.low, p.high) if x is not None]
@@ -110,12 +118,13 @@ def effects_figure(effects: list[TuneEffect], min_effect_pct: float, title: str,
     points = [point(e, min_effect_pct, unit, higher_is_better) for e in effects]
     labels = [p.label for p in points]
     half = half_width(points, min_effect_pct)
-    shapes = [{"type": "rect", "yref": "paper", "y0": 0, "y1": 1, "x0": -min_effect_pct,
-               "x1": min_effect_pct, "fillcolor": BAND_COLOR, "opacity": 0.15,
+    low, high = band(min_effect_pct)
+    shapes = [{"type": "rect", "yref": "paper", "y0": 0, "y1": 1, "x0": low,
+               "x1": high, "fillcolor": BAND_COLOR, "opacity": 0.15,
                "layer": "below", "line": {"width": 0}},
               {"type": "line", "yref": "paper", "y0": 0, "y1": 1, "x0": 0, "x1": 0,
                "line": {"color": BASELINE_COLOR, "width": 1.5}}]
-    band = {"yref": "paper", "y": 1, "yanchor": "bottom", "showarrow": False, "x": 0,
+    note = {"yref": "paper", "y": 1, "yanchor": "bottom", "showarrow": False, "x": 0,
             "xanchor": "center", "text": f"±{min_effect_pct:g} %: no effect",
             "font": {"size": 10, "color": BAND_COLOR}}
     direction = "higher" if higher_is_better else "lower"
@@ -135,7 +144,7 @@ def effects_figure(effects: list[TuneEffect], min_effect_pct: float, title: str,
               "showlegend": True,
               "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1.0,
                          "yanchor": "bottom", "font": {"size": 10}},
-              "plot_bgcolor": "#ffffff", "shapes": shapes, "annotations": [band],
+              "plot_bgcolor": "#ffffff", "shapes": shapes, "annotations": [note],
               "font": {"family": "system-ui, sans-serif", "size": 11}}
     return {"data": _traces(points), "layout": layout}
 
