@@ -5,6 +5,7 @@ exporter.py   what a format implements: render a run, its profiles, a comparison
 formats/      one module per format: table, markdown, json, csv, html (templates/)
 fmt/          text, a module per what it formats: numbers, verdicts, tables, published, header...
 words/        the sentences: how a change is said, the headline, decisions, compare, warnings
+figures/      the charts that found no room here: a tune's effects (figures/tunechart.py)
 matrix, failures, aggregates, profiles, charts: the other pieces every format shares
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The HTML report (`--format html`): one self-contained file (plotly.js inline, nothing
 fetched when opened), laid out by the Jinja2 templates in ../templates/.
 
-First the headline: per environment its change against its reference in words
+First, for a tune run, the tune: its headline, design and an effects chart per metric
+(../figures/tunechart.py). Then the headline: per environment its change against its reference in words
 (words/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
 against its reference on a log scale centred on 1, the ±threshold band shaded, each bar
 labelled with its change (words/change.py), its interval as a whisker), a bar chart of the
@@ -25,7 +26,9 @@ from ....foundations.model.density import DensityReport
 from ....machinery.vmlife.phases import ORDER as PHASE_ORDER
 from .. import aggregates, charts, density, failures, matrix, pricelist, profiles, ratios
 from ..fmt import compare, differences, header, lists, numbers, published, tables, verdicts
+from ..fmt import tune as tune_text
 from ..exporter import Exporter
+from ..figures import tunechart
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -240,6 +243,22 @@ def headline_view(analysis: RunReport) -> list[dict]:
     return out
 
 
+def tune_view(analysis: RunReport, chart_specs: list[tuple[str, dict]]) -> dict | None:
+    """A tune run's section (before the headline): its headline, its design, the trade-off
+    and note, and an effects chart per metric (../figures/tunechart.py), which are added."""
+    tune = analysis.tune
+    if tune is None:
+        return None
+    ids = []
+    for fig in tunechart.metric_figures(analysis):
+        ids.append(f"chart-{len(chart_specs)}")
+        chart_specs.append((ids[-1], fig))
+    more = [f"trade-off: {tune.trade_off}" if tune.trade_off else None,
+            f"note: {tune.note}" if tune.note else None]
+    return {"headline": tune.headline, "design": tune_text.design_summary(tune.design),
+            "notes": [x for x in more if x], "charts": ids}
+
+
 def render(analysis: RunReport, verbosity: str = "normal") -> str:
     run = analysis.run
     baseline = run.baseline
@@ -297,7 +316,7 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
         ("warnings", len(analysis.warnings))) if v is not None]
     return _page(
         "run.html.j2", f"virtbench {run.id}", chart_specs if verbosity != "quiet" else [],
-        run=run, headline=headline_view(analysis),
+        run=run, tune=tune_view(analysis, chart_specs), headline=headline_view(analysis),
         differences=[{"line": p.line, "facts": differences.detail(p)
                       if len(p.facts) > 1 or p.unrecorded else []}
                      for p in analysis.differences],
