@@ -21,7 +21,8 @@ added since. Issue 38 rendered the table, wide table and Markdown goldens again,
 every format says a change by one rule (report/words/change.py: the overhead in % near 1, the
 factor from 1.5× on), in the headline, the tables' overhead, interval and published columns
 and the matrix's legend; the JSON goldens changed only their headline's `words` (the numbers
-and every other field as they were)."""
+and every other field as they were). Issue 40 changed the JSON goldens' schema version only
+(3.3: a tune run's `tune` added; null for these runs)."""
 from __future__ import annotations
 
 import json
