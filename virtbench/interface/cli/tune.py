@@ -65,6 +65,8 @@ def tune_study(args):
     study = study_flags.with_flags(study, replace(flags, env=None))
     if flags.trials is None and given is None:
         study = replace(study, trials=defaults.TUNE_TRIALS)
+    if args.study is None:
+        study = replace(study, name="tune")          # not "adhoc": `runs` tells it apart
     return study_mod.tuned(study, entry)
 
 
