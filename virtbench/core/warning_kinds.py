@@ -189,6 +189,13 @@ _KINDS = (
                 "trials = \"auto\" ran out of its budget or reached max_trials before every "
                 "verdict was decided; each undecided row says in the report how many blocks "
                 "would decide it. Raise the budget or max_trials, or accept the resolution."),
+    WarningKind("tune_unconfirmed", WARNING,
+                "the recommended configuration ({spec}) was not confirmed against the base: "
+                "{why}", "runner (tune.py)",
+                "A tune's recommendation could not run against the base in this run (the "
+                "base was lost, or the recommended configuration could not be made or "
+                "started here): its screening's effects stand, its gain is unmeasured. Run "
+                "the recommended configuration against the base with `virtbench run`."),
     WarningKind("profile_skipped", NOTE, "{why}", "exit profiles",
                 "An environment cannot give an exit profile (--profile exits): not a guest "
                 "whose exits virtbench can count."),

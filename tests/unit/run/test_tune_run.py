@@ -177,3 +177,25 @@ def test_an_adaptive_screening_stops_at_its_last_look_and_says_what_is_undecided
     assert screening["stopped"] == "max_trials" and screening["undecided"] == left
     assert "tune: screening stopped (max_trials) after 12 block(s); undecided: " \
            "x · seconds: mem" in out.getvalue()
+
+
+def test_a_recommendation_that_cannot_be_made_is_warned_and_the_run_completes(
+        tmp_path, monkeypatch):
+    from virtbench.core.errors import VirtbenchError
+
+    def refuse(spec):
+        raise VirtbenchError(f"environment {spec}: not usable here: podman is missing")
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    out = io.StringIO()
+    monkeypatch.setattr(tune_stage, "make_environment", refuse)
+    runner = Runner(store, console=Console(file=out, width=300), show_progress=False)
+    outcome = runner.start(_prepared(Seconds(quota)))
+    assert outcome.status == "complete"
+    (warning,) = [w for w in store.warnings(outcome.run_id) if w["kind"] == "tune_unconfirmed"]
+    assert warning["message"] == (
+        "the recommended configuration (container:cpus=2,name=recommended) was not confirmed "
+        "against the base: environment container:cpus=2,name=recommended: not usable here: "
+        "podman is missing")
+    assert "tune: the recommendation cannot be confirmed in this run: " in out.getvalue()
+    tune = analyze_run(store, outcome.run_id).tune
+    assert tune.recommended == {"cpus": "2"} and tune.confirmed is None

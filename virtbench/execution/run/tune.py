@@ -97,19 +97,25 @@ class ConfirmStage:
             return record
         base = self.prepared.baseline or BASE_NAME
         if base in self.session.dead:
-            self.session.say(f"tune: the base ({base}) is lost; the recommendation cannot be "
-                             "confirmed in this run")
-            self.store.add_warning(self.run_id, "tune_unconfirmed",
-                                   f"the base ({base}) was lost before the A/B of the "
-                                   "recommended configuration")
-            return record
-        label = self._add(record["spec"])
+            return self._unconfirmed(record, f"the base ({base}) was lost")
+        try:
+            label = self._add(record["spec"])
+        except VirtbenchError as exc:
+            return self._unconfirmed(record, str(exc))
         first, count = record["first_block"], record["blocks"]
         shown = ", ".join(f"{k}={v}" for k, v in record["recommended"].items())
         self.session.say(f"tune: recommended {shown}; confirming it against the base in "
                          f"{count} block(s)")
         for block in range(first, first + count):
             self._run_block(block, base, label)
+        return record
+
+    def _unconfirmed(self, record: dict, why: str) -> dict:
+        """The A/B cannot run in this run: said, and warned (`tune_unconfirmed`)."""
+        self.session.say(f"tune: the recommendation cannot be confirmed in this run: {why}")
+        self.store.add_warning(self.run_id, "tune_unconfirmed",
+                               f"the recommended configuration ({record['spec']}) was not "
+                               f"confirmed against the base: {why}")
         return record
 
     # -- what it runs --------------------------------------------------------------------
