@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from math import exp, log, sqrt
+from math import exp, log
 
 import numpy as np
 from scipy import stats as sps
@@ -145,17 +145,16 @@ def blocks_needed(b: float, se: float, blocks: int, configurations: int, df: int
     if se <= 0 or abs(abs(b) - edge) < 1e-12:
         return None
     norm = sps.norm.cdf
-    for n in range(blocks + 1, MAX_BLOCKS + 1):
-        s = se * sqrt(blocks / n)
-        d = df + (n - blocks) * (configurations - 1)
-        if abs(b) > edge:
-            p = norm((abs(b) - edge) / s - float(sps.t.ppf(1 - alpha / (2 * m), d)))
-        else:
-            c = float(sps.t.ppf(1 - alpha / m, d))
-            p = norm((edge - b) / s - c) + norm((b + edge) / s - c) - 1
-        if p >= TARGET_POWER:
-            return n
-    return None
+    n = np.arange(blocks + 1, MAX_BLOCKS + 1)            # every count at once: one ppf call
+    s = se * np.sqrt(blocks / n)
+    d = df + (n - blocks) * (configurations - 1)
+    if abs(b) > edge:
+        p = norm((abs(b) - edge) / s - sps.t.ppf(1 - alpha / (2 * m), d))
+    else:
+        c = sps.t.ppf(1 - alpha / m, d)
+        p = norm((edge - b) / s - c) + norm((b + edge) / s - c) - 1
+    reached = np.flatnonzero(p >= TARGET_POWER)
+    return int(n[reached[0]]) if reached.size else None
 
 
 def recommend(effects: list[Effect], knobs: tuple[str, ...], higher_is_better: bool
