@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from math import exp, log, sqrt
+from math import exp, log
 
 import numpy as np
 from scipy import stats as sps
@@ -145,40 +145,49 @@ def blocks_needed(b: float, se: float, blocks: int, configurations: int, df: int
     if se <= 0 or abs(abs(b) - edge) < 1e-12:
         return None
     norm = sps.norm.cdf
-    for n in range(blocks + 1, MAX_BLOCKS + 1):
-        s = se * sqrt(blocks / n)
-        d = df + (n - blocks) * (configurations - 1)
-        if abs(b) > edge:
-            p = norm((abs(b) - edge) / s - float(sps.t.ppf(1 - alpha / (2 * m), d)))
-        else:
-            c = float(sps.t.ppf(1 - alpha / m, d))
-            p = norm((edge - b) / s - c) + norm((b + edge) / s - c) - 1
-        if p >= TARGET_POWER:
-            return n
-    return None
+    n = np.arange(blocks + 1, MAX_BLOCKS + 1)            # every count at once: one ppf call
+    s = se * np.sqrt(blocks / n)
+    d = df + (n - blocks) * (configurations - 1)
+    if abs(b) > edge:
+        p = norm((abs(b) - edge) / s - sps.t.ppf(1 - alpha / (2 * m), d))
+    else:
+        c = sps.t.ppf(1 - alpha / m, d)
+        p = norm((edge - b) / s - c) + norm((b + edge) / s - c) - 1
+    reached = np.flatnonzero(p >= TARGET_POWER)
+    return int(n[reached[0]]) if reached.size else None
 
 
 def recommend(effects: list[Effect], knobs: tuple[str, ...], higher_is_better: bool
               ) -> dict[str, int]:
     """Knob -> coded level (+-1) of the recommended configuration; knobs left out keep the
-    base's setting (module docstring)."""
+    base's setting (module docstring). The model is additive but for the interactions that
+    matter: a knob in none of them is set by its main effect alone; the knobs joined by them
+    are set together, over every combination of their levels (at most MAX_JOINT of them)."""
     mains = {e.term.knobs[0]: e for e in effects if len(e.term.knobs) == 1}
     pairs = [e for e in effects if len(e.term.knobs) == 2 and e.decision == MATTERS]
-    chosen = [k for k in knobs if mains.get(k) and mains[k].decision == MATTERS
-              or any(k in e.term.knobs for e in pairs)]
-    chosen = chosen[:MAX_JOINT]
-    if not chosen:
-        return {}
-    inside = [e for e in pairs if set(e.term.knobs) <= set(chosen)]
+    joint = [k for k in knobs if any(k in e.term.knobs for e in pairs)][:MAX_JOINT]
+    alone = [k for k in knobs if k not in joint and not any(k in e.term.knobs for e in pairs)
+             and mains.get(k) and mains[k].decision == MATTERS]
     sign = 1 if higher_is_better else -1
+    chosen = {k: (1 if sign * mains[k].log_effect > 0 else -1) for k in alone}
+    if joint:
+        chosen.update(_joint(joint, mains, pairs, sign))
+    return {k: chosen[k] for k in knobs if k in chosen}
+
+
+def _joint(joint: list[str], mains: dict[str, Effect], pairs: list[Effect], sign: int
+           ) -> dict[str, int]:
+    """The levels of the knobs joined by interactions that matter the fitted model predicts
+    best: their main effects and the interactions among them that matter."""
+    inside = [e for e in pairs if set(e.term.knobs) <= set(joint)]
 
     def predicted(levels: dict[str, int]) -> float:
-        total = sum(mains[k].log_effect * levels[k] / 2 for k in chosen
+        total = sum(mains[k].log_effect * levels[k] / 2 for k in joint
                     if mains.get(k) and mains[k].log_effect is not None)
         total += sum(e.log_effect * levels[e.term.knobs[0]] * levels[e.term.knobs[1]] / 2
                      for e in inside)
         return sign * total
-    combos = (dict(zip(chosen, c)) for c in itertools.product((-1, 1), repeat=len(chosen)))
+    combos = (dict(zip(joint, c)) for c in itertools.product((-1, 1), repeat=len(joint)))
     return max(combos, key=predicted)
 
 
