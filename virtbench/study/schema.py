@@ -132,6 +132,7 @@ class TuneTable(_Table):
     knobs: dict[Line, list[Line]] = Field(min_length=1)
     metrics: list[Line] = Field(default_factory=list)
     min_effect: float = Field(5.0, gt=0, lt=100)
+    refine: int | None = Field(None, ge=1)
 
 
 class StudyFile(_Table):
@@ -195,6 +196,7 @@ EXAMPLES = {
     "knobs": 'knobs = { cpus = ["0.5", "2"], mem = ["512M", "4G"] } (two levels each)',
     "metrics": 'metrics = ["seconds"] (default: each benchmark\'s headline metric)',
     "min_effect": "min_effect = 5 (%, the smallest effect that matters)",
+    "refine": "refine = 2 (tries in a row that end a knob's search)",
 }
 # Where a key means something else in one table, its example there.
 TABLE_EXAMPLES = {

@@ -38,14 +38,25 @@ NOT_KNOBS = (NAME_OPTION, "instances")
 
 @dataclass(frozen=True)
 class Knob:
-    """One knob: an option of the base's kind and its two levels, first (coded -1) and
-    second (+1)."""
+    """One knob: an option of the base's kind and its levels in order. The screening sets
+    its first (coded -1) and last (+1); a refinement (`refine`) searches those between."""
     name: StrictStr
     levels: tuple[StrictStr, ...]
 
     @property
     def text(self) -> str:
         return f"{self.name}={','.join(self.levels)}"
+
+    @property
+    def ends(self) -> tuple[str, str]:
+        """The levels the screening sets: the first and the last."""
+        return self.levels[0], self.levels[-1]
+
+    def inward(self, better: str) -> list[str]:
+        """The levels between the ends, from the `better` end inward (a refinement's
+        order)."""
+        between = list(self.levels[1:-1])
+        return between[::-1] if better == self.levels[-1] else between
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,10 @@ class TuneEntry:
     knobs: list[Knob] = field(default_factory=list)
     metrics: list[StrictStr] = field(default_factory=list)
     min_effect_pct: Annotated[float, Field(gt=0, lt=100)] = DEFAULT_MIN_EFFECT_PCT
+    # a refinement: the levels between the ends of the knobs that matter are tried one by
+    # one against the best so far; a knob's search stops after `refine` tries that did not
+    # move the best (None: no refinement; knobs then take two levels)
+    refine: Annotated[int, Field(ge=1)] | None = None
 
     @property
     def knob_names(self) -> tuple[str, ...]:
@@ -77,7 +92,7 @@ class TuneEntry:
 
     def levels_of(self, row: tuple[int, ...]) -> dict[str, str]:
         """Knob -> level of a design row (coded -1 / +1)."""
-        return {k.name: k.levels[0 if code < 0 else 1] for k, code in zip(self.knobs, row)}
+        return {k.name: k.ends[0 if code < 0 else 1] for k, code in zip(self.knobs, row)}
 
     def spec(self, levels: dict[str, str], name: str) -> str:
         """The environment spec of the base with `levels` set, named `name`."""
@@ -136,23 +151,37 @@ def check(entry: TuneEntry) -> None:
     if len(entry.knobs) > screening.MAX_KNOBS:
         raise VirtbenchError(f"tune: {len(entry.knobs)} knobs; a screening takes at most "
                              f"{screening.MAX_KNOBS}")
+    if entry.refine is not None and entry.refine < 1:
+        raise VirtbenchError(f"tune: --refine {entry.refine}: give the tries in a row that "
+                             "end a knob's search, 1 or more, e.g. --refine 2")
     if not 0 < entry.min_effect_pct < 100:
         raise VirtbenchError(f"tune: min effect {entry.min_effect_pct:g} % must lie above 0 "
                              "and below 100, e.g. --min-effect 5")
     seen = set()
     for knob in entry.knobs:
-        _check_knob(knob, base, options, seen)
+        _check_knob(knob, base, options, seen, entry.refine)
         seen.add(knob.name)
     for name, levels in entry.configurations():
-        try:
-            environments.create(entry.spec(levels, name))
-        except VirtbenchError as exc:
-            shown = ", ".join(f"{k}={v}" for k, v in levels.items())
-            raise VirtbenchError(f"tune: configuration {name} ({shown}) cannot run: {exc}; "
-                                 "drop one of the knobs that cannot combine") from None
+        _check_combination(entry, name, levels)
+        for knob in entry.knobs if entry.refine else ():
+            for level in knob.levels[1:-1]:       # a refinement's tries change one knob
+                _check_combination(entry, f"{name} with {knob.name}={level}",
+                                   {**levels, knob.name: level})
 
 
-def _check_knob(knob: Knob, base: EnvSpec, options: dict, seen: set[str]) -> None:
+def _check_combination(entry: TuneEntry, name: str, levels: dict[str, str]) -> None:
+    """The configuration's environment, made (not started): one line when its kind refuses
+    the levels together."""
+    try:
+        environments.create(entry.spec(levels, "check"))
+    except VirtbenchError as exc:
+        shown = ", ".join(f"{k}={v}" for k, v in levels.items())
+        raise VirtbenchError(f"tune: configuration {name} ({shown}) cannot run: {exc}; "
+                             "drop one of the knobs that cannot combine") from None
+
+
+def _check_knob(knob: Knob, base: EnvSpec, options: dict, seen: set[str],
+                refine: int | None) -> None:
     kind = base.kind
     if knob.name in seen:
         raise VirtbenchError(f"tune: knob {knob.name} given twice; give it once with its "
@@ -167,11 +196,11 @@ def _check_knob(knob: Knob, base: EnvSpec, options: dict, seen: set[str]) -> Non
     if len(knob.levels) < 2:
         raise VirtbenchError(f"tune: knob {knob.text} has one level; give two, e.g. "
                              f"--knob {knob.name}={knob.levels[0]},OTHER")
-    if len(knob.levels) > 2:
+    if len(knob.levels) > 2 and refine is None:
         raise VirtbenchError(f"tune: knob {knob.text} has {len(knob.levels)} levels; a "
                              "screening takes two (the lowest and the highest setting worth "
-                             f"trying), e.g. --knob {knob.name}={knob.levels[0]},"
-                             f"{knob.levels[-1]}")
+                             f"trying, e.g. --knob {knob.name}={knob.levels[0]},"
+                             f"{knob.levels[-1]}); give --refine N to try those between too")
     for level in knob.levels:
         try:
             options[knob.name].parse(kind, knob.name, level)
@@ -183,4 +212,5 @@ def from_table(table) -> TuneEntry:
     """A study file's `[tune]` table (schema.TuneTable) as a TuneEntry (not yet checked)."""
     return TuneEntry(base=table.base, knobs=[Knob(name, tuple(levels))
                                              for name, levels in table.knobs.items()],
-                     metrics=list(table.metrics), min_effect_pct=float(table.min_effect))
+                     metrics=list(table.metrics), min_effect_pct=float(table.min_effect),
+                     refine=table.refine)

@@ -101,3 +101,14 @@ def test_a_dry_run_with_trials_auto_says_its_looks(capsys):
     assert code == 0
     assert ("trials auto: the effects are looked at after 6, 12, 24, 30 block(s), each look "
             "at alpha / 4, until every knob is decided") in out
+
+
+def test_a_dry_run_with_refine_says_which_levels_it_would_try(capsys):
+    code, out, err = run_cli(capsys, "tune", "--env", "container", "--knob", "cpus=0.5,1,2",
+                             "--knob", "mem=512M,4G", "--bench", "pi", "--refine", "2",
+                             "--dry-run")
+    assert code == 0, err
+    assert "  c1: cpus=0.5, mem=512M" in out and "cpus=1," not in out.split("refine:")[0]
+    assert ("refine: if their knob matters, the levels between the ends of cpus (1) are "
+            "tried against the best so far, 4 block(s) each; a knob's search stops after 2 "
+            "tries in a row that do not move it") in out

@@ -199,3 +199,71 @@ def test_a_recommendation_that_cannot_be_made_is_warned_and_the_run_completes(
     assert "tune: the recommendation cannot be confirmed in this run: " in out.getvalue()
     tune = analyze_run(store, outcome.run_id).tune
     assert tune.recommended == {"cpus": "2"} and tune.confirmed is None
+
+
+def _refine_run(tmp_path, monkeypatch, seconds_of_cpus, refine=1):
+    """A tune of cpus=0.5,1,2 and mem with --refine: each environment's time is
+    `seconds_of_cpus[its cpus]`; the configurations made after the plan are recorded."""
+    from virtbench.measure.environments import EnvSpec
+    entry = TuneEntry(base="container:cpus=0.5",
+                      knobs=[parse_knob("cpus=0.5,1,2"), parse_knob("mem=512M,4G")],
+                      refine=refine)
+    cpus_of = {"base": "0.5", **{name: lv["cpus"] for name, lv in entry.configurations()}}
+    made: list[str] = []
+
+    def make(spec):
+        parsed = EnvSpec.parse(spec)
+        made.append(spec)
+        cpus_of[parsed.options["name"]] = parsed.options["cpus"]
+        return Quiet(parsed.options["name"])
+    monkeypatch.setattr(tune_stage, "make_environment", make)
+    import virtbench.execution.run.refine as refine_stage
+    monkeypatch.setattr(refine_stage, "make_environment", make)
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    out = io.StringIO()
+    runner = Runner(store, console=Console(file=out, width=300), show_progress=False)
+    bench = Seconds(lambda label: seconds_of_cpus[cpus_of[label]])
+    outcome = runner.start(_prepared(bench, entry))
+    return store, outcome, out.getvalue(), made
+
+
+def test_a_refinement_that_finds_nothing_better_keeps_the_screenings_best(tmp_path,
+                                                                        monkeypatch):
+    store, outcome, text, made = _refine_run(tmp_path, monkeypatch,
+                                             {"0.5": 2.0, "1": 1.0, "2": 1.0})
+    assert outcome.status == "complete"
+    assert made == ["container:cpus=2,name=r0", "container:cpus=1,name=r1",
+                    "container:cpus=2,name=recommended"]
+    record = store.get_run(outcome.run_id)["detail"]["tune_refine"]
+    assert record["best"] == {"cpus": "2"} and record["stopped"] == "done"
+    assert [(s["level"], s["reference"], s["moved"]) for s in record["steps"]] == \
+        [("1", "r0", False)]
+    blocks = _by_block(store, outcome.run_id)
+    assert [sorted(blocks[b]) for b in range(3, 6)] == [["r0", "r1"]] * 3
+    assert [sorted(blocks[b]) for b in range(6, 12)] == [["base", "recommended"]] * 6
+    assert "tune: refining cpus: cpus=1 (r1) against the best so far (r0)" in text
+    tune = analyze_run(store, outcome.run_id).tune
+    (step,) = tune.refinement
+    assert (step.level, step.moved, step.vs_best.verdict) == ("1", False, Decided.PASS)
+    assert tune.recommended == {"cpus": "2"}
+    assert tune.confirmed.verdict == Decided.FAIL
+
+
+def test_a_level_between_the_ends_that_is_better_becomes_the_recommendation(tmp_path,
+                                                                          monkeypatch):
+    store, outcome, _, made = _refine_run(tmp_path, monkeypatch,
+                                          {"0.5": 2.0, "1": 0.7, "2": 1.0})
+    assert made[-1] == "container:cpus=1,name=recommended"
+    record = store.get_run(outcome.run_id)["detail"]["tune_refine"]
+    assert record["best"] == {"cpus": "1"} and record["best_label"] == "r1"
+    tune = analyze_run(store, outcome.run_id).tune
+    assert tune.refinement[0].moved is True
+    assert tune.recommended == {"cpus": "1"}
+    assert tune.headline.startswith("recommended: cpus=1: 2.8")      # 2.0 s -> 0.7 s
+    assert "× faster on x [" in tune.headline and "], confirmed; mem: " in tune.headline
+    from virtbench.results.report.fmt import tune as tune_fmt
+    lines = tune_fmt.lines(analyze_run(store, outcome.run_id))
+    import re
+    assert any(re.fullmatch(r"refine: cpus=1 \(r1\) against r0: (29|30|31)\.\d % faster "
+                            r"\[-\d+\.\d, -\d+\.\d\]: the new best", line)
+               for line in lines), lines

@@ -167,3 +167,29 @@ def test_an_adaptive_screening_decides_at_alpha_over_its_looks():
     assert screening_alpha(study) == study.alpha
     auto = replace(study, adaptive=True, min_trials=6, max_trials=60)
     assert screening_alpha(auto) == pytest.approx(study.alpha / 5)
+
+
+def test_a_refinement_takes_more_levels_and_screens_their_ends():
+    entry = _entry("cpus=0.5,1,2", "mem=512M,4G", refine=2)
+    check(entry)
+    assert entry.knobs[0].ends == ("0.5", "2")
+    assert {lv["cpus"] for _, lv in entry.configurations()} == {"0.5", "2"}
+    assert Knob("q", ("1", "2", "4", "8")).inward("8") == ["4", "2"]
+    assert Knob("q", ("1", "2", "4", "8")).inward("1") == ["2", "4"]
+    back = Study.from_dict(tuned(_study(), entry).to_dict())
+    assert back.tune.refine == 2 and back.tune.knobs[0].levels == ("0.5", "1", "2")
+
+
+def test_a_refinements_tries_that_cannot_combine_are_refused_before_the_run():
+    entry = _entry("cache=writeback,none", "queues=1,2,4", base="qemu:vcpus=2", refine=1)
+    with pytest.raises(VirtbenchError) as exc:
+        check(entry)
+    assert "queues=4 is more than vcpus=2" in str(exc.value)
+    entry = _entry("nic=e1000,virtio-net", "queues=1,4,2", base="qemu:vcpus=2", refine=1)
+    with pytest.raises(VirtbenchError, match=r"configuration c\d \(.*queues=2\)|queues=4"):
+        check(entry)
+
+
+def test_a_refine_below_one_is_refused():
+    with pytest.raises(VirtbenchError, match="--refine 0: give the tries in a row"):
+        check(_entry("cpus=0.5,1,2", refine=0))

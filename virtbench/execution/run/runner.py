@@ -166,12 +166,7 @@ class Runner:
                     from .adaptive import AdaptiveLoop
                     AdaptiveLoop(session).run()
                 if study.tune is not None:
-                    from .tune import ConfirmStage, ScreeningLoop
-                    if study.adaptive:
-                        session.tracker.doing = "the tune's screening"
-                        ScreeningLoop(session).run()
-                    session.tracker.doing = "the tune's confirmation"
-                    ConfirmStage(session).run()
+                    self._tune(session)
             if study.profile == "exits":
                 session.tracker.doing = "the exit profiles"
                 from .profiled import profile_exits
@@ -190,6 +185,22 @@ class Runner:
         session.tracker.doing = "the end of the run"
         self.store.set_run_status(run_id, "complete")
         return outcome
+
+    @staticmethod
+    def _tune(session: RunSession) -> None:
+        """A tune's stages after its plan: the adaptive screening's blocks, the refinement,
+        the confirmation (execution/run/tune.py, refine.py)."""
+        from .refine import RefineStage
+        from .tune import ConfirmStage, ScreeningLoop
+        study = session.prepared.study
+        if study.adaptive:
+            session.tracker.doing = "the tune's screening"
+            ScreeningLoop(session).run()
+        if study.tune.refine:
+            session.tracker.doing = "the tune's refinement"
+            RefineStage(session).run()
+        session.tracker.doing = "the tune's confirmation"
+        ConfirmStage(session).run()
 
     def slot_ran(self, session: RunSession, slot: PlannedTrial, ok: bool) -> None:
         """After each slot that ran (the session counted it and moved its progress line on):

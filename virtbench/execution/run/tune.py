@@ -10,10 +10,10 @@ next look, unless there is none ("max_trials") or those blocks would end past th
 budget ("budget"). The look it runs to is written into the run's detail
 (`tune_screening`) before its blocks run, so a resumed run finishes them first.
 
-The confirmation, as a specification: once the screening's blocks are stored, the run is analysed and its
-recommendation read (results/analysis/tune.py: the first metric's). No knob that matters:
-the base stays, nothing more runs, and the run's detail says so. Otherwise the recommended
-configuration (the base with the recommended levels, named `recommended`) becomes an
+The confirmation, as a specification: once the screening's blocks are stored, the run is
+analysed and its recommendation read (results/analysis/tune.py: the first metric's; after a
+refinement, execution/run/refine.py, its best). No knob that matters: the base stays,
+nothing more runs, and the run's detail says so. Otherwise the recommended configuration (the base with the recommended levels, named `recommended`) becomes an
 environment of the run, made and checked like the plan's (created, probed, resolved, given
 its cases' packages), and runs `max(trials, TUNE_CONFIRM_BLOCKS)` blocks after the plan's,
 each block the base and the recommended configuration on every case, in an order shuffled
@@ -74,6 +74,45 @@ def make_environment(spec: str) -> Environment:
     return env
 
 
+def add_configuration(session: Blocks, env: Environment, spec: str) -> str:
+    """Make `env` (a configuration the tune chose after its plan: the recommended one, a
+    refinement's) an environment of the run, as the plan's are: its cases' packages, the
+    cases it cannot run skipped, stored as planned; its label. Once per session."""
+    prepared, label = session.prepared, env.label
+    if label in prepared.envs:
+        return label
+    cases = prepared.cases
+    skipped = skipped_cases({label: env}, cases)
+    give_packages({label: env}, cases, {(e, c) for e, c, _ in skipped})
+    prepared.envs[label] = env               # the keeper holds this very mapping
+    prepared.skipped_cases.extend(skipped)
+    options = {**env.values, **({"name": env.name} if env.name else {})}
+    session.store.upsert_environment(session.run_id, label, kind=env.kind, spec=spec,
+                                     options=jsonable(options), status="planned")
+    return label
+
+
+def run_pair_blocks(session: Blocks, blocks: range, pair: tuple[str, str], tag: str) -> None:
+    """Blocks numbered `blocks` of the two environments `pair` on every case both can run,
+    each block's order shuffled with the run's seed, `tag` and the block's number; the slots
+    already stored are not run again."""
+    prepared, store, run_id = session.prepared, session.store, session.run_id
+    skip = prepared.skip
+    for block in blocks:
+        done = store.done_slots(run_id)
+        units = [(env, case) for case in prepared.cases for env in pair
+                 if not any((e, case) in skip for e in pair)]
+        random.Random(f"{prepared.study.seed}:{tag}:{block}").shuffle(units)
+        seq = max([-1, *(t["seq"] for t in store.trials(run_id))]) + 1
+        slots = []
+        for env, case in units:
+            if (env, case, block) not in done:
+                slots.append(PlannedTrial(seq, block, env, case))
+                seq += 1
+        session.describe(f"{tag}: {pair[1]} against {pair[0]}, block {block + 1}")
+        session.run_slots(slots, extra=True)
+
+
 class ConfirmStage:
     def __init__(self, session: Blocks, recommend: Recommend | None = None,
                  make: Callable[[str], Environment] | None = None):
@@ -90,7 +129,10 @@ class ConfirmStage:
         """Run what the confirmation is missing; its record (the run detail's `tune`)."""
         record = dict((self.store.get_run(self.run_id).get("detail") or {}).get("tune") or {})
         if "recommended" not in record:
-            record = self._plan(self.recommend(self.store, self.run_id))
+            refined = (self.store.get_run(self.run_id).get("detail") or {}).get("tune_refine")
+            levels = (refined["best"] if refined and refined.get("stopped")
+                      else self.recommend(self.store, self.run_id))
+            record = self._plan(levels)
             self.store.update_run_detail(self.run_id, tune=record)
         if not record["recommended"]:
             self.session.say("tune: no knob matters; the base stays, nothing to confirm")
@@ -99,15 +141,14 @@ class ConfirmStage:
         if base in self.session.dead:
             return self._unconfirmed(record, f"the base ({base}) was lost")
         try:
-            label = self._add(record["spec"])
+            label = add_configuration(self.session, self.make(record["spec"]), record["spec"])
         except VirtbenchError as exc:
             return self._unconfirmed(record, str(exc))
         first, count = record["first_block"], record["blocks"]
         shown = ", ".join(f"{k}={v}" for k, v in record["recommended"].items())
         self.session.say(f"tune: recommended {shown}; confirming it against the base in "
                          f"{count} block(s)")
-        for block in range(first, first + count):
-            self._run_block(block, base, label)
+        run_pair_blocks(self.session, range(first, first + count), (base, label), "tune")
         return record
 
     def _unconfirmed(self, record: dict, why: str) -> dict:
@@ -129,40 +170,6 @@ class ConfirmStage:
                 "first_block": first,
                 "blocks": max(self.study.trials, defaults.TUNE_CONFIRM_BLOCKS)}
 
-    def _add(self, spec: str) -> str:
-        """Make the recommended configuration an environment of the run (once per
-        session); its label."""
-        env = self.make(spec)
-        label = env.label
-        if label in self.prepared.envs:
-            return label
-        cases = self.prepared.cases
-        skipped = skipped_cases({label: env}, cases)
-        give_packages({label: env}, cases, {(e, c) for e, c, _ in skipped})
-        self.prepared.envs[label] = env          # the keeper holds this very mapping
-        self.prepared.skipped_cases.extend(skipped)
-        options = {**env.values, **({"name": env.name} if env.name else {})}
-        self.store.upsert_environment(self.run_id, label, kind=env.kind, spec=spec,
-                                      options=jsonable(options), status="planned")
-        return label
-
-    def _run_block(self, block: int, base: str, label: str) -> None:
-        done = self.store.done_slots(self.run_id)
-        skip = self.prepared.skip
-        units = [(env, case) for case in self.prepared.cases for env in (base, label)
-                 if (env, case) not in skip and (base, case) not in skip
-                 and (label, case) not in skip]
-        random.Random(f"{self.study.seed}:tune:{block}").shuffle(units)
-        seqs = [t["seq"] for t in self.store.trials(self.run_id)]
-        seq = max([-1, *seqs]) + 1
-        slots = []
-        for env, case in units:
-            if (env, case, block) in done:
-                continue
-            slots.append(PlannedTrial(seq, block, env, case))
-            seq += 1
-        self.session.describe(f"tune: confirming block {block + 1}")
-        self.session.run_slots(slots, extra=True)
 
 
 class ScreeningLoop:

@@ -25,7 +25,7 @@ from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
 from .headline import Headline, HeadlineItem, HeadlineSummary
 from .tune import (TuneConfiguration, TuneDesign, TuneEffect, TuneRecommendation,
-                   TuneReport)
+                   TuneReport, TuneStep)
 from .run import (
     AdaptiveSummary,
     Case,
@@ -58,4 +58,4 @@ __all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "DisturbedTrial",
            "TrialCount",
            "VsReference", "FamilySentence",
            "PriceCell", "PriceExit", "PriceList", "PriceRow", "TuneConfiguration",
-           "TuneDesign", "TuneEffect", "TuneRecommendation", "TuneReport"]
+           "TuneDesign", "TuneEffect", "TuneRecommendation", "TuneReport", "TuneStep"]

@@ -72,6 +72,23 @@ class TuneRecommendation(Record):
                                           "base, when it ran")
 
 
+class TuneStep(Record):
+    """One step of a refinement: a level between a knob's ends against the best so far."""
+
+    knob: str = Field("", description="the knob")
+    level: str = Field("", description="the level tried")
+    environment: str = Field("", description="its configuration's environment label "
+                                             "(r1, r2, ...)")
+    reference: str = Field("", description="the best so far it ran against (r0: the "
+                                           "screening's recommendation)")
+    levels: dict[str, str] = Field(default_factory=dict, description="its configuration: "
+                                   "knob -> level")
+    vs_best: VsReference | None = Field(None, description="its A/B against the best so far "
+                                        "on the first metric, in the same blocks")
+    moved: bool | None = Field(None, description="true: beyond the band on the better side, "
+                               "the new best; null: not run yet")
+
+
 class TuneReport(Record):
     """`tune` of a tune run's JSON report."""
 
@@ -85,6 +102,8 @@ class TuneReport(Record):
                                                       "recommended configuration per metric")
     recommended: dict[str, str] = Field(default_factory=dict, description="the recommended "
                                         "configuration (the first metric's): knob -> level")
+    refinement: list[TuneStep] = Field(default_factory=list, description="the refinement's "
+                                       "steps (--refine), in the order they ran")
     trade_off: str | None = Field(None, description="where the metrics' recommendations "
                                   "disagree")
     confirmation: str | None = Field(None, description="the recommended configuration's "

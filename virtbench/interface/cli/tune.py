@@ -30,6 +30,10 @@ def add_parser(sub, add_study_flags, add_verbosity_flags) -> None:
     t.add_argument("--min-effect", type=float, metavar="PCT",
                    help="the smallest effect that matters, %% (default "
                         f"{defaults.TUNE_MIN_EFFECT_PCT:g})")
+    t.add_argument("--refine", type=int, metavar="N",
+                   help="after the screening, try the levels between a knob's first and last "
+                        "(a knob may then have more than two) against the best so far; a "
+                        "knob's search stops after N tries in a row that did not move it")
     t.add_argument("--dry-run", action="store_true",
                    help="print the design (resolution, aliasing, configurations, blocks, "
                         "expected time) and exit")
@@ -60,7 +64,8 @@ def tune_study(args):
         base=base, knobs=knobs,
         metrics=list(args.metric) if args.metric else list(given.metrics) if given else [],
         min_effect_pct=(args.min_effect if args.min_effect is not None
-                        else given.min_effect_pct if given else defaults.TUNE_MIN_EFFECT_PCT))
+                        else given.min_effect_pct if given else defaults.TUNE_MIN_EFFECT_PCT),
+        refine=args.refine if args.refine is not None else given.refine if given else None)
     flags = StudyFlags.from_args(args)
     study = study_flags.with_flags(study, replace(flags, env=None))
     if flags.trials is None and given is None:
@@ -100,4 +105,12 @@ def _print_design(prepared, out: Console, estimate: float) -> int:
     for line in tune_fmt.design_lines(section, study.trials, confirm, len(prepared.cases),
                                       total, schedule):
         out.print(escape(line), highlight=False)
+    entry = study.tune
+    inner = [f"{k.name} ({', '.join(k.levels[1:-1])})" for k in entry.knobs
+             if len(k.levels) > 2]
+    if entry.refine and inner:
+        out.print(escape(f"refine: if their knob matters, the levels between the ends of "
+                         f"{', '.join(inner)} are tried against the best so far, "
+                         f"{max(study.trials, 3)} block(s) each; a knob's search stops after "
+                         f"{entry.refine} tries in a row that do not move it"), highlight=False)
     return 0

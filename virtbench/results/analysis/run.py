@@ -310,7 +310,7 @@ def _report(store: Store, run: dict, s: Settings, m: _Measured, results: list[Re
         claims=claims,
         price_lists=price_lists(cases, s.labels, s.baseline, results, profiles, warnings),
         migrations=migration_timelines(m.trials, m.samples))))
-    report.tune = tune_section(report, s.study)
+    report.tune = tune_section(report, s.study, run.get("detail"))
     return report
 
 

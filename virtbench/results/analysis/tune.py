@@ -13,12 +13,13 @@ from ...foundations.stats.screening import effects as fx
 from ...study.design import Study
 from ...study.tune import BASE_NAME, RECOMMENDED_NAME, TuneEntry, screening_alpha
 from ..report.words import tune as words
+from . import refine
 
 
-def tune_section(report: RunReport, study: Study, recommended_label: str | None = None
+def tune_section(report: RunReport, study: Study, detail: dict | None = None
                  ) -> TuneReport | None:
-    """The tune of `report`'s run (None for a run that is not a tune). `recommended_label`:
-    the label the recommended configuration ran under (default `recommended`), when it ran."""
+    """The tune of `report`'s run (None for a run that is not a tune); `detail`: the run's
+    detail (its refinement's record, `tune_refine`)."""
     entry = study.tune
     if entry is None:
         return None
@@ -33,7 +34,7 @@ def tune_section(report: RunReport, study: Study, recommended_label: str | None 
                                                             spec=entry.spec(lv, n))
                                           for n, lv in configurations]))
     row_of = {name: i for i, (name, _) in enumerate(configurations)}
-    label = recommended_label or RECOMMENDED_NAME
+    label = RECOMMENDED_NAME
     firsts: list[tuple[Result, dict[str, str]]] = []
     for case in study.benchmarks:
         for metric in entry.metrics_of(case.name):
@@ -50,7 +51,9 @@ def tune_section(report: RunReport, study: Study, recommended_label: str | None 
                 confirmed=confirm[0] if confirm else None))
             if confirm:
                 section.confirmation = label
-    _recommend(section, firsts)
+    refined = (detail or {}).get("tune_refine") or {}
+    section.refinement = refine.steps(report, study, refined)
+    _recommend(section, firsts, refined.get("best") if refined.get("stopped") else None)
     return section
 
 
@@ -66,7 +69,7 @@ def _metric(section: TuneReport, entry: TuneEntry, design, rows: list[Result],
     knobs = {k.name: k for k in entry.knobs}
     for e in effects:
         single = len(e.term.knobs) == 1
-        levels = list(knobs[e.term.name].levels) if single else []
+        levels = list(knobs[e.term.name].ends) if single else []
         better = (levels[0 if e.better < 0 else 1] if single and e.better is not None
                   else None)
         record = TuneEffect(knob=e.term.name, levels=levels, benchmark=first.benchmark,
@@ -76,17 +79,20 @@ def _metric(section: TuneReport, entry: TuneEntry, design, rows: list[Result],
                             blocks=e.blocks)
         (section.knobs if single else section.interactions).append(record)
     coded = fx.recommend(effects, design.knobs, first.higher_is_better)
-    return {k: knobs[k].levels[0 if code < 0 else 1] for k, code in coded.items()}
+    return {k: knobs[k].ends[0 if code < 0 else 1] for k, code in coded.items()}
 
 
-def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]]) -> None:
-    """The recommendation (the first metric's), the trade-off when the metrics disagree,
-    and the headline."""
+def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
+               refined: dict[str, str] | None) -> None:
+    """The recommendation (the first metric's, or the refinement's best), the trade-off
+    when the metrics disagree, and the headline."""
     if not firsts:
         section.note = "no metric of this tune has samples yet"
         section.headline = "nothing measured yet"
         return
     row, levels = firsts[0]
+    if refined is not None:
+        levels = refined
     section.recommended = levels
     others = [(r, lv) for r, lv in firsts[1:] if lv != levels]
     if others:

@@ -23,6 +23,10 @@ def lines(report: RunReport) -> list[str]:
         out.append(f"{effect.benchmark} · {effect.metric}: "
                    f"{words.knob_words(effect, tune.min_effect_pct, unit, higher)}"
                    + _interval(effect))
+    for step in tune.refinement:
+        first = next(((r.unit, r.higher_is_better) for r in report.results
+                      if r.environment == step.environment), ("", True))
+        out.append("refine: " + words.step_words(step, *first))
     if tune.trade_off:
         out.append(f"trade-off: {tune.trade_off}")
     if tune.note:

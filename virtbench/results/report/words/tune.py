@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ....core.decisions import Decided, Direction
 from ....foundations.model.decision import VsReference
-from ....foundations.model.tune import TuneEffect
+from ....foundations.model.tune import TuneEffect, TuneStep
 from .change import said
 
 CONFIRMED, NOT_CONFIRMED, NOT_YET = "confirmed", "not confirmed", "not yet confirmed"
@@ -77,3 +77,16 @@ def headline(recommended: dict[str, str], confirmation: str, others: list[str],
     else:
         first = f"keep the base: no knob matters on {metric}"
     return "; ".join([first, *others])
+
+
+def step_words(step: TuneStep, unit: str, higher_is_better: bool) -> str:
+    """"queues=4 (r1) against r0: 3.1 % faster [-6.0, -0.2]: kept r0" or "...: the new best"
+    or "...: not run yet"."""
+    head = f"{step.knob}={step.level} ({step.environment}) against {step.reference}"
+    vs = step.vs_best
+    if step.moved is None or vs is None:
+        return f"{head}: not run yet" if step.moved is None else f"{head}: no ratio"
+    change = said(vs.ratio, higher_is_better, unit)
+    interval = change.interval(vs.ratio_ci_low, vs.ratio_ci_high, higher_is_better)
+    outcome = "the new best" if step.moved else f"kept {step.reference}"
+    return f"{head}: {change.sentence()} {interval}: {outcome}".replace("  ", " ")
