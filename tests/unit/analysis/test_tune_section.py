@@ -104,3 +104,14 @@ def test_noise_with_few_blocks_leaves_a_knob_undecided_with_the_blocks_that_woul
     assert undecided and all(k.blocks_needed is None or k.blocks_needed > 3
                              for k in undecided)
     assert "undecided (" in section.headline
+
+
+def test_a_metric_no_knob_moves_is_no_trade_off():
+    study = _study("cpus=0.5,2", "mem=512M,4G", metrics=["seconds", "copy_mb_s"],
+                   benches=("pi", "stream"))
+    rows = _rows(study, "pi", "seconds", lambda lv: 2.0 if lv["cpus"] == "0.5" else 1.0)
+    rows += _rows(study, "stream", "copy_mb_s", lambda lv: 900.0, higher_is_better=True,
+                  unit="MB/s")
+    section = tune_section(RunReport(results=rows), study)
+    assert section.recommendations[1].levels == {}
+    assert section.recommended == {"cpus": "2"} and section.trade_off is None

@@ -94,7 +94,7 @@ def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
     if refined is not None:
         levels = refined
     section.recommended = levels
-    others = [(r, lv) for r, lv in firsts[1:] if lv != levels]
+    others = [(r, lv) for r, lv in firsts[1:] if _conflicts(lv, levels)]
     if others:
         section.trade_off = "; ".join(
             f"{r.metric_id.base} of {r.benchmark} recommends "
@@ -112,6 +112,13 @@ def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
             and e.knob not in levels]
     section.headline = words.headline(levels, said_confirmation, rest,
                                       f"{row.metric_id.base} of {row.benchmark}")
+
+
+def _conflicts(other: dict[str, str], levels: dict[str, str]) -> bool:
+    """Whether another metric's recommendation asks a change the first's does not make (a
+    knob at another level, or set where the first keeps the base's); one that changes
+    nothing asks nothing."""
+    return any(levels.get(k) != v for k, v in other.items())
 
 
 def _shown(levels: dict[str, str]) -> str:
