@@ -267,3 +267,23 @@ def test_a_level_between_the_ends_that_is_better_becomes_the_recommendation(tmp_
     assert any(re.fullmatch(r"refine: cpus=1 \(r1\) against r0: (29|30|31)\.\d % faster "
                             r"\[-\d+\.\d, -\d+\.\d\]: the new best", line)
                for line in lines), lines
+
+
+def test_an_adaptive_tunes_ab_runs_on_while_it_is_inconclusive(tmp_path, monkeypatch):
+    _adaptive(monkeypatch, [[]])                       # every knob decided at the first look
+    answers = [True, True, False]
+    monkeypatch.setattr(tune_stage, "ab_undecided", lambda store, run_id: answers.pop(0))
+    store, _, outcome, _, _ = _start(tmp_path, Seconds(quota), monkeypatch, **AUTO)
+    assert outcome.status == "complete" and answers == []
+    blocks = _by_block(store, outcome.run_id)
+    assert [sorted(blocks[b]) for b in range(3, 11)] == [["base", "recommended"]] * 8
+    assert max(blocks) == 10
+    assert store.get_run(outcome.run_id)["detail"]["tune"]["blocks"] == 8
+
+
+def test_an_adaptive_tunes_ab_stops_at_max_trials(tmp_path, monkeypatch):
+    _adaptive(monkeypatch, [[]])
+    monkeypatch.setattr(tune_stage, "ab_undecided", lambda store, run_id: True)
+    store, _, outcome, _, _ = _start(tmp_path, Seconds(quota), monkeypatch, **AUTO)
+    assert store.get_run(outcome.run_id)["detail"]["tune"]["blocks"] == 12     # max_trials
+    assert max(_by_block(store, outcome.run_id)) == 3 + 12 - 1

@@ -17,7 +17,9 @@ nothing more runs, and the run's detail says so. Otherwise the recommended confi
 environment of the run, made and checked like the plan's (created, probed, resolved, given
 its cases' packages), and runs `max(trials, TUNE_CONFIRM_BLOCKS)` blocks after the plan's,
 each block the base and the recommended configuration on every case, in an order shuffled
-with the run's seed and the block's number. Its rows are compared with the base on the
+with the run's seed and the block's number; an adaptive tune's (`trials = "auto"`, whose
+rows are decided by confidence sequences) then runs one more block while the A/B is
+inconclusive on the first metric, up to max_trials blocks. Its rows are compared with the base on the
 blocks both ran (every comparison pairs inside blocks), decided like every row of the run.
 The recommendation and its blocks are written into the run's detail (`tune`) before they
 run, so a resumed run runs the very same configuration and the blocks it is missing.
@@ -62,6 +64,14 @@ def undecided_knobs(store: Store, run_id: str) -> list[str]:
     return [f"{k.benchmark} · {k.metric}: {k.knob}"
             + (f" (>= {k.blocks_needed} blocks would decide)" if k.blocks_needed else "")
             for k in report.tune.knobs if k.decision == "undecided"]
+
+
+def ab_undecided(store: Store, run_id: str) -> bool:
+    """Whether the A/B of the recommendation is still inconclusive on the first metric."""
+    from ...results.analysis import analyze_run
+    report = analyze_run(store, run_id)
+    vs = report.tune.confirmed if report.tune is not None else None
+    return vs is None or vs.verdict == "inconclusive"
 
 
 def make_environment(spec: str) -> Environment:
@@ -124,6 +134,7 @@ class ConfirmStage:
         self.study = session.prepared.study
         self.recommend = recommend or recommendation
         self.make = make or make_environment
+        self.undecided_ab = ab_undecided
 
     def run(self) -> dict:
         """Run what the confirmation is missing; its record (the run detail's `tune`)."""
@@ -149,7 +160,20 @@ class ConfirmStage:
         self.session.say(f"tune: recommended {shown}; confirming it against the base in "
                          f"{count} block(s)")
         run_pair_blocks(self.session, range(first, first + count), (base, label), "tune")
+        if self.study.adaptive:
+            self._until_decided(record, base, label)
         return record
+
+    def _until_decided(self, record: dict, base: str, label: str) -> None:
+        """An adaptive tune (its rows decided by confidence sequences, valid however often
+        they are looked at): one more block of the A/B while its first metric is undecided,
+        up to max_trials blocks."""
+        while (record["blocks"] < self.study.max_trials and label not in self.session.dead
+               and self.undecided_ab(self.store, self.run_id)):
+            block = record["first_block"] + record["blocks"]
+            record["blocks"] += 1
+            self.store.update_run_detail(self.run_id, tune=record)
+            run_pair_blocks(self.session, range(block, block + 1), (base, label), "tune")
 
     def _unconfirmed(self, record: dict, why: str) -> dict:
         """The A/B cannot run in this run: said, and warned (`tune_unconfirmed`)."""
