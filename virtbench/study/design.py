@@ -251,17 +251,17 @@ def load(path: str | Path) -> Study:
         raise fail(path, str(exc)) from None
     adaptive, trials = trials_setting(doc.trials, doc.min_trials)
     study = Study(name=doc.name or name_from_file(path), environments=envs, benchmarks=cases,
-                 trials=trials, adaptive=adaptive,
-                 baseline=doc.baseline, threshold_pct=float(doc.threshold),
-                 seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
-                 pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
-                 correction=doc.correction,
-                 claims=claims, min_trials=doc.min_trials, max_trials=doc.max_trials,
-                 min_section_s=float(doc.min_section), duet=doc.duet,
-                 steal_limit_pct=float(doc.steal_limit),
-                 cpu_share_limit=float(doc.cpu_share_limit),
-                 budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
-                 resolution_pct=doc.resolution)
+                  trials=trials, adaptive=adaptive,
+                  baseline=doc.baseline, threshold_pct=float(doc.threshold),
+                  seed=doc.seed, source=str(path), published=published, warmup=doc.warmup,
+                  pin=doc.pin, alpha=doc.alpha, profile=doc.profile, analysis=doc.analysis,
+                  correction=doc.correction,
+                  claims=claims, min_trials=doc.min_trials, max_trials=doc.max_trials,
+                  min_section_s=float(doc.min_section), duet=doc.duet,
+                  steal_limit_pct=float(doc.steal_limit),
+                  cpu_share_limit=float(doc.cpu_share_limit),
+                  budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
+                  resolution_pct=doc.resolution)
     if doc.tune is None:
         return study
     if envs:

@@ -84,7 +84,6 @@ def cmd_image(args, out: Console) -> int:
 def cmd_run(args, out: Console, err: Console) -> int:
     if not args.dry_run:
         check_store(args.store)     # refused before anything is loaded, probed, built or run
-    from ...results import analysis
     from ...study import design as study_mod, flags as study_flags
     from ...execution.run.runner import Runner, prepare, skip_line
     if args.retry_failed and not args.resume:
