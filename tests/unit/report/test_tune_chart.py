@@ -201,3 +201,11 @@ def test_html_of_a_run_that_is_not_a_tune_has_no_tune_section():
     assert '<section class="tune">' not in without and "<h2>Tune</h2>" not in without
     assert 'data-metric="effects"' not in without
     assert "not estimated" not in without
+
+
+def test_html_lists_the_refinements_tries():
+    from virtbench.foundations.model.tune import TuneStep
+    step = TuneStep(knob="cpus", level="1", environment="r1", reference="r0",
+                    levels={"cpus": "1"}, moved=None)
+    page = render(_report(_tune(refinement=[step])), "html")
+    assert "refine: cpus=1 (r1) against r0: not run yet" in page

@@ -253,8 +253,9 @@ def tune_view(analysis: RunReport, chart_specs: list[tuple[str, dict]]) -> dict 
     for fig in tunechart.metric_figures(analysis):
         ids.append(f"chart-{len(chart_specs)}")
         chart_specs.append((ids[-1], fig))
-    more = [f"trade-off: {tune.trade_off}" if tune.trade_off else None,
-            f"note: {tune.note}" if tune.note else None]
+    more = [line for line in tune_text.lines(analysis) if line.startswith("refine: ")]
+    more += [f"trade-off: {tune.trade_off}" if tune.trade_off else None,
+             f"note: {tune.note}" if tune.note else None]
     return {"headline": tune.headline, "design": tune_text.design_summary(tune.design),
             "notes": [x for x in more if x], "charts": ids}
 
