@@ -132,3 +132,13 @@ def test_claims_holm_took_back_say_so():
     assert msg.startswith(prose.relation_message(weak[0]) + "; holds at p 0.0")
     assert "but not after Holm over 3 claims (adjusted p " in msg
     assert "would decide" not in msg
+
+
+def test_small_counts_whose_interval_has_no_upper_end_say_no_interval():
+    # counts of 0 to 3 (a TCP retransmit count over 4 trials in a TCG guest, 2026-11-29):
+    # the unpaired bootstrap's resamples divide by a reference of 0, the interval's upper
+    # end is unbounded (None); the message says so instead of failing
+    d = dc.decide_unpaired([2.0, 2.0, 1.0, 2.0], [0.0, 1.0, 1.0, 1.0], False, 5.0, 0.05, 1)
+    assert d.eq_ci_low is not None and d.eq_ci_high is None
+    text = prose.decision_message(d)
+    assert "no interval yet" in text and "\n" not in text

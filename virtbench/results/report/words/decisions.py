@@ -81,7 +81,7 @@ def _size(over: float | None, reference: str) -> str:
 
 def _ratio_ci(lo: float | None, hi: float | None, higher_is_better: bool) -> str:
     """An interval of the ratio as overheads, lower first."""
-    if lo is None or not np.isfinite(lo) or not np.isfinite(hi):
+    if lo is None or hi is None or not np.isfinite(lo) or not np.isfinite(hi):
         return "no interval yet"
     o = sorted((overhead_pct(lo, higher_is_better), overhead_pct(hi, higher_is_better)))
     return f"{o[0]:+.1f} % to {o[1]:+.1f} %"
