@@ -436,8 +436,12 @@ def _bootstrap_log_ratios(a: np.ndarray, b: np.ndarray, seed) -> np.ndarray | No
         return np.array([log(float(a[0] / b[0]))])
 
     def ratio_stat(x, y, axis=-1):
-        return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
-    res = sps.bootstrap((a, b), ratio_stat, confidence_level=0.95, n_resamples=N_RESAMPLES,
-                        method="percentile", vectorized=True, paired=False, rng=rng(seed))
+        # a resample whose reference is 0 gives an unbounded ratio, said as no interval
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = sps.bootstrap((a, b), ratio_stat, confidence_level=0.95,
+                            n_resamples=N_RESAMPLES, method="percentile", vectorized=True,
+                            paired=False, rng=rng(seed))
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(np.asarray(res.bootstrap_distribution, dtype=float))

@@ -48,9 +48,13 @@ def bootstrap_ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE
         return r, r
 
     def ratio_stat(x, y, axis=-1):
-        return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
-    res = sps.bootstrap((a, b), ratio_stat, confidence_level=confidence, n_resamples=N_RESAMPLES,
-                        method="percentile", vectorized=True, paired=False, rng=rng(seed))
+        # a resample whose reference is 0 gives an unbounded ratio, said as no interval
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = sps.bootstrap((a, b), ratio_stat, confidence_level=confidence,
+                            n_resamples=N_RESAMPLES, method="percentile", vectorized=True,
+                            paired=False, rng=rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
