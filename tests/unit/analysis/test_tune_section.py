@@ -91,8 +91,8 @@ def test_metrics_that_disagree_are_a_trade_off():
     assert [(r.benchmark, r.metric, r.levels) for r in section.recommendations] == [
         ("pi", "seconds", {"cpus": "2"}), ("stream", "copy_mb_s", {"cpus": "0.5"})]
     assert section.recommended == {"cpus": "2"}
-    assert section.trade_off == ("seconds of pi recommends cpus=2; copy_mb_s of stream "
-                                 "recommends cpus=0.5")
+    assert section.trade_off == ("cpus: 2 for seconds of pi, 0.5 for copy_mb_s of stream "
+                                 "(the first is taken)")
 
 
 def test_noise_with_few_blocks_leaves_a_knob_undecided_with_the_blocks_that_would_decide():
@@ -115,3 +115,17 @@ def test_a_metric_no_knob_moves_is_no_trade_off():
     section = tune_section(RunReport(results=rows), study)
     assert section.recommendations[1].levels == {}
     assert section.recommended == {"cpus": "2"} and section.trade_off is None
+
+
+def test_a_knob_that_matters_on_a_later_metric_only_is_recommended_and_said_on_it():
+    study = _study("cpus=0.5,2", "mem=512M,4G", metrics=["seconds", "copy_mb_s"],
+                   benches=("pi", "stream"))
+    rows = _rows(study, "pi", "seconds", lambda lv: 1.0)
+    rows += _rows(study, "stream", "copy_mb_s",
+                  lambda lv: 900.0 if lv["mem"] == "4G" else 600.0, higher_is_better=True,
+                  unit="MB/s")
+    section = tune_section(RunReport(results=rows), study)
+    assert [r.levels for r in section.recommendations] == [{}, {"mem": "4G"}]
+    assert section.recommended == {"mem": "4G"} and section.trade_off is None
+    assert section.headline.startswith("recommended: mem=4G: not confirmed yet (the A/B has "
+                                       "not run); cpus: no effect (within ±5 %)")

@@ -11,18 +11,21 @@ budget ("budget"). The look it runs to is written into the run's detail
 (`tune_screening`) before its blocks run, so a resumed run finishes them first.
 
 The confirmation, as a specification: once the screening's blocks are stored, the run is
-analysed and its recommendation read (results/analysis/tune.py: the first metric's; after a
-refinement, execution/run/refine.py, its best). No knob that matters: the base stays,
-nothing more runs, and the run's detail says so. Otherwise the recommended configuration (the base with the recommended levels, named `recommended`) becomes an
-environment of the run, made and checked like the plan's (created, probed, resolved, given
-its cases' packages), and runs `max(trials, TUNE_CONFIRM_BLOCKS)` blocks after the plan's,
-each block the base and the recommended configuration on every case, in an order shuffled
-with the run's seed and the block's number; an adaptive tune's (`trials = "auto"`, whose
-rows are decided by confidence sequences) then runs one more block while the A/B is
-inconclusive on the first metric, up to max_trials blocks. Its rows are compared with the base on the
-blocks both ran (every comparison pairs inside blocks), decided like every row of the run.
-The recommendation and its blocks are written into the run's detail (`tune`) before they
-run, so a resumed run runs the very same configuration and the blocks it is missing.
+analysed and its recommendation read (results/analysis/tune.py: the knobs that matter on
+any metric, at their better level; after a refinement, execution/run/refine.py, its best).
+No knob that matters: the base stays, nothing more runs, and the run's detail says so.
+Otherwise the recommended configuration (the base with the recommended levels, named
+`recommended`) becomes an environment of the run, made and checked like the plan's
+(created, probed, resolved, given its cases' packages), and runs
+`max(trials, TUNE_CONFIRM_BLOCKS)` blocks after the plan's, each block the base and the
+recommended configuration on every case, in an order shuffled with the run's seed and the
+block's number; an adaptive tune's (`trials = "auto"`, whose rows are decided by confidence
+sequences) then runs one more block while the A/B is inconclusive on the metric the tune's
+headline says it on (`tune.confirmed`), up to max_trials blocks. Its rows are compared with
+the base on the blocks both ran (every comparison pairs inside blocks), decided like every
+row of the run. The recommendation and its blocks are written into the run's detail
+(`tune`) before they run, so a resumed run runs the very same configuration and the blocks
+it is missing.
 """
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ def undecided_knobs(store: Store, run_id: str) -> list[str]:
 
 
 def ab_undecided(store: Store, run_id: str) -> bool:
-    """Whether the A/B of the recommendation is still inconclusive on the first metric."""
+    """Whether the A/B of the recommendation is still inconclusive (`tune.confirmed`)."""
     from ...results.analysis import analyze_run
     report = analyze_run(store, run_id)
     vs = report.tune.confirmed if report.tune is not None else None

@@ -101,7 +101,8 @@ class TuneReport(Record):
     recommendations: list[TuneRecommendation] = Field(default_factory=list, description="the "
                                                       "recommended configuration per metric")
     recommended: dict[str, str] = Field(default_factory=dict, description="the recommended "
-                                        "configuration (the first metric's): knob -> level")
+                                        "configuration: knob -> level (the knobs that matter "
+                                        "on any metric; where metrics disagree, the first's)")
     refinement: list[TuneStep] = Field(default_factory=list, description="the refinement's "
                                        "steps (--refine), in the order they ran")
     trade_off: str | None = Field(None, description="where the metrics' recommendations "
@@ -110,9 +111,9 @@ class TuneReport(Record):
                                      "environment label, when it ran")
     confirmed: VsReference | None = Field(None, description="the A/B of the recommended "
                                           "configuration against the base on the first "
-                                          "metric, decided like every comparison (null: "
-                                          "nothing to confirm, or not run yet); each "
-                                          "metric's in `recommendations`")
+                                          "metric that asked a change, decided like every "
+                                          "comparison (null: nothing to confirm, or not run "
+                                          "yet); each metric's in `recommendations`")
     headline: str = Field("", description="the tune in one sentence")
     note: str | None = Field(None, description="why there is no confirmation, or what is "
                              "still missing")

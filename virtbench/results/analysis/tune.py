@@ -84,22 +84,20 @@ def _metric(section: TuneReport, entry: TuneEntry, design, rows: list[Result],
 
 def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
                refined: dict[str, str] | None) -> None:
-    """The recommendation (the first metric's, or the refinement's best), the trade-off
-    when the metrics disagree, and the headline."""
+    """The recommendation (every metric's knobs that matter together, or the refinement's
+    best), the trade-off where metrics want a knob at different levels, and the headline
+    (said on the first metric that asks a change)."""
     if not firsts:
         section.note = "no metric of this tune has samples yet"
         section.headline = "nothing measured yet"
         return
-    row, levels = firsts[0]
+    levels, section.trade_off = combined(firsts)
     if refined is not None:
         levels = refined
     section.recommended = levels
-    others = [(r, lv) for r, lv in firsts[1:] if _conflicts(lv, levels)]
-    if others:
-        section.trade_off = "; ".join(
-            f"{r.metric_id.base} of {r.benchmark} recommends "
-            f"{_shown(lv) or 'the base'}" for r, lv in [(row, levels), *others])
-    vs = section.recommendations[0].confirmed
+    lead = next((i for i, (_, lv) in enumerate(firsts) if lv), 0)
+    row = firsts[lead][0]
+    vs = section.recommendations[lead].confirmed
     section.confirmed = vs
     if levels and vs is None:
         section.note = ("the recommended configuration has not run against the base yet "
@@ -114,11 +112,18 @@ def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
                                       f"{row.metric_id.base} of {row.benchmark}")
 
 
-def _conflicts(other: dict[str, str], levels: dict[str, str]) -> bool:
-    """Whether another metric's recommendation asks a change the first's does not make (a
-    knob at another level, or set where the first keeps the base's); one that changes
-    nothing asks nothing."""
-    return any(levels.get(k) != v for k, v in other.items())
+def combined(firsts: list[tuple[Result, dict[str, str]]]) -> tuple[dict[str, str], str | None]:
+    """The metrics' recommendations together (pure): each knob some metric sets, at the
+    level the first such metric asks; where metrics ask different levels of a knob, the
+    trade-off in words (`cpus: 2 for seconds of pi, 0.5 for copy_mb_s of stream`)."""
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for row, lv in firsts:
+        for knob, level in lv.items():
+            wanted.setdefault(knob, []).append((level, f"{row.metric_id.base} of {row.benchmark}"))
+    levels = {knob: asks[0][0] for knob, asks in wanted.items()}
+    split = [f"{knob}: " + ", ".join(f"{level} for {who}" for level, who in asks)
+             for knob, asks in wanted.items() if len({level for level, _ in asks}) > 1]
+    return levels, ("; ".join(split) + " (the first is taken)") if split else None
 
 
 def _shown(levels: dict[str, str]) -> str:
