@@ -36,6 +36,8 @@ sides have, in block order.
 """
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 from itertools import product
 from math import exp, log, sqrt
@@ -105,9 +107,14 @@ def log_ci(d, confidence: float, method: str = "t", seed=0) -> tuple[float, floa
     if method == "t":
         lo, hi = t_interval(d, confidence)
         return float(lo), float(hi)
-    res = sps.bootstrap((d,), np.mean, confidence_level=confidence, n_resamples=N_BOOTSTRAP,
-                        method="BCa" if method == "bca" else "percentile", vectorized=True,
-                        rng=rng(seed))
+    with warnings.catch_warnings():
+        # a near-degenerate set (all but one ratio equal) gives BCa no interval: NaN ends,
+        # which the callers read as none; not a warning on the user's console
+        warnings.simplefilter("ignore", sps.DegenerateDataWarning)
+        res = sps.bootstrap((d,), np.mean, confidence_level=confidence,
+                            n_resamples=N_BOOTSTRAP,
+                            method="BCa" if method == "bca" else "percentile",
+                            vectorized=True, rng=rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
