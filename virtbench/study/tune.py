@@ -100,6 +100,19 @@ class TuneEntry:
         options = {k: v for k, v in base.options.items() if k != NAME_OPTION}
         return str(EnvSpec(base.kind, {**options, **levels, NAME_OPTION: name}))
 
+    def base_level(self, knob: str) -> str | None:
+        """The base's setting of `knob`: the base spec's, else its kind's default (None:
+        no default, e.g. a container without a CPU limit)."""
+        base = EnvSpec.parse(self.base)
+        if knob in base.options:
+            return base.options[knob]
+        default = environments.KINDS[base.kind].options[knob].default
+        return None if default is None else str(default)
+
+    def changes(self, levels: dict[str, str]) -> dict[str, str]:
+        """The levels that differ from the base's settings: what a recommendation changes."""
+        return {k: v for k, v in levels.items() if v != self.base_level(k)}
+
     def configurations(self) -> list[tuple[str, dict[str, str]]]:
         """(name, knob -> level) of every configuration of the design, in its order."""
         return [(f"{CONFIGURATION_PREFIX}{i}", self.levels_of(row))

@@ -108,7 +108,8 @@ def test_no_knob_that_matters_leaves_the_base_and_runs_nothing_more(tmp_path, mo
     assert outcome.status == "complete" and made == []
     assert max(_by_block(store, outcome.run_id)) == 2
     assert store.get_run(outcome.run_id)["detail"]["tune"] == {"recommended": {}}
-    assert "tune: no knob matters; the base stays, nothing to confirm" in out.getvalue()
+    assert ("tune: nothing to change (no knob matters, or the base has its better level); "
+            "the base stays, nothing to confirm") in out.getvalue()
     tune = analyze_run(store, outcome.run_id).tune
     assert tune.recommended == {} and tune.confirmed is None
     assert tune.headline.startswith("keep the base: no knob matters on seconds of x; cpus: ")
@@ -287,3 +288,21 @@ def test_an_adaptive_tunes_ab_stops_at_max_trials(tmp_path, monkeypatch):
     store, _, outcome, _, _ = _start(tmp_path, Seconds(quota), monkeypatch, **AUTO)
     assert store.get_run(outcome.run_id)["detail"]["tune"]["blocks"] == 12     # max_trials
     assert max(_by_block(store, outcome.run_id)) == 3 + 12 - 1
+
+
+def test_a_base_that_already_has_the_better_level_is_kept_and_nothing_is_confirmed(
+        tmp_path, monkeypatch):
+    entry = TuneEntry(base="container:cpus=2",
+                      knobs=[parse_knob("cpus=0.5,2"), parse_knob("mem=512M,4G")])
+    fast = {"base", "c3", "c4"}                      # cpus=2: the design's last two rows
+
+    def seconds(label):
+        return 1.0 if label in fast else 2.0
+    store, _, outcome, _, made = _start(tmp_path, Seconds(seconds), monkeypatch, entry)
+    assert outcome.status == "complete" and made == []
+    assert store.get_run(outcome.run_id)["detail"]["tune"] == {"recommended": {}}
+    tune = analyze_run(store, outcome.run_id).tune
+    assert tune.knobs[0].decision == "matters" and tune.knobs[0].better_level == "2"
+    assert tune.recommended == {} and tune.kept == {"cpus": "2"}
+    assert tune.headline.startswith("keep the base: it already has the better level of what "
+                                    "matters (cpus=2); mem: no effect")

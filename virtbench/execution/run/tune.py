@@ -51,11 +51,14 @@ ALL_DECIDED, MAX_TRIALS, BUDGET = "all decided", "max_trials", "budget"
 
 
 def recommendation(store: Store, run_id: str) -> dict[str, str]:
-    """The run's recommendation as its report makes it (the analysis is loaded lazily:
-    numpy, scipy, statsmodels)."""
+    """The run's recommendation as its report makes it: the better level of every knob that
+    matters, those the base already has included (the analysis is loaded lazily: numpy,
+    scipy, statsmodels)."""
     from ...results.analysis import analyze_run
     report = analyze_run(store, run_id)
-    return dict(report.tune.recommended) if report.tune is not None else {}
+    if report.tune is None:
+        return {}
+    return {**report.tune.kept, **report.tune.recommended}
 
 
 def undecided_knobs(store: Store, run_id: str) -> list[str]:
@@ -146,10 +149,11 @@ class ConfirmStage:
             refined = (self.store.get_run(self.run_id).get("detail") or {}).get("tune_refine")
             levels = (refined["best"] if refined and refined.get("stopped")
                       else self.recommend(self.store, self.run_id))
-            record = self._plan(levels)
+            record = self._plan(self.study.tune.changes(levels))
             self.store.update_run_detail(self.run_id, tune=record)
         if not record["recommended"]:
-            self.session.say("tune: no knob matters; the base stays, nothing to confirm")
+            self.session.say("tune: nothing to change (no knob matters, or the base has its "
+                             "better level); the base stays, nothing to confirm")
             return record
         base = self.prepared.baseline or BASE_NAME
         if base in self.session.dead:

@@ -101,8 +101,11 @@ class TuneReport(Record):
     recommendations: list[TuneRecommendation] = Field(default_factory=list, description="the "
                                                       "recommended configuration per metric")
     recommended: dict[str, str] = Field(default_factory=dict, description="the recommended "
-                                        "configuration: knob -> level (the knobs that matter "
-                                        "on any metric; where metrics disagree, the first's)")
+                                        "changes to the base: knob -> level (the knobs that "
+                                        "matter on any metric whose better level the base "
+                                        "has not; where metrics disagree, the first's)")
+    kept: dict[str, str] = Field(default_factory=dict, description="knobs that matter whose "
+                                 "better level the base already has: knob -> level")
     refinement: list[TuneStep] = Field(default_factory=list, description="the refinement's "
                                        "steps (--refine), in the order they ran")
     trade_off: str | None = Field(None, description="where the metrics' recommendations "

@@ -53,7 +53,7 @@ def tune_section(report: RunReport, study: Study, detail: dict | None = None
                 section.confirmation = label
     refined = (detail or {}).get("tune_refine") or {}
     section.refinement = refine.steps(report, study, refined)
-    _recommend(section, firsts, refined.get("best") if refined.get("stopped") else None)
+    _recommend(section, entry, firsts, refined.get("best") if refined.get("stopped") else None)
     return section
 
 
@@ -82,8 +82,9 @@ def _metric(section: TuneReport, entry: TuneEntry, design, rows: list[Result],
     return {k: knobs[k].ends[0 if code < 0 else 1] for k, code in coded.items()}
 
 
-def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
-               refined: dict[str, str] | None) -> None:
+def _recommend(section: TuneReport, entry: TuneEntry,
+               firsts: list[tuple[Result, dict[str, str]]], refined: dict[str, str] | None
+               ) -> None:
     """The recommendation (every metric's knobs that matter together, or the refinement's
     best), the trade-off where metrics want a knob at different levels, and the headline
     (said on the first metric that asks a change)."""
@@ -94,10 +95,12 @@ def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
     levels, section.trade_off = combined(firsts)
     if refined is not None:
         levels = refined
-    section.recommended = levels
+    section.recommended = entry.changes(levels)
+    section.kept = {k: v for k, v in levels.items() if k not in section.recommended}
+    levels = section.recommended
     lead = next((i for i, (_, lv) in enumerate(firsts) if lv), 0)
     row = firsts[lead][0]
-    vs = section.recommendations[lead].confirmed
+    vs = section.recommendations[lead].confirmed if levels else None
     section.confirmed = vs
     if levels and vs is None:
         section.note = ("the recommended configuration has not run against the base yet "
@@ -107,9 +110,9 @@ def _recommend(section: TuneReport, firsts: list[tuple[Result, dict[str, str]]],
     rest = [words.knob_words(e, section.min_effect_pct, row.unit, row.higher_is_better)
             for e in section.knobs
             if e.benchmark == row.benchmark and e.metric == row.metric_id.base
-            and e.knob not in levels]
+            and e.knob not in levels and e.knob not in section.kept]
     section.headline = words.headline(levels, said_confirmation, rest,
-                                      f"{row.metric_id.base} of {row.benchmark}")
+                                      f"{row.metric_id.base} of {row.benchmark}", section.kept)
 
 
 def combined(firsts: list[tuple[Result, dict[str, str]]]) -> tuple[dict[str, str], str | None]:

@@ -3,8 +3,10 @@ confirmation, and the tune's headline. Pure; the change itself is said by change
 
 The headline, as a specification: "recommended: K=L, ...: <the confirmation's change> on
 <benchmark> <its interval>, <confirmed | not confirmed (<verdict>) | not yet confirmed
-(>= N blocks would decide) | not confirmed yet (the A/B has not run)>", or "keep the base:
-no knob matters on <metric>"; then, for every other knob of the first metric, "K: no effect
+(>= N blocks would decide) | not confirmed yet (the A/B has not run)>" (then "; the base
+already has K=L" for knobs that matter whose better level the base has), or "keep the base:
+it already has the better level of what matters (K=L)", or "keep the base: no knob matters
+on <metric>"; then, for every other knob of the metric it is said on, "K: no effect
 (within ±M %)" or "K: undecided (>= N blocks would decide)" (or "(more blocks would
 decide)" when that count is unknown).
 """
@@ -69,11 +71,16 @@ def confirmation_words(vs: VsReference | None, benchmark: str, unit: str,
 
 
 def headline(recommended: dict[str, str], confirmation: str, others: list[str],
-             metric: str) -> str:
+             metric: str, kept: dict[str, str] | None = None) -> str:
     """The tune in one sentence (module docstring)."""
+    kept_text = ", ".join(f"{k}={v}" for k, v in (kept or {}).items())
     if recommended:
         shown = ", ".join(f"{k}={v}" for k, v in recommended.items())
         first = f"recommended: {shown}: {confirmation}"
+        if kept_text:
+            first += f"; the base already has {kept_text}"
+    elif kept_text:
+        first = f"keep the base: it already has the better level of what matters ({kept_text})"
     else:
         first = f"keep the base: no knob matters on {metric}"
     return "; ".join([first, *others])
