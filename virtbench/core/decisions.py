@@ -1,5 +1,6 @@
 """The classifications every layer shares, one enum each: a row's decision against its
-reference, the side it lies on, `virtbench compare`'s verdict, a claim's status.
+reference, the side it lies on, `virtbench compare`'s verdict, a claim's status, a tune's
+knob's effect.
 
 Each is a string enum: a member is its word (`Decided.PASS == "pass"`, `str()` and JSON
 give the word), so the result model stores and the JSON report writes the same strings as
@@ -48,3 +49,12 @@ class ClaimStatus(StrEnum):
     NOT_HOLDS = "does not hold"
     INCONCLUSIVE = "inconclusive"
     NOT_MEASURED = "not measured"
+
+
+class KnobEffect(StrEnum):
+    """A tune's knob (or interaction) on one metric (stats/screening/effects.py, docs/tune.md):
+    beyond the smallest effect that matters, within it (equivalence), or not decided."""
+
+    MATTERS = "matters"
+    NO_EFFECT = "no effect"
+    UNDECIDED = "undecided"

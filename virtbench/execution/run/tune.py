@@ -33,6 +33,7 @@ import random
 from typing import Callable
 
 from ...core import defaults
+from ...core.decisions import Decided, KnobEffect
 from ...core.errors import VirtbenchError
 from ...foundations.store import Store, jsonable
 from ...measure import environments
@@ -69,7 +70,7 @@ def undecided_knobs(store: Store, run_id: str) -> list[str]:
         return []
     return [f"{k.benchmark} · {k.metric}: {k.knob}"
             + (f" (>= {k.blocks_needed} blocks would decide)" if k.blocks_needed else "")
-            for k in report.tune.knobs if k.decision == "undecided"]
+            for k in report.tune.knobs if k.decision == KnobEffect.UNDECIDED]
 
 
 def ab_undecided(store: Store, run_id: str) -> bool:
@@ -77,7 +78,7 @@ def ab_undecided(store: Store, run_id: str) -> bool:
     from ...results.analysis import analyze_run
     report = analyze_run(store, run_id)
     vs = report.tune.confirmed if report.tune is not None else None
-    return vs is None or vs.verdict == "inconclusive"
+    return vs is None or vs.verdict == Decided.INCONCLUSIVE
 
 
 def make_environment(spec: str) -> Environment:

@@ -3,14 +3,11 @@ on each metric decided, the interactions the design resolves, the recommendation
 confirmation (docs/tune.md)."""
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
+from ...core.decisions import KnobEffect
 from .base import Number, Record
 from .decision import VsReference
-
-KnobDecision = Literal["matters", "no effect", "undecided"]
 
 
 class TuneConfiguration(Record):
@@ -51,7 +48,7 @@ class TuneEffect(Record):
     low_pct: float | None = Field(None, description="its interval, low (Bonferroni over the "
                                   "metric's terms)")
     high_pct: float | None = Field(None, description="its interval, high")
-    decision: KnobDecision = Field("undecided", description="matters: beyond ±min effect; "
+    decision: KnobEffect = Field(KnobEffect.UNDECIDED, description="matters: beyond ±min effect; "
                                    "no effect: within it (equivalence); undecided")
     better_level: str | None = Field(None, description="the level that moves the metric its "
                                      "better way")

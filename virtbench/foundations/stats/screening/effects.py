@@ -37,8 +37,10 @@ from math import exp, log
 import numpy as np
 from scipy import stats as sps
 
-MATTERS, NO_EFFECT, UNDECIDED = "matters", "no effect", "undecided"
-DECISIONS = (MATTERS, NO_EFFECT, UNDECIDED)
+from ....core.decisions import KnobEffect
+
+MATTERS, NO_EFFECT, UNDECIDED = KnobEffect.MATTERS, KnobEffect.NO_EFFECT, KnobEffect.UNDECIDED
+DECISIONS = tuple(KnobEffect)
 TARGET_POWER = 0.8
 MAX_BLOCKS = 1000
 MAX_JOINT = 10          # knobs set together by the model's prediction, at most (2^10 rows)
@@ -81,7 +83,7 @@ class Effect:
     effect_pct: float | None          # (e^b - 1) x 100: first level to second
     low_pct: float | None             # the (1 - alpha/m) interval of effect_pct
     high_pct: float | None
-    decision: str
+    decision: KnobEffect
     better: int | None                # +1: the second level is better; -1: the first
     blocks_needed: int | None
     blocks: int

@@ -15,14 +15,15 @@ from html import escape
 from ....foundations.model import RunReport
 from ....foundations.model.tune import TuneEffect, TuneReport
 from ..charts import BASELINE_COLOR, PASS_COLOR, UNDECIDED_COLOR
+from ....core.decisions import KnobEffect
 from ..words import tune as words
 
 BAND_COLOR = "#16a34a"
 NOT_ESTIMATED = "not estimated"
 # a decision's colour and marker, in legend order
-DECISION_STYLE = {"matters": (PASS_COLOR, "circle"),
-                  "no effect": (BASELINE_COLOR, "square"),
-                  "undecided": (UNDECIDED_COLOR, "diamond-open")}
+DECISION_STYLE = {KnobEffect.MATTERS: (PASS_COLOR, "circle"),
+                  KnobEffect.NO_EFFECT: (BASELINE_COLOR, "square"),
+                  KnobEffect.UNDECIDED: (UNDECIDED_COLOR, "diamond-open")}
 LABEL_MARGIN_MAX = 320          # px
 
 
@@ -50,7 +51,7 @@ def point(effect: TuneEffect, min_effect_pct: float, unit: str,
           higher_is_better: bool) -> EffectPoint:
     """An effect as a point, its hover: the decision in words, the figures, the blocks."""
     said = (words.knob_words(effect, min_effect_pct, unit, higher_is_better)
-            if effect.effect_pct is not None or effect.decision != "matters"
+            if effect.effect_pct is not None or effect.decision != KnobEffect.MATTERS
             else f"{effect.knob}: matters")      # words need the estimate to say how
     lines = [escape(label(effect)), escape(said), f"decision: {escape(effect.decision)}"]
     if effect.effect_pct is None:

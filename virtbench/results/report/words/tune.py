@@ -12,7 +12,7 @@ decide)" when that count is unknown).
 """
 from __future__ import annotations
 
-from ....core.decisions import Decided, Direction
+from ....core.decisions import Decided, Direction, KnobEffect
 from ....foundations.model.decision import VsReference
 from ....foundations.model.tune import TuneEffect, TuneStep
 from .change import said
@@ -24,9 +24,9 @@ def knob_words(effect: TuneEffect, min_effect_pct: float, unit: str,
                higher_is_better: bool) -> str:
     """"cpus: matters, 2 is 2.00× faster [1.90, 2.10]", "mem: no effect (within ±5 %)",
     "runtime: undecided (>= 14 blocks would decide)"."""
-    if effect.decision == "no effect":
+    if effect.decision == KnobEffect.NO_EFFECT:
         return f"{effect.knob}: no effect (within ±{min_effect_pct:g} %)"
-    if effect.decision == "undecided":
+    if effect.decision == KnobEffect.UNDECIDED:
         return f"{effect.knob}: undecided ({needed(effect.blocks_needed)})"
     first, second = (effect.levels + ["", ""])[:2]
     better = effect.better_level or second
