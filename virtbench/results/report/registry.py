@@ -17,6 +17,7 @@ REGISTRY: dict[str, str] = {
     "json": "json:JsonExporter",
     "csv": "csv:CsvExporter",
     "html": "html:HtmlExporter",
+    "latex": "latex:LatexExporter",
 }
 
 FORMATS: tuple[str, ...] = tuple(REGISTRY)
