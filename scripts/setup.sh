@@ -40,6 +40,8 @@ if [ "$all" = 1 ]; then PACKAGES+=(
   libvirt-daemon-system libvirt-clients     # the libvirt kind (tests start their own libvirtd)
   libvirt-dev pkg-config libxml2-utils      # its Python binding; virt-xml-validate
   chromium                                  # headless check of the HTML report (tests)
+  texlive-latex-recommended poppler-utils   # pdflatex (booktabs) and pdftoppm: the LaTeX
+                                            # report compiled and rendered (tests)
   postgresql                                # the shared store (tests start their own server)
   redis-server                              # the fleet's broker (tests start their own server)
   dpkg-dev                                  # dpkg-scanpackages: the fake apt suite of the

@@ -23,11 +23,12 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "reports.md"
 
 
 def test_every_registered_format_is_an_exporter_with_every_form():
-    assert report.FORMATS == ("table", "markdown", "json", "csv", "html")
+    assert report.FORMATS == ("table", "markdown", "json", "csv", "html", "latex")
     for name in report.FORMATS:
         made = registry.load(name)
         assert isinstance(made, Exporter) and made.name == name
-        for form in ("render", "render_profiles", "render_compare"):
+        forms = ("render", "render_compare") + (() if name == "latex" else ("render_profiles",))
+        for form in forms:          # latex: a paper's tables, no form for exit profiles
             assert getattr(type(made), form) is not getattr(Exporter, form), (name, form)
     with pytest.raises(VirtbenchError, match="unknown report format 'pdf'; use one of: table"):
         registry.load("pdf")
