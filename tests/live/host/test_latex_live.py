@@ -1,0 +1,79 @@
+"""The LaTeX report compiles: pdflatex (Debian's TeX Live, texlive-latex-recommended for
+booktabs) makes a PDF of the quick-study-like report (tests/support/reportkit.py: native,
+qemu-kvm and qemu-tcg/ide/e1000 on himeno, stream and pi) and of a run whose names hold every
+character LaTeX reads as markup; pdftoppm (poppler-utils) renders its pages to PNG, and
+pdftotext reads the names back as they were. Skipped without pdflatex or pdftoppm
+(`bash scripts/setup.sh --all` installs them)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from virtbench.foundations.model import Result, RunReport
+from virtbench.foundations.model.decision import VsReference
+from virtbench.foundations.model.run import RunInfo
+from virtbench.results import analysis, report
+
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("pdflatex") and shutil.which("pdftoppm") and shutil.which("pdftotext")),
+    reason="pdflatex, pdftoppm and pdftotext: apt-get install texlive-latex-recommended "
+           "poppler-utils")
+
+NASTY = "a_b%c&d#e$f{g}h~i^j\\k[l]"
+
+
+def _compile(tex: str, where: Path) -> tuple[Path, str]:
+    """(the PDF, its text) of `tex`, compiled in `where`; fails with pdflatex's error."""
+    (where / "report.tex").write_text(tex)
+    for _ in range(2):                     # twice: the labels settle
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                               "report.tex"], cwd=where, capture_output=True, text=True,
+                              timeout=120)
+        log = (where / "report.log").read_text(errors="replace")
+        errors = [line for line in log.splitlines() if line.startswith("!")]
+        assert done.returncode == 0 and not errors, errors or done.stdout[-2000:]
+    assert "Overfull \\hbox" not in log
+    text = subprocess.run(["pdftotext", "-layout", "report.pdf", "-"], cwd=where,
+                          capture_output=True, text=True, check=True, timeout=60).stdout
+    return where / "report.pdf", text
+
+
+def _png(pdf: Path) -> list[Path]:
+    subprocess.run(["pdftoppm", "-png", "-r", "50", pdf.name, "page"], cwd=pdf.parent,
+                   check=True, timeout=60)
+    pages = sorted(pdf.parent.glob("page*.png"))
+    assert pages and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pages)
+    return pages
+
+
+def test_the_quick_study_report_compiles_and_renders(filled, tmp_path, artifacts_dir):
+    store, run_id = filled
+    tex = report.render(analysis.analyze_run(store, run_id), "latex")
+    pdf, text = _compile(tex, tmp_path)
+    for words in ("qemu-tcg/ide/e1000", "Verdicts", "himeno: each environment",
+                  "stream: each environment", "pi: each environment", "paired blocks",
+                  "alpha 0.05", "Holm"):
+        assert words in text, words
+    pages = _png(pdf)
+    for i, page in enumerate(pages, 1):
+        shutil.copy(page, artifacts_dir / f"latex-report-{i}.png")
+
+
+def test_names_with_every_special_character_compile_and_print_as_themselves(tmp_path):
+    vs = VsReference(reference="native", ratio=41.7, overhead_pct=4070.0, ratio_ci_low=40.0,
+                     ratio_ci_high=43.0, p_value=0.0001, p_holm=0.0002, verdict="fail",
+                     direction="worse")
+    rows = [Result(environment="native", benchmark=NASTY, metric="m_1", unit="µs",
+                   higher_is_better=False, n=5, trimmed_mean=1.0, ci_low=0.9, ci_high=1.1),
+            Result(environment=f"env {NASTY}", benchmark=NASTY, metric="m_1", unit="µs",
+                   higher_is_better=False, n=5, trimmed_mean=41.7, vs_baseline=vs)]
+    run = RunInfo(id="r_%1", baseline="native", alpha=0.05, threshold_pct=5.0,
+                  correction="holm", analysis="paired")
+    pdf, text = _compile(report.render(RunReport(run=run, results=rows), "latex"), tmp_path)
+    flat = text.replace(" ", "")
+    assert NASTY in flat, text[:2000]                         # printed as written
+    assert "41.7×slower" in flat and "{[}" not in flat and "textbackslash" not in flat
+    _png(pdf)
