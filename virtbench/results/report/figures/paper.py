@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import matplotlib
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ....core.decisions import KnobEffect
 from ....foundations.model import Result, RunReport, TuneEffect
@@ -145,7 +145,8 @@ def samples_figure(rows: list[Result], title: str, palette: dict, width: str) ->
         trials = r.trials if len(r.trials) == len(r.samples) else range(1, len(r.samples) + 1)
         ax.plot(list(trials), r.samples, ls="none", marker="o", ms=3,
                 color=palette[r.environment], label=r.environment)
-    ax.set_xlabel("trial")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("trial (block)")
     ax.set_ylabel(rows[0].unit or rows[0].metric)
     ax.set_title(title)
     ax.legend(loc="best", frameon=False, ncols=min(3, len(rows)))
