@@ -97,6 +97,16 @@ def test_values_draw_every_environment_with_its_interval():
                    pytest.approx((2.0, 1.5, 2.25))]
 
 
+def test_an_environment_without_a_sample_has_no_value_and_a_metric_without_any_no_figure():
+    rep = report()
+    rep.results.append(Result(environment="kvm", benchmark="stream", metric="seconds"))
+    rep.results.append(Result(environment="kvm", benchmark="stream", metric="ops"))
+    figs = by_name(paper.paper_figures(rep))
+    ax = figs["values-stream-seconds"].axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["native"]
+    assert not any(name.endswith("-stream-ops") for name in figs)
+
+
 def test_samples_draw_every_sample_at_its_trial():
     ax = by_name(paper.paper_figures(report()))["samples-pi[k=17]-seconds"].axes[0]
     lines = ax.get_lines()

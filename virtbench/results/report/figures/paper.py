@@ -120,8 +120,12 @@ def ratio_figure(rows: list[Result], title: str, threshold_pct: float, palette: 
     return fig
 
 
-def values_figure(rows: list[Result], title: str, palette: dict, width: str) -> Figure:
-    """Each environment's trimmed mean on one metric, its interval as a whisker."""
+def values_figure(rows: list[Result], title: str, palette: dict, width: str) -> Figure | None:
+    """Each environment's trimmed mean on one metric, its interval as a whisker; an
+    environment without a sample (every trial failed) is left out, None when all are."""
+    rows = [r for r in rows if r.n > 0 or r.samples]
+    if not rows:
+        return None
     fig = _figure(width, len(rows))
     ax = fig.add_subplot()
     for y, r in enumerate(rows):
