@@ -80,6 +80,8 @@ def test_the_ratio_is_on_a_log_axis_with_the_threshold_band_and_each_interval():
     assert [t.get_text() for t in ax.get_yticklabels()] == ENVS[1:]
     lo, hi = ax.get_xlim()
     assert lo < 0.95 and hi > 2.5                  # every whisker and the band in view
+    ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+    assert [ax.xaxis.get_major_formatter()(t) for t in ticks] == ["1", "1.2", "1.5", "2"]
 
 
 def test_the_band_follows_the_runs_threshold():

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import matplotlib
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from ....core.decisions import KnobEffect
 from ....foundations.model import Result, RunReport, TuneEffect
@@ -88,6 +88,16 @@ def _rows_axis(ax, labels: list[str]) -> None:
     ax.set_ylim(len(labels) - 0.5, -0.5)
 
 
+def _log_ticks(ax, lo: float, hi: float) -> None:
+    """The ratio axis from lo to hi, its ticks plain numbers (1.2, not 1.2 x 10^0): within
+    a span of 20x, at 1, 1.2, 1.5, 2, 3, 5, 7 of each decade, else at the decades."""
+    ax.set_xlim(lo, hi)
+    if hi / lo < 20:
+        ax.xaxis.set_major_locator(LogLocator(subs=(1, 1.2, 1.5, 2, 3, 5, 7), numticks=30))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def ratio_figure(rows: list[Result], title: str, threshold_pct: float, palette: dict,
                  width: str) -> Figure | None:
     """The environments against their reference on one metric; None when none has one."""
@@ -108,10 +118,7 @@ def ratio_figure(rows: list[Result], title: str, threshold_pct: float, palette: 
                     fmt="o", ms=4, capsize=2, lw=1, color=palette[r.environment])
     reach = [x for r in rows for x in (r.vs_baseline.ratio, r.vs_baseline.ratio_ci_low,
                                        r.vs_baseline.ratio_ci_high) if x and x > 0]
-    ax.set_xlim(min([*reach, lo]) / 1.05, max([*reach, hi]) * 1.05)
-    plain = FuncFormatter(lambda x, _: f"{x:.3g}")     # 1.2, not 1.2 x 10^0
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(plain)
+    _log_ticks(ax, min([*reach, lo]) / 1.05, max([*reach, hi]) * 1.05)
     _rows_axis(ax, [r.environment for r in rows])
     ax.set_xlabel(f"ratio to reference ({'higher' if rows[0].higher_is_better else 'lower'}"
                   " is better)")
