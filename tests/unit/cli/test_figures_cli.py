@@ -10,12 +10,10 @@ import sys
 
 import pytest
 
-pytest.importorskip("matplotlib")
-
-from storekit import filled_run  # noqa: E402
-from virtbench.foundations.store import Store  # noqa: E402
-from virtbench.interface.cli import commands as cli  # noqa: E402
-from virtbench.machinery.host.writes import SQLITE_HEADER  # noqa: E402
+from storekit import filled_run
+from virtbench.foundations.store import Store
+from virtbench.interface.cli import commands as cli
+from virtbench.machinery.host.writes import SQLITE_HEADER
 
 NAMES = ["ratio-stream-triad", "values-stream-triad", "samples-stream-triad"]
 

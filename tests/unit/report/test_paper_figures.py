@@ -9,15 +9,13 @@ import re
 
 import pytest
 
-pytest.importorskip("matplotlib")
+from matplotlib.container import ErrorbarContainer
 
-from matplotlib.container import ErrorbarContainer  # noqa: E402
-
-from virtbench import __version__  # noqa: E402
-from virtbench.core.errors import VirtbenchError  # noqa: E402
-from virtbench.foundations.model import (EnvironmentRecord, Result, RunInfo,  # noqa: E402
+from virtbench import __version__
+from virtbench.core.errors import VirtbenchError
+from virtbench.foundations.model import (EnvironmentRecord, Result, RunInfo,
                                          RunReport, TuneEffect, TuneReport, VsReference)
-from virtbench.results.report.figures import paper, save  # noqa: E402
+from virtbench.results.report.figures import paper, save
 
 ENVS = ["native", "qemu-tcg/ide/e1000", "kvm"]
 
