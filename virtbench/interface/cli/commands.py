@@ -1,5 +1,5 @@
 """The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, history,
-serve, density, tune, worker, fleet, store."""
+serve, density, tune, figures, worker, fleet, store."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ from rich.table import Table
 # Only what building the parser needs is imported here; each command imports what it uses
 # when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
 # (scipy), the environments or the runner.
-from . import density, qemu, storecmd, tune
+from . import density, figures, qemu, storecmd, tune
 from ...results import report
 from ...results.report.view import View, width_for
 from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
@@ -421,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                 "serve": lambda a, o: cmd_serve(a, o, err),
                 "density": lambda a, o: cmd_density(a, o, err), "qemu": qemu.cmd_qemu,
                 "tune": lambda a, o: cmd_tune(a, o, err),
+                "figures": lambda a, o: figures.cmd_figures(a, o, _open_store),
                 "store": storecmd.cmd_store,
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}

@@ -13,7 +13,7 @@ from ...results import report
 from ...core import defaults, ranges, suggest
 from ...core.text import store_flag
 from ...study.flagset import CORRECTIONS, StudyFlags, flag_field, flag_of
-from . import density, qemu, storecmd, tune
+from . import density, figures, qemu, storecmd, tune
 from ...execution.fleet import commands as fleet_commands
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -333,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_parser(sub)
     fleet_commands.add_parsers(sub, add_fleet_run_flags)
     density.add_parser(sub)
+    figures.add_parser(sub)
     tune.add_parser(sub, add_study_flags, _add_run_view_flags)
     qemu.add_parser(sub, _Parser)
     storecmd.add_parser(sub, _Parser)
