@@ -110,24 +110,32 @@ def add_configuration(session: Blocks, env: Environment, spec: str) -> str:
 
 
 def run_pair_blocks(session: Blocks, blocks: range, pair: tuple[str, str], tag: str) -> None:
-    """Blocks numbered `blocks` of the two environments `pair` on every case both can run,
-    each block's order shuffled with the run's seed, `tag` and the block's number; the slots
-    already stored are not run again."""
-    prepared, store, run_id = session.prepared, session.store, session.run_id
-    skip = prepared.skip
+    """Blocks numbered `blocks` of the two environments `pair` on every case both can run;
+    the slots already stored are not run again."""
+    skip = session.prepared.skip
+    units = [(env, case) for case in session.prepared.cases for env in pair
+             if not any((e, case) in skip for e in pair)]
     for block in blocks:
-        done = store.done_slots(run_id)
-        units = [(env, case) for case in prepared.cases for env in pair
-                 if not any((e, case) in skip for e in pair)]
-        random.Random(f"{prepared.study.seed}:{tag}:{block}").shuffle(units)
-        seq = max([-1, *(t["seq"] for t in store.trials(run_id))]) + 1
-        slots = []
-        for env, case in units:
-            if (env, case, block) not in done:
-                slots.append(PlannedTrial(seq, block, env, case))
-                seq += 1
-        session.describe(f"{tag}: {pair[1]} against {pair[0]}, block {block + 1}")
-        session.run_slots(slots, extra=True)
+        run_block(session, block, units, f"{tag}:{block}",
+                  f"{tag}: {pair[1]} against {pair[0]}, block {block + 1}")
+
+
+def run_block(session: Blocks, block: int, units: list[tuple[str, str]], key: str,
+              shown: str) -> None:
+    """One block of `units` ((environment, case) pairs) numbered `block`, in an order
+    shuffled with the run's seed and `key`; the slots already stored are not run again,
+    the others numbered after the run's last."""
+    store, run_id = session.store, session.run_id
+    done = store.done_slots(run_id)
+    order = list(units)
+    random.Random(f"{session.prepared.study.seed}:{key}").shuffle(order)
+    todo = [(env, case) for env, case in order if (env, case, block) not in done]
+    if not todo:
+        return
+    seq = max([-1, *(t["seq"] for t in store.trials(run_id))]) + 1
+    slots = [PlannedTrial(seq + i, block, env, case) for i, (env, case) in enumerate(todo)]
+    session.describe(shown)
+    session.run_slots(slots, extra=True)
 
 
 class ConfirmStage:
@@ -240,18 +248,11 @@ class ScreeningLoop:
             self._save(target=target, looks=schedule)
 
     def _run_block(self, block: int) -> None:
-        done = self.store.done_slots(self.run_id)
         skip = self.prepared.skip
         units = [(env, case) for env in self.labels for case in self.prepared.cases
-                 if (env, case) not in skip and (env, case, block) not in done]
-        if not units:
-            return
-        random.Random(f"{self.study.seed}:{block}").shuffle(units)
-        seqs = [t["seq"] for t in self.store.trials(self.run_id)]
-        seq = max([-1, *seqs]) + 1
-        slots = [PlannedTrial(seq + i, block, env, case) for i, (env, case) in enumerate(units)]
-        self.session.describe(f"tune: screening block {block + 1}")
-        self.session.run_slots(slots, extra=True)
+                 if (env, case) not in skip]
+        run_block(self.session, block, units, str(block),
+                  f"tune: screening block {block + 1}")
 
     def _over_budget(self, blocks: int) -> bool:
         """Would `blocks` more blocks end past the study's budget? (this session's time per
