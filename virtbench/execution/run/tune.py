@@ -51,33 +51,34 @@ Undecided = Callable[[Store, str], list[str]]
 ALL_DECIDED, MAX_TRIALS, BUDGET = "all decided", "max_trials", "budget"
 
 
-def recommendation(store: Store, run_id: str) -> dict[str, str]:
-    """The run's recommendation as its report makes it: the better level of every knob that
-    matters, those the base already has included (the analysis is loaded lazily: numpy,
-    scipy, statsmodels)."""
+def tune_of(store: Store, run_id: str):
+    """The run's tune as its report makes it (the analysis is loaded lazily: numpy, scipy,
+    statsmodels); None for a run that is not a tune."""
     from ...results.analysis import analyze_run
-    report = analyze_run(store, run_id)
-    if report.tune is None:
-        return {}
-    return {**report.tune.kept, **report.tune.recommended}
+    return analyze_run(store, run_id).tune
+
+
+def recommendation(store: Store, run_id: str) -> dict[str, str]:
+    """The run's recommendation: the better level of every knob that matters, those the
+    base already has included."""
+    tune = tune_of(store, run_id)
+    return {} if tune is None else {**tune.kept, **tune.recommended}
 
 
 def undecided_knobs(store: Store, run_id: str) -> list[str]:
-    """The run's knobs still undecided on some metric, as its report decides them."""
-    from ...results.analysis import analyze_run
-    report = analyze_run(store, run_id)
-    if report.tune is None:
+    """The run's knobs still undecided on some metric."""
+    tune = tune_of(store, run_id)
+    if tune is None:
         return []
     return [f"{k.benchmark} · {k.metric}: {k.knob}"
             + (f" (>= {k.blocks_needed} blocks would decide)" if k.blocks_needed else "")
-            for k in report.tune.knobs if k.decision == KnobEffect.UNDECIDED]
+            for k in tune.knobs if k.decision == KnobEffect.UNDECIDED]
 
 
 def ab_undecided(store: Store, run_id: str) -> bool:
     """Whether the A/B of the recommendation is still inconclusive (`tune.confirmed`)."""
-    from ...results.analysis import analyze_run
-    report = analyze_run(store, run_id)
-    vs = report.tune.confirmed if report.tune is not None else None
+    tune = tune_of(store, run_id)
+    vs = tune.confirmed if tune is not None else None
     return vs is None or vs.verdict == Decided.INCONCLUSIVE
 
 
