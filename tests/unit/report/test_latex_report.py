@@ -34,6 +34,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
     ("37.5× slower", r"37.5\ensuremath{\times} slower"), ("≥3", r"\ensuremath{\geq}3"),
     ("µs", r"\ensuremath{\mu}s"), ("a · b", r"a \ensuremath{\cdot} b"), ("—", "---"),
     ("line\nbreak", "line break"), ("café", "café"), ("日", "?"),
+    ("--verbose", "-{}-verbose"), ("a---b", "a-{}-{}-b"), ("x-y", "x-y"),
 ])
 def test_each_special_character_is_escaped(raw, tex):
     assert escape(raw) == tex
