@@ -60,8 +60,7 @@ def exits_figure(profiles: list[Profile], title: str, width: str) -> Figure:
     ax.set_xticks([0, 25, 50, 75, 100])
     ax.set_xlabel("share of exits (%); count at the right")
     ax.set_title(title)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), frameon=False,
-              ncols=min(4, len(reasons) + 1))
+    fig.legend(loc="outside lower center", frameon=False, ncols=min(3, len(reasons) + 1))
     return fig
 
 
@@ -100,7 +99,7 @@ def price_figure(price: PriceList, palette: dict, width: str) -> Figure | None:
     rows_axis(ax, [row.metric for row in rows])
     ax.set_xlabel(f"time per operation, ratio to {price.baseline or 'the baseline'}")
     ax.set_title(f"price list: {price.benchmark}")
-    ax.legend(loc="best", frameon=False)
+    fig.legend(loc="outside lower center", frameon=False, ncols=min(3, len(shown)))
     return fig
 
 
