@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from ....foundations.model import RunReport
 from ....foundations.model.pricelist import PriceList
 from ....foundations.model.profile import Profile
-from .style import OKABE_ITO, PaperFigure, colours, log_ticks, new_figure, rows_axis
+from .style import (OKABE_ITO, PaperFigure, colours, legend_below, log_ticks, new_figure,
+                    rows_axis)
 
 SHOWN_REASONS = len(OKABE_ITO) - 1      # the rest are "other", in grey
 OTHER_COLOUR = "#BBBBBB"
@@ -60,7 +61,7 @@ def exits_figure(profiles: list[Profile], title: str, width: str) -> Figure:
     ax.set_xticks([0, 25, 50, 75, 100])
     ax.set_xlabel("share of exits (%); count at the right")
     ax.set_title(title)
-    fig.legend(loc="outside lower center", frameon=False, ncols=min(3, len(reasons) + 1))
+    legend_below(fig, [*reasons, "other"], width)
     return fig
 
 
@@ -99,7 +100,7 @@ def price_figure(price: PriceList, palette: dict, width: str) -> Figure | None:
     rows_axis(ax, [row.metric for row in rows])
     ax.set_xlabel(f"time per operation, ratio to {price.baseline or 'the baseline'}")
     ax.set_title(f"price list: {price.benchmark}")
-    fig.legend(loc="outside lower center", frameon=False, ncols=min(3, len(shown)))
+    legend_below(fig, sorted(shown), width)
     return fig
 
 

@@ -26,8 +26,8 @@ from ....core.decisions import KnobEffect
 from ....foundations.model import Result, RunReport, TuneEffect
 from ....foundations.stats.band import band as ratio_band
 from . import breakdowns
-from .style import (BAND_COLOR, OKABE_ITO, PAPER_RC, PaperFigure, colours, log_ticks,
-                    new_figure, rows_axis, whiskers)
+from .style import (BAND_COLOR, OKABE_ITO, PAPER_RC, PaperFigure, colours, legend_below,
+                    log_ticks, new_figure, rows_axis, whiskers)
 from .tunechart import band as effect_band, label as effect_label
 
 # a decision's colour and marker (filled but for undecided)
@@ -106,7 +106,7 @@ def samples_figure(rows: list[Result], title: str, palette: dict, width: str) ->
     ax.set_xlabel("trial (block)")
     ax.set_ylabel(rows[0].unit or rows[0].metric)
     ax.set_title(title)
-    ax.legend(loc="best", frameon=False, ncols=min(3, len(rows)))
+    legend_below(fig, [r.environment for r in rows], width)
     return fig
 
 

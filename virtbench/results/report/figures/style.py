@@ -70,3 +70,15 @@ def log_ticks(ax, lo: float, hi: float) -> None:
         ax.xaxis.set_major_locator(LogLocator(subs=(1, 1.2, 1.5, 2, 3, 5, 7), numticks=30))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.3g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+CHARS_PER_IN = 16             # legend text at 7 pt, a marker and its gap included
+
+
+def legend_below(fig: Figure, labels: list[str], width: str) -> None:
+    """The figure's legend under its axes, in as many columns as the longest label lets fit
+    the figure's width (one column of long labels rather than a legend wider than the
+    figure, which would squeeze the axes to nothing)."""
+    longest = max((len(lab) for lab in labels), default=1) + 4
+    fit = max(1, int(WIDTHS_IN[width] * CHARS_PER_IN) // longest)
+    fig.legend(loc="outside lower center", frameon=False, ncols=min(fit, len(labels)))
