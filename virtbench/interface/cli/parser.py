@@ -13,7 +13,7 @@ from ...results import report
 from ...core import defaults, ranges, suggest
 from ...core.text import store_flag
 from ...study.flagset import CORRECTIONS, StudyFlags, flag_field, flag_of
-from . import density, figures, qemu, storecmd, tune
+from . import artifact, density, figures, qemu, storecmd, tune
 from ...execution.fleet import commands as fleet_commands
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -243,6 +243,7 @@ def add_run_parsers(sub) -> None:
     add_wide_flag(run)
     run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    artifact.add_replay_flag(run)
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also run again the trials that failed "
                           "(the failed rows are kept as superseded)")
@@ -334,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     fleet_commands.add_parsers(sub, add_fleet_run_flags)
     density.add_parser(sub)
     figures.add_parser(sub)
+    artifact.add_parsers(sub)
     tune.add_parser(sub, add_study_flags, _add_run_view_flags)
     qemu.add_parser(sub, _Parser)
     storecmd.add_parser(sub, _Parser)

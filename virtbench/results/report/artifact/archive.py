@@ -94,12 +94,18 @@ def _read_file(dir_fd: int, entry: str, name: str, so_far: int) -> bytes:
 
 
 def _member_problem(m: tarfile.TarInfo) -> str | None:
-    """Why a tar member may not be read: what the `data` filter refuses (an absolute path,
-    `..`, a link out), or anything but a regular file or a directory."""
-    try:
-        tarfile.data_filter(m, "/artifact")
-    except tarfile.FilterError as exc:
-        return str(exc)
+    """Why a tar member may not be read: what tarfile's `data` filter refuses (Python
+    3.11.4 and later; the same rules are checked here for an older one): an absolute path,
+    `..`, a link; and anything but a regular file or a directory."""
+    data_filter = getattr(tarfile, "data_filter", None)
+    if data_filter is not None:
+        try:
+            data_filter(m, "/artifact")
+        except tarfile.FilterError as exc:
+            return str(exc)
+    parts = PurePosixPath(m.name).parts
+    if m.name.startswith("/") or ".." in parts or not parts:
+        return f"{m.name!r} is an absolute path or leads out with '..'"
     if not (m.isreg() or m.isdir()):
         return f"{m.name!r} is not a regular file or a directory (a link, a device?)"
     return None
