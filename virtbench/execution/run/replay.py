@@ -36,7 +36,7 @@ def open_replay(path: str) -> ReplaySource:
     """The artifact at `path`, whole (every checksum), and its run's study, checked; one
     line when either is not (nothing is run or stored)."""
     files = read_artifact(path)
-    _, dump = opened(files)
+    _, dump = opened(files, path)
     run = dump["runs"][0]
     return ReplaySource(path, files, run["id"], study_to_resume(run))
 

@@ -62,7 +62,7 @@ def cmd_export(args, out, open_store) -> int:
 def cmd_import(args, out, open_store) -> int:
     from ...results.report.artifact import archive, build, load
     files = archive.read_artifact(args.path)
-    _, dump = build.opened(files)                        # before a store is made
+    _, dump = build.opened(files, args.path)                        # before a store is made
     store = open_store(args)
     run_id = load.import_files(store, files, args.path)
     out.print(f"imported run {run_id} ({dump['runs'][0]['study_name']}: "

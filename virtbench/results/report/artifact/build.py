@@ -99,10 +99,19 @@ def artifact_files(dump: dict, result, name: str) -> dict[str, bytes]:
                           "figures": why or "figures/"})
 
 
-def opened(files: dict[str, bytes]) -> tuple[dict, dict]:
+def opened(files: dict[str, bytes], where: str) -> tuple[dict, dict]:
     """An artifact's manifest and run rows, once every file matches SHA256SUMS, its format
     and report schema are this virtbench's, run.json holds the rows of the manifest's run
-    and study.json is that run's study; else one line (nothing is imported)."""
+    and study.json is that run's study; else one line naming the artifact `where` was read
+    (nothing is imported)."""
+    try:
+        return _opened(files)
+    except TamperedArtifact as exc:
+        raise TamperedArtifact(str(exc).replace("artifact:", f"artifact {where}:", 1)) \
+            from None
+
+
+def _opened(files: dict[str, bytes]) -> tuple[dict, dict]:
     facts = verified(files, SCHEMA_VERSION)
     dump = json_of(files, RUN_ROWS)
     try:

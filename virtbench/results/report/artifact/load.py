@@ -13,7 +13,7 @@ from .manifest import MANIFEST, sha256
 def import_files(store, files: dict[str, bytes], source: str) -> str:
     """Load the artifact `files` (read from `source`) into `store`; the run's id. One line,
     and nothing written, when the artifact is not whole or the store holds the run."""
-    _, dump = opened(files)
+    _, dump = opened(files, source)
     return load_rows(store, dump, {"imported": provenance(files, source)})
 
 
