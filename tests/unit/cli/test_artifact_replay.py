@@ -1,4 +1,4 @@
-"""`virtbench run --replay PATH` (interface/cli/artifact.py, execution/run/replay.py): the
+"""`virtbench run --replay PATH` (interface/cli/artifact.py, results/report/artifact/replay.py): the
 artifact's stored study run again through the runner (environments and benchmark faked: no
 guest), stored as a new run that records what it replays, reported, then compared with the
 artifact's run (imported first into a store that lacks it) with what differs in the stack;

@@ -78,11 +78,12 @@ def _given_flags(args) -> list[str]:
             (None, False)]
 
 
-def cmd_replay(args, out, err, open_store, finished, print_plan) -> int:
+def cmd_replay(args, out, err, open_store, finished, print_plan, thresholds) -> int:
     """The artifact's study run again as a new run; its report, then the comparison with
     the artifact's run and what differs in the stack. `finished(store, outcome)` prints a
-    run's report and gives its exit status; `print_plan(prepared)` a dry run's plan."""
-    from ...execution.run import replay
+    run's report and gives its exit status; `print_plan(prepared)` a dry run's plan;
+    `thresholds`: compare's (alpha, smallest change in %)."""
+    from ...results.report.artifact import replay
     from ...execution.run.runner import Runner, prepare
     from ...machinery.host.writes import check_store
     replay.refuse_flags(args.study, args.resume, _given_flags(args))
@@ -106,21 +107,20 @@ def cmd_replay(args, out, err, open_store, finished, print_plan) -> int:
                      series=args.series).start(prepared, detail=source.detail())
     code = finished(store, outcome)
     if outcome.status != "interrupted":
-        print_replay(store, source, outcome.run_id, out)
+        print_replay(store, source, outcome.run_id, out, thresholds)
     return code
 
 
-def print_replay(store, source, run_id: str, out) -> None:
+def print_replay(store, source, run_id: str, out, thresholds: tuple[float, float]) -> None:
     """The comparison of the artifact's run (A) with its replay (B), as `compare A B`
-    prints it, then what differs in the stack."""
+    prints it (at compare's `thresholds`: alpha, smallest change in %), then what differs
+    in the stack."""
     from ...results import analysis
     from ...results.report.fmt.compare import difference_lines
     from ...results.report.formats.table import print_compare
-    from .parser import COMPARE_ALPHA, COMPARE_MIN_CHANGE_PCT
     comparison = analysis.compare_runs(analysis.analyze_run(store, source.run_id),
                                        analysis.analyze_run(store, run_id),
-                                       alpha=COMPARE_ALPHA,
-                                       min_change_pct=COMPARE_MIN_CHANGE_PCT)
+                                       alpha=thresholds[0], min_change_pct=thresholds[1])
     out.print(f"\nreplay: run {run_id} replays run {source.run_id} ({source.path}); "
               f"compared as `virtbench compare {source.run_id} {run_id}`", highlight=False,
               markup=False, soft_wrap=True)

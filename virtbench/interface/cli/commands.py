@@ -15,7 +15,8 @@ from rich.table import Table
 from . import artifact, density, figures, qemu, storecmd, tune
 from ...results import report
 from ...results.report.view import View, width_for
-from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
+from .parser import (COMPARE_ALPHA, COMPARE_MIN_CHANGE_PCT, EXIT_FAILED_TRIALS,
+                     EXIT_INTERRUPTED, EXIT_OK, build_parser)
 from ...core.errors import VirtbenchError
 from ...execution.fleet import commands as fleet_commands
 from ...machinery.host.writes import check_output, check_store, write_output
@@ -86,7 +87,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
         return artifact.cmd_replay(args, out, err, _open_store,
                                    lambda store, outcome: _finished(args, out, err, store,
                                                                     outcome),
-                                   lambda prepared: _print_plan(prepared, out))
+                                   lambda prepared: _print_plan(prepared, out),
+                                   (COMPARE_ALPHA, COMPARE_MIN_CHANGE_PCT))
     if not args.dry_run:
         check_store(args.store)     # refused before anything is loaded, probed, built or run
     from ...study import design as study_mod, flags as study_flags

@@ -6,5 +6,6 @@ manifest.py  artifact.json and SHA256SUMS, and the check of an artifact read bac
 readme.py    its README.md (pure)
 build.py     its files made from a run's rows and report; read back into what import loads
 load.py      its run loaded into a store
+replay.py    an artifact opened to run its study again (`run --replay`)
 archive.py   a directory or .tar.gz read into its files and written from them (side effects)
 """

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.errors import VirtbenchError
-from ...results.report.artifact.archive import read_artifact
-from ...results.report.artifact.build import opened
-from ...results.report.artifact.load import import_files, provenance
-from ...study.design import Study, study_to_resume
+from ....core.errors import VirtbenchError
+from .archive import read_artifact
+from .build import opened
+from .load import import_files, provenance
+from ....study.design import Study, study_to_resume
 
 
 @dataclass(frozen=True)
