@@ -118,6 +118,9 @@ def print_replay(store, source, run_id: str, out, thresholds: tuple[float, float
     from ...results import analysis
     from ...results.report.fmt.compare import difference_lines
     from ...results.report.formats.table import print_compare
+    from rich.console import Console
+    from ...results.report.view import width_for
+    out = Console(width=width_for(out.is_terminal, True))   # compare's columns, as `compare`
     comparison = analysis.compare_runs(analysis.analyze_run(store, source.run_id),
                                        analysis.analyze_run(store, run_id),
                                        alpha=thresholds[0], min_change_pct=thresholds[1])

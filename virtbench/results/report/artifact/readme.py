@@ -43,14 +43,16 @@ with `virtbench export {run_id} --artifact {name}`.
 ## Check it, import it, run it again
 
 ```sh
-sha256sum -c SHA256SUMS                # every file as exported (run inside the artifact)
-virtbench import {name}                 # the run, into the store (--store URL: another)
-virtbench report {run_id}               # read like any run; `compare` too
-virtbench run --replay {name}           # its study again here: a new run, compared with it
+sha256sum -c SHA256SUMS            # inside the artifact: every file as exported
+virtbench import {name}
+virtbench report {run_id}
+virtbench run --replay {name}
 ```
 
-`virtbench import` refuses an artifact whose files differ from SHA256SUMS, with a file
-missing or one too many, in one line, and imports nothing. `virtbench run --replay` runs
+`virtbench import` loads the run into the store (`--store URL`: another), keeping its id;
+`virtbench report` and `compare` then read it like any run. It refuses an artifact whose
+files differ from SHA256SUMS, with a file missing or one too many, in one line, and imports
+nothing. `virtbench run --replay` runs
 the stored study (same environments, benchmarks, trials, seed and flags), stores it as a
 new run, and reports it with a comparison against run `{run_id}`: per metric the two runs'
 values and the decision, and what differs in the stack (kernel, QEMU, CPU, ...).
