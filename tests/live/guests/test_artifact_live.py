@@ -2,13 +2,17 @@
 the quick study (its pi only, 3 trials: bare metal and a QEMU guest) exported as a .tar.gz,
 imported into a fresh store where `report` reads the same results, replayed there (the
 replay's report compares the two runs and says what differs in the stack), and a tampered
-copy refused in one line with nothing imported. Two runs with a guest boot each."""
+copy refused in one line with nothing imported. With the study's guest: two runs with a TCG
+guest boot each, 181 s here (a shared 2-core VM, other work beside it), so behind
+--run-slow; the same on bare metal alone (`--env native`) runs by default."""
 from __future__ import annotations
 
 import io
 import json
 import tarfile
 from pathlib import Path
+
+import pytest
 
 from virtbench.foundations.store import Store
 from virtbench.interface.cli import commands as cli
@@ -22,11 +26,14 @@ def _cli(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.parametrize("envs", [["--env", "native"],
+                                  pytest.param([], marks=pytest.mark.slow, id="guest")],
+                         ids=["native", "guest"])
 def test_the_quick_study_exported_imported_replayed_and_a_tampered_copy_refused(
-        tmp_path, capsys):
+        tmp_path, capsys, envs):
     first = f"sqlite:///{tmp_path / 'S.db'}"
-    code, _, err = _cli(capsys, "run", QUICK, "--quick", "--trials", "3", "--bench", "pi",
-                        "--no-progress", "--store", first)
+    code, _, err = _cli(capsys, "run", QUICK, *envs, "--quick", "--trials", "3", "--bench",
+                        "pi", "--no-progress", "--store", first)
     assert code == 0, err
     run = Store(first, read_only=True).get_run()["id"]
     art = tmp_path / "quick.tar.gz"
