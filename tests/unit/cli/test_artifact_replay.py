@@ -115,6 +115,7 @@ def test_a_replay_into_the_store_that_holds_the_run_imports_nothing(
     (["--quick"], ["drop --quick"]),
     (["studies/quick.toml"], ["drop the study file"]),
     (["--resume", "x"], ["not both"]),
+    (["--retry-failed"], ["drop --retry-failed"]),
 ])
 def test_a_study_flag_beside_replay_is_refused(capsys, monkeypatch, tmp_path, artifact,
                                               extra, words):

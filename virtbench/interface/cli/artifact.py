@@ -74,8 +74,9 @@ def cmd_import(args, out, open_store) -> int:
 
 def _given_flags(args) -> list[str]:
     from ...study.flagset import StudyFlags, flag_of
-    return [flag_of(f.name) for f in fields(StudyFlags) if getattr(args, f.name) not in
-            (None, False)]
+    given = [flag_of(f.name) for f in fields(StudyFlags) if getattr(args, f.name) not in
+             (None, False)]
+    return given + (["--retry-failed"] if args.retry_failed else [])
 
 
 def cmd_replay(args, out, err, open_store, finished, print_plan, thresholds) -> int:
