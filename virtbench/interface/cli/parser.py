@@ -236,7 +236,8 @@ def add_image_parser(sub) -> None:
 
 
 def add_run_parsers(sub) -> None:
-    """`virtbench run` (a study, its flags on top) and `virtbench runs` (the stored runs)."""
+    """`virtbench run` (a study, its flags on top; --replay an artifact's), `virtbench runs`
+    (the stored runs), and `export` and `import` (a run as an artifact, and back)."""
     run = sub.add_parser("run", help="run a study")
     run.add_argument("study", nargs="?", help="a study file (TOML)")
     add_study_flags(run)
@@ -256,6 +257,7 @@ def add_run_parsers(sub) -> None:
     add_verbosity_flags(run)
     runs = sub.add_parser("runs", help="list the runs in the store")
     runs.add_argument("--store", type=store_flag, metavar="URL")
+    artifact.add_parsers(sub)           # export and import: a run as an artifact, and back
 
 
 def _add_run_view_flags(parser: argparse.ArgumentParser) -> None:
@@ -335,7 +337,6 @@ def build_parser() -> argparse.ArgumentParser:
     fleet_commands.add_parsers(sub, add_fleet_run_flags)
     density.add_parser(sub)
     figures.add_parser(sub)
-    artifact.add_parsers(sub)
     tune.add_parser(sub, add_study_flags, _add_run_view_flags)
     qemu.add_parser(sub, _Parser)
     storecmd.add_parser(sub, _Parser)
