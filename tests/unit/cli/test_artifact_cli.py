@@ -14,6 +14,7 @@ import os
 import tarfile
 
 import shutil
+import sys
 
 import pytest
 
@@ -251,3 +252,39 @@ def test_an_artifact_path_in_a_missing_directory_is_refused(capsys, stored, tmp_
     refused(capsys, ["export", run, "--artifact", str(tmp_path / "no" / "a.tar.gz"),
                      "--store", url], "does not exist")
     assert not (tmp_path / "no").exists()
+
+
+def test_without_matplotlib_the_artifact_has_no_figures_and_says_why(
+        capsys, stored, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    exported(capsys, stored, tmp_path / "art")
+    art = tmp_path / "art"
+    assert not (art / "figures").exists()
+    assert "No figures: matplotlib is not installed here" in (art / "README.md").read_text()
+    assert json.loads((art / "artifact.json").read_text())["figures"].startswith(
+        "matplotlib is not installed")
+
+
+@pytest.mark.parametrize("limit, value, words", [("MAX_FILES", 5, "more than 5 files"),
+                                                 ("MAX_BYTES", 4096, "past 0 MiB")])
+def test_an_artifact_past_the_limits_is_refused(capsys, made, tmp_path, monkeypatch, limit,
+                                                value, words):
+    from virtbench.results.report.artifact import archive
+    monkeypatch.setattr(archive, limit, value)
+    art = copied(made, tmp_path)
+    target = tmp_path / "new" / "T.db"
+    refused(capsys, ["import", str(art), "--store", f"sqlite:///{target}"], words)
+    assert not target.exists()
+
+
+def test_a_tar_past_the_limits_is_refused(capsys, made, tmp_path, monkeypatch):
+    from virtbench.results.report.artifact import archive
+    copied(made, tmp_path)
+    path = tmp_path / "big.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(tmp_path / "art", arcname="big")
+    monkeypatch.setattr(archive, "MAX_BYTES", 4096)
+    target = tmp_path / "new" / "T.db"
+    refused(capsys, ["import", str(path), "--store", f"sqlite:///{target}"],
+            "members take more than")
+    assert not target.exists()
