@@ -25,6 +25,7 @@ from ...core.errors import VirtbenchError
 from ...foundations.model import RunReport
 from ...foundations.model.density import DensityCurve, DensityReport, DensityRule, DensityStep, Throughput
 from .runner import Runner, prepare
+from .sweepbook import SweepRecord
 from ...foundations.store import Store, now
 from ...study.flags import StudyFlags, parse_bench_spec, with_flags
 from ...machinery.vmlife import density as dens
@@ -210,54 +211,90 @@ class Sweep:
 
     # -- the sweep -----------------------------------------------------------------------
     def run(self) -> DensityReport:
+        """Step by step until the rule, the maximum, the time, the memory or a failure ends
+        it; with a store, the sweep is stored as a run of its own as it goes (sweepbook.py):
+        its id said when it starts, each step kept as it finishes, Ctrl-C keeping those."""
         r = self.request
         report = DensityReport(environment=r.spec, schedule=r.schedule, max_count=r.max_count,
                                trials=r.trials, quick=r.quick,
                                rule=DensityRule(per_guest_floor=r.floor, min_gain=r.min_gain),
                                started=now().isoformat())
+        book = SweepRecord(self.store, r) if self.store is not None else None
+        if book is not None:
+            book.open(report)
+            self._say(f"density sweep {book.run_id}: `virtbench report {book.run_id}` reads "
+                      "it (each step is stored as it finishes)")
         curves: dict[tuple[str, str], DensityCurve] = {}
-        t0, count, reason = time.monotonic(), 1, "max"
+        try:
+            reason = self._steps(report, curves, book)
+        except KeyboardInterrupt:
+            self._finish(report, curves, "interrupted")
+            if book is not None:
+                book.close(report, "interrupted")
+            raise
+        self._finish(report, curves, reason)
+        if book is not None:
+            book.close(report, "complete")
+        return report
+
+    def _say(self, line: str) -> None:
+        if self.console is not None:
+            self.console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    def _steps(self, report: DensityReport, curves: dict, book) -> str | None:
+        """Run the steps; why the sweep ended (None: every judged curve stopped)."""
+        r = self.request
+        t0, count = time.monotonic(), 1
         while count <= r.max_count:
             if time.monotonic() - t0 > r.max_s:
-                reason = "time"
-                break
+                return "time"
             fits, avail_mib = self._fits(count)
             if not fits:
-                reason = "memory"
-                break
-            study = self._study(count)
+                return "memory"
             try:
-                run_id = self._run_step(study)
+                run_id = self._run_step(self._study(count))
             except VirtbenchError as exc:       # the steps before keep their figures
-                reason, report.failure = "failed", f"step {count}: {exc}"
-                break
-            step_report = analyze_run(self.store, run_id)
-            got_any = False
-            for env in step_report.environments:
-                ref = env.kind == REFERENCE_KIND and self.reference
-                base_spec = REFERENCE_KIND if ref else r.spec
-                for case_label, name, metric in self._labels(step_report):
-                    step = step_of(step_report, env.label, case_label, metric, count)
-                    if step is None:
-                        continue
-                    got_any = got_any or not ref
-                    step.host_available_mib = avail_mib
-                    step.pss_mib, step.overhead_mib = memory_of(step_report, env.label, count)
-                    curve = curves.setdefault((base_spec, case_label), DensityCurve(
-                        environment=base_spec, benchmark=case_label, metric=metric,
-                        unit=unit_of(name, metric), reference=ref))
-                    curve.steps.append(step)
-            if not got_any:
-                reason, report.failure = "failed", (f"step {count} (run {run_id}): no trial "
-                                                    "of the environment gave a sample")
-                break
+                report.failure = f"step {count}: {exc}"
+                return "failed"
+            if not self._take(run_id, count, avail_mib, curves):
+                report.failure = (f"step {count} (run {run_id}): no trial of the environment "
+                                  "gave a sample")
+                return "failed"
             for curve in curves.values():
                 judge_curve(curve, self.rule)
+            report.curves = ordered(curves)
+            if book is not None:
+                book.step(run_id, report)
             judged = [c for c in curves.values() if not c.reference]
             if judged and all(c.stop_reason for c in judged):
-                reason = None
-                break
+                return None
             count = dens.next_count(count, r.schedule)
+        return "max"
+
+    def _take(self, run_id: str, count: int, avail_mib: float | None, curves: dict) -> bool:
+        """The step's throughputs added to their curves; False when the environment swept
+        gave none."""
+        step_report = analyze_run(self.store, run_id)
+        got_any = False
+        for env in step_report.environments:
+            ref = env.kind == REFERENCE_KIND and self.reference
+            base_spec = REFERENCE_KIND if ref else self.request.spec
+            for case_label, name, metric in self._labels(step_report):
+                step = step_of(step_report, env.label, case_label, metric, count)
+                if step is None:
+                    continue
+                got_any = got_any or not ref
+                step.host_available_mib = avail_mib
+                step.pss_mib, step.overhead_mib = memory_of(step_report, env.label, count)
+                curve = curves.setdefault((base_spec, case_label), DensityCurve(
+                    environment=base_spec, benchmark=case_label, metric=metric,
+                    unit=unit_of(name, metric), reference=ref))
+                curve.steps.append(step)
+        return got_any
+
+    @staticmethod
+    def _finish(report: DensityReport, curves: dict, reason: str | None) -> None:
+        """Every curve still scaling ends with the sweep's reason; the sweep's stop."""
         for curve in curves.values():
             if curve.stop_reason is None:
                 curve.stop_reason = reason
@@ -265,15 +302,19 @@ class Sweep:
                     curve.why = f"{curve.why}; the sweep ended: {dens.STOP_REASONS[reason]}"
         judged = [c for c in curves.values() if not c.reference]
         report.stop_reason = reason or (judged[0].stop_reason if judged else None)
-        report.curves = sorted(curves.values(), key=lambda c: (c.reference, c.benchmark))
+        report.curves = ordered(curves)
         report.finished = now().isoformat()
-        return report
 
     def _labels(self, report: RunReport) -> list[tuple[str, str, str]]:
         """(case label, benchmark name, the metric judged) of the step's cases."""
         metric_of = {parse_bench_spec(text)[0]: metric for text, metric in self.cases}
         return [(c.label, c.name, metric_of[c.name]) for c in report.benchmarks
                 if c.name in metric_of]
+
+
+def ordered(curves: dict) -> list[DensityCurve]:
+    """The curves as the report lists them: the judged first, by benchmark."""
+    return sorted(curves.values(), key=lambda c: (c.reference, c.benchmark))
 
 
 def unit_of(bench_name: str, metric: str) -> str:

@@ -196,6 +196,7 @@ def cmd_runs(args, out: Console) -> int:
     """The latest runs; a `running` run whose process is gone from this host (killed,
     crashed, rebooted) is shown `interrupted`, with the command that resumes it."""
     from ...machinery.host import runproc
+    from ...results.analysis import sweep
     store = _open_store(args, read_only=True)
     now = runproc.here()
     table = Table(title=f"runs in {store.shown}")
@@ -208,15 +209,25 @@ def cmd_runs(args, out: Console) -> int:
             table.add_row(r["id"], escape(r["study_name"] or ""), "damaged", "", "", "", "")
             continue
         status = runproc.shown_status(r, now)
-        table.add_row(r["id"], escape(r["study_name"]), status, "yes" if r["quick"] else "",
+        study, hint = _listed_study(r), runproc.resume_hint(r["id"], status)
+        table.add_row(r["id"], escape(study), status, "yes" if r["quick"] else "",
                       f"{r['started']:%Y-%m-%d %H:%M}",
                       f"{r['finished']:%H:%M}" if r["finished"] else "",
-                      runproc.resume_hint(r["id"], status))
+                      "" if sweep.is_sweep(r) else hint)
     out.print(table)
     for r in listed:
         if r.get("damaged"):
             out.print(r["damaged"], highlight=False, markup=False, soft_wrap=True)
     return EXIT_OK
+
+
+def _listed_study(run: dict) -> str:
+    """The study column of `virtbench runs`: a density sweep's run and its steps said."""
+    from ...results.analysis import sweep
+    if sweep.is_sweep(run):
+        return f"{run['study_name']} (density sweep)"
+    of = sweep.sweep_of(run)
+    return run["study_name"] + (f" (a step of density sweep {of})" if of else "")
 
 
 def _open_store(args, read_only: bool = False, create: bool = True):
