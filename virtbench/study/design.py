@@ -200,6 +200,10 @@ def study_to_resume(run: dict) -> Study:
     """The study of a stored run to resume, checked like a study file (Study.from_dict:
     the same types and ranges); keys this virtbench does not know are refused, not dropped
     (a setting the run was planned with would be lost)."""
+    if isinstance(run["study"], dict) and "density" in run["study"]:
+        raise VirtbenchError(f"run {run['id']} is a density sweep, which is not resumed: run "
+                             "`virtbench density` again (`virtbench report` shows the steps "
+                             "it kept)")
     study = Study.from_dict(run["study"], run["id"])
     unknown = unknown_keys(run["study"])
     if unknown:

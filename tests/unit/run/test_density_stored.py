@@ -1,0 +1,145 @@
+"""A density sweep stored as a run of its own (execution/run/sweepbook.py): written as it
+goes, read back by `virtbench report` in every format (results/analysis/sweep.py), listed
+by `virtbench runs`, kept when interrupted; its steps the real reports of a real sweep
+(tests/fixtures/density/README.md), the runner faked."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from virtbench.execution.run import density as sw
+from virtbench.foundations.model.density import DensityReport
+from virtbench.foundations.store import Store
+from virtbench.interface.cli.commands import main
+from virtbench.results import analysis, report as reports
+from virtbench.results.analysis import sweep
+
+from test_density import real
+
+
+class StoredSteps:
+    """Each step a run of the store (as the runner makes one), its report the real sweep's
+    step of that count; `stop_at`: the step that raises instead (Ctrl-C)."""
+
+    def __init__(self, store: Store, monkeypatch, stop_at: int | None = None):
+        self.store, self.stop_at, self.ids = store, stop_at, []
+        counts: dict[str, int] = {}
+        self.counts = counts
+        monkeypatch.setattr(sw, "analyze_run", self.report)
+
+    def report(self, store, run_id: str):
+        got = real(self.counts[run_id])
+        got.run.id = run_id
+        return got
+
+    def __call__(self, study) -> str:
+        count = len(self.ids) + 1
+        if count == self.stop_at:
+            raise KeyboardInterrupt
+        run_id = self.store.create_run({"name": f"step {count}"}, seed=1, quick=False,
+                                       version="test", host="here")
+        self.store.set_run_status(run_id, "complete")
+        self.ids.append(run_id)
+        self.counts[run_id] = count
+        return run_id
+
+
+def store_of(tmp_path) -> tuple[Store, str]:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    return Store(url), url
+
+
+def swept_by(store, steps) -> sw.Sweep:
+    return sw.Sweep(sw.DensityRequest("native", ["cyclepi:steps=200000000"], 8, trials=2),
+                    store=store, run_step=steps, available=lambda: 2**40)
+
+
+def test_the_sweep_is_a_run_and_report_reads_it_back(tmp_path, monkeypatch):
+    store, _ = store_of(tmp_path)
+    steps = StoredSteps(store, monkeypatch)
+    got = swept_by(store, steps).run()
+    assert got.run_id and len(steps.ids) == 3
+    run = store.get_run(got.run_id)
+    assert run["status"] == "complete" and run["study_name"] == "density native"
+    assert run["study"]["density"]["benches"] == ["cyclepi:steps=200000000"]
+    # every step's run names its sweep
+    assert [sweep.sweep_of(store.get_run(i)) for i in steps.ids] == [got.run_id] * 3
+    back = analysis.analyze_run(store, got.run_id)
+    assert back.density == got and back.run.id == got.run_id
+    data = json.loads(reports.render(back, "json"))
+    assert data["run"]["status"] == "complete" and data["results"] == []
+    curve = data["density"]["curves"][0]
+    assert (curve["knee"], curve["stop_reason"]) == (2, "qos")
+    assert [s["run_id"] for s in curve["steps"]] == steps.ids
+    assert DensityReport.of(data["density"]) == got
+    text = reports.render(back, "table")
+    assert f"density sweep {got.run_id}" in text and "knee at 2 guest(s), stop qos" in text
+    assert "2 (knee)" in text
+
+
+@pytest.mark.parametrize("fmt, says", [
+    ("markdown", "| native | cyclepi[steps=200000000] | 2 (knee) |"),
+    ("html", "knee: 2 (qos)"),
+    ("latex", r"\begin{tabular}"),
+    ("csv", "run_id,environment,reference,benchmark")])
+def test_every_format_shows_a_stored_sweep(tmp_path, monkeypatch, fmt, says):
+    store, _ = store_of(tmp_path)
+    got = swept_by(store, StoredSteps(store, monkeypatch)).run()
+    out = reports.render(analysis.analyze_run(store, got.run_id), fmt)
+    assert says in out and got.run_id in out
+
+
+def test_an_interrupted_sweep_keeps_the_steps_that_finished(tmp_path, monkeypatch):
+    store, _ = store_of(tmp_path)
+    steps = StoredSteps(store, monkeypatch, stop_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        swept_by(store, steps).run()
+    (listed,) = [r for r in store.list_runs() if sweep.is_sweep(r)]
+    assert listed["status"] == "interrupted"
+    back = analysis.analyze_run(store, listed["id"]).density
+    assert back.stop_reason == "interrupted" and back.finished
+    assert [s.count for s in back.curves[0].steps] == [1, 2]
+    assert [s.run_id for s in back.curves[0].steps] == steps.ids
+
+
+def test_each_step_is_stored_as_it_finishes(tmp_path, monkeypatch):
+    """Read between steps (as `virtbench report` would while it runs): the steps so far."""
+    store, _ = store_of(tmp_path)
+    seen = []
+    steps = StoredSteps(store, monkeypatch)
+
+    def step(study):
+        if steps.ids:
+            sweep_id = sweep.sweep_of(store.get_run(steps.ids[-1]))
+            stored = analysis.analyze_run(store, sweep_id)
+            seen.append((stored.run.status, [s.count for s in stored.density.curves[0].steps]))
+        return steps(study)
+    swept_by(store, step).run()
+    assert seen == [("running", [1]), ("running", [1, 2])]
+
+
+def test_runs_lists_the_sweep_and_its_steps(tmp_path, monkeypatch, capsys):
+    store, url = store_of(tmp_path)
+    steps = StoredSteps(store, monkeypatch, stop_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        swept_by(store, steps).run()
+    assert main(["runs", "--store", url]) == 0
+    out = capsys.readouterr().out
+    (sweep_id,) = [r["id"] for r in store.list_runs() if sweep.is_sweep(r)]
+    assert "(density sweep)" in out
+    assert out.count(f"step of density sweep {sweep_id}") == 2
+    # an interrupted sweep is run again, not resumed: no `run --resume` offered for it
+    assert f"--resume {sweep_id}" not in out
+    assert main(["run", "--resume", sweep_id, "--store", url]) == 2
+    assert "density sweep" in capsys.readouterr().err
+
+
+def test_a_damaged_stored_sweep_is_one_line(tmp_path, monkeypatch, capsys):
+    store, url = store_of(tmp_path)
+    got = swept_by(store, StoredSteps(store, monkeypatch)).run()
+    store.update_run_detail(got.run_id, density={"curves": "none"})
+    assert main(["report", got.run_id, "--store", url]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"virtbench: run {got.run_id}: its stored density sweep cannot "
+                          "be read") and "\n" not in err
