@@ -266,6 +266,9 @@ def load(path: str | Path) -> Study:
                   cpu_share_limit=float(doc.cpu_share_limit),
                   budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
                   resolution_pct=doc.resolution)
+    if doc.density is not None and not envs and not cases and doc.tune is None:
+        raise fail(path, "holds a [density] table and nothing else to run; sweep it with "
+                         f"`virtbench density {path}`")
     if doc.tune is None:
         return study
     if envs:
