@@ -143,3 +143,42 @@ def test_a_damaged_stored_sweep_is_one_line(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"virtbench: run {got.run_id}: its stored density sweep cannot "
                           "be read") and "\n" not in err
+
+
+def test_figures_draws_a_stored_sweeps_curve(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    from virtbench.results.report.figures import paper
+    store, url = store_of(tmp_path)
+    got = swept_by(store, StoredSteps(store, monkeypatch)).run()
+    (fig,) = paper.paper_figures(analysis.analyze_run(store, got.run_id))
+    assert fig.name == "density-cyclepi[steps=200000000]-seconds"
+    top, bottom, *right = fig.figure.axes
+    curve = got.curves[0]
+    (bars,) = top.containers                          # the aggregate, with its CIs
+    assert bars.get_label() == "aggregate"
+    assert list(bars.lines[0].get_ydata()) == [s.aggregate.mean for s in curve.steps]
+    floor = [ln for ln in bottom.get_lines() if "QoS floor" in ln.get_label()]
+    assert floor and floor[0].get_ydata()[0] == pytest.approx(
+        0.5 * curve.steps[0].per_guest[0].mean)
+    knee = [ln for ln in bottom.get_lines() if list(ln.get_xdata()) == [2, 2]]
+    assert knee                                           # the knee's line, at 2 guests
+    assert not right                   # native swept itself: no reference axis
+    out = tmp_path / "figs"
+    assert main(["figures", got.run_id, "-o", str(out), "--format", "svg", "--store", url]) == 0
+    assert [p.name for p in out.iterdir()] == ["density-cyclepi_steps_200000000_-seconds.svg"]
+
+
+def test_the_figure_draws_the_reference_curve_on_its_own_axis():
+    """A real sweep of TCG guests with native processes beside (fixtures/density)."""
+    pytest.importorskip("matplotlib")
+    from virtbench.foundations.model import RunReport
+    from virtbench.results.report.figures import paper
+    from test_density import FIX
+    sweep_report = DensityReport.of(json.loads((FIX / "qemu-cyclepi-stream.json").read_text()))
+    figs = paper.paper_figures(RunReport(density=sweep_report))
+    assert [f.name for f in figs] == ["density-cyclepi-seconds", "density-stream-copy_mb_s"]
+    _, _, right = figs[0].figure.axes
+    ref = next(c for c in sweep_report.curves if c.reference and c.benchmark == "cyclepi")
+    (line,) = right.get_lines()
+    assert list(line.get_ydata()) == [s.aggregate.mean for s in ref.steps]
+    assert "native" in line.get_label()
