@@ -24,6 +24,7 @@ class StoredSteps:
 
     def __init__(self, store: Store, monkeypatch, stop_at: int | None = None):
         self.store, self.stop_at, self.ids = store, stop_at, []
+        self.status = "complete"
         counts: dict[str, int] = {}
         self.counts = counts
         monkeypatch.setattr(sw, "analyze_run", self.report)
@@ -39,7 +40,7 @@ class StoredSteps:
             raise KeyboardInterrupt
         run_id = self.store.create_run({"name": f"step {count}"}, seed=1, quick=False,
                                        version="test", host="here")
-        self.store.set_run_status(run_id, "complete")
+        self.store.set_run_status(run_id, self.status)
         self.ids.append(run_id)
         self.counts[run_id] = count
         return run_id
@@ -182,3 +183,21 @@ def test_the_figure_draws_the_reference_curve_on_its_own_axis():
     (line,) = right.get_lines()
     assert list(line.get_ydata()) == [s.aggregate.mean for s in ref.steps]
     assert "native" in line.get_label()
+
+
+def test_history_lines_up_the_sweeps_knees(tmp_path, monkeypatch):
+    """Three sweeps (their fake steps left running: only the sweeps are lined up): one
+    series of the knee, a point per sweep; the other series of a history are unchanged."""
+    from virtbench.results.history import history
+    store, _ = store_of(tmp_path)
+    ids = []
+    for _ in range(3):
+        steps = StoredSteps(store, monkeypatch)
+        steps.status = "running"
+        ids.append(swept_by(store, steps).run().run_id)
+    got = history(store)
+    (series,) = got.series
+    assert (series.metric, series.environment, series.unit) == ("density_knee", "native",
+                                                                 "guests")
+    assert [p.run for p in series.points] == ids
+    assert [p.value for p in series.points] == [2.0, 2.0, 2.0]
