@@ -1,4 +1,4 @@
-"""A density sweep stored as a run of its own (execution/run/sweepbook.py): written as it
+"""A density sweep stored as a run of its own (execution/run/density.py SweepRecord): written as it
 goes, read back by `virtbench report` in every format (results/analysis/sweep.py), listed
 by `virtbench runs`, kept when interrupted; its steps the real reports of a real sweep
 (tests/fixtures/density/README.md), the runner faked."""
@@ -13,7 +13,7 @@ from virtbench.foundations.model.density import DensityReport
 from virtbench.foundations.store import Store
 from virtbench.interface.cli.commands import main
 from virtbench.results import analysis, report as reports
-from virtbench.results.analysis import sweep
+from virtbench.results.analysis import stored as sweep
 
 from test_density import real
 
@@ -148,10 +148,12 @@ def test_a_damaged_stored_sweep_is_one_line(tmp_path, monkeypatch, capsys):
 
 def test_figures_draws_a_stored_sweeps_curve(tmp_path, monkeypatch, capsys):
     pytest.importorskip("matplotlib")
-    from virtbench.results.report.figures import paper
+    from virtbench.results.report.figures import densitypaper, paper
     store, url = store_of(tmp_path)
     got = swept_by(store, StoredSteps(store, monkeypatch)).run()
-    (fig,) = paper.paper_figures(analysis.analyze_run(store, got.run_id))
+    back = analysis.analyze_run(store, got.run_id)
+    assert paper.paper_figures(back) == []             # no results: none of paper.py's
+    (fig,) = densitypaper.density_figures(back)
     assert fig.name == "density-cyclepi[steps=200000000]-seconds"
     top, bottom, *right = fig.figure.axes
     curve = got.curves[0]
@@ -173,10 +175,10 @@ def test_the_figure_draws_the_reference_curve_on_its_own_axis():
     """A real sweep of TCG guests with native processes beside (fixtures/density)."""
     pytest.importorskip("matplotlib")
     from virtbench.foundations.model import RunReport
-    from virtbench.results.report.figures import paper
+    from virtbench.results.report.figures import densitypaper
     from test_density import FIX
     sweep_report = DensityReport.of(json.loads((FIX / "qemu-cyclepi-stream.json").read_text()))
-    figs = paper.paper_figures(RunReport(density=sweep_report))
+    figs = densitypaper.density_figures(RunReport(density=sweep_report))
     assert [f.name for f in figs] == ["density-cyclepi-seconds", "density-stream-copy_mb_s"]
     _, _, right = figs[0].figure.axes
     ref = next(c for c in sweep_report.curves if c.reference and c.benchmark == "cyclepi")

@@ -9,13 +9,22 @@ the slowest guest under the floor, or the aggregate no longer rising); the sweep
 every judged curve has stopped, at its maximum count, when its time is spent, when the next
 step's guests would not fit the host's available memory, or when a step's trials all fail.
 Each step's guests are started and stopped by the runner like any run's: none outlives it.
+
+The sweep itself is stored as a run of its own (SweepRecord: no trials; its study the
+request under `density`, its detail's `density` the DensityReport so far), written when it
+starts, after each step and when it ends; each step's run names it (detail
+`density_sweep`). An interrupted sweep keeps the steps that finished; `virtbench report
+SWEEP` reads it back (results/analysis/stored.py).
 """
 from __future__ import annotations
 
+import dataclasses
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ... import __version__
 from ...measure import environments
 from ...machinery.machine import meminfo
 from ...results.analysis import analyze_run
@@ -25,8 +34,9 @@ from ...core.errors import VirtbenchError
 from ...foundations.model import RunReport
 from ...foundations.model.density import DensityCurve, DensityReport, DensityRule, DensityStep, Throughput
 from .runner import Runner, prepare
-from .sweepbook import SweepRecord
 from ...foundations.store import Store, now
+from ...machinery.host import runproc
+from ...results.analysis.stored import STEP_KEY, SWEEP_KEY
 from ...study.flags import StudyFlags, parse_bench_spec, with_flags
 from ...machinery.vmlife import density as dens
 
@@ -167,6 +177,38 @@ class DensityRequest:
         return cases
 
 
+class SweepRecord:
+    """The sweep run of one sweep in `store`; `request` is its DensityRequest."""
+
+    def __init__(self, store: Store, request):
+        self.store, self.request, self.run_id = store, request, ""
+
+    def open(self, report: DensityReport) -> str:
+        """Make the sweep's run (running) and store `report` in it; its id."""
+        r = self.request
+        study = {"name": f"density {r.spec}", SWEEP_KEY: dataclasses.asdict(r)}
+        self.run_id = self.store.create_run(study, seed=0, quick=r.quick, version=__version__,
+                                            host=socket.gethostname())
+        self.store.update_run_detail(self.run_id,
+                                     **{runproc.DETAIL_KEY: runproc.this_process()})
+        report.run_id = self.run_id
+        self.save(report)
+        return self.run_id
+
+    def save(self, report: DensityReport) -> None:
+        self.store.update_run_detail(self.run_id, **{SWEEP_KEY: report.model_dump(mode="json")})
+
+    def step(self, step_run_id: str, report: DensityReport) -> None:
+        """A step finished: its run names the sweep, the sweep holds the step."""
+        self.store.update_run_detail(step_run_id, **{STEP_KEY: self.run_id})
+        self.save(report)
+
+    def close(self, report: DensityReport, status: str) -> None:
+        """The sweep ended (complete) or was interrupted: its last report, its status."""
+        self.save(report)
+        self.store.set_run_status(self.run_id, status)
+
+
 class Sweep:
     """One density sweep (module docstring) of a DensityRequest. `run_step(study) -> run
     id` is the runner's start (a test passes its own); `available() -> bytes` the host's
@@ -212,7 +254,7 @@ class Sweep:
     # -- the sweep -----------------------------------------------------------------------
     def run(self) -> DensityReport:
         """Step by step until the rule, the maximum, the time, the memory or a failure ends
-        it; with a store, the sweep is stored as a run of its own as it goes (sweepbook.py):
+        it; with a store, the sweep is stored as a run of its own as it goes (SweepRecord):
         its id said when it starts, each step kept as it finishes, Ctrl-C keeping those."""
         r = self.request
         report = DensityReport(environment=r.spec, schedule=r.schedule, max_count=r.max_count,

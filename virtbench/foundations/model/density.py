@@ -7,8 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from .base import Number, Record
-from .version import SCHEMA_VERSION, read_schema_version
+from .base import SCHEMA_VERSION, Number, Record, read_schema_version
 
 StopReason = Literal["qos", "aggregate_flat", "max", "time", "memory", "failed", "interrupted"]
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ...core import defaults, warning_kinds
-from .base import Number, Record
+from .base import SCHEMA_VERSION, Number, Record, read_schema_version
 from .claims import ClaimResult
 from .decision import DisturbedTrial, PassOrFail, VsReference
 from .differences import PairDifferences
@@ -18,7 +18,6 @@ from .headline import Headline
 from .pricelist import PriceList
 from .profile import Profile
 from .tune import TuneReport
-from .version import SCHEMA_VERSION, read_schema_version
 from .density import DensityReport
 
 Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]

@@ -31,8 +31,7 @@ from .explain.profiles import profile_entries
 from .papers.published import attach_published
 from .adaptive_record import reconcile
 from .tune import tune_section
-from .sweep import sweep_of, sweep_report
-from .stored import environment_note, run_detail
+from .stored import environment_note, run_detail, sweep_of, sweep_report
 from .references import Reference
 from .settings import Settings, identities, result_seed, settings_of
 from .rows import Key, Row, disturbed_trials, rows_of

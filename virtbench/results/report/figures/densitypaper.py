@@ -3,15 +3,17 @@ judged curve, two panels sharing the guest count. Above, the aggregate throughpu
 95 % interval, and the reference curve (native processes at the same counts) dashed grey on
 its own right axis when the sweep ran one; below, each guest's throughput as a point, the
 slowest guest as a line and the QoS floor (the floor share of one guest's throughput)
-dotted. The knee is marked on both. Pure, as paper.py: report in, figures out."""
+dotted. The knee is marked on both. Pure, as paper.py: report in, figures out;
+`virtbench figures` draws these beside paper.py's (a sweep's run has none of those)."""
 from __future__ import annotations
 
+import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from ....foundations.model import RunReport
 from ....foundations.model.density import DensityCurve
-from .paper import OKABE_ITO, WIDTHS_IN, PaperFigure, _whiskers
+from .paper import OKABE_ITO, PAPER_RC, WIDTHS_IN, PaperFigure, _whiskers
 
 HEIGHT_IN = 3.6
 REFERENCE_COLOR, FLOOR_COLOR = "#888888", "#555555"
@@ -83,7 +85,8 @@ def density_figures(report: RunReport, width: str = "single") -> list[PaperFigur
     if sweep is None:
         return []
     refs = {c.benchmark: c for c in sweep.curves if c.reference}
-    return [PaperFigure(f"density-{c.benchmark}-{c.metric}",
-                        density_figure(c, refs.get(c.benchmark),
-                                       float(sweep.rule.per_guest_floor), width))
-            for c in sweep.curves if not c.reference and c.steps]
+    with matplotlib.rc_context(PAPER_RC):
+        return [PaperFigure(f"density-{c.benchmark}-{c.metric}",
+                            density_figure(c, refs.get(c.benchmark),
+                                           float(sweep.rule.per_guest_floor), width))
+                for c in sweep.curves if not c.reference and c.steps]
