@@ -38,7 +38,8 @@ def add_parser(sub) -> None:
                    help="judge BENCH on METRIC (default: its first timed metric)")
     d.add_argument("--no-reference", action="store_true",
                    help="no native processes at the same counts")
-    d.add_argument("--format", default="table", choices=("table", "json", "html"))
+    d.add_argument("--format", default="table",
+                   choices=("table", "markdown", "json", "csv", "html", "latex"))
     d.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     d.add_argument("--store", type=store_flag, metavar="URL")
     d.add_argument("--no-progress", action="store_true", help="no progress bar")
