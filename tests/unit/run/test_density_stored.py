@@ -203,3 +203,19 @@ def test_history_lines_up_the_sweeps_knees(tmp_path, monkeypatch):
                                                                  "guests")
     assert [p.run for p in series.points] == ids
     assert [p.value for p in series.points] == [2.0, 2.0, 2.0]
+
+
+def test_a_step_runs_report_names_its_sweep(tmp_path):
+    """A run of the real runner (fake environments) marked as a sweep's step, as the sweep
+    marks it: its JSON report and its text header name the sweep."""
+    from runkit import Flaky, Quiet, run_study
+    store, _ = store_of(tmp_path)
+    step = run_study(store, [Quiet("one")], {"flaky": Flaky(fail_on=set())}, trials=2)
+    before = analysis.analyze_run(store, step.run_id)
+    assert before.run.density_sweep is None
+    store.update_run_detail(step.run_id, density_sweep="20261129-000000-abcd")
+    after = analysis.analyze_run(store, step.run_id)
+    assert after.run.density_sweep == "20261129-000000-abcd" and after.density is None
+    assert json.loads(reports.render(after, "json"))["run"]["density_sweep"] == \
+        "20261129-000000-abcd"
+    assert "a step of density sweep 20261129-000000-abcd" in reports.render(after, "markdown")
