@@ -22,6 +22,7 @@ from .baseline import resolve_baseline, Candidate
 from ..measure.environments import EnvSpec
 from ..core.errors import VirtbenchError
 from ..foundations.store.rows import DamagedRow
+from ..foundations.store.sweeps import is_sweep
 from .schema import (
     AUTO,
     DEFAULT_ALPHA,
@@ -200,7 +201,7 @@ def study_to_resume(run: dict) -> Study:
     """The study of a stored run to resume, checked like a study file (Study.from_dict:
     the same types and ranges); keys this virtbench does not know are refused, not dropped
     (a setting the run was planned with would be lost)."""
-    if isinstance(run["study"], dict) and "density" in run["study"]:
+    if is_sweep(run):
         raise VirtbenchError(f"run {run['id']} is a density sweep, which is not resumed: run "
                              "`virtbench density` again (`virtbench report` shows the steps "
                              "it kept)")

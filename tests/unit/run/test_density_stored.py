@@ -13,7 +13,7 @@ from virtbench.foundations.model.density import DensityReport
 from virtbench.foundations.store import Store
 from virtbench.interface.cli.commands import main
 from virtbench.results import analysis, report as reports
-from virtbench.results.analysis import stored as sweep
+from virtbench.foundations.store import sweeps as sweep
 
 from test_density import real
 

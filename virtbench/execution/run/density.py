@@ -36,7 +36,7 @@ from ...foundations.model.density import DensityCurve, DensityReport, DensityRul
 from .runner import Runner, prepare
 from ...foundations.store import Store, now
 from ...machinery.host import runproc
-from ...results.analysis.stored import STEP_KEY, SWEEP_KEY
+from ...foundations.store.sweeps import STEP_KEY, SWEEP_KEY
 from ...study.flags import StudyFlags, parse_bench_spec, with_flags
 from ...machinery.vmlife import density as dens
 

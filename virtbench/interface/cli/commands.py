@@ -196,7 +196,7 @@ def cmd_runs(args, out: Console) -> int:
     """The latest runs; a `running` run whose process is gone from this host (killed,
     crashed, rebooted) is shown `interrupted`, with the command that resumes it."""
     from ...machinery.host import runproc
-    from ...results.analysis import stored as sweep
+    from ...foundations.store import sweeps as sweep
     store = _open_store(args, read_only=True)
     now = runproc.here()
     table = Table(title=f"runs in {store.shown}")
@@ -223,7 +223,7 @@ def cmd_runs(args, out: Console) -> int:
 
 def _listed_study(run: dict) -> str:
     """The study column of `virtbench runs`: a density sweep's run and its steps said."""
-    from ...results.analysis import stored as sweep
+    from ...foundations.store import sweeps as sweep
     if sweep.is_sweep(run):
         return f"{run['study_name']} (density sweep)"
     of = sweep.sweep_of(run)

@@ -21,6 +21,7 @@ from ...foundations.model import (
 )
 from ...foundations.stats.advice import advice_text, trials_to_advise
 from ...foundations.store import Store
+from ...foundations.store.sweeps import sweep_of
 from ...study.design import Study
 from . import decide
 from .papers.claims import check_claims
@@ -31,7 +32,7 @@ from .explain.profiles import profile_entries
 from .papers.published import attach_published
 from .adaptive_record import reconcile
 from .tune import tune_section
-from .stored import environment_note, run_detail, sweep_of, sweep_report
+from .stored import environment_note, run_detail, sweep_report
 from .references import Reference
 from .settings import Settings, identities, result_seed, settings_of
 from .rows import Key, Row, disturbed_trials, rows_of

@@ -18,6 +18,7 @@ from ...foundations.model import AdaptiveSummary, RunInfo, RunReport, Section
 from ...foundations.model.density import DensityReport
 from ...foundations.stats.multiplicity import METHODS as CORRECTIONS
 from ...foundations.store import DamagedRow
+from ...foundations.store.sweeps import SWEEP_KEY, is_sweep
 from ...study.design import EnvironmentEntry, Study
 from ...study.schema import Analysis
 from .papers.claims import labels_by_spec
@@ -143,22 +144,6 @@ def sections_of(calibration: dict[str, StoredCalibration], min_section_s: float
 
 
 # -- a density sweep's run ------------------------------------------------------------
-SWEEP_KEY = "density"          # a sweep run's study and detail key: its request, its report
-STEP_KEY = "density_sweep"     # a step run's detail key: the id of the sweep it is a step of
-
-
-def is_sweep(run: dict) -> bool:
-    """Is this stored run a density sweep's own run?"""
-    study = run.get("study")
-    return isinstance(study, dict) and SWEEP_KEY in study
-
-
-def sweep_of(run: dict) -> str | None:
-    """The id of the sweep this run is a step of (None: not a step)."""
-    got = (run.get("detail") or {}).get(STEP_KEY)
-    return got if isinstance(got, str) else None
-
-
 def sweep_report(run: dict) -> RunReport | None:
     """The report of a density sweep's run: its header and its stored DensityReport; None
     for any other run. A sweep run whose detail holds no readable report is one line."""
