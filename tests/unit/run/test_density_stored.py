@@ -92,12 +92,19 @@ def test_every_format_shows_a_stored_sweep(tmp_path, monkeypatch, fmt, says):
 
 
 def test_an_interrupted_sweep_keeps_the_steps_that_finished(tmp_path, monkeypatch):
+    from io import StringIO
+    from rich.console import Console
     store, _ = store_of(tmp_path)
     steps = StoredSteps(store, monkeypatch, stop_at=3)
+    said = StringIO()
+    interrupted = swept_by(store, steps)
+    interrupted.console = Console(file=said, width=300)
     with pytest.raises(KeyboardInterrupt):
-        swept_by(store, steps).run()
+        interrupted.run()
     (listed,) = [r for r in store.list_runs() if sweep.is_sweep(r)]
     assert listed["status"] == "interrupted"
+    assert f"density sweep {listed['id']} interrupted: its 2 finished step(s) are kept" \
+        in said.getvalue()
     back = analysis.analyze_run(store, listed["id"]).density
     assert back.stop_reason == "interrupted" and back.finished
     assert [s.count for s in back.curves[0].steps] == [1, 2]

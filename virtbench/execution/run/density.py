@@ -273,6 +273,9 @@ class Sweep:
             self._finish(report, curves, "interrupted")
             if book is not None:
                 book.close(report, "interrupted")
+                done = max((len(c.steps) for c in report.curves), default=0)
+                self._say(f"density sweep {book.run_id} interrupted: its {done} finished "
+                          f"step(s) are kept (`virtbench report {book.run_id}`)")
             raise
         self._finish(report, curves, reason)
         if book is not None:
