@@ -141,6 +141,12 @@ def test_runs_lists_the_sweep_and_its_steps(tmp_path, monkeypatch, capsys):
     assert f"--resume {sweep_id}" not in out
     assert main(["run", "--resume", sweep_id, "--store", url]) == 2
     assert "density sweep" in capsys.readouterr().err
+    # the web view's list says the same
+    from virtbench.interface.web import site
+    page = site.runs_page(Store(url, read_only=True), {})
+    assert "density native (density sweep)" in page
+    assert page.count(f"a step of density sweep {sweep_id}") == 2
+    assert f"--resume {sweep_id}" not in page
 
 
 def test_a_damaged_stored_sweep_is_one_line(tmp_path, monkeypatch, capsys):

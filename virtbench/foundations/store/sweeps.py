@@ -19,3 +19,12 @@ def sweep_of(run: dict) -> str | None:
     """The id of the sweep this run is a step of (None: not a step)."""
     got = (run.get("detail") or {}).get(STEP_KEY)
     return got if isinstance(got, str) else None
+
+
+def listed_study(run: dict) -> str:
+    """A run's study as a list of runs shows it (`virtbench runs`, the web view): a density
+    sweep's run and its steps said."""
+    if is_sweep(run):
+        return f"{run['study_name']} (density sweep)"
+    of = sweep_of(run)
+    return (run["study_name"] or "") + (f" (a step of density sweep {of})" if of else "")

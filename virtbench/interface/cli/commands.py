@@ -209,7 +209,7 @@ def cmd_runs(args, out: Console) -> int:
             table.add_row(r["id"], escape(r["study_name"] or ""), "damaged", "", "", "", "")
             continue
         status = runproc.shown_status(r, now)
-        study, hint = _listed_study(r), runproc.resume_hint(r["id"], status)
+        study, hint = sweep.listed_study(r), runproc.resume_hint(r["id"], status)
         table.add_row(r["id"], escape(study), status, "yes" if r["quick"] else "",
                       f"{r['started']:%Y-%m-%d %H:%M}",
                       f"{r['finished']:%H:%M}" if r["finished"] else "",
@@ -219,15 +219,6 @@ def cmd_runs(args, out: Console) -> int:
         if r.get("damaged"):
             out.print(r["damaged"], highlight=False, markup=False, soft_wrap=True)
     return EXIT_OK
-
-
-def _listed_study(run: dict) -> str:
-    """The study column of `virtbench runs`: a density sweep's run and its steps said."""
-    from ...foundations.store import sweeps as sweep
-    if sweep.is_sweep(run):
-        return f"{run['study_name']} (density sweep)"
-    of = sweep.sweep_of(run)
-    return run["study_name"] + (f" (a step of density sweep {of})" if of else "")
 
 
 def _open_store(args, read_only: bool = False, create: bool = True):
