@@ -1,13 +1,15 @@
 """`virtbench tune` on real containers (issue 40): the design's configurations and the base
 run, the recommended configuration is made after the screening and runs against the base in
 the same run, the report holds the tune, and no container is left: about 13 blocks of quick
-pi in five podman containers, 53 s here."""
+pi in five podman containers, 53 s here; its LaTeX report compiles with pdflatex."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
+from latexkit import compile_tex
 
 from virtbench.interface.cli import commands as cli
 from virtbench.measure.environments.container import podman
@@ -45,3 +47,9 @@ def test_a_container_tune_runs_its_design_and_confirms_in_one_run(tmp_path, caps
     else:
         assert "recommended" not in labels and tune["headline"].startswith("keep the base")
     assert containers() <= before          # every container the tune made is gone
+    if shutil.which("pdflatex") and shutil.which("pdftotext"):
+        assert cli.main(["report", "--format", "latex", "--store", store]) == 0
+        _, text = compile_tex(capsys.readouterr().out, tmp_path)    # issue 41's done-when
+        flat = " ".join(text.split())
+        assert "Tune" in flat and "Tune: each knob" in flat and "cpus" in flat
+        assert " ".join(tune["headline"].split())[:30] in flat

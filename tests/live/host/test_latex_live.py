@@ -7,57 +7,34 @@ pdftotext reads the names back as they were. Skipped without pdflatex or pdftopp
 from __future__ import annotations
 
 import shutil
-import subprocess
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from latexkit import compile_tex, needs_latex, png_pages
+from storekit import open_fixture
+
 from virtbench.foundations.model import Result, RunReport
 from virtbench.foundations.model.decision import VsReference
 from virtbench.foundations.model.run import RunInfo
+from virtbench.foundations.store import Store
 from virtbench.results import analysis, report
 
-pytestmark = pytest.mark.skipif(
-    not (shutil.which("pdflatex") and shutil.which("pdftoppm") and shutil.which("pdftotext")),
-    reason="pdflatex, pdftoppm and pdftotext: apt-get install texlive-latex-recommended "
-           "poppler-utils")
+pytestmark = needs_latex
 
 NASTY = "a_b%c&d#e$f{g}h~i^j\\k[l]"
-
-
-def _compile(tex: str, where: Path) -> tuple[Path, str]:
-    """(the PDF, its text) of `tex`, compiled in `where`; fails with pdflatex's error."""
-    (where / "report.tex").write_text(tex)
-    for _ in range(2):                     # twice: the labels settle
-        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
-                               "report.tex"], cwd=where, capture_output=True, text=True,
-                              timeout=120)
-        log = (where / "report.log").read_text(errors="replace")
-        errors = [line for line in log.splitlines() if line.startswith("!")]
-        assert done.returncode == 0 and not errors, errors or done.stdout[-2000:]
-    assert "Overfull \\hbox" not in log
-    text = subprocess.run(["pdftotext", "-layout", "report.pdf", "-"], cwd=where,
-                          capture_output=True, text=True, check=True, timeout=60).stdout
-    return where / "report.pdf", text
-
-
-def _png(pdf: Path) -> list[Path]:
-    subprocess.run(["pdftoppm", "-png", "-r", "50", pdf.name, "page"], cwd=pdf.parent,
-                   check=True, timeout=60)
-    pages = sorted(pdf.parent.glob("page*.png"))
-    assert pages and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pages)
-    return pages
 
 
 def test_the_quick_study_report_compiles_and_renders(filled, tmp_path, artifacts_dir):
     store, run_id = filled
     tex = report.render(analysis.analyze_run(store, run_id), "latex")
-    pdf, text = _compile(tex, tmp_path)
+    pdf, text = compile_tex(tex, tmp_path)
     for words in ("qemu-tcg/ide/e1000", "Verdicts", "himeno: each environment",
                   "stream: each environment", "pi: each environment", "paired blocks",
                   "alpha 0.05", "Holm"):
         assert words in text, words
-    pages = _png(pdf)
+    pages = png_pages(pdf)
     for i, page in enumerate(pages, 1):
         shutil.copy(page, artifacts_dir / f"latex-report-{i}.png")
 
@@ -72,8 +49,45 @@ def test_names_with_every_special_character_compile_and_print_as_themselves(tmp_
                    higher_is_better=False, n=5, trimmed_mean=41.7, vs_baseline=vs)]
     run = RunInfo(id="r_%1", baseline="native", alpha=0.05, threshold_pct=5.0,
                   correction="holm", analysis="paired")
-    pdf, text = _compile(report.render(RunReport(run=run, results=rows), "latex"), tmp_path)
+    pdf, text = compile_tex(report.render(RunReport(run=run, results=rows), "latex"), tmp_path)
     flat = text.replace(" ", "")
     assert NASTY in flat, text[:2000]                         # printed as written
     assert "41.7×slower" in flat and "{[}" not in flat and "textbackslash" not in flat
-    _png(pdf)
+    png_pages(pdf)
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+
+
+def test_the_price_list_run_compiles_with_its_price_table(tmp_path):
+    """A run of the primitives (a store saved from a real run, revision 0004)."""
+    path = tmp_path / "prim.db"
+    con = sqlite3.connect(path)
+    con.executescript((FIXTURES / "primitives-0004.sql").read_text())
+    con.close()
+    store = Store(f"sqlite:///{path}")
+    rep = analysis.analyze_run(store, store.list_runs()[-1]["id"])
+    pdf, text = compile_tex(report.render(rep, "latex"), tmp_path)
+    assert "Price list · primitives" in text and "syscall_ns" in text.replace(" ", "")
+    png_pages(pdf)
+
+
+@pytest.mark.parametrize("name", ["real", "failures", "published", "profiles"])
+def test_every_saved_run_compiles_with_its_words(tmp_path, name):
+    """Runs saved from real stores: warnings, failed trials, published figures and claims,
+    exit profiles; their headline, claims and warnings print as the Markdown report says
+    them."""
+    store, ids = open_fixture(name, tmp_path)
+    for run_id in ids:
+        rep = analysis.analyze_run(store, run_id)
+        where = tmp_path / run_id
+        where.mkdir()
+        _, text = compile_tex(report.render(rep, "latex"), where)
+        flat = " ".join(text.split())
+        for h in rep.headline:
+            if h.summary is not None:
+                assert f"{h.environment} against" in flat
+        for c in rep.claims:
+            assert " ".join(c.text.split())[:40] in flat, c.text
+        if rep.warnings:
+            assert "Warnings" in flat

@@ -34,6 +34,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
     ("37.5× slower", r"37.5\ensuremath{\times} slower"), ("≥3", r"\ensuremath{\geq}3"),
     ("µs", r"\ensuremath{\mu}s"), ("a · b", r"a \ensuremath{\cdot} b"), ("—", "---"),
     ("line\nbreak", "line break"), ("café", "café"), ("日", "?"),
+    ("--verbose", "-{}-verbose"), ("a---b", "a-{}-{}-b"), ("x-y", "x-y"),
 ])
 def test_each_special_character_is_escaped(raw, tex):
     assert escape(raw) == tex
@@ -205,3 +206,62 @@ def test_the_cli_offers_latex(tmp_path, capsys):
     store, (a, _) = open_fixture("real", tmp_path)
     assert cli.main(["report", a, "--format", "latex", "--store", store.url]) == 0
     assert capsys.readouterr().out.startswith(r"\documentclass{article}")
+
+
+def _balanced(tex: str) -> None:
+    assert tex.count(r"\begin{itemize}") == tex.count(r"\end{itemize}")
+    depth = 0
+    for line in tex.splitlines():
+        depth += line.startswith(r"\begin{itemize}") - line.startswith(r"\end{itemize}")
+        assert depth >= 0
+        if line.startswith(r"\item"):
+            assert depth > 0, line
+
+
+def test_a_tune_run_says_its_design_and_refinement_under_its_headline():
+    from virtbench.foundations.model.tune import TuneStep
+    tune = _tune().model_copy(update={"refinement": [TuneStep(
+        knob="cpu_s", level="1.5", environment="r1", reference="r0",
+        levels={"cpu_s": "1.5"}, vs_best=_vs(reference="r0"), moved=False)],
+        "trade_off": "pi_faster & io#2 slower"})
+    tex = report.render(_report(tune), "latex")
+    section = tex[tex.index(r"\subsection*{Tune}"):tex.index(r"\begin{table}")]
+    assert r"\textbf{recommended: cpu\_s=2}" in section
+    assert r"\item design: full factorial" in section
+    refine = [line for line in section.splitlines() if line.startswith(r"\item refine:")]
+    assert len(refine) == 1 and "cpu\\_s=1.5" in refine[0]
+    assert r"\item trade-off: pi\_faster \& io\#2 slower" in section
+    assert "time\\_s:" not in section          # the effects are the table's rows, not items
+    _balanced(tex)
+
+
+def test_headline_nests_benchmarks_under_each_environment_in_bold(tmp_path):
+    from virtbench.results.report.formats import latex_sections
+    tex = "\n".join(latex_sections.items(["qemu_a against native: 1.5× slower",
+                                          "  pi: 1.5× slower", "  io#2: equivalent",
+                                          "b against native: equivalent"], True))
+    assert tex.splitlines() == [
+        r"\begin{itemize}\raggedright", r"\item \textbf{qemu\_a against native: "
+        r"1.5\ensuremath{\times} slower}", r"\begin{itemize}",
+        r"\item pi: 1.5\ensuremath{\times} slower", r"\item io\#2: equivalent",
+        r"\end{itemize}", r"\item \textbf{b against native: equivalent}", r"\end{itemize}"]
+    assert latex_sections.section("Headline", []) == []
+
+
+@pytest.mark.parametrize("name", ["real", "published"])
+def test_a_saved_run_says_its_headline_claims_and_warnings(tmp_path, name):
+    store, ids = open_fixture(name, tmp_path)
+    rep = analysis.analyze_run(store, ids[-1])
+    tex = report.render(rep, "latex")
+    _balanced(tex)
+    titles = [line for line in tex.splitlines() if line.startswith(r"\subsection*")]
+    expected = (["Headline"] if any(h.summary for h in rep.headline) else []) \
+        + (["What differs from the reference"] if rep.differences else []) \
+        + (["Method notes"] if rep.method_notes else [])
+    assert [t[len(r"\subsection*{"):-1] for t in titles][:len(expected)] == expected
+    if rep.claims:
+        assert r"\subsection*{Claims of the study's source, checked on this run}" in tex
+        assert tex.count(r"\item ", tex.index("Claims of the study")) >= len(rep.claims)
+    if rep.warnings:
+        assert titles[-1] == r"\subsection*{Warnings}"
+    assert "bootstrap" in tex and r"\item run " in tex

@@ -248,3 +248,19 @@ def test_formats(text, asked):
 def test_a_bad_format_is_one_line(text):
     with pytest.raises(VirtbenchError, match="give one or more of pdf,svg,png"):
         save.formats(text)
+
+
+def test_a_legend_of_long_labels_goes_under_the_axes_in_columns_that_fit():
+    import warnings
+    long = ["qemu-tcg/virtio-blk/virtio-net", "qemu-tcg/ide/virtio-net", "native"]
+    rows = [_result(env, "dd-write") for env in long]
+    fig = paper.samples_figure(rows, "dd-write: write_mb_s", {e: "#000000" for e in long},
+                               "single")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                # "axes sizes collapsed to zero"
+        save.render(paper.PaperFigure("samples", fig), "pdf", report())
+    (legend,) = fig.legends
+    assert legend._ncols == 1 and fig.axes[0].get_legend() is None
+    short = paper.samples_figure([_result(e, "b") for e in ENVS], "b", paper.colours(report()),
+                                 "double")
+    assert short.legends[0]._ncols == 3

@@ -56,7 +56,9 @@ class Runner:
         self.clock = clock
 
     # -- entry points --------------------------------------------------------------------
-    def start(self, prepared: Prepared) -> RunTally:
+    def start(self, prepared: Prepared, detail: dict | None = None) -> RunTally:
+        """A new run of `prepared`; `detail`: what else its detail says from the start (a
+        replay: the artifact and run it replays)."""
         seed = prepared.study.seed
         prepared = prepared.for_run(seed if seed is not None
                                     else random.SystemRandom().randrange(2**31))
@@ -64,7 +66,7 @@ class Runner:
         run_id = self.store.create_run(study.to_dict(), seed=study.seed, quick=study.quick,
                                        version=__version__, host=self.host, fleet=self.fleet,
                                        series=self.series)
-        self.store.update_run_detail(run_id, kernels_build=kernels.identity())
+        self.store.update_run_detail(run_id, kernels_build=kernels.identity(), **(detail or {}))
         for label, env in prepared.envs.items():
             options = {**env.values, **({"name": env.name} if env.name else {})}
             self.store.upsert_environment(run_id, label, kind=env.kind, spec=str(env.spec),

@@ -1,5 +1,5 @@
 """The `virtbench` command: envs, benchmarks, image, run, runs, report, compare, history,
-serve, density, tune, figures, worker, fleet, store."""
+serve, density, tune, figures, export, import, worker, fleet, store."""
 from __future__ import annotations
 
 import os
@@ -12,10 +12,11 @@ from rich.table import Table
 # Only what building the parser needs is imported here; each command imports what it uses
 # when it runs, so `virtbench --version`, `--help` and `runs` start without the analysis
 # (scipy), the environments or the runner.
-from . import density, figures, qemu, storecmd, tune
+from . import artifact, density, figures, qemu, storecmd, tune
 from ...results import report
 from ...results.report.view import View, width_for
-from .parser import EXIT_FAILED_TRIALS, EXIT_INTERRUPTED, EXIT_OK, build_parser
+from .parser import (COMPARE_ALPHA, COMPARE_MIN_CHANGE_PCT, EXIT_FAILED_TRIALS,
+                     EXIT_INTERRUPTED, EXIT_OK, build_parser)
 from ...core.errors import VirtbenchError
 from ...execution.fleet import commands as fleet_commands
 from ...machinery.host.writes import check_output, check_store, write_output
@@ -82,6 +83,12 @@ def cmd_image(args, out: Console) -> int:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    if args.replay:
+        return artifact.cmd_replay(args, out, err, _open_store,
+                                   lambda store, outcome: _finished(args, out, err, store,
+                                                                    outcome),
+                                   lambda prepared: _print_plan(prepared, out),
+                                   (COMPARE_ALPHA, COMPARE_MIN_CHANGE_PCT))
     if not args.dry_run:
         check_store(args.store)     # refused before anything is loaded, probed, built or run
     from ...study import design as study_mod, flags as study_flags
@@ -425,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
                 "tune": lambda a, o: cmd_tune(a, o, err),
                 "figures": lambda a, o: figures.cmd_figures(a, o, _open_store),
                 "store": storecmd.cmd_store,
+                "export": lambda a, o: artifact.cmd_export(a, o, _open_store),
+                "import": lambda a, o: artifact.cmd_import(a, o, _open_store),
                 "worker": lambda a, o: fleet_commands.cmd_worker(a, o, err),
                 "fleet": lambda a, o: fleet_commands.cmd_fleet(a, o, err)}
     try:

@@ -29,6 +29,9 @@ def add_parser(sub) -> None:
                    help="pdf, svg, png, comma-separated (default %(default)s)")
     f.add_argument("--width", choices=("single", "double"), default="single",
                    help="one column (3.5 in, the default) or two (7.16 in)")
+    f.add_argument("--history", action="store_true",
+                   help="also the run's history: each series it is a point of (its host's "
+                        "and its series' complete runs), up to it, with the changes found")
     f.add_argument("--store", type=store_flag, metavar="URL")
 
 
@@ -74,6 +77,25 @@ def _libraries():
     return paper, save, densitypaper
 
 
+def _history_figures(store, run_id: str, width: str) -> list:
+    """The run's history series up to it (figures/historyfig.py); one line when it has no
+    earlier complete run of its host and series to line up with."""
+    from ...results.history import HistoryRequest, history
+    from ...results.report.figures import historyfig
+    run = store.get_run(run_id)
+    where = f"host {run['host']}" + (f", series {run['series']}" if run["series"] else "")
+    if run["status"] != "complete":
+        raise VirtbenchError(f"figures {run_id} --history: the run is {run['status']}, and "
+                             "history lines up complete runs; give a complete run")
+    figs = historyfig.history_figures(
+        history(store, HistoryRequest(series=run["series"], host=run["host"])), run_id, width)
+    if not figs:
+        raise VirtbenchError(f"figures {run_id} --history: no complete run of {where} "
+                             "before it to line it up with; drop --history or run the "
+                             "study again")
+    return figs
+
+
 def cmd_figures(args, out, open_store) -> int:
     """Draw the run's figures, render every file, then write them into -o DIR; bad input is
     one line (exit 2) before anything is written."""
@@ -86,6 +108,8 @@ def cmd_figures(args, out, open_store) -> int:
     report = analysis.analyze_run(store, args.run_id)
     figs = paper.paper_figures(report, args.width) + \
         densitypaper.density_figures(report, args.width)     # a density sweep's run
+    if getattr(args, "history", False):
+        figs += _history_figures(store, report.run.id, args.width)
     if not figs:
         raise VirtbenchError(f"figures {report.run.id}: the run has no results to draw; give "
                              "a run with at least one successful trial")

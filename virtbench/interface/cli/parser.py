@@ -13,7 +13,7 @@ from ...results import report
 from ...core import defaults, ranges, suggest
 from ...core.text import store_flag
 from ...study.flagset import CORRECTIONS, StudyFlags, flag_field, flag_of
-from . import density, figures, qemu, storecmd, tune
+from . import artifact, density, figures, qemu, storecmd, tune
 from ...execution.fleet import commands as fleet_commands
 
 EXIT_OK, EXIT_FAILED_TRIALS, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -236,13 +236,15 @@ def add_image_parser(sub) -> None:
 
 
 def add_run_parsers(sub) -> None:
-    """`virtbench run` (a study, its flags on top) and `virtbench runs` (the stored runs)."""
+    """`virtbench run` (a study, its flags on top; --replay an artifact's), `virtbench runs`
+    (the stored runs), and `export` and `import` (a run as an artifact, and back)."""
     run = sub.add_parser("run", help="run a study")
     run.add_argument("study", nargs="?", help="a study file (TOML)")
     add_study_flags(run)
     add_wide_flag(run)
     run.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    artifact.add_replay_flag(run)
     run.add_argument("--retry-failed", action="store_true",
                      help="with --resume: also run again the trials that failed "
                           "(the failed rows are kept as superseded)")
@@ -255,6 +257,7 @@ def add_run_parsers(sub) -> None:
     add_verbosity_flags(run)
     runs = sub.add_parser("runs", help="list the runs in the store")
     runs.add_argument("--store", type=store_flag, metavar="URL")
+    artifact.add_parsers(sub)           # export and import: a run as an artifact, and back
 
 
 def _add_run_view_flags(parser: argparse.ArgumentParser) -> None:

@@ -3,8 +3,9 @@ judged curve, two panels sharing the guest count. Above, the aggregate throughpu
 95 % interval, and the reference curve (native processes at the same counts) dashed grey on
 its own right axis when the sweep ran one; below, each guest's throughput as a point, the
 slowest guest as a line and the QoS floor (the floor share of one guest's throughput)
-dotted. The knee is marked on both. Pure, as paper.py: report in, figures out;
-`virtbench figures` draws these beside paper.py's (a sweep's run has none of those)."""
+dotted. The knee is marked on both. Pure, as paper.py (whose look, style.py, it shares):
+report in, figures out; `virtbench figures` draws these beside paper.py's (a sweep's run
+has none of those)."""
 from __future__ import annotations
 
 import matplotlib
@@ -13,7 +14,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ....foundations.model import RunReport
 from ....foundations.model.density import DensityCurve
-from .paper import OKABE_ITO, PAPER_RC, WIDTHS_IN, PaperFigure, _whiskers
+from .style import OKABE_ITO, PAPER_RC, WIDTHS_IN, PaperFigure, whiskers
 
 HEIGHT_IN = 3.6
 REFERENCE_COLOR, FLOOR_COLOR = "#888888", "#555555"
@@ -23,7 +24,7 @@ AGGREGATE_COLOR, GUEST_COLOR, KNEE_COLOR = OKABE_ITO[0], OKABE_ITO[1], OKABE_ITO
 def _aggregate(ax, curve: DensityCurve, reference: DensityCurve | None) -> None:
     counts = [s.count for s in curve.steps]
     means = [s.aggregate.mean for s in curve.steps]
-    ax.errorbar(counts, means, yerr=_whiskers(means, [s.aggregate.ci_low for s in curve.steps],
+    ax.errorbar(counts, means, yerr=whiskers(means, [s.aggregate.ci_low for s in curve.steps],
                                               [s.aggregate.ci_high for s in curve.steps]),
                 fmt="o-", ms=3, capsize=2, lw=1, color=AGGREGATE_COLOR, label="aggregate")
     ax.set_ylabel(f"aggregate ({curve.unit})" if curve.unit else "aggregate")

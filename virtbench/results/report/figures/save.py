@@ -17,7 +17,7 @@ import matplotlib
 from .... import __version__
 from ....core.errors import VirtbenchError
 from ....foundations.model import RunReport
-from .paper import PAPER_RC, PaperFigure
+from .style import PAPER_RC, PaperFigure
 
 FORMATS = ("pdf", "svg", "png")
 PNG_DPI = 300

@@ -39,8 +39,11 @@ def _char(c: str) -> str:
 def escape(text: object) -> str:
     """`text` (str() of it) as LaTeX that prints it: `qemu-tcg/ide/e1000` stays as it is,
     `pi[k=17]` is `pi{[}k=17{]}` (a bracket after a row's `\\\\` would be read as its
-    optional argument), `a_b` is `a\\_b`."""
-    return "".join(_char(c) for c in str(text))
+    optional argument), `a_b` is `a\\_b`, `--verbose` is `-{}-verbose` (two hyphens in a row
+    would print as a dash)."""
+    s = str(text)
+    return "".join(_char(c) + ("{}" if c == "-" and s[i + 1:i + 2] == "-" else "")
+                   for i, c in enumerate(s))
 
 
 def label(text: str) -> str:

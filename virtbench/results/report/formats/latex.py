@@ -2,7 +2,8 @@
 compiles as it is (or to copy the tables from): the verdict matrix; a table per benchmark
 with each environment's value and interval, the ratio to its reference and its interval, p
 and p after the family's correction; the price list when the run has one; a tune run's
-effects. Each table's note states the method. The same content as the Markdown report
+effects. Each table's note states the method; the words around the tables (the run, the
+headline, what differs, claims, warnings...) are latex_sections.py's. The same content as the Markdown report
 (formats/markdown.py), said by the same pieces (fmt/, words/); every text through
 fmt/latex_escape.py."""
 from __future__ import annotations
@@ -12,6 +13,7 @@ from .. import matrix, pricelist
 from ..exporter import Exporter
 from ..fmt import compare, header, numbers, tables, verdicts
 from ..fmt.latex_escape import escape, label
+from . import latex_sections as words
 
 PREAMBLE = [r"\documentclass{article}", r"\usepackage[T1]{fontenc}",
             r"\usepackage[margin=2cm]{geometry}", r"\usepackage{booktabs}",
@@ -128,11 +130,14 @@ def tune_table(report: RunReport) -> list[str]:
 
 
 def render(report: RunReport) -> str:
-    out = [*PREAMBLE, "", rf"\section*{{{escape(f'virtbench run {report.run.id}')}}}", ""]
-    out += tune_table(report) + matrix_table(report) + price_tables(report)
-    out += benchmark_tables(report)
-    if len(out) == len(PREAMBLE) + 3:
-        out += ["No results in this run.", ""]
+    out = [*PREAMBLE, "", rf"\section*{{{escape(f'virtbench run {report.run.id}')}}}", "",
+           *words.run_lines(report)]
+    out += words.tune_section(report) + tune_table(report)
+    out += words.headline_section(report) + words.differences_section(report)
+    out += matrix_table(report) + price_tables(report) + words.method_notes_section(report)
+    tables = benchmark_tables(report)
+    out += tables or ["No results in this run.", ""]
+    out += words.closing_sections(report)
     return "\n".join(out + [r"\end{document}", ""])
 
 
