@@ -232,3 +232,16 @@ def test_a_step_runs_report_names_its_sweep(tmp_path):
     assert json.loads(reports.render(after, "json"))["run"]["density_sweep"] == \
         "20261129-000000-abcd"
     assert "a step of density sweep 20261129-000000-abcd" in reports.render(after, "markdown")
+
+
+def test_a_sweeps_artifact_holds_its_report_and_figure(tmp_path, monkeypatch, capsys):
+    """`virtbench export SWEEP_ID`: the sweep's JSON report and its density figure."""
+    pytest.importorskip("matplotlib")
+    store, url = store_of(tmp_path)
+    got = swept_by(store, StoredSteps(store, monkeypatch)).run()
+    out = tmp_path / "art"
+    assert main(["export", got.run_id, "--artifact", str(out), "--store", url]) == 0
+    figures = sorted(p.name for p in (out / "figures").iterdir())
+    assert "density-cyclepi_steps_200000000_-seconds.pdf" in figures
+    data = json.loads((out / "report" / "report.json").read_text())
+    assert data["density"]["run_id"] == got.run_id and data["density"]["curves"]
