@@ -22,6 +22,7 @@ from .baseline import resolve_baseline, Candidate
 from ..measure.environments import EnvSpec
 from ..core.errors import VirtbenchError
 from ..foundations.store.rows import DamagedRow
+from ..foundations.store.sweeps import is_sweep
 from .schema import (
     AUTO,
     DEFAULT_ALPHA,
@@ -200,6 +201,10 @@ def study_to_resume(run: dict) -> Study:
     """The study of a stored run to resume, checked like a study file (Study.from_dict:
     the same types and ranges); keys this virtbench does not know are refused, not dropped
     (a setting the run was planned with would be lost)."""
+    if is_sweep(run):
+        raise VirtbenchError(f"run {run['id']} is a density sweep, which is not resumed: run "
+                             "`virtbench density` again (`virtbench report` shows the steps "
+                             "it kept)")
     study = Study.from_dict(run["study"], run["id"])
     unknown = unknown_keys(run["study"])
     if unknown:
@@ -262,6 +267,9 @@ def load(path: str | Path) -> Study:
                   cpu_share_limit=float(doc.cpu_share_limit),
                   budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
                   resolution_pct=doc.resolution)
+    if doc.density is not None and not envs and not cases and doc.tune is None:
+        raise fail(path, "holds a [density] table and nothing else to run; sweep it with "
+                         f"`virtbench density {path}`")
     if doc.tune is None:
         return study
     if envs:

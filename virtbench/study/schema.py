@@ -135,6 +135,22 @@ class TuneTable(_Table):
     refine: int | None = Field(None, ge=1)
 
 
+class DensityTable(_Table):
+    """A density sweep (`virtbench density STUDY.toml`): its flags' values; a flag given
+    overrides its key (execution/run/density.py DensityRequest checks them all again)."""
+    env: Line = Field(min_length=1)
+    bench: list[Line] | Line = Field(min_length=1)
+    max: int = Field(defaults.DENSITY_MAX_GUESTS, ge=1, le=64)
+    trials: int = Field(defaults.DENSITY_TRIALS, ge=1, le=100)
+    quick: bool = False
+    schedule: Literal["linear", "doubling"] = "linear"
+    floor: float = Field(defaults.DENSITY_FLOOR, gt=0, le=1)
+    min_gain: float = Field(defaults.DENSITY_MIN_GAIN, ge=0, lt=1)
+    max_time: float = Field(defaults.DENSITY_MAX_S, gt=0)
+    metric: dict[Line, Line] = Field(default_factory=dict)
+    reference: bool = True
+
+
 class StudyFile(_Table):
     name: Line | None = Field(None, min_length=1)
     description: Prose | None = None
@@ -161,6 +177,7 @@ class StudyFile(_Table):
     published: list[PublishedTable] = Field(default_factory=list)
     claim: list[ClaimTable] = Field(default_factory=list)
     tune: TuneTable | None = None
+    density: DensityTable | None = None
 
 
 # What to write instead, per key, in the fix part of a message.
@@ -197,6 +214,17 @@ EXAMPLES = {
     "metrics": 'metrics = ["seconds"] (default: each benchmark\'s headline metric)',
     "min_effect": "min_effect = 5 (%, the smallest effect that matters)",
     "refine": "refine = 2 (tries in a row that end a knob's search)",
+    "density": '[density] with env = "qemu:mem=512M" and bench = ["stream"]',
+    "env": 'env = "qemu:vcpus=1,mem=512M" (the environment to add copies of)',
+    "bench": 'bench = ["stream", "cyclepi"] (what every guest runs at once)',
+    "max": "max = 8 (the most guests, 1 to 64)",
+    "schedule": 'schedule = "doubling" (or "linear")',
+    "floor": "floor = 0.5 (each guest's share of one guest's throughput)",
+    "min_gain": "min_gain = 0.05 (the share a step must add to the aggregate)",
+    "max_time": "max_time = 3600 (seconds)",
+    "metric": 'metric = { stream = "triad_mb_s" }',
+    "reference": "reference = false (no native processes beside)",
+    "quick": "quick = true",
 }
 # Where a key means something else in one table, its example there.
 TABLE_EXAMPLES = {
@@ -216,6 +244,9 @@ KEY_TYPE_WORDS = {"trials": 'an integer or "auto"'}
 RANGES = {"alpha": defaults.ALPHA_RANGE, "threshold": defaults.THRESHOLD_RANGE}
 
 
+SINGLE_TABLES = ("tune", "density")
+
+
 def table_name(loc: tuple) -> tuple[str, str | None]:
     """(where, key) of a pydantic error location: ('benchmark', 1, 'params') ->
     ('benchmark[2]', 'params'); ('trials',) -> ('', 'trials')."""
@@ -225,6 +256,8 @@ def table_name(loc: tuple) -> tuple[str, str | None]:
         part = parts.pop(0)
         if parts and isinstance(parts[0], int):
             where = f"{part}[{parts.pop(0) + 1}]"
+        elif parts and part in SINGLE_TABLES:       # [tune], [density]: said by its name
+            where = f"[{part}]"
         else:
             key = str(part)
             break

@@ -96,6 +96,16 @@ def test_density_native_finds_this_hosts_knee(capsys, tmp_path, store_url):
     assert [s["count"] for s in curve["steps"]] == list(range(1, len(curve["steps"]) + 1))
     assert curve["knee"] is not None and curve["knee"] < len(curve["steps"]) or \
         curve["stop_reason"] == "max"
+    # the sweep is stored: its report reads it back, each step's run names it
+    capsys.readouterr()
+    stored = tmp_path / "stored.json"
+    assert main(["report", d["run_id"], "--format", "json", "-o", str(stored)]) == 0
+    back = json.loads(stored.read_text())
+    assert back["run"]["status"] == "complete" and back["density"]["curves"] == d["curves"]
+    step = tmp_path / "step.json"
+    assert main(["report", curve["steps"][-1]["run_id"], "--format", "json", "-o",
+                 str(step)]) == 0
+    assert json.loads(step.read_text())["run"]["density_sweep"] == d["run_id"]
 
 
 def test_density_of_qemu_guests(capsys, tmp_path, store_url):

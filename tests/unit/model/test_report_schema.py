@@ -20,7 +20,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 REGENERATE = ("the result model and docs/{name} disagree; if the model's change is meant, "
               "regenerate it: python -m virtbench.foundations.model {flag} > docs/{name} (and raise "
-              "SCHEMA_VERSION in virtbench/foundations/model/run.py when fields change or go)")
+              "SCHEMA_VERSION in virtbench/foundations/model/base.py when fields change or go)")
 
 
 def test_the_checked_in_schema_is_the_models():

@@ -9,13 +9,22 @@ the slowest guest under the floor, or the aggregate no longer rising); the sweep
 every judged curve has stopped, at its maximum count, when its time is spent, when the next
 step's guests would not fit the host's available memory, or when a step's trials all fail.
 Each step's guests are started and stopped by the runner like any run's: none outlives it.
+
+The sweep itself is stored as a run of its own (SweepRecord: no trials; its study the
+request under `density`, its detail's `density` the DensityReport so far), written when it
+starts, after each step and when it ends; each step's run names it (detail
+`density_sweep`). An interrupted sweep keeps the steps that finished; `virtbench report
+SWEEP` reads it back (results/analysis/stored.py).
 """
 from __future__ import annotations
 
+import dataclasses
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ... import __version__
 from ...measure import environments
 from ...machinery.machine import meminfo
 from ...results.analysis import analyze_run
@@ -26,6 +35,8 @@ from ...foundations.model import RunReport
 from ...foundations.model.density import DensityCurve, DensityReport, DensityRule, DensityStep, Throughput
 from .runner import Runner, prepare
 from ...foundations.store import Store, now
+from ...machinery.host import runproc
+from ...foundations.store.sweeps import STEP_KEY, SWEEP_KEY
 from ...study.flags import StudyFlags, parse_bench_spec, with_flags
 from ...machinery.vmlife import density as dens
 
@@ -166,6 +177,38 @@ class DensityRequest:
         return cases
 
 
+class SweepRecord:
+    """The sweep run of one sweep in `store`; `request` is its DensityRequest."""
+
+    def __init__(self, store: Store, request):
+        self.store, self.request, self.run_id = store, request, ""
+
+    def open(self, report: DensityReport) -> str:
+        """Make the sweep's run (running) and store `report` in it; its id."""
+        r = self.request
+        study = {"name": f"density {r.spec}", SWEEP_KEY: dataclasses.asdict(r)}
+        self.run_id = self.store.create_run(study, seed=0, quick=r.quick, version=__version__,
+                                            host=socket.gethostname())
+        self.store.update_run_detail(self.run_id,
+                                     **{runproc.DETAIL_KEY: runproc.this_process()})
+        report.run_id = self.run_id
+        self.save(report)
+        return self.run_id
+
+    def save(self, report: DensityReport) -> None:
+        self.store.update_run_detail(self.run_id, **{SWEEP_KEY: report.model_dump(mode="json")})
+
+    def step(self, step_run_id: str, report: DensityReport) -> None:
+        """A step finished: its run names the sweep, the sweep holds the step."""
+        self.store.update_run_detail(step_run_id, **{STEP_KEY: self.run_id})
+        self.save(report)
+
+    def close(self, report: DensityReport, status: str) -> None:
+        """The sweep ended (complete) or was interrupted: its last report, its status."""
+        self.save(report)
+        self.store.set_run_status(self.run_id, status)
+
+
 class Sweep:
     """One density sweep (module docstring) of a DensityRequest. `run_step(study) -> run
     id` is the runner's start (a test passes its own); `available() -> bytes` the host's
@@ -210,54 +253,93 @@ class Sweep:
 
     # -- the sweep -----------------------------------------------------------------------
     def run(self) -> DensityReport:
+        """Step by step until the rule, the maximum, the time, the memory or a failure ends
+        it; with a store, the sweep is stored as a run of its own as it goes (SweepRecord):
+        its id said when it starts, each step kept as it finishes, Ctrl-C keeping those."""
         r = self.request
         report = DensityReport(environment=r.spec, schedule=r.schedule, max_count=r.max_count,
                                trials=r.trials, quick=r.quick,
                                rule=DensityRule(per_guest_floor=r.floor, min_gain=r.min_gain),
                                started=now().isoformat())
+        book = SweepRecord(self.store, r) if self.store is not None else None
+        if book is not None:
+            book.open(report)
+            self._say(f"density sweep {book.run_id}: `virtbench report {book.run_id}` reads "
+                      "it (each step is stored as it finishes)")
         curves: dict[tuple[str, str], DensityCurve] = {}
-        t0, count, reason = time.monotonic(), 1, "max"
+        try:
+            reason = self._steps(report, curves, book)
+        except KeyboardInterrupt:
+            self._finish(report, curves, "interrupted")
+            if book is not None:
+                book.close(report, "interrupted")
+                done = max((len(c.steps) for c in report.curves), default=0)
+                self._say(f"density sweep {book.run_id} interrupted: its {done} finished "
+                          f"step(s) are kept (`virtbench report {book.run_id}`)")
+            raise
+        self._finish(report, curves, reason)
+        if book is not None:
+            book.close(report, "complete")
+        return report
+
+    def _say(self, line: str) -> None:
+        if self.console is not None:
+            self.console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    def _steps(self, report: DensityReport, curves: dict, book) -> str | None:
+        """Run the steps; why the sweep ended (None: every judged curve stopped)."""
+        r = self.request
+        t0, count = time.monotonic(), 1
         while count <= r.max_count:
             if time.monotonic() - t0 > r.max_s:
-                reason = "time"
-                break
+                return "time"
             fits, avail_mib = self._fits(count)
             if not fits:
-                reason = "memory"
-                break
-            study = self._study(count)
+                return "memory"
             try:
-                run_id = self._run_step(study)
+                run_id = self._run_step(self._study(count))
             except VirtbenchError as exc:       # the steps before keep their figures
-                reason, report.failure = "failed", f"step {count}: {exc}"
-                break
-            step_report = analyze_run(self.store, run_id)
-            got_any = False
-            for env in step_report.environments:
-                ref = env.kind == REFERENCE_KIND and self.reference
-                base_spec = REFERENCE_KIND if ref else r.spec
-                for case_label, name, metric in self._labels(step_report):
-                    step = step_of(step_report, env.label, case_label, metric, count)
-                    if step is None:
-                        continue
-                    got_any = got_any or not ref
-                    step.host_available_mib = avail_mib
-                    step.pss_mib, step.overhead_mib = memory_of(step_report, env.label, count)
-                    curve = curves.setdefault((base_spec, case_label), DensityCurve(
-                        environment=base_spec, benchmark=case_label, metric=metric,
-                        unit=unit_of(name, metric), reference=ref))
-                    curve.steps.append(step)
-            if not got_any:
-                reason, report.failure = "failed", (f"step {count} (run {run_id}): no trial "
-                                                    "of the environment gave a sample")
-                break
+                report.failure = f"step {count}: {exc}"
+                return "failed"
+            if not self._take(run_id, count, avail_mib, curves):
+                report.failure = (f"step {count} (run {run_id}): no trial of the environment "
+                                  "gave a sample")
+                return "failed"
             for curve in curves.values():
                 judge_curve(curve, self.rule)
+            report.curves = ordered(curves)
+            if book is not None:
+                book.step(run_id, report)
             judged = [c for c in curves.values() if not c.reference]
             if judged and all(c.stop_reason for c in judged):
-                reason = None
-                break
+                return None
             count = dens.next_count(count, r.schedule)
+        return "max"
+
+    def _take(self, run_id: str, count: int, avail_mib: float | None, curves: dict) -> bool:
+        """The step's throughputs added to their curves; False when the environment swept
+        gave none."""
+        step_report = analyze_run(self.store, run_id)
+        got_any = False
+        for env in step_report.environments:
+            ref = env.kind == REFERENCE_KIND and self.reference
+            base_spec = REFERENCE_KIND if ref else self.request.spec
+            for case_label, name, metric in self._labels(step_report):
+                step = step_of(step_report, env.label, case_label, metric, count)
+                if step is None:
+                    continue
+                got_any = got_any or not ref
+                step.host_available_mib = avail_mib
+                step.pss_mib, step.overhead_mib = memory_of(step_report, env.label, count)
+                curve = curves.setdefault((base_spec, case_label), DensityCurve(
+                    environment=base_spec, benchmark=case_label, metric=metric,
+                    unit=unit_of(name, metric), reference=ref))
+                curve.steps.append(step)
+        return got_any
+
+    @staticmethod
+    def _finish(report: DensityReport, curves: dict, reason: str | None) -> None:
+        """Every curve still scaling ends with the sweep's reason; the sweep's stop."""
         for curve in curves.values():
             if curve.stop_reason is None:
                 curve.stop_reason = reason
@@ -265,15 +347,19 @@ class Sweep:
                     curve.why = f"{curve.why}; the sweep ended: {dens.STOP_REASONS[reason]}"
         judged = [c for c in curves.values() if not c.reference]
         report.stop_reason = reason or (judged[0].stop_reason if judged else None)
-        report.curves = sorted(curves.values(), key=lambda c: (c.reference, c.benchmark))
+        report.curves = ordered(curves)
         report.finished = now().isoformat()
-        return report
 
     def _labels(self, report: RunReport) -> list[tuple[str, str, str]]:
         """(case label, benchmark name, the metric judged) of the step's cases."""
         metric_of = {parse_bench_spec(text)[0]: metric for text, metric in self.cases}
         return [(c.label, c.name, metric_of[c.name]) for c in report.benchmarks
                 if c.name in metric_of]
+
+
+def ordered(curves: dict) -> list[DensityCurve]:
+    """The curves as the report lists them: the judged first, by benchmark."""
+    return sorted(curves.values(), key=lambda c: (c.reference, c.benchmark))
 
 
 def unit_of(bench_name: str, metric: str) -> str:

@@ -7,10 +7,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from .base import Number, Record
-from .run import SCHEMA_VERSION, read_schema_version
+from .base import SCHEMA_VERSION, Number, Record, read_schema_version
 
-StopReason = Literal["qos", "aggregate_flat", "max", "time", "memory", "failed"]
+StopReason = Literal["qos", "aggregate_flat", "max", "time", "memory", "failed", "interrupted"]
 
 
 class Throughput(Record):
@@ -78,6 +77,8 @@ class DensityReport(Record):
                                                     description="the report schema's version")
     _same_major = field_validator("schema_version", mode="before")(
         classmethod(lambda cls, v: read_schema_version(v)))
+    run_id: str | None = Field(None, description="the sweep's own run in the store "
+                                                 "(`virtbench report` it); null: not stored")
     environment: str = Field("", description="the environment spec swept")
     schedule: Literal["linear", "doubling"] = Field("linear", description="1, 2, 3 ... or "
                                                                           "1, 2, 4 ...")

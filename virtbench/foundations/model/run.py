@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ...core import defaults, warning_kinds
-from .base import Number, Record
+from .base import SCHEMA_VERSION, Number, Record, read_schema_version
 from .claims import ClaimResult
 from .decision import DisturbedTrial, PassOrFail, VsReference
 from .differences import PairDifferences
@@ -18,6 +18,7 @@ from .headline import Headline
 from .pricelist import PriceList
 from .profile import Profile
 from .tune import TuneReport
+from .density import DensityReport
 
 Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]
 
@@ -28,24 +29,6 @@ class HostRun(Record):
     host: str = Field("", description="the worker's host name")
     id: str = Field("", description="its run's id")
     status: str = Field("", description="its run's status")
-
-
-# the version of the report's schema (docs/report.schema.json): the minor part grows when
-# fields are added, the major part when a field changes or goes (2.0: verdicts are the
-# decisions of docs/decisions.md, from the paired analysis of the blocks by default; 2.1:
-# price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`; 3.1:
-# headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved;
-# warning_groups, warnings[].detail; 3.2: differences, vs_baseline.differs_in,
-# run.kernels_build, compare's differences)
-SCHEMA_VERSION = "3.3"
-
-
-def read_schema_version(value):
-    """A report of the same major version reads as this one (minor versions only add
-    fields, which every record defaults); another major version stays as given and fails."""
-    if isinstance(value, str) and value.split(".")[0] == SCHEMA_VERSION.split(".")[0]:
-        return SCHEMA_VERSION
-    return value
 
 
 class Section(Record):
@@ -142,6 +125,8 @@ class RunInfo(Record):
                                       "(null: a run stored before it was recorded)")
     host: str | None = Field(None, description="the host it ran on (a fleet: its hosts)")
     fleet: str | None = Field(None, description="the fleet run it belongs to, if any")
+    density_sweep: str | None = Field(None, description="the density sweep (its run's id) "
+                                      "this run is a step of, if any")
     hosts: list[str] | None = Field(None, description="a fleet's report: its hosts with a "
                                                       "run, the first one the reference")
     runs: list[HostRun] | None = Field(None, description="a fleet's report: each host's run")
@@ -441,6 +426,10 @@ class RunReport(Record):
     tune: TuneReport | None = Field(None, description="a tune run's screening, effects, "
                                     "recommendation and its confirmation (docs/tune.md); "
                                     "null for other runs")
+    density: DensityReport | None = Field(None, description="a density sweep's run: its "
+                                          "steps (each a run of its own), their guests' "
+                                          "throughputs and QoS, the curves, why it stopped "
+                                          "(docs/lifecycle.md); null for other runs")
 
 
 class ProfilesReport(Record):

@@ -203,6 +203,7 @@ def cmd_runs(args, out: Console) -> int:
     """The latest runs; a `running` run whose process is gone from this host (killed,
     crashed, rebooted) is shown `interrupted`, with the command that resumes it."""
     from ...machinery.host import runproc
+    from ...foundations.store import sweeps as sweep
     store = _open_store(args, read_only=True)
     now = runproc.here()
     table = Table(title=f"runs in {store.shown}")
@@ -215,10 +216,11 @@ def cmd_runs(args, out: Console) -> int:
             table.add_row(r["id"], escape(r["study_name"] or ""), "damaged", "", "", "", "")
             continue
         status = runproc.shown_status(r, now)
-        table.add_row(r["id"], escape(r["study_name"]), status, "yes" if r["quick"] else "",
+        study, hint = sweep.listed_study(r), runproc.resume_hint(r["id"], status)
+        table.add_row(r["id"], escape(study), status, "yes" if r["quick"] else "",
                       f"{r['started']:%Y-%m-%d %H:%M}",
                       f"{r['finished']:%H:%M}" if r["finished"] else "",
-                      runproc.resume_hint(r["id"], status))
+                      "" if sweep.is_sweep(r) else hint)
     out.print(table)
     for r in listed:
         if r.get("damaged"):

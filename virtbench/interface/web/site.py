@@ -9,6 +9,7 @@ from urllib.parse import quote, urlencode
 from ...core.urls import scrub
 from ...machinery.host import runproc
 from ...foundations.model.history import HistoryReport
+from ...foundations.store.sweeps import is_sweep, listed_study
 from ...results.report.formats.history_html import Links
 from ...results.report.formats.html import _page
 
@@ -60,13 +61,13 @@ def runs_page(store, params: dict[str, str]) -> str:
 def _run_row(r: dict, status: str) -> list:
     """One run of the list; `status` as shown (a running run whose process is gone from
     this host is `interrupted`, host/runproc.py)."""
-    return [{"text": r["id"], "cls": None, "href": run_href(r["id"])}, r["study_name"],
+    return [{"text": r["id"], "cls": None, "href": run_href(r["id"])}, listed_study(r),
             {"text": status, "cls": {"complete": "pass", "running": "inconclusive"}
              .get(status, "fail")},
             r["host"] or "", r["series"] or "", "yes" if r["quick"] else "",
             f"{r['started']:%Y-%m-%d %H:%M:%S}" if r["started"] else "",   # damaged: none
             f"{r['finished']:%Y-%m-%d %H:%M:%S}" if r["finished"] else "",
-            runproc.resume_hint(r["id"], status)]
+            "" if is_sweep(r) else runproc.resume_hint(r["id"], status)]
 
 
 def error_page(status: int, message: str, *urls: str | None) -> str:

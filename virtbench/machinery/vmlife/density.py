@@ -33,6 +33,7 @@ STOP_REASONS = {
     "time": "the sweep's time ran out",
     "memory": "the next step would not fit the host's available memory",
     "failed": "a step's trials failed",
+    "interrupted": "it was interrupted (Ctrl-C); the steps that finished are kept",
 }
 
 

@@ -21,6 +21,7 @@ from ...foundations.model import (
 )
 from ...foundations.stats.advice import advice_text, trials_to_advise
 from ...foundations.store import Store
+from ...foundations.store.sweeps import sweep_of
 from ...study.design import Study
 from . import decide
 from .papers.claims import check_claims
@@ -31,7 +32,7 @@ from .explain.profiles import profile_entries
 from .papers.published import attach_published
 from .adaptive_record import reconcile
 from .tune import tune_section
-from .stored import environment_note, run_detail
+from .stored import environment_note, run_detail, sweep_report
 from .references import Reference
 from .settings import Settings, identities, result_seed, settings_of
 from .rows import Key, Row, disturbed_trials, rows_of
@@ -101,6 +102,9 @@ def analyze_run(store: Store, run_id: str | None = None, threshold_pct: float | 
     --baseline`); `analysis`: paired or unpaired (default: the study's, paired);
     `correction`: holm or bh over the family (default: the study's, holm)."""
     run = store.get_run(run_id)
+    swept = sweep_report(run)          # a density sweep's own run: its stored sweep
+    if swept is not None:
+        return swept
     settings = settings_of(store, run, threshold_pct=threshold_pct, references=references,
                            baseline=baseline, analysis=analysis, correction=correction)
     measured = _measured(store, settings)
@@ -328,6 +332,6 @@ def _run_info(run: dict, s: Settings, m: _Measured) -> RunInfo:
                    adaptive=adaptive, sections=sections,
                    virtbench_version=run["virtbench_version"], host=run["host"],
                    kernels_build=kernels_build,
-                   fleet=run.get("fleet"))
+                   fleet=run.get("fleet"), density_sweep=sweep_of(run))
 
 

@@ -2,7 +2,11 @@
 and the correction asked or stored, its study's entries (each environment's `versus` and
 `note`) and the records the runner kept in its detail (the adaptive loop's, the calibrated
 sections), checked as they are read (a damaged one is one line, DamagedRow). The study
-itself is study.design.Study, read back by Study.from_dict. Pure."""
+itself is study.design.Study, read back by Study.from_dict. A density sweep's own run
+(`virtbench density` stores it: execution/run/density.py SweepRecord) has no trials: its
+study is the sweep's request under `density`, its detail's `density` the DensityReport so
+far; each step's run names its sweep in its detail (`density_sweep`); its report is its
+header and that DensityReport (RunReport.density). Pure."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,9 +14,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...core.errors import VirtbenchError
-from ...foundations.model import AdaptiveSummary, Section
+from ...foundations.model import AdaptiveSummary, RunInfo, RunReport, Section
+from ...foundations.model.density import DensityReport
 from ...foundations.stats.multiplicity import METHODS as CORRECTIONS
 from ...foundations.store import DamagedRow
+from ...foundations.store.sweeps import SWEEP_KEY, is_sweep
 from ...study.design import EnvironmentEntry, Study
 from ...study.schema import Analysis
 from .papers.claims import labels_by_spec
@@ -135,3 +141,28 @@ def sections_of(calibration: dict[str, StoredCalibration], min_section_s: float
                     min_section_s=c.min_section_s if c.min_section_s is not None
                     else min_section_s, capped=c.capped)
             for case, c in sorted(calibration.items())]
+
+
+# -- a density sweep's run ------------------------------------------------------------
+def sweep_report(run: dict) -> RunReport | None:
+    """The report of a density sweep's run: its header and its stored DensityReport; None
+    for any other run. A sweep run whose detail holds no readable report is one line."""
+    if not is_sweep(run):
+        return None
+    stored = (run.get("detail") or {}).get(SWEEP_KEY)
+    try:
+        density = DensityReport.of(stored if stored is not None else {})
+    except ValueError as exc:
+        raise VirtbenchError(f"run {run['id']}: its stored density sweep cannot be read "
+                             f"({str(exc).splitlines()[0]}); run `virtbench density` "
+                             "again") from None
+    density.run_id = run["id"]
+
+    def iso(x):
+        return x.isoformat() if x else None
+    info = RunInfo(id=run["id"], study=run["study_name"], started=iso(run["started"]),
+                   finished=iso(run["finished"]), quick=bool(run["quick"]),
+                   status=run["status"], seed=run["seed"],
+                   virtbench_version=run["virtbench_version"], host=run["host"],
+                   trials_planned=density.trials or None)
+    return RunReport(run=info, density=density)

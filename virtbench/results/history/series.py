@@ -2,7 +2,8 @@
 `name=` keeps it across a change of options or versions), benchmark case with its
 parameters, quick sizes or not, and metric. Each run is read by the analysis
 (analysis.analyze_run, the run's own report): a value series holds its trimmed mean and
-interval, a ratio series its paired ratio to the reference and that interval."""
+interval, a ratio series its paired ratio to the reference and that interval; a density
+sweep's run (`virtbench density`) its knee per judged curve (metric density_knee, guests)."""
 from __future__ import annotations
 
 import json
@@ -59,6 +60,9 @@ def line_up(store: Store, runs: list[dict], threshold_pct: float | None = None,
         report = _analyzed(store, run, threshold_pct, skipped)
         if report is None:
             continue
+        if report.density is not None:      # a density sweep's run: its knees
+            _add_knees(lines, run, report, wanted)
+            continue
         facts = _env_facts(report)
         params = {c.label: json.dumps(c.params, sort_keys=True, default=str)
                   for c in report.benchmarks}
@@ -86,6 +90,30 @@ def line_up(store: Store, runs: list[dict], threshold_pct: float | None = None,
                      facts.get(r.environment, {}), facts.get(vs.reference or "", {}),
                      cases.get(r.benchmark))
     return list(lines.values())
+
+
+KNEE_METRIC = "density_knee"      # a sweep's series: its most guests within the QoS rule
+
+
+def _add_knees(lines: dict, run: dict, report: RunReport, wanted) -> None:
+    """A density sweep's run: per judged curve, a point of its knee (the most guests at
+    once with every guest above the floor and the aggregate still rising) in the series of
+    the swept environment x benchmark, metric density_knee; a curve without one adds none."""
+    for c in report.density.curves:
+        if c.reference or c.knee is None:
+            continue
+        key = SeriesKey(kind="value", reference=None, host=run.get("host"),
+                        environment=c.environment, benchmark=c.benchmark, params="{}",
+                        quick=bool(run.get("quick")), metric=KNEE_METRIC)
+        if not wanted(key):
+            continue
+        line = lines.setdefault(key, Line(key, "guests", True))
+        line.points.append(HistoryPoint(
+            run=run["id"], series=run.get("series"), value=float(c.knee), n=len(c.steps),
+            samples=[float(c.knee)],
+            started=run["started"].isoformat() if run.get("started") else None))
+        line.envs.append({})
+        line.refs.append(None)
 
 
 def _analyzed(store: Store, run: dict, threshold_pct: float | None, skipped

@@ -19,6 +19,8 @@ def render(analysis, fmt: str, view=None) -> str:
     from ...foundations.model import RunReport
     exporter = load(fmt)
     report = RunReport.of(analysis)
+    if report.density is not None and fmt != "json":    # a density sweep's run: its sweep
+        return exporter.render_density(report.density)
     return exporter.render(report) if view is None else exporter.render_view(report, view)
 
 

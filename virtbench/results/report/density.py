@@ -32,7 +32,9 @@ def step_row(curve: DensityCurve, s: DensityStep) -> list[str]:
 
 
 def summary_lines(report: DensityReport) -> list[str]:
-    out = [f"environment {report.environment}, {report.schedule} up to {report.max_count} "
+    out = [f"density sweep {report.run_id} (`virtbench report {report.run_id}` reads it)"
+           ] if report.run_id else []
+    out += [f"environment {report.environment}, {report.schedule} up to {report.max_count} "
            f"guests, {report.trials} trial(s) per step{' (quick sizes)' if report.quick else ''}",
            f"QoS rule: every guest at least {report.rule.per_guest_floor:.0%} of one guest "
            f"alone; each step adds at least {report.rule.min_gain:.0%} to the aggregate",
@@ -42,6 +44,26 @@ def summary_lines(report: DensityReport) -> list[str]:
         if not c.reference:
             out.append(f"{c.benchmark} ({c.metric}): knee at {c.knee} guest(s), stop "
                        f"{c.stop_reason or '—'}: {c.why}")
+    return out
+
+
+CSV_HEADER = ["run_id", "environment", "reference", "benchmark", "metric", "unit", "guests",
+              "knee", "stop_reason", "aggregate", "aggregate_ci_low", "aggregate_ci_high",
+              "guest", "throughput", "ci_low", "ci_high", "n", "slowest_share", "fairness",
+              "pss_mib", "overhead_mib", "step_run_id"]
+
+
+def csv_rows(report: DensityReport) -> list[list]:
+    """One row per step x guest (a guest's throughput beside its step's aggregate)."""
+    out = []
+    for c in report.curves:
+        for s in c.steps:
+            head = [report.run_id or "", c.environment, c.reference, c.benchmark, c.metric,
+                    c.unit, s.count, c.knee, c.stop_reason or "", s.aggregate.mean,
+                    s.aggregate.ci_low, s.aggregate.ci_high]
+            tail = [s.slowest_share, s.fairness, s.pss_mib, s.overhead_mib, s.run_id]
+            out += [head + [i + 1, g.mean, g.ci_low, g.ci_high, g.n] + tail
+                    for i, g in enumerate(s.per_guest)]
     return out
 
 

@@ -58,7 +58,7 @@ class Exporter(ABC):
     def render_density(self, report: "DensityReport") -> str:
         """A density sweep's curves, knees and stop reasons."""
         raise VirtbenchError(f"format {self.name} has no form for a density sweep; use "
-                             "--format table, json or html")
+                             "--format table, markdown, json, csv, html or latex")
 
     def render_history(self, report: "HistoryReport") -> str:
         """Runs lined up into series, with the changes found in each."""

@@ -9,6 +9,8 @@ style      how a paper's figures look: palette, sizes, rc, PaperFigure, the axes
 paper      a paper's figures: ratios on a log axis with the ±threshold band, values with
            intervals, samples by trial, a tune's effects (and breakdowns')
 breakdowns a paper's figures of what a run explains: exits by reason, the price list
+densitypaper  a density sweep's paper figure: aggregate (and the native reference) and each
+           guest against the count, the QoS floor, the knee
 save       a paper figure as file bytes (pdf, svg, png) with the run in its metadata; safe
            file names
 """

@@ -25,6 +25,9 @@ def header_lines(analysis) -> list[str]:
                 else "") + f"seed {run.seed}",
              analysis_line(analysis)]
     lines += [line for line in (adaptive_line(run), sections_line(run)) if line]
+    if run.density_sweep:
+        lines.append(f"a step of density sweep {run.density_sweep} (`virtbench report "
+                     f"{run.density_sweep}` shows the sweep)")
     if run.hosts:
         hosts = run.hosts
         lines.append(f"fleet on {len(hosts)} host(s): " + ", ".join(

@@ -141,6 +141,16 @@ def compare_to_csv(comparison: Comparison) -> str:
     return buf.getvalue()
 
 
+def density_to_csv(report) -> str:
+    """A density sweep: one row per step x guest (results/report/density.py)."""
+    from .. import density
+    buf = io.StringIO()
+    w = _writer(buf)
+    w.writerow(density.CSV_HEADER)
+    w.writerows(density.csv_rows(report))
+    return buf.getvalue()
+
+
 class CsvExporter(Exporter):
     def render(self, report: RunReport, verbosity: str = "normal") -> str:
         return to_csv(report)        # results only: no warnings to say more or less of
@@ -150,3 +160,6 @@ class CsvExporter(Exporter):
 
     def render_compare(self, comparison: Comparison) -> str:
         return compare_to_csv(comparison)
+
+    def render_density(self, report) -> str:
+        return density_to_csv(report)

@@ -157,9 +157,23 @@ def render_compare(comparison: Comparison) -> str:
     return "\n".join(out + [r"\end{document}", ""])
 
 
+def render_density(report) -> str:
+    """A density sweep: one table, a row per curve and step, its settings and stop below."""
+    from .. import density
+    rows = [density.step_row(c, s) for c in report.curves for s in c.steps]
+    key = f"virtbench-density-{report.run_id or report.environment}"
+    out = [*PREAMBLE, ""]
+    out += table(f"virtbench density {report.environment}", key, density.STEP_HEADER, rows,
+                 " ".join(density.summary_lines(report)))
+    return "\n".join(out + [r"\end{document}", ""])
+
+
 class LatexExporter(Exporter):
     def render(self, report: RunReport) -> str:
         return render(report)
 
     def render_compare(self, comparison: Comparison) -> str:
         return render_compare(comparison)
+
+    def render_density(self, report) -> str:
+        return render_density(report)

@@ -226,6 +226,16 @@ def render_history(report) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_density(report) -> str:
+    """A density sweep: its settings and stop, then a row per step."""
+    from .. import density
+    out = [f"# virtbench density {_esc(report.environment)}", ""]
+    out += [f"- {_esc(line)}" for line in density.summary_lines(report)]
+    out += ["", _row(density.STEP_HEADER), _row(["---"] * 2 + ["---:"] * 7 + ["---"])]
+    out += [_row(density.step_row(c, s)) for c in report.curves for s in c.steps]
+    return "\n".join(out) + "\n"
+
+
 class MarkdownExporter(Exporter):
     def render(self, report: RunReport, verbosity: str = "normal") -> str:
         return render(report, verbosity)
@@ -238,3 +248,6 @@ class MarkdownExporter(Exporter):
 
     def render_history(self, report) -> str:
         return render_history(report)
+
+    def render_density(self, report) -> str:
+        return render_density(report)

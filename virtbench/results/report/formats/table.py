@@ -148,6 +148,9 @@ def print_report(analysis, console: Console, view: View = View()) -> None:
     --wide), then (--wide) the per-benchmark tables with every column, the lists, the
     warnings."""
     analysis = RunReport.of(analysis)
+    if analysis.density is not None:        # a density sweep's run: the sweep it stored
+        print_density(analysis.density, console)
+        return
     for line in header.header_lines(analysis):
         console.print(line, highlight=False, markup=False)
     _print_lines(console, tune.TITLE, tune.lines(analysis))
@@ -306,6 +309,11 @@ class TableExporter(Exporter):
 
     def render_history(self, report) -> str:
         return render_history_text(report)
+
+    def render_density(self, report) -> str:
+        console = _recorder(200)
+        print_density(report, console)
+        return console.export_text()
 
 
 def print_density(report, out: Console) -> None:
