@@ -67,14 +67,14 @@ def _make_dir(path: str) -> None:
 
 
 def _libraries():
-    """paper.py, save.py and densitypaper.py, or one line when matplotlib is missing."""
+    """paper.py and save.py, or one line when matplotlib is missing."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         raise VirtbenchError("figures needs matplotlib; install virtbench's paper extra "
                              "(pip install 'virtbench[paper]')") from None
-    from ...results.report.figures import densitypaper, paper, save
-    return paper, save, densitypaper
+    from ...results.report.figures import paper, save
+    return paper, save
 
 
 def _history_figures(store, run_id: str, width: str) -> list:
@@ -100,14 +100,13 @@ def cmd_figures(args, out, open_store) -> int:
     """Draw the run's figures, render every file, then write them into -o DIR; bad input is
     one line (exit 2) before anything is written."""
     from ...machinery.host.writes import check_output, write_output
-    paper, save, densitypaper = _libraries()
+    paper, save = _libraries()
     fmts = save.formats(args.format)
     existed = check_dir(args.output)
     store = open_store(args, read_only=True)
     from ...results import analysis
     report = analysis.analyze_run(store, args.run_id)
-    figs = paper.paper_figures(report, args.width) + \
-        densitypaper.density_figures(report, args.width)     # a density sweep's run
+    figs = paper.paper_figures(report, args.width)
     if getattr(args, "history", False):
         figs += _history_figures(store, report.run.id, args.width)
     if not figs:

@@ -68,9 +68,8 @@ def figure_files(result: RunReport) -> tuple[dict[str, bytes], str | None]:
     except ImportError:
         return {}, ("matplotlib is not installed here (virtbench's paper extra); "
                     "`virtbench figures RUN_ID -o DIR` draws them where it is")
-    from ..figures import densitypaper, paper, save
-    figs = paper.paper_figures(result, "single") + \
-        densitypaper.density_figures(result, "single")      # a density sweep's run
+    from ..figures import paper, save
+    figs = paper.paper_figures(result, "single")
     if not figs:
         return {}, "the run has no results to draw"
     return {f"figures/{n}": data for n, data in save.rendered(figs, FIGURE_FORMATS, result)}, None

@@ -10,6 +10,7 @@ samples  each environment's raw samples by trial (one point per sample)
 tune     a tune run's effects, as figures/tunechart.py draws them: effect % with its
          interval, the ±min-effect band, the marker and colour saying the decision
 exits    the exits breakdown per profiled benchmark; price: the price list (breakdowns.py)
+density  a density sweep's curves (densitypaper.py)
 
 Pure: report in, [(name, Figure)] out; nothing is drawn to a screen or written (save.py
 renders the bytes). matplotlib is imported by the caller's use of this module only
@@ -25,7 +26,7 @@ from matplotlib.ticker import MaxNLocator
 from ....core.decisions import KnobEffect
 from ....foundations.model import Result, RunReport, TuneEffect
 from ....foundations.stats.band import band as ratio_band
-from . import breakdowns
+from . import breakdowns, densitypaper
 from .style import (BAND_COLOR, OKABE_ITO, PAPER_RC, PaperFigure, colours, legend_below,
                     log_ticks, new_figure, rows_axis, whiskers)
 from .tunechart import band as effect_band, label as effect_label
@@ -157,7 +158,7 @@ def _tune_figures(report: RunReport, width: str) -> list[PaperFigure]:
 def paper_figures(report: RunReport, width: str = "single") -> list[PaperFigure]:
     """Every figure of the report: per benchmark × metric its ratio (when it has a reference),
     values and samples; a tune run's effects per metric; the exits breakdown per profiled
-    benchmark and the price list (breakdowns.py)."""
+    benchmark and the price list (breakdowns.py); a density sweep's curves (densitypaper.py)."""
     palette = colours(report)
     out: list[PaperFigure] = []
     with matplotlib.rc_context(PAPER_RC):
@@ -171,4 +172,5 @@ def paper_figures(report: RunReport, width: str = "single") -> list[PaperFigure]
                     if fig is not None]
         out += _tune_figures(report, width)
         out += breakdowns.exits_figures(report, width) + breakdowns.price_figures(report, width)
+    out += densitypaper.density_figures(report, width)       # a density sweep's run
     return out
