@@ -245,3 +245,16 @@ def test_a_sweeps_artifact_holds_its_report_and_figure(tmp_path, monkeypatch, ca
     assert "density-cyclepi_steps_200000000_-seconds.pdf" in figures
     data = json.loads((out / "report" / "report.json").read_text())
     assert data["density"]["run_id"] == got.run_id and data["density"]["curves"]
+
+
+def test_report_lays_a_sweeps_steps_out_as_density_does_in_a_pipe(tmp_path, monkeypatch,
+                                                                   capsys):
+    """Piped, a run's compact report is 100 columns; a sweep's steps table is density's own,
+    laid out in 200 (its header on one line, not cut into syllables)."""
+    store, url = store_of(tmp_path)
+    got = swept_by(store, StoredSteps(store, monkeypatch)).run()
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert main(["report", got.run_id, "--store", url]) == 0
+    out = capsys.readouterr().out
+    header = [line for line in out.splitlines() if "┃ environment" in line]
+    assert len(header) == 1 and "slowest / one guest" in header[0], out

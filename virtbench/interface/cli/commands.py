@@ -284,6 +284,8 @@ def cmd_report(args, out: Console) -> int:
         return EXIT_OK
     if args.format == "table" and not args.output:
         from ...results.report.formats.table import print_report
+        if getattr(result, "density", None) is not None:   # a sweep's steps: as `density`
+            out = Console(width=width_for(out.is_terminal, True))    # lays them out
         print_report(result, out, _view(args))
     else:
         _emit(report.render(result, args.format, _view(args)), args.output, out, args.store)
