@@ -5,8 +5,9 @@ every other file, in sha256sum's format (`sha256sum -c SHA256SUMS` checks it); a
 (the manifest) says what the artifact is: its format version, the virtbench that made it,
 the run, the store's schema revision, the report's schema version, and each file with its
 size and SHA-256. `verified(files)` refuses, in one line, an artifact whose files are not
-exactly those SHA256SUMS names, any whose bytes differ from its checksum, or one of a
-format or report schema version this virtbench does not read."""
+exactly those SHA256SUMS names, any whose bytes differ from its checksum there or in the
+manifest (whose own SHA-256 thus seals the artifact), or one of a format or report schema
+version this virtbench does not read."""
 from __future__ import annotations
 
 import hashlib
@@ -106,7 +107,29 @@ def _read_manifest(files: dict[str, bytes], report_schema: str) -> dict:
         raise TamperedArtifact(f"artifact: report schema version {schema!r} is not one this "
                                f"virtbench reads ({report_schema}); import it with the "
                                "virtbench that exported it")
+    _check_listed(files, facts)
     return facts
+
+
+def _check_listed(files: dict[str, bytes], facts: dict) -> None:
+    """The manifest's `files` are every file but itself and SHA256SUMS, each with its
+    SHA-256: so the manifest's own SHA-256 seals the whole artifact (a file changed with
+    SHA256SUMS rewritten to match is still refused)."""
+    listed = facts.get("files")
+    try:
+        hashes = {f["name"]: f["sha256"] for f in listed}
+    except (TypeError, KeyError):
+        raise TamperedArtifact(f"artifact: {MANIFEST}'s files are not a list of name and "
+                               "sha256; nothing was imported") from None
+    for name in sorted(set(files) - {SUMS, MANIFEST}):
+        if hashes.get(name) != sha256(files[name]):
+            raise TamperedArtifact(f"artifact: {name} does not match its SHA-256 in "
+                                   f"{MANIFEST} (changed since it was exported); nothing "
+                                   "was imported")
+    extra = sorted(set(hashes) - set(files))
+    if extra:
+        raise TamperedArtifact(f"artifact: {extra[0]} is missing ({MANIFEST} names it); "
+                               "nothing was imported")
 
 
 def json_of(files: dict[str, bytes], name: str):
