@@ -50,6 +50,7 @@ from .entries import (check_versus, fail, name_from_file, normalize_spec,  # noq
 from .stored import ClaimEntry, PublishedEntry
 from . import tune as study_tune
 from .tune import TuneEntry
+from .declared import FigureEntry, TableEntry, declared
 
 
 @dataclass
@@ -140,6 +141,9 @@ class Study:
     # a tune (study/tune.py): the environments are its base and its design's configurations,
     # the recommended configuration is confirmed against the base after them
     tune: TuneEntry | None = None
+    # the study's own figures and tables ([[figure]], [[table]]: its paper's; declared.py)
+    figures: list[FigureEntry] = field(default_factory=list)
+    tables: list[TableEntry] = field(default_factory=list)
 
     @property
     def trials_text(self) -> str:
@@ -247,6 +251,7 @@ def load(path: str | Path) -> Study:
         claims = study_claims.claims(doc.claim, spec_of,
                                      {normalize_spec(e.spec) for e in envs},
                                      {c.label for c in cases}, {c.label: c.name for c in cases})
+        figures, tables = declared(doc.figure, doc.table, [c.label for c in cases])
     except VirtbenchError as exc:
         raise fail(path, str(exc)) from None
     adaptive, trials = trials_setting(doc.trials, doc.min_trials)
@@ -261,7 +266,7 @@ def load(path: str | Path) -> Study:
                   steal_limit_pct=float(doc.steal_limit),
                   cpu_share_limit=float(doc.cpu_share_limit),
                   budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
-                  resolution_pct=doc.resolution)
+                  resolution_pct=doc.resolution, figures=figures, tables=tables)
     if doc.tune is None:
         return study
     if envs:

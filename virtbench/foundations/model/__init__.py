@@ -10,6 +10,7 @@ compare.py   two runs side by side
 differences.py what differs between two environments: facts with both values
 density.py   a density sweep: curves, knees, stop reasons
 tune.py      a tune run: design, effects decided, recommendation, confirmation
+views.py     the study's own figures and tables ([[figure]], [[table]])
 base.py      the base record (reads as a mapping too)
 
 The JSON report is `model_dump()` of these; its JSON Schema is generated from them
@@ -21,6 +22,7 @@ from .claims import ClaimLink, ClaimResult
 from .decision import DisturbedTrial, OrderEffect, PublishedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .differences import Fact, PairDifferences
+from .views import DeclaredView
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
 from .headline import Headline, HeadlineItem, HeadlineSummary
@@ -49,7 +51,7 @@ from .run import (
     VsReference,
 )
 
-__all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "DisturbedTrial",
+__all__ = ["DeclaredView", "Number", "Record", "ClaimLink", "ClaimResult", "DisturbedTrial",
            "OrderEffect", "PublishedRule", "CompareRow", "Comparison", "MetadataDifference", "Fact", "PairDifferences", "Explained",
            "FunctionRow", "Profile", "ReasonRow", "Case", "EnvironmentRecord", "EvidenceValue",
            "FailedTrial", "Headline", "HeadlineItem", "HeadlineSummary", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",

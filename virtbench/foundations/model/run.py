@@ -18,6 +18,7 @@ from .headline import Headline
 from .pricelist import PriceList
 from .profile import Profile
 from .tune import TuneReport
+from .views import DeclaredView
 
 Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]
 
@@ -36,8 +37,8 @@ class HostRun(Record):
 # price_lists; 3.0: the published studies' rule is `published_rule`, was `seed_rule`; 3.1:
 # headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved;
 # warning_groups, warnings[].detail; 3.2: differences, vs_baseline.differs_in,
-# run.kernels_build, compare's differences)
-SCHEMA_VERSION = "3.3"
+# run.kernels_build, compare's differences; 3.4: declared, the study's own figures and tables)
+SCHEMA_VERSION = "3.4"
 
 
 def read_schema_version(value):
@@ -441,6 +442,9 @@ class RunReport(Record):
     tune: TuneReport | None = Field(None, description="a tune run's screening, effects, "
                                     "recommendation and its confirmation (docs/tune.md); "
                                     "null for other runs")
+    declared: list[DeclaredView] = Field(default_factory=list, description="the figures "
+                                         "and tables the run's study declares ([[figure]], "
+                                         "[[table]]: its paper's own)")
 
 
 class ProfilesReport(Record):

@@ -7,6 +7,7 @@ tunechart  a tune run's effects per metric: each knob's (and resolved interactio
            from its first level to its second, with its interval, the ±min-effect band shaded
 paper      a paper's figures: ratios on a log axis with the ±threshold band, values with
            intervals, samples by trial, a tune's effects; sized in inches, Okabe-Ito colours
+declared   the figures a study declares ([[figure]]): its paper's, published beside measured
 save       a paper figure as file bytes (pdf, svg, png) with the run in its metadata; safe
            file names
 """

@@ -11,6 +11,7 @@ from ....foundations.model import Comparison, RunReport
 from .. import matrix, pricelist
 from ..exporter import Exporter
 from ..fmt import compare, header, numbers, tables, verdicts
+from ..fmt.declared import study_tables
 from ..fmt.latex_escape import escape, label
 
 PREAMBLE = [r"\documentclass{article}", r"\usepackage[T1]{fontenc}",
@@ -127,9 +128,18 @@ def tune_table(report: RunReport) -> list[str]:
                  rows, note)
 
 
+def declared_tables(report: RunReport) -> list[str]:
+    """The study's own tables ([[table]]: its paper's), published beside measured."""
+    out = []
+    for t in study_tables(report):
+        out += table(t.caption, f"study-{t.name}", t.header, t.rows, t.note)
+    return out
+
+
 def render(report: RunReport) -> str:
     out = [*PREAMBLE, "", rf"\section*{{{escape(f'virtbench run {report.run.id}')}}}", ""]
-    out += tune_table(report) + matrix_table(report) + price_tables(report)
+    out += tune_table(report) + declared_tables(report) + matrix_table(report)
+    out += price_tables(report)
     out += benchmark_tables(report)
     if len(out) == len(PREAMBLE) + 3:
         out += ["No results in this run.", ""]
