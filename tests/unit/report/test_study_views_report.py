@@ -14,7 +14,7 @@ from virtbench.foundations.model import (DeclaredView, EnvironmentRecord, Functi
                                          PublishedMatch, ReasonRow, Result, RunInfo, RunReport,
                                          VsReference)
 from virtbench.results.analysis.decide import published_rule
-from virtbench.results.report.figures import declared as figs, paper
+from virtbench.results.report.figures import declared as figs
 from virtbench.results.report.fmt import declared
 from virtbench.results.report.formats import latex, markdown
 
@@ -191,9 +191,9 @@ def test_the_spread_draws_each_guest_and_the_papers_spread():
     assert "(4 guests)" in ax.get_xticklabels()[0].get_text()
 
 
-def test_a_figure_with_nothing_to_draw_is_left_out_and_paper_figures_include_the_rest():
+def test_a_figure_with_nothing_to_draw_is_left_out_and_the_default_figures_stay():
     views = [DeclaredView(name="pi", kind="spread", benchmarks=["cyclepi"]),
              DeclaredView(name="bars", kind="bars", benchmarks=["hdparm"])]
-    names = [f.name for f in paper.paper_figures(_report(views))]
+    names = [f.name for f in figs.all_figures(_report(views))]
     assert "study-bars" in names and "study-pi" not in names
     assert "ratio-hdparm-read_mb_s" in names          # the default figures stay

@@ -22,7 +22,8 @@ every format says a change by one rule (report/words/change.py: the overhead in 
 factor from 1.5× on), in the headline, the tables' overhead, interval and published columns
 and the matrix's legend; the JSON goldens changed only their headline's `words` (the numbers
 and every other field as they were). Issue 40 changed the JSON goldens' schema version only
-(3.3: a tune run's `tune` added; null for these runs)."""
+(3.3: a tune run's `tune` added; null for these runs). Issue 41 changed it again, only that
+(3.4: `declared`, the study's own figures and tables, added; empty for these runs)."""
 from __future__ import annotations
 
 import json

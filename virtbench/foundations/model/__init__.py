@@ -3,14 +3,13 @@
 run.py       a run's report: run, its headline (headline.py), benchmarks, environments, results (with the comparison
              against their reference), trials, warnings, method notes, published figures
 decision.py  a result against its reference: the decision, published rule, order effect
-claims.py    the study's claims, checked
+claims.py    the study's claims, checked; its own figures and tables ([[figure]], [[table]])
 profile.py   exit profiles
 pricelist.py the primitives' price list
 compare.py   two runs side by side
 differences.py what differs between two environments: facts with both values
 density.py   a density sweep: curves, knees, stop reasons
 tune.py      a tune run: design, effects decided, recommendation, confirmation
-views.py     the study's own figures and tables ([[figure]], [[table]])
 base.py      the base record (reads as a mapping too)
 
 The JSON report is `model_dump()` of these; its JSON Schema is generated from them
@@ -18,11 +17,10 @@ The JSON report is `model_dump()` of these; its JSON Schema is generated from th
 It imports nothing of virtbench above the base layer.
 """
 from .base import Number, Record
-from .claims import ClaimLink, ClaimResult
+from .claims import ClaimLink, ClaimResult, DeclaredView
 from .decision import DisturbedTrial, OrderEffect, PublishedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .differences import Fact, PairDifferences
-from .views import DeclaredView
 from .profile import Explained, FunctionRow, Profile, ReasonRow
 from .pricelist import FamilySentence, PriceCell, PriceExit, PriceList, PriceRow
 from .headline import Headline, HeadlineItem, HeadlineSummary

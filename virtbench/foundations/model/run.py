@@ -11,14 +11,13 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ...core import defaults, warning_kinds
 from .base import Number, Record
-from .claims import ClaimResult
+from .claims import ClaimResult, DeclaredView
 from .decision import DisturbedTrial, PassOrFail, VsReference
 from .differences import PairDifferences
 from .headline import Headline
 from .pricelist import PriceList
 from .profile import Profile
 from .tune import TuneReport
-from .views import DeclaredView
 
 Scope = Literal["single", "aggregate", "instance", "spread", "fairness"]
 

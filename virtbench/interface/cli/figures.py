@@ -64,27 +64,28 @@ def _make_dir(path: str) -> None:
 
 
 def _libraries():
-    """paper.py and save.py, or one line when matplotlib is missing."""
+    """figures/declared.py (all_figures: paper.py's and the study's own) and save.py, or one
+    line when matplotlib is missing."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         raise VirtbenchError("figures needs matplotlib; install virtbench's paper extra "
                              "(pip install 'virtbench[paper]')") from None
-    from ...results.report.figures import paper, save
-    return paper, save
+    from ...results.report.figures import declared, save
+    return declared, save
 
 
 def cmd_figures(args, out, open_store) -> int:
     """Draw the run's figures, render every file, then write them into -o DIR; bad input is
     one line (exit 2) before anything is written."""
     from ...machinery.host.writes import check_output, write_output
-    paper, save = _libraries()
+    figures, save = _libraries()
     fmts = save.formats(args.format)
     existed = check_dir(args.output)
     store = open_store(args, read_only=True)
     from ...results import analysis
     report = analysis.analyze_run(store, args.run_id)
-    figs = paper.paper_figures(report, args.width)
+    figs = figures.all_figures(report, args.width)
     if not figs:
         raise VirtbenchError(f"figures {report.run.id}: the run has no results to draw; give "
                              "a run with at least one successful trial")

@@ -11,11 +11,12 @@ spread  per benchmark · metric of a multi-instance run: each instance's (guest'
         mean as a point over a box, the spread (max/min - 1) and the paper's beside it
         (CNAF's PI test over its guests)
 
-Pure: report in, PaperFigure out (paper.py registers them); the rows are fmt/declared.py's."""
+Pure: report in, PaperFigure out (all_figures: paper.py's, then these); the rows are fmt/declared.py's."""
 from __future__ import annotations
 
 import math
 
+import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
@@ -23,7 +24,8 @@ from ....core.metric_id import INSTANCE, SPREAD
 from ....foundations.model import DeclaredView, Result, RunReport
 from ....foundations.stats.band import band as ratio_band
 from ..fmt.declared import env_name, pairs, published_only, reference_values, selected
-from .paper import BAND_COLOR, MIN_HEIGHT_IN, OKABE_ITO, WIDTHS_IN, PaperFigure, colours
+from .paper import (BAND_COLOR, MIN_HEIGHT_IN, OKABE_ITO, PAPER_RC, WIDTHS_IN, PaperFigure,
+                    colours, paper_figures)
 
 BAR = 0.38                    # a bar's height, in rows
 HATCH = "////"
@@ -205,9 +207,15 @@ def declared_figures(report: RunReport, width: str = "single") -> list[PaperFigu
     if width not in WIDTHS_IN:
         raise ValueError(f"width {width!r}: single or double")
     out = []
-    for view in report.declared:
-        if view.what == "figure" and view.kind in BUILDERS:
-            fig = BUILDERS[view.kind](report, view, width)
-            if fig is not None:
-                out.append(PaperFigure(f"study-{view.name}", fig))
+    with matplotlib.rc_context(PAPER_RC):
+        for view in report.declared:
+            if view.what == "figure" and view.kind in BUILDERS:
+                fig = BUILDERS[view.kind](report, view, width)
+                if fig is not None:
+                    out.append(PaperFigure(f"study-{view.name}", fig))
     return out
+
+
+def all_figures(report: RunReport, width: str = "single") -> list[PaperFigure]:
+    """What `virtbench figures` draws: paper.py's figures, then the study's own."""
+    return [*paper_figures(report, width), *declared_figures(report, width)]

@@ -9,7 +9,7 @@ values   each environment's trimmed mean with its interval (ci_low/high)
 samples  each environment's raw samples by trial (one point per sample)
 tune     a tune run's effects, as figures/tunechart.py draws them: effect % with its
          interval, the ±min-effect band, the marker and colour saying the decision
-study-*  the figures the run's study declares ([[figure]]: its paper's own), figures/declared.py
+(the figures the run's study declares, [[figure]], are figures/declared.py's, drawn after these)
 
 Pure: report in, [(name, Figure)] out; nothing is drawn to a screen or written (save.py
 renders the bytes). matplotlib is imported by the caller's use of this module only
@@ -224,6 +224,4 @@ def paper_figures(report: RunReport, width: str = "single") -> list[PaperFigure]
             out += [PaperFigure(f"{kind}-{bench}-{metric}", fig) for kind, fig in made
                     if fig is not None]
         out += _tune_figures(report, width)
-        from .declared import declared_figures      # the study's own ([[figure]])
-        out += declared_figures(report, width)
     return out
