@@ -3,8 +3,9 @@ the default ones: the paper's figures with the published values beside the measu
 (the published bar hatched and hollow, the measured one filled, in the environment's colour).
 
 bars    each environment against the reference, per benchmark · metric: this run's ratio of
-        trimmed means (the paper's method) and the paper's ratio, a line at 1, the
-        ±threshold band shaded (RIKEN's Table 15 as bars)
+        trimmed means (the paper's method; against the paper's reference when its figure
+        names one, e.g. IDE) and the paper's ratio, a line at 1, the ±threshold band shaded
+        (RIKEN's Table 15 as bars)
 values  per benchmark · metric, each environment's trimmed mean and the paper's value (the
         VirtualBox AHCI and IDE bar charts); one panel per metric
 spread  per benchmark · metric of a multi-instance run: each instance's (guest's) trimmed
@@ -36,11 +37,15 @@ def _paper_name(report: RunReport) -> str:
     return report.run.study or "the paper"
 
 
-def _legend(ax, palette: dict, envs: list[str], report: RunReport, published: bool) -> None:
+def _legend(ax, palette: dict, envs: list[str], report: RunReport, published: bool,
+            band: bool = False) -> None:
     handles = [Patch(facecolor="#777777", label="measured here")]
     if published:
         handles.append(Patch(facecolor="white", edgecolor="#777777", hatch=HATCH,
                              label=f"published ({_paper_name(report)})"))
+    if band:
+        handles.append(Patch(facecolor=BAND_COLOR, alpha=0.35,
+                             label=f"±{report.run.threshold_pct:g} % band"))
     handles += [Patch(facecolor=palette.get(e, OKABE_ITO[7]), label=e) for e in envs]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.18),
               frameon=False, ncols=1, fontsize=6)
@@ -101,10 +106,9 @@ def bars_figure(report: RunReport, view: DeclaredView, width: str) -> Figure | N
     ax.set_yticks([i * step + (len(envs) * 2 * BAR - BAR) / 2 for i in range(len(groups))],
                   groups)
     ax.set_ylim(len(groups) * step - 0.5, -0.5)
-    ax.set_xlabel(f"ratio to the paper's reference ({report.run.baseline or 'none'} unless "
-                  f"it names another), trimmed means; band ±{report.run.threshold_pct:g} %")
+    ax.set_xlabel(f"ratio to {report.run.baseline or 'the reference'} (trimmed means)")
     ax.set_title(view.title or view.name)
-    _legend(ax, palette, envs, report, view.published)
+    _legend(ax, palette, envs, report, view.published, band=True)
     return fig
 
 
@@ -165,9 +169,9 @@ def _spread_text(report: RunReport, bench: str, base: str, env: str, published: 
     for r in report.results:
         if (r.benchmark, r.environment, r.metric_id.scope, r.metric_id.base) == \
                 (bench, env, SPREAD, base):
-            text = f"spread {r.trimmed_mean:.1f} %"
+            text = f"\nspread {r.trimmed_mean:.1f} %"
             if published and r.published and r.published.value is not None:
-                text += f"\npublished {r.published.value:g} %"
+                text += f", published {r.published.value:g} %"
             return text
     return ""
 
@@ -188,10 +192,9 @@ def spread_figure(report: RunReport, view: DeclaredView, width: str) -> Figure |
             values = per_env[env]
             ax.plot([x] * len(values), values, ls="none", marker="o", ms=3,
                     color=palette.get(env, OKABE_ITO[7]))
-            ax.annotate(_spread_text(report, bench, base, env, view.published), (x, 1.0),
-                        xycoords=("data", "axes fraction"), ha="center", va="top", fontsize=6)
-        ax.set_xticks(range(len(envs)), [f"{e}\n({len(per_env[e])} guests)" for e in envs],
-                      fontsize=6)
+        ax.set_xticks(range(len(envs)), [f"{e}\n({len(per_env[e])} guests)"
+                                         + _spread_text(report, bench, base, e, view.published)
+                                         for e in envs], fontsize=6)
         ax.set_ylabel(base)
         ax.set_title(f"{bench} · {base}: each guest's trimmed mean", fontsize=7)
     fig.suptitle(view.title or view.name, fontsize=8)
