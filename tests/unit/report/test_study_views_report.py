@@ -74,6 +74,16 @@ def test_the_verdict_matrix_is_the_published_rule_beside_the_papers_marks():
     assert "±10 %" in t.note and "Table 15" in t.note
 
 
+def test_a_row_without_a_reference_says_so_not_a_mark():
+    report = _report([T15])
+    report.results = [r for r in report.results if r.environment != "native"
+                      or r.benchmark != "hdparm"]
+    next(r for r in report.results if r.benchmark == "hdparm").vs_baseline = None
+    (t,) = declared.study_tables(report)
+    assert t.rows[1] == ["hdparm · read_mb_s", "○", "n/a", "—", "not run"]
+    assert "n/a: no comparison" in t.note
+
+
 def test_the_matrix_follows_the_runs_threshold():
     report = _report([T15])
     for r in report.results:

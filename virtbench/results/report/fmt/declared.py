@@ -23,6 +23,7 @@ from .numbers import value
 MARKS = {"pass": "○", "fail": "×"}          # the paper's marks (RIKEN's Table 15)
 NO_MARK = "—"
 NOT_RUN = "not run"
+NO_REFERENCE = "n/a"
 TOP_FUNCTIONS = 5
 
 
@@ -85,6 +86,15 @@ def _mark(verdict) -> str:
     return MARKS.get(str(verdict), NO_MARK) if verdict is not None else NO_MARK
 
 
+def _here(r: Result | None) -> str:
+    """This run's mark: not run, no comparison (n/a: no reference sample), ○ or ×."""
+    if r is None:
+        return NOT_RUN
+    if r.vs_baseline is None:
+        return NO_REFERENCE
+    return _mark(r.vs_baseline.published_rule.verdict if r.vs_baseline.published_rule else None)
+
+
 def verdicts_table(report: RunReport, view: DeclaredView) -> StudyTable:
     results, pubs = selected(report, view), published_only(report, view)
     columns = _columns(report, results, pubs)
@@ -97,8 +107,7 @@ def verdicts_table(report: RunReport, view: DeclaredView) -> StudyTable:
             r, p = by_key.get((bench, metric, env)), pub_by.get((bench, metric, env))
             paper = (r.published if r is not None and r.published else p)
             row.append(_mark(paper.verdict) if paper else NO_MARK)
-            rule = r.vs_baseline.published_rule if r is not None and r.vs_baseline else None
-            row.append(NOT_RUN if r is None else _mark(rule.verdict if rule else None))
+            row.append(_here(r))
         rows.append(row)
     header = ["benchmark · metric", *(f"{env} {side}" for env in columns
                                       for side in ("paper", "here"))]
@@ -107,7 +116,8 @@ def verdicts_table(report: RunReport, view: DeclaredView) -> StudyTable:
             f"more (the paper's rule: the ratio of trimmed means, the highest and the lowest "
             f"sample dropped, no statistics). paper: as published"
             f"{f' ({view.source})' if view.source else ''}; here: this run; {NO_MARK}: no "
-            f"figure; {NOT_RUN}: the environment was not measured here.")
+            f"figure; {NOT_RUN}: the environment was not measured here; {NO_REFERENCE}: no "
+            "comparison (the reference has no sample: see the run's failures).")
     return StudyTable(view.name, view.title or view.name, header, rows, note)
 
 
