@@ -52,8 +52,10 @@ def _legend(ax, palette: dict, envs: list[str], report: RunReport, published: bo
 
 
 def _bar(ax, y: float, x: float | None, colour: str, published: bool) -> None:
+    """One bar at row y, its value written at its end (a bar too short to see still says)."""
     if x is None:
         return
+    ax.text(x, y, f" {x:.3g}", va="center", ha="left", fontsize=5, color="#333333")
     if published:
         ax.barh(y, x, height=BAR, facecolor="white", edgecolor=colour, hatch=HATCH, lw=0.8)
     else:
