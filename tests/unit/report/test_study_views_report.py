@@ -206,3 +206,16 @@ def test_a_figure_with_nothing_to_draw_is_left_out_and_the_default_figures_stay(
     names = [f.name for f in figs.all_figures(_report(views))]
     assert "study-bars" in names and "study-pi" not in names
     assert "ratio-hdparm-read_mb_s" in names          # the default figures stay
+
+
+def test_figures_draw_the_verdict_matrix_too_its_cells_the_tables():
+    (f,) = figs.declared_figures(_report([T15]))
+    assert f.name == "study-t15"
+    table = f.figure.axes[0].tables[0]
+    cells = {(r, c): cell.get_text().get_text() for (r, c), cell in table.get_celld().items()}
+    assert [cells[(1, c)] for c in range(5)] == ["dd_write · write_mb_s", "×", "○", "×",
+                                                 "not run"]
+    assert [cells[(0, c)] for c in range(5)] == ["benchmark · metric", "E1\npaper", "E1\nhere",
+                                                 "E2\npaper", "E2\nhere"]
+    key = f.figure.axes[1].texts[0].get_text()
+    assert key.startswith(f"E1: {KVM}\nE2: {XEN}\n○: within ±10 %")

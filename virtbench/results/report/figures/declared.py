@@ -11,11 +11,14 @@ values  per benchmark · metric, each environment's trimmed mean and the paper's
 spread  per benchmark · metric of a multi-instance run: each instance's (guest's) trimmed
         mean as a point over a box, the spread (max/min - 1) and the paper's beside it
         (CNAF's PI test over its guests)
+and a [[table]] of kind verdicts drawn as a table (the ○/× matrix of fmt/declared.py), so that
+`virtbench figures` writes RIKEN's Table 15 as well as its bars.
 
 Pure: report in, PaperFigure out (all_figures: paper.py's, then these); the rows are fmt/declared.py's."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -24,7 +27,8 @@ from matplotlib.patches import Patch
 from ....core.metric_id import INSTANCE, SPREAD
 from ....foundations.model import DeclaredView, Result, RunReport
 from ....foundations.stats.band import band as ratio_band
-from ..fmt.declared import env_name, pairs, published_only, reference_values, selected
+from ..fmt.declared import (env_name, pairs, published_only, reference_values, selected,
+                            verdicts_table)
 from .paper import (BAND_COLOR, MIN_HEIGHT_IN, OKABE_ITO, PAPER_RC, WIDTHS_IN, PaperFigure,
                     colours, paper_figures)
 
@@ -203,7 +207,39 @@ def spread_figure(report: RunReport, view: DeclaredView, width: str) -> Figure |
     return fig
 
 
+def matrix_figure(report: RunReport, view: DeclaredView, width: str) -> Figure | None:
+    """A [[table]] of kind verdicts drawn as a table (the paper's ○/× matrix, paper beside
+    this run), so that `virtbench figures` writes it too: the environments as E1, E2, ...
+    in the header, named below it with the table's note."""
+    t = verdicts_table(report, view)
+    if not t.rows:
+        return None
+    envs = list(dict.fromkeys(h.rsplit(" ", 1)[0] for h in t.header[1:]))
+    head = [t.header[0], *(f"E{envs.index(h.rsplit(' ', 1)[0]) + 1}\n{h.rsplit(' ', 1)[1]}"
+                           for h in t.header[1:])]
+    words = [f"E{i}: {e}" for i, e in enumerate(envs, 1)] + [t.note]
+    lines = [line for w in words for line in textwrap.wrap(w, 90)]
+    fig = Figure(figsize=(WIDTHS_IN[width], 0.5 + 0.2 * (len(t.rows) + 2) + 0.09 * len(lines)),
+                 layout="constrained")
+    top, bottom = fig.subplots(2, 1, height_ratios=[len(t.rows) + 2, 0.45 * len(lines)])
+    for ax in (top, bottom):
+        ax.axis("off")
+    table = top.table(cellText=t.rows, colLabels=head, loc="center", cellLoc="center",
+                      edges="horizontal")
+    table.auto_set_font_size(False)
+    table.set_fontsize(6)
+    for (row, _), cell in table.get_celld().items():
+        if row == 0:
+            cell.set_height(cell.get_height() * 1.8)
+    table.auto_set_column_width(list(range(len(head))))
+    top.set_title(view.title or view.name)
+    bottom.text(0.0, 1.0, "\n".join(lines), fontsize=5, va="top", ha="left",
+                transform=bottom.transAxes)
+    return fig
+
+
 BUILDERS = {"bars": bars_figure, "values": values_figure, "spread": spread_figure}
+TABLE_FIGURES = {"verdicts": matrix_figure}
 
 
 def declared_figures(report: RunReport, width: str = "single") -> list[PaperFigure]:
@@ -214,10 +250,10 @@ def declared_figures(report: RunReport, width: str = "single") -> list[PaperFigu
     out = []
     with matplotlib.rc_context(PAPER_RC):
         for view in report.declared:
-            if view.what == "figure" and view.kind in BUILDERS:
-                fig = BUILDERS[view.kind](report, view, width)
-                if fig is not None:
-                    out.append(PaperFigure(f"study-{view.name}", fig))
+            make = (BUILDERS if view.what == "figure" else TABLE_FIGURES).get(view.kind)
+            fig = make(report, view, width) if make else None
+            if fig is not None:
+                out.append(PaperFigure(f"study-{view.name}", fig))
     return out
 
 
