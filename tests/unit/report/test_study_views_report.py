@@ -219,3 +219,11 @@ def test_figures_draw_the_verdict_matrix_too_its_cells_the_tables():
                                                  "E2\npaper", "E2\nhere"]
     key = f.figure.axes[1].texts[0].get_text()
     assert key.startswith(f"E1: {KVM}\nE2: {XEN}\n○: within ±10 %")
+
+
+def test_the_wide_terminal_report_prints_the_declared_table_the_compact_one_not():
+    from virtbench.results.report.formats.table import render_text
+    from virtbench.results.report.view import View
+    wide = render_text(_report([T15]), View(wide=True))
+    assert "Table 15 & 100% of #1" in wide and "not run" in wide and "○" in wide
+    assert "Table 15 & 100% of #1" not in render_text(_report([T15]))
