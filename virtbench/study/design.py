@@ -51,6 +51,7 @@ from .entries import (check_versus, fail, name_from_file, normalize_spec,  # noq
 from .stored import ClaimEntry, PublishedEntry
 from . import tune as study_tune
 from .tune import TuneEntry
+from .declared import FigureEntry, TableEntry, declared
 
 
 @dataclass
@@ -141,6 +142,9 @@ class Study:
     # a tune (study/tune.py): the environments are its base and its design's configurations,
     # the recommended configuration is confirmed against the base after them
     tune: TuneEntry | None = None
+    # the study's own figures and tables ([[figure]], [[table]]: its paper's; declared.py)
+    figures: list[FigureEntry] = field(default_factory=list)
+    tables: list[TableEntry] = field(default_factory=list)
 
     @property
     def trials_text(self) -> str:
@@ -252,6 +256,7 @@ def load(path: str | Path) -> Study:
         claims = study_claims.claims(doc.claim, spec_of,
                                      {normalize_spec(e.spec) for e in envs},
                                      {c.label for c in cases}, {c.label: c.name for c in cases})
+        figures, tables = declared(doc.figure, doc.table, [c.label for c in cases])
     except VirtbenchError as exc:
         raise fail(path, str(exc)) from None
     adaptive, trials = trials_setting(doc.trials, doc.min_trials)
@@ -266,13 +271,20 @@ def load(path: str | Path) -> Study:
                   steal_limit_pct=float(doc.steal_limit),
                   cpu_share_limit=float(doc.cpu_share_limit),
                   budget_s=study_schema.duration_s(doc.budget) if doc.budget else None,
-                  resolution_pct=doc.resolution)
-    if doc.density is not None and not envs and not cases and doc.tune is None:
+                  resolution_pct=doc.resolution, figures=figures, tables=tables)
+    return _as_run(path, data, doc, study)
+
+
+def _as_run(path: Path, data: dict, doc, study: Study) -> Study:
+    """The loaded `study` as `virtbench run` runs it: a tune's when it has [tune]; one line
+    when it holds only a [density] table (`virtbench density` sweeps that)."""
+    if doc.density is not None and not study.environments and not study.benchmarks \
+            and doc.tune is None:
         raise fail(path, "holds a [density] table and nothing else to run; sweep it with "
                          f"`virtbench density {path}`")
     if doc.tune is None:
         return study
-    if envs:
+    if study.environments:
         raise fail(path, "[tune]: a tune's environments are its base and its configurations; "
                          "drop the [[environment]] tables")
     if "trials" not in data:          # a tune's own default: its effects pool the blocks

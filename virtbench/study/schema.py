@@ -151,6 +151,35 @@ class DensityTable(_Table):
     reference: bool = True
 
 
+# [[figure]] and [[table]]: the figures and tables a study declares (its paper's own), drawn by
+# `virtbench figures` and rendered by `virtbench report` (study/declared.py checks the labels)
+FigureKind = Literal["bars", "values", "spread"]
+TableKind = Literal["verdicts", "values", "exits"]
+ViewName = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+
+
+class FigureTable(_Table):
+    """A [[figure]] of the study (study/declared.py)."""
+    name: ViewName
+    kind: FigureKind
+    benchmarks: list[Line] = Field(min_length=1)
+    metrics: list[Line] = Field(default_factory=list)
+    title: Line | None = None
+    published: bool = True
+
+
+class TableTable(_Table):
+    """A [[table]] of the study (study/declared.py); `hot` = the paper's exit counts by
+    guest function, for kind = "exits"."""
+    name: ViewName
+    kind: TableKind
+    benchmarks: list[Line] = Field(min_length=1)
+    metrics: list[Line] = Field(default_factory=list)
+    title: Line | None = None
+    source: Prose | None = None
+    hot: dict[Line, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
+
+
 class StudyFile(_Table):
     name: Line | None = Field(None, min_length=1)
     description: Prose | None = None
@@ -178,6 +207,8 @@ class StudyFile(_Table):
     claim: list[ClaimTable] = Field(default_factory=list)
     tune: TuneTable | None = None
     density: DensityTable | None = None
+    figure: list[FigureTable] = Field(default_factory=list)
+    table: list[TableTable] = Field(default_factory=list)
 
 
 # What to write instead, per key, in the fix part of a message.
@@ -225,6 +256,11 @@ EXAMPLES = {
     "metric": 'metric = { stream = "triad_mb_s" }',
     "reference": "reference = false (no native processes beside)",
     "quick": "quick = true",
+    "figure": '[[figure]] tables with name, kind and benchmarks',
+    "table": '[[table]] tables with name, kind and benchmarks',
+    "kind": 'kind = "bars" (figure: bars, values, spread; table: verdicts, values, exits)',
+    "benchmarks": 'benchmarks = ["dd-write"] ([[benchmark]] labels)',
+    "title": 'title = "Table 15"', "hot": 'hot = { ioread16 = 16545487 } (function = count)',
 }
 # Where a key means something else in one table, its example there.
 TABLE_EXAMPLES = {
@@ -232,6 +268,11 @@ TABLE_EXAMPLES = {
     ("claim", "metric"): 'metric = "read_mb_s" (one of the benchmark\'s metrics)',
     ("published", "benchmark"): 'benchmark = "cdm" (a [[benchmark]] label)',
     ("published", "environment"): 'environment = "qemu:disk=ide" (an [[environment]] spec)',
+    ("figure", "name"): 'name = "table15-bars" (letters, digits, . _ -)',
+    ("table", "name"): 'name = "table15" (letters, digits, . _ -)',
+    ("figure", "metrics"): 'metrics = ["write_mb_s"] (default: every metric)',
+    ("table", "metrics"): 'metrics = ["write_mb_s"] (default: every metric)',
+    ("figure", "published"): "published = true (the paper's figures beside the measured)",
 }
 TYPE_WORDS = {"int_type": "an integer", "float_type": "a number", "string_type": "a string",
               "bool_type": "true or false", "list_type": "an array of tables",

@@ -91,3 +91,33 @@ def test_every_saved_run_compiles_with_its_words(tmp_path, name):
             assert " ".join(c.text.split())[:40] in flat, c.text
         if rep.warnings:
             assert "Warnings" in flat
+
+
+def test_a_studys_verdict_table_compiles_with_circles_and_crosses(tmp_path):
+    """RIKEN's Table 15 as a study declares it ([[table]] kind = "verdicts"): ○ and × as
+    \\bigcirc and \\times, beside the run's own tables, its names escaped."""
+    from virtbench.foundations.model import DeclaredView, PublishedFigure, PublishedMatch
+    from virtbench.foundations.model.decision import PublishedRule
+    rule = {v: PublishedRule(ratio=r, overhead_pct=o, verdict=v)
+            for v, r, o in (("pass", 0.91, 9.0), ("fail", 0.89, 11.0))}
+    rows = [Result(environment="native", benchmark="dd_write", metric="write_mb_s", n=5,
+                   trimmed_mean=100.0),
+            Result(environment="kvm", benchmark="dd_write", metric="write_mb_s", n=5,
+                   trimmed_mean=91.0, vs_baseline=VsReference(
+                       reference="native", ratio=0.91, verdict="pass",
+                       published_rule=rule["pass"]),
+                   published=PublishedMatch(value=149.5, versus_value=788.23, verdict="fail",
+                                            source="Table 15"))]
+    run = RunInfo(id="r_15", study="riken-2012", baseline="native", alpha=0.05,
+                  threshold_pct=10.0, correction="holm", analysis="paired")
+    rep = RunReport(run=run, results=rows, published_only=[PublishedFigure(
+        environment="xen:vcpus=4,mem=10G", benchmark="dd_write", metric="write_mb_s",
+        verdict="fail", source="Table 15")], declared=[DeclaredView(
+            what="table", name="table15", kind="verdicts", benchmarks=["dd_write"],
+            title="Table 15: disk_throughput (○ within 10 %, × 10 % or more) & #1")])
+    tex = report.render(rep, "latex")
+    assert r"\ensuremath{\bigcirc}" in tex
+    pdf, text = compile_tex(tex, tmp_path)
+    flat = text.replace(" ", "")
+    assert "Table15:disk_throughput" in flat and "&#1" in flat and "notrun" in flat
+    png_pages(pdf)

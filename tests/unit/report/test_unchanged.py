@@ -23,7 +23,8 @@ factor from 1.5× on), in the headline, the tables' overhead, interval and publi
 and the matrix's legend; the JSON goldens changed only their headline's `words` (the numbers
 and every other field as they were). Issue 40 changed the JSON goldens' schema version only
 (3.3: a tune run's `tune` added; null for these runs), and issue 41 (3.4: a density sweep's
-`density` and a step's `run.density_sweep` added; null for these runs)."""
+`density` and a step's `run.density_sweep`, null for these runs, and `declared`, the study's
+own figures and tables, empty for them)."""
 from __future__ import annotations
 
 import json

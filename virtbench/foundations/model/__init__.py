@@ -3,7 +3,7 @@
 run.py       a run's report: run, its headline (headline.py), benchmarks, environments, results (with the comparison
              against their reference), trials, warnings, method notes, published figures
 decision.py  a result against its reference: the decision, published rule, order effect
-claims.py    the study's claims, checked
+claims.py    the study's claims, checked; its own figures and tables ([[figure]], [[table]])
 profile.py   exit profiles
 pricelist.py the primitives' price list
 compare.py   two runs side by side
@@ -17,7 +17,7 @@ The JSON report is `model_dump()` of these; its JSON Schema is generated from th
 It imports nothing of virtbench above the base layer.
 """
 from .base import Number, Record
-from .claims import ClaimLink, ClaimResult
+from .claims import ClaimLink, ClaimResult, DeclaredView
 from .decision import DisturbedTrial, OrderEffect, PublishedRule
 from .compare import CompareRow, Comparison, MetadataDifference
 from .differences import Fact, PairDifferences
@@ -49,7 +49,7 @@ from .run import (
     VsReference,
 )
 
-__all__ = ["Number", "Record", "ClaimLink", "ClaimResult", "DisturbedTrial",
+__all__ = ["DeclaredView", "Number", "Record", "ClaimLink", "ClaimResult", "DisturbedTrial",
            "OrderEffect", "PublishedRule", "CompareRow", "Comparison", "MetadataDifference", "Fact", "PairDifferences", "Explained",
            "FunctionRow", "Profile", "ReasonRow", "Case", "EnvironmentRecord", "EvidenceValue",
            "FailedTrial", "Headline", "HeadlineItem", "HeadlineSummary", "HostRun", "MethodNote", "MetricIdentity", "ProfilesReport",

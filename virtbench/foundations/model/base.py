@@ -65,7 +65,8 @@ class Record(BaseModel):
 # headline, verdict_p and verdict_p_adjusted; adaptive resolution_pct and unresolved;
 # warning_groups, warnings[].detail; 3.2: differences, vs_baseline.differs_in,
 # run.kernels_build, compare's differences; 3.4: density (a density sweep's run),
-# run.density_sweep, DensityReport.run_id, stop reason interrupted)
+# run.density_sweep, DensityReport.run_id, stop reason interrupted; declared, the study's
+# own figures and tables)
 SCHEMA_VERSION = "3.4"
 
 

@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ...core import defaults, warning_kinds
 from .base import SCHEMA_VERSION, Number, Record, read_schema_version
-from .claims import ClaimResult
+from .claims import ClaimResult, DeclaredView
 from .decision import DisturbedTrial, PassOrFail, VsReference
 from .differences import PairDifferences
 from .headline import Headline
@@ -430,6 +430,9 @@ class RunReport(Record):
                                           "steps (each a run of its own), their guests' "
                                           "throughputs and QoS, the curves, why it stopped "
                                           "(docs/lifecycle.md); null for other runs")
+    declared: list[DeclaredView] = Field(default_factory=list, description="the figures "
+                                         "and tables the run's study declares ([[figure]], "
+                                         "[[table]]: its paper's own)")
 
 
 class ProfilesReport(Record):

@@ -1,6 +1,6 @@
 """`virtbench figures` (docs/papers.md): a stored run's figures for a paper, one file per
-figure and format in -o DIR. The figures are results/report/figures/paper.py's, their bytes
-save.py's; matplotlib (the `paper` extra) is imported only when the command runs.
+figure and format in -o DIR. The figures are results/report/figures/paper.py's and the
+study's own (figures/declared.py, [[figure]]), their bytes save.py's; matplotlib (the `paper` extra) is imported only when the command runs.
 
 -o DIR is checked before the store is opened (as every path virtbench writes as root:
 machinery/host/writes.py): a directory that exists must be one of root's (or yours) that no
@@ -21,7 +21,7 @@ DIR_FIX = "give a directory of root's (or yours) that no one else can write, or 
 def add_parser(sub) -> None:
     f = sub.add_parser("figures", help="a run's figures for a paper (PDF, SVG, PNG): ratios "
                                        "with the threshold band, values, samples, a tune's "
-                                       "effects")
+                                       "effects, the study's own ([[figure]])")
     f.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run (default: the latest)")
     f.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="the directory to write into (made when missing)")

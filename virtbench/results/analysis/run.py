@@ -10,6 +10,7 @@ from ...foundations import stats
 from ...core.metric_id import MetricId
 from ...foundations.model import (
     Case,
+    DeclaredView,
     EnvironmentRecord,
     MethodNote,
     MetricIdentity,
@@ -315,7 +316,15 @@ def _report(store: Store, run: dict, s: Settings, m: _Measured, results: list[Re
         price_lists=price_lists(cases, s.labels, s.baseline, results, profiles, warnings),
         migrations=migration_timelines(m.trials, m.samples))))
     report.tune = tune_section(report, s.study, run.get("detail"))
+    report.declared = declared_views(s.study)
     return report
+
+
+def declared_views(study: Study) -> list[DeclaredView]:
+    """The study's own figures and tables ([[figure]], [[table]]), as the report carries
+    them."""
+    return [*(DeclaredView(what="figure", **f) for f in study.figures),
+            *(DeclaredView(what="table", **t) for t in study.tables)]
 
 
 def _run_info(run: dict, s: Settings, m: _Measured) -> RunInfo:

@@ -11,6 +11,7 @@ paper      a paper's figures: ratios on a log axis with the ±threshold band, va
 breakdowns a paper's figures of what a run explains: exits by reason, the price list
 densitypaper  a density sweep's paper figure: aggregate (and the native reference) and each
            guest against the count, the QoS floor, the knee
+declared   the figures a study declares ([[figure]]): its paper's, published beside measured
 save       a paper figure as file bytes (pdf, svg, png) with the run in its metadata; safe
            file names
 """

@@ -11,6 +11,8 @@ tune     a tune run's effects, as figures/tunechart.py draws them: effect % with
          interval, the ±min-effect band, the marker and colour saying the decision
 exits    the exits breakdown per profiled benchmark; price: the price list (breakdowns.py)
 density  a density sweep's curves (densitypaper.py)
+study    the figures the run's study declares ([[figure]], a verdicts [[table]]: its
+         paper's own; declared.py), drawn after the others
 
 Pure: report in, [(name, Figure)] out; nothing is drawn to a screen or written (save.py
 renders the bytes). matplotlib is imported by the caller's use of this module only
@@ -26,7 +28,7 @@ from matplotlib.ticker import MaxNLocator
 from ....core.decisions import KnobEffect
 from ....foundations.model import Result, RunReport, TuneEffect
 from ....foundations.stats.band import band as ratio_band
-from . import breakdowns, densitypaper
+from . import breakdowns, declared, densitypaper
 from .style import (BAND_COLOR, OKABE_ITO, PAPER_RC, PaperFigure, colours, legend_below,
                     log_ticks, new_figure, rows_axis, whiskers)
 from .tunechart import band as effect_band, label as effect_label
@@ -158,7 +160,8 @@ def _tune_figures(report: RunReport, width: str) -> list[PaperFigure]:
 def paper_figures(report: RunReport, width: str = "single") -> list[PaperFigure]:
     """Every figure of the report: per benchmark × metric its ratio (when it has a reference),
     values and samples; a tune run's effects per metric; the exits breakdown per profiled
-    benchmark and the price list (breakdowns.py); a density sweep's curves (densitypaper.py)."""
+    benchmark and the price list (breakdowns.py); a density sweep's curves (densitypaper.py);
+    the study's own figures (declared.py)."""
     palette = colours(report)
     out: list[PaperFigure] = []
     with matplotlib.rc_context(PAPER_RC):
@@ -173,4 +176,5 @@ def paper_figures(report: RunReport, width: str = "single") -> list[PaperFigure]
         out += _tune_figures(report, width)
         out += breakdowns.exits_figures(report, width) + breakdowns.price_figures(report, width)
     out += densitypaper.density_figures(report, width)       # a density sweep's run
+    out += declared.declared_figures(report, width)          # the study's own, last
     return out

@@ -7,4 +7,5 @@ published  the published studies' figures beside the measured ones
 header     the lines around a run's tables: run, analysis, adaptive trials; the footer
 lists      one line an item: warnings' places, undecided comparisons, method notes, claims
 compare    two runs side by side
+declared   a study's own tables ([[table]]): the paper's ○/× matrix, values, exits
 """

@@ -1,5 +1,5 @@
 """Text as LaTeX: every character pdflatex reads as markup said as itself, the report's
-symbols (✓ ✗ × ↑ ↓ · ≥ ± µ ...) as the commands that draw them, and labels for \\label{}.
+symbols (✓ ✗ × ○ ↑ ↓ · ≥ ± µ ...) as the commands that draw them, and labels for \\label{}.
 Pure; formats/latex.py uses it (docs/reports.md, "LaTeX").
 
 The document these go into loads fontenc (T1) and amssymb: Latin-1 letters pass
@@ -16,6 +16,7 @@ SPECIAL = {
 }
 SYMBOLS = {
     "✓": r"\ensuremath{\checkmark}", "✗": r"\ensuremath{\boxtimes}", "×": r"\ensuremath{\times}",
+    "○": r"\ensuremath{\bigcirc}",
     "↑": r"\ensuremath{\uparrow}", "↓": r"\ensuremath{\downarrow}",
     "→": r"\ensuremath{\rightarrow}", "↳": r"\ensuremath{\hookrightarrow}",
     "·": r"\ensuremath{\cdot}", "—": "---", "–": "--", "−": r"\ensuremath{-}",

@@ -12,6 +12,7 @@ from ....foundations.model import Comparison, RunReport
 from .. import matrix, pricelist
 from ..exporter import Exporter
 from ..fmt import compare, header, numbers, tables, verdicts
+from ..fmt.declared import study_tables
 from ..fmt.latex_escape import escape, label
 from . import latex_sections as words
 
@@ -129,12 +130,21 @@ def tune_table(report: RunReport) -> list[str]:
                  rows, note)
 
 
+def declared_tables(report: RunReport) -> list[str]:
+    """The study's own tables ([[table]]: its paper's), published beside measured."""
+    out = []
+    for t in study_tables(report):
+        out += table(t.caption, f"study-{t.name}", t.header, t.rows, t.note)
+    return out
+
+
 def render(report: RunReport) -> str:
     out = [*PREAMBLE, "", rf"\section*{{{escape(f'virtbench run {report.run.id}')}}}", "",
            *words.run_lines(report)]
     out += words.tune_section(report) + tune_table(report)
     out += words.headline_section(report) + words.differences_section(report)
-    out += matrix_table(report) + price_tables(report) + words.method_notes_section(report)
+    out += declared_tables(report) + matrix_table(report) + price_tables(report)
+    out += words.method_notes_section(report)
     tables = benchmark_tables(report)
     out += tables or ["No results in this run.", ""]
     out += words.closing_sections(report)

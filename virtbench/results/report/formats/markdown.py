@@ -6,6 +6,7 @@ from ....foundations.model import Comparison, RunReport
 from .. import aggregates, failures, matrix, pricelist, profiles
 from ..fmt import (compare, differences, header, headline, lists, numbers, published, tables,
                    tune, verdicts)
+from ..fmt.declared import study_tables
 from ..exporter import Exporter
 
 
@@ -59,6 +60,16 @@ def matrix_lines(analysis: RunReport) -> list[str]:
            _row(["---"] + ["---:"] * len(m.columns))]
     out += [_row([name, *(c.text for c in cells)]) for name, cells in m.rows]
     return out + ["", f"_{matrix.LEGEND}_", ""]
+
+
+def study_table_lines(analysis: RunReport) -> list[str]:
+    """## The study's own tables ([[table]]): the paper's, published beside measured."""
+    out = []
+    for t in study_tables(analysis):
+        out += [f"## {_esc(t.caption)}", "", _row(t.header),
+                _row(["---"] + ["---:"] * (len(t.header) - 1))]
+        out += [_row(row) for row in t.rows] + ["", f"_{_esc(t.note)}_", ""]
+    return out
 
 
 def price_lines(analysis: RunReport) -> list[str]:
@@ -137,7 +148,7 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
     out += matrix_lines(analysis)
     if verbosity == "quiet":
         return "\n".join(out + warning_lines(analysis, verbosity)) + "\n"
-    out += price_lines(analysis)
+    out += study_table_lines(analysis) + price_lines(analysis)
     if analysis.method_notes:
         out += ["## Method notes", ""]
         out += [f"- {_esc(line)}" for line in lists.method_note_lines(analysis)]

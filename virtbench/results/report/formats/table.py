@@ -15,6 +15,7 @@ from .. import aggregates, failures, matrix, pricelist, profiles
 from ..fmt import (compare, differences, header, headline, lists, numbers, published, tables,
                    tune, verdicts)
 from ..exporter import Exporter
+from ..fmt.declared import study_tables
 from ..view import View
 
 STYLE = {Decided.PASS: "green", Decided.FAIL: "red", Decided.INCONCLUSIVE: "yellow",
@@ -121,6 +122,19 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
             console.print(f"  {note}", style="dim", highlight=False, markup=False)
 
 
+def print_study_tables(analysis: RunReport, console: Console) -> None:
+    """The study's own tables ([[table]]: its paper's, published beside measured)."""
+    for t in study_tables(analysis):
+        table = Table(title=escape(t.caption), title_justify="left")
+        table.add_column(escape(t.header[0]))
+        for name in t.header[1:]:
+            table.add_column(escape(name), justify="right")
+        for row in t.rows:
+            table.add_row(*(escape(c) for c in row))
+        console.print(fit(table))
+        console.print(f"  {t.note}", style="dim", highlight=False, markup=False)
+
+
 def print_warnings(analysis: RunReport, console: Console, verbosity: str = "normal") -> None:
     """The warnings: one line per kind (normal), every one with its details (verbose), or
     one line of counts (quiet)."""
@@ -166,6 +180,7 @@ def print_report(analysis, console: Console, view: View = View()) -> None:
     _print_lines(console, "method notes (where virtbench deviates from the published method)",
                  lists.method_note_lines(analysis))
     if view.wide:
+        print_study_tables(analysis, console)
         for table in _tables(analysis):
             console.print(fit(table))
     _print_lines(console, "inconclusive verdicts", lists.inconclusive_lines(analysis))
