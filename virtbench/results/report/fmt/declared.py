@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ....core.decisions import Decided
 from ....core.metric_id import AGGREGATE, SINGLE
 from ....foundations.model import DeclaredView, Profile, PublishedFigure, Result, RunReport
 from .numbers import value
 
-MARKS = {"pass": "○", "fail": "×"}          # the paper's marks (RIKEN's Table 15)
+MARKS = {Decided.PASS: "○", Decided.FAIL: "×"}    # the paper's marks (RIKEN's Table 15)
 NO_MARK = "—"
 NOT_RUN = "not run"
 NO_REFERENCE = "n/a"
