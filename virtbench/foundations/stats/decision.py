@@ -64,7 +64,7 @@ from . import paired
 from .band import _doubled, band, band_p_from_sides, band_p_t  # noqa: F401  (re-exported)
 from . import significance as sig
 from .ratio import overhead_pct, bootstrap_ratio_ci
-from .describe import N_RESAMPLES, cv, rng, trimmed_mean
+from .describe import N_RESAMPLES, cv, quiet_bootstrap, rng, trimmed_mean
 
 DEFAULT_ALPHA = defaults.ALPHA
 DEFAULT_THRESHOLD_PCT = defaults.THRESHOLD_PCT
@@ -439,7 +439,7 @@ def _bootstrap_log_ratios(a: np.ndarray, b: np.ndarray, seed) -> np.ndarray | No
         # a resample whose reference is 0 gives an unbounded ratio, said as no interval
         with np.errstate(divide="ignore", invalid="ignore"):
             return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet_bootstrap():
         res = sps.bootstrap((a, b), ratio_stat, confidence_level=0.95,
                             n_resamples=N_RESAMPLES, method="percentile", vectorized=True,
                             paired=False, rng=rng(seed))

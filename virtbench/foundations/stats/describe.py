@@ -6,6 +6,8 @@ confidence interval and warnings about noise. Pure functions: no I/O, no store.
 """
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +51,16 @@ class Summary:
 
 def rng(seed):
     return np.random.default_rng(seed)
+
+
+@contextmanager
+def quiet_bootstrap():
+    """Around scipy's bootstrap of a ratio: a resample whose reference is 0 gives an
+    unbounded ratio, and a set of such resamples no interval (NaN ends, which the callers
+    read as none): said by the report, not as numpy's or scipy's warning on the console."""
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", sps.DegenerateDataWarning)
+        yield
 
 
 def bootstrap_ci(samples, seed=0, confidence=CONFIDENCE):

@@ -11,7 +11,7 @@ import numpy as np
 from scipy import stats as sps
 
 from . import significance as sig
-from .describe import CONFIDENCE, N_RESAMPLES, cv, rng, trimmed_mean
+from .describe import CONFIDENCE, N_RESAMPLES, cv, quiet_bootstrap, rng, trimmed_mean
 
 
 def overhead_pct(ratio: float, higher_is_better: bool) -> float:
@@ -38,7 +38,8 @@ class TrimmedRatio:
 
 def bootstrap_ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE
                        ) -> tuple[float | None, float | None]:
-    """Bootstrap CI of trimmed_mean(a) / trimmed_mean(b) (95 % unless told)."""
+    """Bootstrap CI of trimmed_mean(a) / trimmed_mean(b) (95 % unless told); an end the
+    resamples leave undefined (0 / 0) is None, an unbounded one (x / 0) inf."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.size < 2 or b.size < 2:
@@ -51,11 +52,12 @@ def bootstrap_ratio_ci(a, b, seed=0, confidence: float = CONFIDENCE
         # a resample whose reference is 0 gives an unbounded ratio, said as no interval
         with np.errstate(divide="ignore", invalid="ignore"):
             return trimmed_mean(x, axis=axis) / trimmed_mean(y, axis=axis)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet_bootstrap():
         res = sps.bootstrap((a, b), ratio_stat, confidence_level=confidence,
                             n_resamples=N_RESAMPLES, method="percentile", vectorized=True,
                             paired=False, rng=rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    ends = (float(res.confidence_interval.low), float(res.confidence_interval.high))
+    return tuple(None if np.isnan(e) else e for e in ends)
 
 
 def trimmed_ratio(samples, baseline, higher_is_better: bool, seed=0) -> TrimmedRatio:
