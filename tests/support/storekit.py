@@ -10,14 +10,19 @@ from virtbench.foundations.store import Sample, Store, TrialRecord
 SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 
 
+def open_saved(file: str, tmp_path: Path) -> Store:
+    """The saved store SAVED/`file` (an SQL dump) as a new SQLite file, opened (migrated)."""
+    path = tmp_path / f"{Path(file).stem}.db"
+    con = sqlite3.connect(path)
+    con.executescript((SAVED / file).read_text())
+    con.close()
+    return Store(f"sqlite:///{path}")
+
+
 def open_fixture(name: str, tmp_path: Path) -> tuple[Store, list[str]]:
     """The saved store `name` (SAVED/<name>-0003.sql) as a new SQLite file, opened (migrated);
     its run ids, oldest first."""
-    path = tmp_path / f"{name}.db"
-    con = sqlite3.connect(path)
-    con.executescript((SAVED / f"{name}-0003.sql").read_text())
-    con.close()
-    store = Store(f"sqlite:///{path}")
+    store = open_saved(f"{name}-0003.sql", tmp_path)
     return store, [r["id"] for r in reversed(store.list_runs())]
 
 

@@ -4,12 +4,11 @@ any study file (study/schema.py): a problem is one line naming the file, the key
 fix."""
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from ..core.errors import VirtbenchError
 from . import schema as study_schema
-from .entries import fail
+from .entries import fail, read_toml
 
 ADD = 'add [density] with env = "qemu:mem=512M" and bench = ["stream"] (docs/studies.md)'
 
@@ -17,15 +16,7 @@ ADD = 'add [density] with env = "qemu:mem=512M" and bench = ["stream"] (docs/stu
 def load_density(path: str | Path) -> study_schema.DensityTable:
     """The [density] table of the study file at `path`, its `bench` a list."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise VirtbenchError(f"study {path}: no such file; give the path of a .toml study "
-                             "with a [density] table") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise fail(path, f"not valid TOML ({exc}); fix the syntax at that line") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise fail(path, f"cannot be read ({exc}); give a readable UTF-8 .toml file") from None
+    data = read_toml(path, "give the path of a .toml study with a [density] table")
     try:
         doc = study_schema.parse(data)
     except VirtbenchError as exc:

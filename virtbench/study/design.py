@@ -6,7 +6,6 @@ so that bad input stops before anything runs or is stored. `plan()` expands it i
 from __future__ import annotations
 
 import random
-import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -46,7 +45,7 @@ from .schema import (
     Trials,
     Warmup,
 )
-from .entries import (check_versus, fail, name_from_file, normalize_spec,  # noqa: F401
+from .entries import (check_versus, fail, name_from_file, normalize_spec, read_toml,  # noqa: F401
                       published_figures, spec_resolver)
 from .stored import ClaimEntry, PublishedEntry
 from . import tune as study_tune
@@ -229,13 +228,8 @@ def load(path: str | Path) -> Study:
     """Read a study file; every problem is one line naming the file, the table, the key and
     the fix (the schema is in study_schema.py)."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise VirtbenchError(f"study {path}: no such file; give the path of a .toml study "
-                             "(the published studies are in studies/)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise fail(path, f"not valid TOML ({exc}); fix the syntax at that line") from None
+    data = read_toml(path, "give the path of a .toml study (the published studies are in "
+                           "studies/)")
     try:
         doc = study_schema.parse(data)
         study_schema.check_params(doc)

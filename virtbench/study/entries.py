@@ -4,6 +4,7 @@ analysis matches by, and the [[published]] figures checked against the study's e
 and benchmarks. Used by design.load."""
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -18,6 +19,19 @@ if TYPE_CHECKING:
 
 def fail(path, what: str) -> VirtbenchError:
     return VirtbenchError(f"study {path}: {what}")
+
+
+def read_toml(path: Path, missing_fix: str) -> dict:
+    """A study file's TOML; one line naming the file when it is missing (`missing_fix`
+    says what to give), unreadable or not TOML."""
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise VirtbenchError(f"study {path}: no such file; {missing_fix}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise fail(path, f"not valid TOML ({exc}); fix the syntax at that line") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(path, f"cannot be read ({exc}); give a readable UTF-8 .toml file") from None
 
 
 def name_from_file(path: Path) -> str:

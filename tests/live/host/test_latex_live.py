@@ -7,18 +7,15 @@ pdftotext reads the names back as they were. Skipped without pdflatex or pdftopp
 from __future__ import annotations
 
 import shutil
-import sqlite3
-from pathlib import Path
 
 import pytest
 
 from latexkit import compile_tex, needs_latex, png_pages
-from storekit import open_fixture
+from storekit import open_fixture, open_saved
 
 from virtbench.foundations.model import Result, RunReport
 from virtbench.foundations.model.decision import VsReference
 from virtbench.foundations.model.run import RunInfo
-from virtbench.foundations.store import Store
 from virtbench.results import analysis, report
 
 pytestmark = needs_latex
@@ -56,16 +53,10 @@ def test_names_with_every_special_character_compile_and_print_as_themselves(tmp_
     png_pages(pdf)
 
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
-
 
 def test_the_price_list_run_compiles_with_its_price_table(tmp_path):
     """A run of the primitives (a store saved from a real run, revision 0004)."""
-    path = tmp_path / "prim.db"
-    con = sqlite3.connect(path)
-    con.executescript((FIXTURES / "primitives-0004.sql").read_text())
-    con.close()
-    store = Store(f"sqlite:///{path}")
+    store = open_saved("primitives-0004.sql", tmp_path)
     rep = analysis.analyze_run(store, store.list_runs()[-1]["id"])
     pdf, text = compile_tex(report.render(rep, "latex"), tmp_path)
     assert "Price list · primitives" in text and "syscall_ns" in text.replace(" ", "")

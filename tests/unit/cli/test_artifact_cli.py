@@ -18,6 +18,7 @@ import sys
 
 import pytest
 
+from clikit import refused, run_cli
 from storekit import filled_run
 from virtbench.foundations.store import Store
 from virtbench.interface.cli import commands as cli
@@ -56,19 +57,6 @@ def copied(made, tmp_path):
     return tmp_path / "art"
 
 
-def run_cli(capsys, *argv):
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def refused(capsys, argv, *words) -> str:
-    code, out, err = run_cli(capsys, *argv)
-    assert code == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    for w in words:
-        assert w in err, err
-    return err
 
 
 def exported(capsys, stored, path) -> str:

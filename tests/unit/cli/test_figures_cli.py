@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
+from clikit import refused, run_cli
 from storekit import filled_run
 from virtbench.foundations.store import Store
-from virtbench.interface.cli import commands as cli
 from virtbench.machinery.host.writes import SQLITE_HEADER
 
 NAMES = ["ratio-stream-triad", "values-stream-triad", "samples-stream-triad"]
@@ -30,19 +30,6 @@ def stored(tmp_path):
     return url, run
 
 
-def run_cli(capsys, *argv):
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def refused(capsys, argv, *words) -> str:
-    code, out, err = run_cli(capsys, *argv)
-    assert code == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    for w in words:
-        assert w in err, err
-    return err
 
 
 def test_the_figures_are_written_one_file_per_figure_and_format(capsys, stored, tmp_path):

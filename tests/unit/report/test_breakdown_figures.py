@@ -4,20 +4,15 @@ count beside each bar) and the price list (each primitive's ratio on a log axis)
 reports built by hand and from runs saved from real stores."""
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 
 import pytest
-from storekit import open_fixture
+from storekit import open_fixture, open_saved
 
 from virtbench.foundations.model import EnvironmentRecord, RunInfo, RunReport
 from virtbench.foundations.model.pricelist import PriceCell, PriceList, PriceRow
 from virtbench.foundations.model.profile import Profile, ReasonRow
-from virtbench.foundations.store import Store
 from virtbench.results import analysis
 from virtbench.results.report.figures import breakdowns, paper, save
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 REASONS = [f"R{i}" for i in range(9)]         # nine reasons: two more than the colours
 
 
@@ -86,11 +81,7 @@ def test_the_price_list_draws_each_primitives_ratio_per_guest_on_a_log_axis():
 
 
 def test_a_saved_price_list_run_and_a_saved_profile_run_give_their_figures(tmp_path):
-    path = tmp_path / "prim.db"
-    con = sqlite3.connect(path)
-    con.executescript((FIXTURES / "primitives-0004.sql").read_text())
-    con.close()
-    store = Store(f"sqlite:///{path}")
+    store = open_saved("primitives-0004.sql", tmp_path)
     rep = analysis.analyze_run(store, store.list_runs()[-1]["id"])
     names = [f.name for f in paper.paper_figures(rep)]
     assert "price-primitives" in names

@@ -6,23 +6,18 @@ Structure only here; tests/live/host/test_latex_live.py compiles it with pdflate
 from __future__ import annotations
 
 import re
-import sqlite3
-from pathlib import Path
 
 import pytest
-from storekit import open_fixture
+from storekit import open_fixture, open_saved
 
 from virtbench.core.errors import VirtbenchError
 from virtbench.foundations.model import Result, RunReport
 from virtbench.foundations.model.decision import VsReference
 from virtbench.foundations.model.run import RunInfo
 from virtbench.foundations.model.tune import TuneDesign, TuneEffect, TuneReport
-from virtbench.foundations.store import Store
 from virtbench.interface.cli import commands as cli
 from virtbench.results import analysis, report
 from virtbench.results.report.fmt.latex_escape import escape, label
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 
 
 @pytest.mark.parametrize("raw, tex", [
@@ -177,11 +172,7 @@ def test_every_saved_run_renders_with_a_table_per_benchmark(tmp_path, name):
 
 
 def test_the_price_list_run_has_its_price_table(tmp_path):
-    path = tmp_path / "prim.db"
-    con = sqlite3.connect(path)
-    con.executescript((FIXTURES / "primitives-0004.sql").read_text())
-    con.close()
-    store = Store(f"sqlite:///{path}")
+    store = open_saved("primitives-0004.sql", tmp_path)
     run_id = store.list_runs()[-1]["id"]
     rep = analysis.analyze_run(store, run_id)
     tables = _tables(report.render(rep, "latex"))

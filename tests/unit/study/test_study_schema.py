@@ -1,6 +1,5 @@
 """Strict study files: the pydantic schema, each benchmark's declared parameters, the new
 keys (warmup, pin, alpha, method_note) and what a bad file leaves behind (nothing)."""
-from pathlib import Path
 
 import pytest
 
@@ -17,14 +16,6 @@ def write(tmp_path, text):
     p.write_text(text)
     return p
 
-
-@pytest.fixture
-def clean_dirs(tmp_path, monkeypatch, store_url):
-    """Data and cache directories of our own, to show a bad study writes nothing at all."""
-    dirs = [tmp_path / "data", tmp_path / "cache", tmp_path / "state"]
-    for var, d in zip(("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"), dirs):
-        monkeypatch.setenv(var, str(d))
-    return dirs + [Path(store_url[len("sqlite:///"):])]
 
 
 @pytest.mark.parametrize("text, words", [

@@ -25,13 +25,6 @@ def write(tmp_path, text):
     return p
 
 
-@pytest.fixture
-def clean_dirs(tmp_path, monkeypatch, store_url):
-    dirs = [tmp_path / "data", tmp_path / "cache", tmp_path / "state"]
-    for var, d in zip(("XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"), dirs):
-        monkeypatch.setenv(var, str(d))
-    return dirs + [Path(store_url[len("sqlite:///"):])]
-
 
 def test_figures_and_tables_are_read_and_kept_in_the_stored_study(tmp_path):
     s = study.load(write(tmp_path, '[[figure]]\nname = "t15-bars"\nkind = "bars"\n'
