@@ -97,3 +97,15 @@ def block_run(store: Store, samples: dict[str, dict[str, list[float]]], hib: boo
             seq += 1
     store.set_run_status(run_id, "complete")
     return run_id
+
+
+def guest_and_native(tmp_path: Path) -> tuple[str, str]:
+    """(URL, run) of a store at tmp_path/S.db with one run: native, and a guest against it
+    on stream's triad."""
+    url = f"sqlite:///{tmp_path / 'S.db'}"
+    store = Store(url)
+    run = filled_run(store, {"native": {"cpu": "x86"}, "qemu-tcg/ide/e1000": {}},
+                     {"native": {"triad": [100, 101, 99, 100]},
+                      "qemu-tcg/ide/e1000": {"triad": [80, 82, 79, 81]}})
+    store.engine.dispose()
+    return url, run

@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from clikit import refused, run_cli
-from storekit import filled_run
+from storekit import filled_run, guest_and_native
 from virtbench.foundations.store import Store
 from virtbench.interface.cli import commands as cli
 
@@ -27,13 +27,7 @@ from virtbench.interface.cli import commands as cli
 @pytest.fixture
 def stored(tmp_path):
     """A store at tmp_path/S.db with one run (native, and a guest against it); (URL, run)."""
-    url = f"sqlite:///{tmp_path / 'S.db'}"
-    store = Store(url)
-    run = filled_run(store, {"native": {"cpu": "x86"}, "qemu-tcg/ide/e1000": {}},
-                     {"native": {"triad": [100, 101, 99, 100]},
-                      "qemu-tcg/ide/e1000": {"triad": [80, 82, 79, 81]}})
-    store.engine.dispose()
-    return url, run
+    return guest_and_native(tmp_path)
 
 
 @pytest.fixture(scope="module")

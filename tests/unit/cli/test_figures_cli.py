@@ -11,8 +11,7 @@ import sys
 import pytest
 
 from clikit import refused, run_cli
-from storekit import filled_run
-from virtbench.foundations.store import Store
+from storekit import guest_and_native
 from virtbench.machinery.host.writes import SQLITE_HEADER
 
 NAMES = ["ratio-stream-triad", "values-stream-triad", "samples-stream-triad"]
@@ -21,13 +20,7 @@ NAMES = ["ratio-stream-triad", "values-stream-triad", "samples-stream-triad"]
 @pytest.fixture
 def stored(tmp_path):
     """A store at tmp_path/S.db with one run (native, and a guest against it); (URL, run)."""
-    url = f"sqlite:///{tmp_path / 'S.db'}"
-    store = Store(url)
-    run = filled_run(store, {"native": {"cpu": "x86"}, "qemu-tcg/ide/e1000": {}},
-                     {"native": {"triad": [100, 101, 99, 100]},
-                      "qemu-tcg/ide/e1000": {"triad": [80, 82, 79, 81]}})
-    store.engine.dispose()
-    return url, run
+    return guest_and_native(tmp_path)
 
 
 

@@ -98,16 +98,21 @@ def _print_lines(console: Console, title: str, lines: list[str], style: str = "b
             console.print(f"  {line}", highlight=False, markup=False)
 
 
+def _titled_table(title: str, header: list[str], rows: list[list[str]]) -> Table:
+    """A table under its title: the first column as text, the others right-aligned."""
+    table = Table(title=escape(title), title_justify="left")
+    table.add_column(escape(header[0]))
+    for name in header[1:]:
+        table.add_column(escape(name), justify="right")
+    for row in rows:
+        table.add_row(*(escape(c) for c in row))
+    return table
+
+
 def print_price_lists(analysis: RunReport, console: Console) -> None:
     """Each price list: its table, a sentence per family, the linked exits, its notes."""
     for part in pricelist.sections(analysis):
-        table = Table(title=escape(part.title), title_justify="left")
-        table.add_column(escape(part.header[0]))
-        for name in part.header[1:]:
-            table.add_column(escape(name), justify="right")
-        for row in part.rows:
-            table.add_row(*(escape(c) for c in row))
-        console.print(fit(table))
+        console.print(fit(_titled_table(part.title, part.header, part.rows)))
         for sentence in part.sentences:
             console.print(f"  {sentence}", highlight=False, markup=False)
         if part.missing:
@@ -125,13 +130,7 @@ def print_price_lists(analysis: RunReport, console: Console) -> None:
 def print_study_tables(analysis: RunReport, console: Console) -> None:
     """The study's own tables ([[table]]: its paper's, published beside measured)."""
     for t in study_tables(analysis):
-        table = Table(title=escape(t.caption), title_justify="left")
-        table.add_column(escape(t.header[0]))
-        for name in t.header[1:]:
-            table.add_column(escape(name), justify="right")
-        for row in t.rows:
-            table.add_row(*(escape(c) for c in row))
-        console.print(fit(table))
+        console.print(fit(_titled_table(t.caption, t.header, t.rows)))
         console.print(f"  {t.note}", style="dim", highlight=False, markup=False)
 
 
