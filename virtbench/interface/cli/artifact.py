@@ -64,7 +64,7 @@ def cmd_import(args, out, open_store) -> int:
     files = archive.read_artifact(args.path)
     _, dump = build.opened(files, args.path)                        # before a store is made
     store = open_store(args)
-    run_id = load.import_files(store, files, args.path)
+    run_id = load.import_dump(store, dump, files, args.path)
     out.print(f"imported run {run_id} ({dump['runs'][0]['study_name']}: "
               f"{len(dump['trials'])} trials, {len(dump['samples'])} samples) into "
               f"{store.shown}; `virtbench report {run_id}` reads it", highlight=False,

@@ -14,16 +14,17 @@ from dataclasses import dataclass
 from ....core.errors import VirtbenchError
 from .archive import read_artifact
 from .build import opened
-from .load import import_files, provenance
+from .load import import_dump, provenance
 from ....study.design import Study, study_to_resume
 
 
 @dataclass(frozen=True)
 class ReplaySource:
-    """An artifact opened to be replayed: where it was read, its files, the run it holds
-    and that run's study."""
+    """An artifact opened to be replayed: where it was read, its files, its run's rows
+    (checked by build.opened), the run's id and its study."""
     path: str
     files: dict
+    dump: dict
     run_id: str
     study: Study
 
@@ -38,7 +39,7 @@ def open_replay(path: str) -> ReplaySource:
     files = read_artifact(path)
     _, dump = opened(files, path)
     run = dump["runs"][0]
-    return ReplaySource(path, files, run["id"], study_to_resume(run))
+    return ReplaySource(path, files, dump, run["id"], study_to_resume(run))
 
 
 def refuse_flags(study_file: str | None, resume: str | None, flags: list[str]) -> None:
@@ -61,5 +62,5 @@ def ensure_imported(store, source: ReplaySource) -> bool:
             return False
     except VirtbenchError:
         pass
-    import_files(store, source.files, source.path)
+    import_dump(store, source.dump, source.files, source.path)
     return True
