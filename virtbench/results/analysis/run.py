@@ -33,7 +33,7 @@ from .explain.profiles import profile_entries
 from .papers.published import attach_published
 from .adaptive_record import reconcile
 from .tune import tune_section
-from .stored import environment_note, run_detail, sweep_report
+from .stored import environment_note, row_header, run_detail, sweep_report
 from .references import Reference
 from .settings import Settings, identities, result_seed, settings_of
 from .rows import Key, Row, disturbed_trials, rows_of
@@ -330,17 +330,11 @@ def declared_views(study: Study) -> list[DeclaredView]:
 def _run_info(run: dict, s: Settings, m: _Measured) -> RunInfo:
     """The run's header: what it was, and how this report reads it."""
     adaptive, sections, kernels_build = run_detail(run, s.study)
-    return RunInfo(id=s.run_id, study=run["study_name"],
-                   started=run["started"].isoformat() if run["started"] else None,
-                   finished=run["finished"].isoformat() if run["finished"] else None,
-                   quick=bool(run["quick"]), status=run["status"], seed=run["seed"],
-                   baseline=s.baseline, threshold_pct=s.threshold, alpha=s.alpha,
-                   analysis=s.mode, correction=s.correction,
+    return RunInfo(**row_header(run), baseline=s.baseline, threshold_pct=s.threshold,
+                   alpha=s.alpha, analysis=s.mode, correction=s.correction,
                    study_baseline=s.study_baseline if s.baseline != s.study_baseline else None,
                    trials_planned=s.planned_trials, trials_advised=m.advised,
-                   adaptive=adaptive, sections=sections,
-                   virtbench_version=run["virtbench_version"], host=run["host"],
-                   kernels_build=kernels_build,
+                   adaptive=adaptive, sections=sections, kernels_build=kernels_build,
                    fleet=run.get("fleet"), density_sweep=sweep_of(run))
 
 

@@ -157,12 +157,15 @@ def sweep_report(run: dict) -> RunReport | None:
                              f"({str(exc).splitlines()[0]}); run `virtbench density` "
                              "again") from None
     density.run_id = run["id"]
-
-    def iso(x):
-        return x.isoformat() if x else None
-    info = RunInfo(id=run["id"], study=run["study_name"], started=iso(run["started"]),
-                   finished=iso(run["finished"]), quick=bool(run["quick"]),
-                   status=run["status"], seed=run["seed"],
-                   virtbench_version=run["virtbench_version"], host=run["host"],
-                   trials_planned=density.trials or None)
+    info = RunInfo(**row_header(run), trials_planned=density.trials or None)
     return RunReport(run=info, density=density)
+
+
+def row_header(run: dict) -> dict[str, Any]:
+    """What a run's header (RunInfo) takes from its row of runs as it is: id, study, start
+    and end (ISO 8601), quick, status, seed, the virtbench that ran it, the host."""
+    def iso(when):
+        return when.isoformat() if when else None
+    return dict(id=run["id"], study=run["study_name"], started=iso(run["started"]),
+                finished=iso(run["finished"]), quick=bool(run["quick"]), status=run["status"],
+                seed=run["seed"], virtbench_version=run["virtbench_version"], host=run["host"])
