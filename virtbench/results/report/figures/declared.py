@@ -29,8 +29,8 @@ from ....foundations.model import DeclaredView, Result, RunReport
 from ....foundations.stats.band import band as ratio_band
 from ..fmt.declared import (env_name, pairs, published_only, reference_values, selected,
                             verdicts_table)
-from .style import (BAND_COLOR, MIN_HEIGHT_IN, OKABE_ITO, PAPER_RC, WIDTHS_IN, PaperFigure,
-                    colours)
+from .style import (BAND_COLOR, MIN_HEIGHT_IN, OKABE_ITO, PAPER_RC, PaperFigure, check_width,
+                    colours, sized_figure)
 
 BAR = 0.38                    # a bar's height, in rows
 HATCH = "////"
@@ -98,9 +98,8 @@ def bars_figure(report: RunReport, view: DeclaredView, width: str) -> Figure | N
     for e in envs:
         palette.setdefault(e, OKABE_ITO[(len(palette)) % len(OKABE_ITO)])
     step = 2 * BAR * len(envs) + 0.5
-    fig = Figure(figsize=(WIDTHS_IN[width], max(MIN_HEIGHT_IN, 0.32 * step * len(groups)
-                                                + 1.2 + 0.12 * len(envs))),
-                 layout="constrained")
+    fig = sized_figure(width, max(MIN_HEIGHT_IN, 0.32 * step * len(groups) + 1.2
+                                  + 0.12 * len(envs)))
     ax = fig.add_subplot()
     lo, hi = (math.exp(x) for x in ratio_band(float(report.run.threshold_pct)))
     ax.axvspan(lo, hi, color=BAND_COLOR, alpha=0.35, lw=0)
@@ -144,8 +143,7 @@ def values_figure(report: RunReport, view: DeclaredView, width: str) -> Figure |
     if not groups:
         return None
     palette = colours(report)
-    fig = Figure(figsize=(WIDTHS_IN[width], PANEL_IN * len(groups) + 1.4),
-                 layout="constrained")
+    fig = sized_figure(width, PANEL_IN * len(groups) + 1.4)
     axes = fig.subplots(len(groups), 1, squeeze=False)[:, 0]
     envs: list[str] = []
     for ax, (bench, metric) in zip(axes, groups):
@@ -188,7 +186,7 @@ def spread_figure(report: RunReport, view: DeclaredView, width: str) -> Figure |
     if not groups:
         return None
     palette = colours(report)
-    fig = Figure(figsize=(WIDTHS_IN[width], 2.2 * len(groups)), layout="constrained")
+    fig = sized_figure(width, 2.2 * len(groups))
     axes = fig.subplots(len(groups), 1, squeeze=False)[:, 0]
     for ax, ((bench, base), per_env) in zip(axes, groups.items()):
         envs = list(per_env)
@@ -219,8 +217,7 @@ def matrix_figure(report: RunReport, view: DeclaredView, width: str) -> Figure |
                            for h in t.header[1:])]
     words = [f"E{i}: {e}" for i, e in enumerate(envs, 1)] + [t.note]
     lines = [line for w in words for line in textwrap.wrap(w, 90)]
-    fig = Figure(figsize=(WIDTHS_IN[width], 0.5 + 0.2 * (len(t.rows) + 2) + 0.09 * len(lines)),
-                 layout="constrained")
+    fig = sized_figure(width, 0.5 + 0.2 * (len(t.rows) + 2) + 0.09 * len(lines))
     top, bottom = fig.subplots(2, 1, height_ratios=[len(t.rows) + 2, 0.45 * len(lines)])
     for ax in (top, bottom):
         ax.axis("off")
@@ -245,8 +242,7 @@ TABLE_FIGURES = {"verdicts": matrix_figure}
 def declared_figures(report: RunReport, width: str = "single") -> list[PaperFigure]:
     """Every [[figure]] the run's study declares that this run has something to draw for
     (the published figures alone are enough for bars and values)."""
-    if width not in WIDTHS_IN:
-        raise ValueError(f"width {width!r}: single or double")
+    check_width(width)
     out = []
     with matplotlib.rc_context(PAPER_RC):
         for view in report.declared:

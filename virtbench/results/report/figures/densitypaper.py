@@ -14,7 +14,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ....foundations.model import RunReport
 from ....foundations.model.density import DensityCurve
-from .style import OKABE_ITO, PAPER_RC, WIDTHS_IN, PaperFigure, whiskers
+from .style import OKABE_ITO, PAPER_RC, PaperFigure, sized_figure, whiskers
 
 HEIGHT_IN = 3.6
 REFERENCE_COLOR, FLOOR_COLOR = "#888888", "#555555"
@@ -64,9 +64,7 @@ def _guests(ax, curve: DensityCurve, floor: float) -> None:
 def density_figure(curve: DensityCurve, reference: DensityCurve | None, floor: float,
                    width: str) -> Figure:
     """One judged curve (module docstring)."""
-    if width not in WIDTHS_IN:
-        raise ValueError(f"width {width!r}: single or double")
-    fig = Figure(figsize=(WIDTHS_IN[width], HEIGHT_IN), layout="constrained")
+    fig = sized_figure(width, HEIGHT_IN)
     top, bottom = fig.subplots(2, 1, sharex=True)
     _aggregate(top, curve, reference)
     _guests(bottom, curve, floor)

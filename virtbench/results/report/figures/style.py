@@ -42,11 +42,22 @@ def colours(report: RunReport) -> dict[str, str]:
     return {lab: OKABE_ITO[i % len(OKABE_ITO)] for i, lab in enumerate(labels)}
 
 
-def new_figure(width: str, rows: int) -> Figure:
+def check_width(width: str) -> None:
+    """`width` is one WIDTHS_IN names (the CLI's choices; a caller's slip is a ValueError)."""
     if width not in WIDTHS_IN:
         raise ValueError(f"width {width!r}: single or double")
-    height = max(MIN_HEIGHT_IN, ROW_IN * rows + 0.9)
-    return Figure(figsize=(WIDTHS_IN[width], height), layout="constrained")
+
+
+def sized_figure(width: str, height_in: float) -> Figure:
+    """A figure a column (single) or two (double) wide, `height_in` high, laid out by
+    matplotlib's constrained layout."""
+    check_width(width)
+    return Figure(figsize=(WIDTHS_IN[width], height_in), layout="constrained")
+
+
+def new_figure(width: str, rows: int) -> Figure:
+    """A horizontal chart's figure: a row's height per row, MIN_HEIGHT_IN at least."""
+    return sized_figure(width, max(MIN_HEIGHT_IN, ROW_IN * rows + 0.9))
 
 
 def whiskers(centre: list[float], low: list[float | None], high: list[float | None]):
