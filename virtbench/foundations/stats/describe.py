@@ -55,9 +55,10 @@ def rng(seed):
 
 @contextmanager
 def quiet_bootstrap():
-    """Around scipy's bootstrap of a ratio: a resample whose reference is 0 gives an
-    unbounded ratio, and a set of such resamples no interval (NaN ends, which the callers
-    read as none): said by the report, not as numpy's or scipy's warning on the console."""
+    """Around scipy's bootstrap: a degenerate set of resamples gives no interval (NaN ends,
+    which the callers read as none: a near-constant set under BCa; ratios whose reference
+    is 0 in every resample), and a resample whose reference is 0 an unbounded ratio: said
+    by the report, not as numpy's or scipy's warning on the console."""
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", sps.DegenerateDataWarning)
         yield

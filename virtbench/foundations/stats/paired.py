@@ -46,7 +46,7 @@ from typing import Hashable, Mapping
 import numpy as np
 from scipy import stats as sps
 
-from .describe import rng
+from .describe import quiet_bootstrap, rng
 
 EXACT_MAX_BLOCKS = 14       # 2^14 = 16384 sign patterns, enumerated
 N_SIGN_FLIPS = 9999         # Monte Carlo patterns past that
@@ -107,10 +107,9 @@ def log_ci(d, confidence: float, method: str = "t", seed=0) -> tuple[float, floa
     if method == "t":
         lo, hi = t_interval(d, confidence)
         return float(lo), float(hi)
-    with warnings.catch_warnings():
+    with quiet_bootstrap():
         # a near-degenerate set (all but one ratio equal) gives BCa no interval: NaN ends,
-        # which the callers read as none; not a warning on the user's console
-        warnings.simplefilter("ignore", sps.DegenerateDataWarning)
+        # which the callers read as none
         res = sps.bootstrap((d,), np.mean, confidence_level=confidence,
                             n_resamples=N_BOOTSTRAP,
                             method="BCa" if method == "bca" else "percentile",
