@@ -155,7 +155,7 @@ def test_a_run_measures_a_kvm_guest_beside_the_outer_guests_bare_metal(kvm_run):
     results = {(r["environment"], r["benchmark"]): r for r in data["results"]}
     assert set(results) == {(e, b) for e in envs for b in ("pi", "stream")}
     for r in results.values():
-        assert r["n"] == 2, r
+        assert r["n"] + len(r["disturbed"]) == 2 and r["n"] >= 1, r
     assert data["run"]["status"] == "complete"
 
 

@@ -88,7 +88,8 @@ def test_the_run_reports_native_outer_and_inner_side_by_side(done_when):
     assert list(envs) == ["native", NESTED]
     results = {(r["environment"], r["benchmark"]): r for r in data["results"]}
     assert set(results) == {(e, b) for e in envs for b in ("pi", "stream")}
-    assert all(r["n"] == TRIALS for r in results.values()), results
+    assert all(r["n"] + len(r["disturbed"]) == TRIALS and r["n"] >= 1
+               for r in results.values()), results
     # the inner guest is a guest in a guest: it ran against the same baseline as the others
     for bench in ("pi", "stream"):
         row = results[(NESTED, bench)]

@@ -61,7 +61,9 @@ def test_run_then_the_whole_report_family_on_postgresql(pg_server, capsys, tmp_p
             doc = json.loads(text)
             assert doc["run"]["id"] == new
             result = doc["results"][0]
-            assert (result["environment"], result["n"]) == ("native", 3)
+            # three trials ran; one the host disturbed is kept in the store but left out of n
+            assert result["environment"] == "native"
+            assert result["n"] + len(result["disturbed"]) == 3 and result["n"] >= 1
             assert result["benchmark"].startswith("pi")
         elif fmt == "csv":
             rows = list(csv.DictReader(io.StringIO(text)))
