@@ -1,7 +1,7 @@
 """A study's own tables and figures from reports built by hand (fmt/declared.py,
 figures/declared.py): Table 15's ○/× by the published rule (9 % passes, 11 % fails at 10 %),
 the paper's marks beside, published values beside measured, exits "not measured" without a
-profile, the LaTeX and Markdown tables (escaping), and the figures' bars and points."""
+profile, the LaTeX, Markdown and HTML tables (escaping), and the figures' bars and points."""
 from __future__ import annotations
 
 import pytest
@@ -16,7 +16,7 @@ from virtbench.foundations.model import (DeclaredView, EnvironmentRecord, Functi
 from virtbench.results.analysis.decide import published_rule
 from virtbench.results.report.figures import declared as figs
 from virtbench.results.report.fmt import declared
-from virtbench.results.report.formats import latex, markdown
+from virtbench.results.report.formats import html, latex, markdown
 
 KVM, XEN = "qemu-kvm", "xen:vcpus=4,mem=10G"
 NATIVE = [100.0, 101.0, 99.0, 100.0]
@@ -228,3 +228,11 @@ def test_the_wide_terminal_report_prints_the_declared_table_the_compact_one_not(
     wide = render_text(_report([T15]), View(wide=True))
     assert "Table 15 & 100% of #1" in wide and "not run" in wide and "○" in wide
     assert "Table 15 & 100% of #1" not in render_text(_report([T15]))
+
+
+def test_html_renders_the_declared_table_escaped_before_the_verdicts():
+    page = html.render(_report([T15]))
+    assert "Table 15 &amp; 100% of #1</h2>" in page
+    assert "<td>dd_write · write_mb_s</td><td class=\"num\">×</td><td class=\"num\">○</td>" in page
+    assert page.index("Table 15 &amp;") < page.index("<h2>Verdicts</h2>")
+    assert "±10 %" in page[page.index("Table 15 &amp;"):page.index("<h2>Verdicts</h2>")]

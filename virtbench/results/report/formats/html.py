@@ -3,7 +3,8 @@ fetched when opened), laid out by the Jinja2 templates in ../templates/.
 
 First, for a tune run, the tune: its headline, design and an effects chart per metric
 (../figures/tunechart.py). Then the headline: per environment its change against its reference in words
-(words/headline.py). Per benchmark, one ratio chart (../ratios.py: every environment
+(words/headline.py); the study's own tables ([[table]], fmt/declared.py) before the
+verdict matrix. Per benchmark, one ratio chart (../ratios.py: every environment
 against its reference on a log scale centred on 1, the ±threshold band shaded, each bar
 labelled with its change (words/change.py), its interval as a whisker), a bar chart of the
 values for each metric with no comparison, then the overhead table with its verdicts and the exit profiles; before that the run and the
@@ -27,6 +28,7 @@ from ....machinery.vmlife.phases import ORDER as PHASE_ORDER
 from .. import aggregates, charts, density, failures, matrix, pricelist, profiles, ratios
 from ..fmt import compare, differences, header, lists, numbers, published, tables, verdicts
 from ..fmt import tune as tune_text
+from ..fmt.declared import study_tables
 from ..exporter import Exporter
 from ..figures import tunechart
 
@@ -324,7 +326,8 @@ def render(analysis: RunReport, verbosity: str = "normal") -> str:
         matrix={"columns": m.columns,
                 "rows": [[name, *(_span(c.text, _cls(c.verdict) if c.verdict else "muted")
                                    for c in cells)] for name, cells in m.rows]},
-        legend=matrix.LEGEND, price_lists=pricelist.sections(analysis),
+        legend=matrix.LEGEND, study_tables=study_tables(analysis),
+        price_lists=pricelist.sections(analysis),
         method_notes=lists.method_note_lines(analysis), summary=summary,
         environments=environments_view(analysis), benchmarks=benchmarks,
         overhead_header=overhead_header(run.correction)
