@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from clikit import refused, run_cli
-from storekit import filled_run, guest_and_native
+from storekit import guest_and_native
 from virtbench.foundations.store import Store
 from virtbench.interface.cli import commands as cli
 
@@ -35,12 +35,7 @@ def made(tmp_path_factory):
     """One run exported once to art/ (tampered tests change a copy): (its store's URL, the
     run, the directory)."""
     where = tmp_path_factory.mktemp("made")
-    url = f"sqlite:///{where / 'S.db'}"
-    store = Store(url)
-    run = filled_run(store, {"native": {"cpu": "x86"}, "qemu-tcg/ide/e1000": {}},
-                     {"native": {"triad": [100, 101, 99, 100]},
-                      "qemu-tcg/ide/e1000": {"triad": [80, 82, 79, 81]}})
-    store.engine.dispose()
+    url, run = guest_and_native(where)
     assert cli.main(["export", run, "--artifact", str(where / "art"), "--store", url]) == 0
     return url, run, where / "art"
 

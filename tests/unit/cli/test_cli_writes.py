@@ -11,15 +11,9 @@ import os
 
 import pytest
 
+from clikit import refused, run_cli
 from historykit import stepped_store
-from virtbench.interface.cli import commands as cli
 from virtbench.machinery.host import writes
-
-
-def run_cli(capsys, *argv):
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def sha(path) -> str:
@@ -34,14 +28,6 @@ def store(tmp_path):
     ids = [r["id"] for r in s.list_runs()]
     s.engine.dispose()
     return url, ids
-
-
-def refused(capsys, argv, *words) -> None:
-    code, out, err = run_cli(capsys, *argv)
-    assert code == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    for w in words:
-        assert w in err, err
 
 
 COMMANDS = [
